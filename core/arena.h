@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef GT_CORE_ARENA_H
+#define GT_CORE_ARENA_H
+
+#include <stddef.h>
+
+/*
+ * A per-thread bump allocator for calling-context nodes and metric cells.
+ * Memory comes from mmap in chunks and is returned only at gt_arena__fini().
+ * Owned by one thread; never shared.
+ *
+ * Signal handlers may allocate only through gt_arena__alloc_signal(), which
+ * never makes a system call: it uses the current chunk and, once, the spare
+ * chunk that gt_arena__refill() (called from normal context) keeps ready.
+ */
+struct gt_arena {
+	char *cur;
+	char *end;
+	void *chunks; /* singly linked through the first word of each chunk */
+	void *spare;
+	size_t bytes; /* total mapped, for the report */
+};
+
+void gt_arena__init(struct gt_arena *a);
+void gt_arena__fini(struct gt_arena *a);
+void *gt_arena__alloc(struct gt_arena *a, size_t size);
+void *gt_arena__alloc_signal(struct gt_arena *a, size_t size);
+void gt_arena__refill(struct gt_arena *a);
+
+#endif

@@ -1,0 +1,107 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef GT_CORE_CCT_H
+#define GT_CORE_CCT_H
+
+#include <stdint.h>
+
+#include "core/arena.h"
+#include "core/metrics.h"
+
+/*
+ * The calling-context tree of one thread.
+ *
+ * Ownership: only the owning thread creates nodes and writes metrics, from
+ * normal context or from its own sampling signal handler (never both at once:
+ * see gt_thread__enter()). Other threads may read a node's parent, kind and
+ * key: those fields are written before the node is linked and never change,
+ * and a node reaches another thread only through a runtime synchronization
+ * (an OpenMP fork or a task dispatch) that orders the write before the read.
+ * Children lists and metrics are private to the owner until the finalizer,
+ * which runs after every other thread has stopped touching the tree.
+ */
+
+/* Placeholders stand for what has no frame of its own. */
+#define GT_PLACEHOLDERS(X)                               \
+	X(THREAD_ROOT, "<thread root>")                   \
+	X(OMP_PARALLEL, "<omp parallel>")                 \
+	X(OMP_TASK, "<omp task>")                         \
+	X(OMP_IDLE, "<omp idle>")                         \
+	X(OMP_RUNTIME, "<omp runtime>")                   \
+	X(OMP_BARRIER, "<omp barrier>")                   \
+	X(OMP_IMPLICIT_BARRIER, "<omp implicit barrier>") \
+	X(OMP_TASKWAIT, "<omp taskwait>")                 \
+	X(OMP_TASKGROUP, "<omp taskgroup>")               \
+	X(OMP_REDUCTION, "<omp reduction>")               \
+	X(OMP_LOOP, "<omp loop>")                         \
+	X(OMP_SECTIONS, "<omp sections>")                 \
+	X(OMP_SINGLE, "<omp single>")                     \
+	X(OMP_WORKSHARE, "<omp workshare>")               \
+	X(OMP_MASKED, "<omp masked>")
+
+enum gt_placeholder {
+#define X(id, name) GT_PH_##id,
+	GT_PLACEHOLDERS(X)
+#undef X
+	GT_PH__COUNT
+};
+
+extern const char *const gt_placeholder_names[GT_PH__COUNT];
+
+enum gt_node_kind {
+	GT_NODE_ROOT = 0,
+	GT_NODE_FRAME = 1,       /* key: an instruction address in this process */
+	GT_NODE_PLACEHOLDER = 2, /* key: enum gt_placeholder */
+	GT_NODE_NAME = 3,        /* key: a NUL-terminated string that lives until exit */
+};
+
+struct gt_metric_cell {
+	struct gt_metric_cell *next;
+	uint32_t metric;
+	uint64_t value;
+};
+
+struct gt_cct_node {
+	struct gt_cct_node *parent;
+	struct gt_cct_node *children;
+	struct gt_cct_node *sibling;
+	struct gt_metric_cell *metrics;
+	uint64_t key;
+	uint32_t kind;
+	uint32_t depth;
+	uint32_t aux; /* scratch for the finalizer (profile node index) */
+};
+
+struct gt_cct {
+	struct gt_cct_node *root;
+	struct gt_arena *arena;
+	uint64_t nodes;
+	uint64_t alloc_failures;
+};
+
+void gt_cct__init(struct gt_cct *cct, struct gt_arena *arena);
+
+/* The child of parent with (kind, key), created if missing. May return NULL
+ * only when signal_ctx is set and the arena has no memory left. */
+struct gt_cct_node *gt_cct__child(struct gt_cct *cct, struct gt_cct_node *parent,
+				  enum gt_node_kind kind, uint64_t key, int signal_ctx);
+
+/* Inserts frames (ordered root side first) under parent. */
+struct gt_cct_node *gt_cct__insert_path(struct gt_cct *cct, struct gt_cct_node *parent,
+					const uintptr_t *pcs, unsigned n, int signal_ctx);
+
+/* Adds value to metric m of node. Returns 0 or -ENOMEM (signal context only). */
+int gt_cct__add(struct gt_cct *cct, struct gt_cct_node *node, enum gt_metric m,
+		uint64_t value, int signal_ctx);
+
+uint64_t gt_cct__get(const struct gt_cct_node *node, enum gt_metric m);
+
+/* Visits every node in depth-first preorder. */
+void gt_cct__walk(struct gt_cct_node *root, void (*fn)(struct gt_cct_node *, void *), void *arg);
+
+static inline struct gt_cct_node *gt_cct__placeholder(struct gt_cct *cct, struct gt_cct_node *parent,
+						       enum gt_placeholder ph)
+{
+	return gt_cct__child(cct, parent, GT_NODE_PLACEHOLDER, (uint64_t)ph, 0);
+}
+
+#endif

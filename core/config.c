@@ -1,0 +1,123 @@
+/* SPDX-License-Identifier: MIT */
+#include "core/config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+extern char **environ;
+
+struct gt_config gt_config;
+
+static int parse_uint(const char *s, uint64_t min, uint64_t max, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	if (*s < '0' || *s > '9')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || *end || v < min || v > max)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+static int parse_bool(const char *s, int *out)
+{
+	static const char *const yes[] = { "1", "yes", "on", "true" };
+	static const char *const no[] = { "0", "no", "off", "false" };
+
+	for (size_t i = 0; i < sizeof(yes) / sizeof(yes[0]); i++) {
+		if (!strcasecmp(s, yes[i])) {
+			*out = 1;
+			return 0;
+		}
+		if (!strcasecmp(s, no[i])) {
+			*out = 0;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+static int parse_str(const char *s, const char **out)
+{
+	*out = s;
+	return 0;
+}
+
+#define PARSE_UINT(s, min, max, out) parse_uint(s, min, max, out)
+#define PARSE_BOOL(s, min, max, out) parse_bool(s, out)
+#define PARSE_STR(s, min, max, out) parse_str(s, out)
+#define RANGE_UINT(min, max) " (a whole number from " #min " to " #max ")"
+#define RANGE_BOOL(min, max) " (0 or 1)"
+#define RANGE_STR(min, max) ""
+#define DEFAULT_UINT(def) (uint64_t)(def)
+#define DEFAULT_BOOL(def) (def)
+#define DEFAULT_STR(def) NULL
+
+static const char *env_value(char **envp, const char *name)
+{
+	size_t len = strlen(name);
+
+	for (char **e = envp; *e; e++)
+		if (!strncmp(*e, name, len) && (*e)[len] == '=')
+			return *e + len + 1;
+	return NULL;
+}
+
+static int is_known(const char *entry)
+{
+	static const char *const names[] = {
+#define X(field, name, kind, def, min, max, help) name,
+		GT_CONFIG_VARS(X)
+#undef X
+	};
+	size_t len = strcspn(entry, "=");
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (strlen(names[i]) == len && !strncmp(entry, names[i], len))
+			return 1;
+	return 0;
+}
+
+int gt_config__load(char **envp)
+{
+	int problems = 0;
+	const char *v;
+
+	if (!envp)
+		envp = environ;
+#define X(field, name, kind, def, min, max, help)                                       \
+	gt_config.field = DEFAULT_##kind(def);                                         \
+	v = env_value(envp, name);                                                     \
+	if (v && PARSE_##kind(v, min, max, &gt_config.field)) {                        \
+		fprintf(stderr, "gputool: %s='%s' is not valid%s; using the default\n", \
+			name, v, RANGE_##kind(min, max));                              \
+		gt_config.field = DEFAULT_##kind(def);                                 \
+		problems++;                                                            \
+	}
+	GT_CONFIG_VARS(X)
+#undef X
+
+	for (char **e = envp; *e; e++) {
+		if (strncmp(*e, "GPUTOOL_", 8) || is_known(*e))
+			continue;
+		fprintf(stderr, "gputool: unknown variable %.*s ignored (`gputool help env` lists them)\n",
+			(int)strcspn(*e, "="), *e);
+		problems++;
+	}
+	return problems;
+}
+
+void gt_config__describe(void *file)
+{
+#define X(field, name, kind, def, min, max, help) \
+	fprintf(file, "  %-22s %s%s\n", name, help, RANGE_##kind(min, max));
+	GT_CONFIG_VARS(X)
+#undef X
+}

@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef GT_CORE_CONFIG_H
+#define GT_CORE_CONFIG_H
+
+#include <stdint.h>
+
+/*
+ * Every GPUTOOL_* variable the tool reads, written once. Each entry:
+ * X(field, NAME, kind, default, min, max, help). kind is UINT (a decimal in
+ * [min, max]), BOOL (0/1/yes/no/on/off/true/false) or STR (any text).
+ * Everything that enumerates variables (parsing, the unknown-variable check,
+ * the documentation table printed by `gputool help env`) expands this list.
+ */
+#define GT_CONFIG_VARS(X)                                                              \
+	X(disable, "GPUTOOL_DISABLE", BOOL, 0, 0, 1,                                   \
+	  "switch the tool off: the application runs as if no tool were loaded")       \
+	X(output, "GPUTOOL_OUTPUT", STR, 0, 0, 0,                                       \
+	  "output directory (default gputool-<exe>-<job or pid>)")                     \
+	X(sample_hz, "GPUTOOL_SAMPLE_HZ", UINT, 200, 0, 10000,                         \
+	  "CPU-time samples per second per thread; 0 disables sampling")               \
+	X(log, "GPUTOOL_LOG", STR, 0, 0, 0, "log destination: stderr (default) or a file path") \
+	X(verbose, "GPUTOOL_VERBOSE", UINT, 1, 0, 3,                                   \
+	  "log level: 0 errors, 1 warnings (default), 2 info, 3 debug")                \
+	X(report_top, "GPUTOOL_REPORT_TOP", UINT, 20, 1, 100000,                       \
+	  "rows per section of the text report")                                       \
+	X(report_stderr, "GPUTOOL_REPORT_STDERR", BOOL, 0, 0, 1,                       \
+	  "also print the text report on stderr at exit")                              \
+	X(max_depth, "GPUTOOL_MAX_DEPTH", UINT, 256, 8, 512,                          \
+	  "deepest call path recorded; deeper frames are cut at the root side")
+
+#define GT_CONFIG_TYPE_UINT uint64_t
+#define GT_CONFIG_TYPE_BOOL int
+#define GT_CONFIG_TYPE_STR const char *
+
+struct gt_config {
+#define X(field, name, kind, def, min, max, help) GT_CONFIG_TYPE_##kind field;
+	GT_CONFIG_VARS(X)
+#undef X
+};
+
+/* The process-wide configuration, filled once by gt_config__load(). */
+extern struct gt_config gt_config;
+
+/*
+ * Parses the variables from envp (NULL: the process environment). Unknown
+ * GPUTOOL_* names and malformed values each produce one line on stderr and
+ * the default is used. Returns the number of problems found.
+ */
+int gt_config__load(char **envp);
+
+/* Prints "NAME  default  help" for every variable. */
+void gt_config__describe(void *file);
+
+#endif

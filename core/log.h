@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef GT_CORE_LOG_H
+#define GT_CORE_LOG_H
+
+/*
+ * One logging function for the whole tool. Quiet by default: level WARN and
+ * above go to stderr, or to the file named by GPUTOOL_LOG. GPUTOOL_VERBOSE
+ * raises the level. Never call from a signal handler.
+ */
+
+enum gt_log_level {
+	GT_LOG_ERROR = 0,
+	GT_LOG_WARN = 1,
+	GT_LOG_INFO = 2,
+	GT_LOG_DEBUG = 3,
+};
+
+void gt_log__init(const char *dest, int verbosity);
+void gt_log__fini(void);
+int gt_log__enabled(enum gt_log_level level);
+void gt_log(enum gt_log_level level, const char *subsys, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+#define gt_err(subsys, ...) gt_log(GT_LOG_ERROR, subsys, __VA_ARGS__)
+#define gt_warn(subsys, ...) gt_log(GT_LOG_WARN, subsys, __VA_ARGS__)
+#define gt_info(subsys, ...) gt_log(GT_LOG_INFO, subsys, __VA_ARGS__)
+#define gt_debug(subsys, ...) gt_log(GT_LOG_DEBUG, subsys, __VA_ARGS__)
+
+#endif

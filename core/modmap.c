@@ -1,0 +1,209 @@
+/* SPDX-License-Identifier: MIT */
+#include "core/modmap.h"
+
+#include <dlfcn.h>
+#include <link.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <unistd.h>
+
+struct snapshot {
+	struct snapshot *older; /* retired snapshots, freed at fini */
+	uint32_t n;
+	struct gt_module mods[];
+};
+
+static struct snapshot *_Atomic current;
+static atomic_int stale;
+/* Paths seen so far, for stable ids. Touched only under refresh, which runs
+ * in normal context on one thread at a time (refresh_busy). */
+static char **known_paths;
+static uint32_t n_known;
+static atomic_flag refresh_busy = ATOMIC_FLAG_INIT;
+
+static const char *const runtime_prefixes[] = {
+	"libomp.", "libomp-", "libiomp", "libomptarget", "libgomp", "libcuda.", "libcudart",
+	"libcupti", "libnvidia-", "libnvrtc", "libOpenCL", "libpocl", "libaccinj", "libnvhpc",
+	"libacc", "libpgi", "libnvomp", "libze_", "libamdhip", "libhsa",
+};
+
+static const char *const system_prefixes[] = {
+	"libc.", "libc-", "ld-linux", "libpthread", "libdl.", "libm.", "linux-vdso", "libgcc_s",
+};
+
+static int has_prefix(const char *base, const char *const *list, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strncmp(base, list[i], strlen(list[i])))
+			return 1;
+	return 0;
+}
+
+enum gt_module_class gt_modmap__classify(const char *path)
+{
+	const char *base = strrchr(path, '/');
+
+	base = base ? base + 1 : path;
+	if (has_prefix(base, runtime_prefixes, sizeof(runtime_prefixes) / sizeof(*runtime_prefixes)))
+		return GT_MOD_RUNTIME;
+	if (has_prefix(base, system_prefixes, sizeof(system_prefixes) / sizeof(*system_prefixes)))
+		return GT_MOD_SYSTEM;
+	return GT_MOD_USER;
+}
+
+static uint32_t path_id(const char *path)
+{
+	char **grown;
+
+	for (uint32_t i = 0; i < n_known; i++)
+		if (!strcmp(known_paths[i], path))
+			return i;
+	grown = realloc(known_paths, (n_known + 1) * sizeof(*grown));
+	if (!grown)
+		return UINT32_MAX;
+	known_paths = grown;
+	known_paths[n_known] = strdup(path);
+	return known_paths[n_known] ? n_known++ : UINT32_MAX;
+}
+
+struct collect {
+	struct gt_module *mods;
+	uint32_t n, cap;
+	uintptr_t self_pc;
+};
+
+static int collect__phdr(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct collect *c = arg;
+	const char *path = info->dlpi_name;
+	char exe[4096];
+
+	(void)size;
+	if (!path || !*path) {
+		/* The main program has an empty name; vdso too, but has no file. */
+		ssize_t len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+		if (info->dlpi_addr && getauxval(AT_SYSINFO_EHDR) == info->dlpi_addr) {
+			path = "[vdso]";
+		} else if (len > 0) {
+			exe[len] = 0;
+			path = exe;
+		} else {
+			path = "[exe]";
+		}
+	}
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		struct gt_module *m;
+
+		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
+			continue;
+		if (c->n == c->cap) {
+			uint32_t cap = c->cap ? c->cap * 2 : 64;
+			struct gt_module *grown = realloc(c->mods, cap * sizeof(*grown));
+
+			if (!grown)
+				return 1;
+			c->mods = grown;
+			c->cap = cap;
+		}
+		m = &c->mods[c->n++];
+		m->lo = info->dlpi_addr + ph->p_vaddr;
+		m->hi = m->lo + ph->p_memsz;
+		m->bias = info->dlpi_addr;
+		m->id = path_id(path);
+		m->path = m->id == UINT32_MAX ? "?" : known_paths[m->id];
+		if (c->self_pc >= m->lo && c->self_pc < m->hi)
+			m->cls = GT_MOD_TOOL;
+		else if (!strcmp(path, "[vdso]"))
+			m->cls = GT_MOD_SYSTEM;
+		else
+			m->cls = gt_modmap__classify(path);
+	}
+	return 0;
+}
+
+static int by_lo(const void *a, const void *b)
+{
+	const struct gt_module *x = a, *y = b;
+
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+void gt_modmap__refresh(void)
+{
+	struct collect c = { .self_pc = (uintptr_t)&gt_modmap__refresh };
+	struct snapshot *s, *old;
+
+	if (atomic_flag_test_and_set_explicit(&refresh_busy, memory_order_acquire))
+		return; /* another thread is refreshing; its snapshot will do */
+	atomic_store_explicit(&stale, 0, memory_order_relaxed);
+	dl_iterate_phdr(collect__phdr, &c);
+	qsort(c.mods, c.n, sizeof(*c.mods), by_lo);
+	s = malloc(sizeof(*s) + c.n * sizeof(s->mods[0]));
+	if (s) {
+		s->n = c.n;
+		if (c.n)
+			memcpy(s->mods, c.mods, c.n * sizeof(s->mods[0]));
+		old = atomic_load_explicit(&current, memory_order_relaxed);
+		s->older = old;
+		/* Pairs with the acquire load in gt_modmap__find. */
+		atomic_store_explicit(&current, s, memory_order_release);
+	}
+	free(c.mods);
+	atomic_flag_clear_explicit(&refresh_busy, memory_order_release);
+}
+
+int gt_modmap__init(void)
+{
+	gt_modmap__refresh();
+	return atomic_load_explicit(&current, memory_order_acquire) ? 0 : -1;
+}
+
+void gt_modmap__fini(void)
+{
+	struct snapshot *s = atomic_exchange_explicit(&current, NULL, memory_order_acq_rel);
+
+	while (s) {
+		struct snapshot *older = s->older;
+
+		free(s);
+		s = older;
+	}
+}
+
+int gt_modmap__stale(void)
+{
+	return atomic_load_explicit(&stale, memory_order_relaxed);
+}
+
+const struct gt_module *gt_modmap__find(uintptr_t pc)
+{
+	struct snapshot *s = atomic_load_explicit(&current, memory_order_acquire);
+	uint32_t lo = 0, hi;
+
+	if (!s)
+		return NULL;
+	hi = s->n;
+	while (lo < hi) {
+		uint32_t mid = (lo + hi) / 2;
+
+		if (pc < s->mods[mid].lo)
+			hi = mid;
+		else if (pc >= s->mods[mid].hi)
+			lo = mid + 1;
+		else
+			return &s->mods[mid];
+	}
+	atomic_store_explicit(&stale, 1, memory_order_relaxed);
+	return NULL;
+}
+
+enum gt_module_class gt_modmap__class(uintptr_t pc)
+{
+	const struct gt_module *m = gt_modmap__find(pc);
+
+	return m ? m->cls : GT_MOD_USER;
+}

@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef GT_CORE_MODMAP_H
+#define GT_CORE_MODMAP_H
+
+#include <stdint.h>
+
+/*
+ * The load modules of the process (dl_iterate_phdr), with the executable
+ * address ranges of each, classified so that the unwinder can elide the
+ * tool's own frames and those of runtime libraries.
+ *
+ * The map is an immutable snapshot published through an atomic pointer:
+ * gt_modmap__refresh (normal context only) builds a new one and publishes it
+ * with a release store; lookups (any context, signal handlers included) load
+ * it with acquire. Old snapshots are kept until gt_modmap__fini, so a reader
+ * never sees freed memory. A lookup that misses marks the map stale; the next
+ * safe point refreshes it.
+ */
+
+enum gt_module_class {
+	GT_MOD_USER = 0,    /* the application and its own libraries */
+	GT_MOD_TOOL = 1,    /* libgputool itself */
+	GT_MOD_RUNTIME = 2, /* programming-model runtimes: libomp, libcuda, libOpenCL ... */
+	GT_MOD_SYSTEM = 3,  /* libc, the dynamic loader: trimmed at the root of a path */
+};
+
+struct gt_module {
+	uintptr_t lo, hi; /* executable range [lo, hi) */
+	uintptr_t bias;   /* load address: offset = pc - bias */
+	const char *path;
+	enum gt_module_class cls;
+	uint32_t id; /* stable across snapshots, in order of first sight */
+};
+
+int gt_modmap__init(void);
+void gt_modmap__fini(void);
+void gt_modmap__refresh(void);
+int gt_modmap__stale(void);
+const struct gt_module *gt_modmap__find(uintptr_t pc);
+enum gt_module_class gt_modmap__class(uintptr_t pc);
+/* Classification by file name, exposed for tests. */
+enum gt_module_class gt_modmap__classify(const char *path);
+
+#endif

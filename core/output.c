@@ -1,0 +1,352 @@
+/* SPDX-License-Identifier: MIT */
+#include "core/output.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core/cct.h"
+#include "core/log.h"
+#include "core/metrics.h"
+#include "core/symbolize.h"
+#include "core/thread.h"
+
+static const char *const rank_vars[] = {
+	"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID", "MV2_COMM_WORLD_RANK",
+	"PALS_RANKID", "MPI_RANKID",
+};
+
+static const char *const job_vars[] = {
+	"SLURM_JOB_ID", "PBS_JOBID", "LSB_JOBID", "FLUX_JOB_ID", "OMPI_MCA_ess_base_jobid",
+	"PMIX_NAMESPACE",
+};
+
+int gt_output__rank(void)
+{
+	for (size_t i = 0; i < sizeof(rank_vars) / sizeof(*rank_vars); i++) {
+		const char *v = getenv(rank_vars[i]);
+		char *end;
+		long r;
+
+		if (!v || !*v)
+			continue;
+		r = strtol(v, &end, 10);
+		if (!*end && r >= 0 && r < 1 << 30)
+			return (int)r;
+	}
+	return 0;
+}
+
+/* Keeps [A-Za-z0-9._-]; anything else becomes '_'. */
+static void sanitize(char *s)
+{
+	for (; *s; s++)
+		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+		      (*s >= '0' && *s <= '9') || *s == '.' || *s == '_' || *s == '-'))
+			*s = '_';
+}
+
+static int mkdir_p(char *path)
+{
+	for (char *p = path + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = 0;
+		if (mkdir(path, 0755) && errno != EEXIST) {
+			*p = '/';
+			return -errno;
+		}
+		*p = '/';
+	}
+	if (mkdir(path, 0755) && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+int gt_output__init(struct gt_output *o, const char *configured_dir)
+{
+	char exe[4096];
+	const char *job = NULL;
+	char jobbuf[128];
+	ssize_t len;
+	const char *base;
+	int err;
+
+	memset(o, 0, sizeof(*o));
+	len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	exe[len > 0 ? len : 0] = 0;
+	base = strrchr(exe, '/');
+	snprintf(o->exe, sizeof(o->exe), "%s", base ? base + 1 : (len > 0 ? exe : "app"));
+	sanitize(o->exe);
+	o->rank = gt_output__rank();
+	for (size_t i = 0; i < sizeof(job_vars) / sizeof(*job_vars) && !job; i++) {
+		job = getenv(job_vars[i]);
+		if (job && !*job)
+			job = NULL;
+	}
+	if (job) {
+		snprintf(jobbuf, sizeof(jobbuf), "%s", job);
+		sanitize(jobbuf);
+	} else {
+		snprintf(jobbuf, sizeof(jobbuf), "%d", (int)getpid());
+	}
+	if (configured_dir && *configured_dir)
+		snprintf(o->dir, sizeof(o->dir), "%s", configured_dir);
+	else
+		snprintf(o->dir, sizeof(o->dir), "gputool-%s-%s", o->exe, jobbuf);
+	err = mkdir_p(o->dir);
+	if (err) {
+		gt_err("output", "cannot create %s: %s", o->dir, strerror(-err));
+		return err;
+	}
+	snprintf(o->stem, sizeof(o->stem), "%.*s/%s-%d-%d", 400, o->dir, o->exe, o->rank,
+		 (int)getpid());
+	return 0;
+}
+
+/*
+ * Merging the threads' trees: a node of the profile is identified by its
+ * parent and its (kind, name, file, line, module) — frames of one source
+ * line of one function merge, whatever the exact instruction. Unknown
+ * functions keep their offset so that distinct addresses stay distinct.
+ */
+struct merge_key {
+	uint32_t parent, kind, name, file, line, module;
+	uint64_t offset;
+};
+
+struct merge {
+	struct gt_profile *p;
+	struct gt_symbolizer *sym;
+	uint32_t thread;
+	struct merge_key *keys;
+	uint32_t *ids;
+	uint64_t cap, used;
+	/* pc -> symbol, so a pc shared by threads is looked up once */
+	uintptr_t *pcs;
+	struct merge_key *pc_keys;
+	uint64_t pc_cap, pc_used;
+};
+
+static uint64_t mix(uint64_t h, uint64_t v)
+{
+	h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+	return h;
+}
+
+static uint64_t key_hash(const struct merge_key *k)
+{
+	uint64_t h = 0;
+
+	h = mix(h, k->parent);
+	h = mix(h, k->kind);
+	h = mix(h, k->name);
+	h = mix(h, k->file);
+	h = mix(h, k->line);
+	h = mix(h, k->module);
+	h = mix(h, k->offset);
+	return h * 0xff51afd7ed558ccdull;
+}
+
+static int key_eq(const struct merge_key *a, const struct merge_key *b)
+{
+	return a->parent == b->parent && a->kind == b->kind && a->name == b->name &&
+	       a->file == b->file && a->line == b->line && a->module == b->module &&
+	       a->offset == b->offset;
+}
+
+static int merge__grow(struct merge *m)
+{
+	uint64_t cap = m->cap ? m->cap * 2 : 4096;
+	struct merge_key *keys = calloc(cap, sizeof(*keys));
+	uint32_t *ids = malloc(cap * sizeof(*ids));
+
+	if (!keys || !ids) {
+		free(keys);
+		free(ids);
+		return -ENOMEM;
+	}
+	memset(ids, 0xff, cap * sizeof(*ids));
+	for (uint64_t i = 0; i < m->cap; i++) {
+		uint64_t h;
+
+		if (m->ids[i] == GT_NONE)
+			continue;
+		for (h = key_hash(&m->keys[i]) & (cap - 1); ids[h] != GT_NONE; h = (h + 1) & (cap - 1))
+			;
+		keys[h] = m->keys[i];
+		ids[h] = m->ids[i];
+	}
+	free(m->keys);
+	free(m->ids);
+	m->keys = keys;
+	m->ids = ids;
+	m->cap = cap;
+	return 0;
+}
+
+static uint32_t merge__node(struct merge *m, const struct merge_key *k)
+{
+	struct gt_prof_node n;
+	uint64_t h;
+
+	if ((m->used + 1) * 2 > m->cap && merge__grow(m))
+		return GT_NONE;
+	for (h = key_hash(k) & (m->cap - 1); m->ids[h] != GT_NONE; h = (h + 1) & (m->cap - 1))
+		if (key_eq(&m->keys[h], k))
+			return m->ids[h];
+	n.parent = k->parent;
+	n.kind = k->kind;
+	n.name = k->name;
+	n.file = k->file;
+	n.line = k->line;
+	n.module = k->module;
+	n.offset = k->offset;
+	m->keys[h] = *k;
+	m->ids[h] = gt_profile__node(m->p, &n);
+	m->used++;
+	return m->ids[h];
+}
+
+static int pc_cache__grow(struct merge *m)
+{
+	uint64_t cap = m->pc_cap ? m->pc_cap * 2 : 4096;
+	uintptr_t *pcs = calloc(cap, sizeof(*pcs));
+	struct merge_key *keys = calloc(cap, sizeof(*keys));
+
+	if (!pcs || !keys) {
+		free(pcs);
+		free(keys);
+		return -ENOMEM;
+	}
+	for (uint64_t i = 0; i < m->pc_cap; i++) {
+		uint64_t h;
+
+		if (!m->pcs[i])
+			continue;
+		for (h = (m->pcs[i] * 0x9e3779b97f4a7c15ull >> 20) & (cap - 1); pcs[h];
+		     h = (h + 1) & (cap - 1))
+			;
+		pcs[h] = m->pcs[i];
+		keys[h] = m->pc_keys[i];
+	}
+	free(m->pcs);
+	free(m->pc_keys);
+	m->pcs = pcs;
+	m->pc_keys = keys;
+	m->pc_cap = cap;
+	return 0;
+}
+
+/* The (name, file, line, module, offset) of a frame's pc. */
+static void merge__frame_key(struct merge *m, uintptr_t pc, struct merge_key *k)
+{
+	struct gt_symbol sym;
+	uint64_t h = 0;
+	int cacheable = 0;
+
+	if ((m->pc_used + 1) * 2 > m->pc_cap && pc_cache__grow(m))
+		goto out_lookup;
+	cacheable = 1;
+	for (h = (pc * 0x9e3779b97f4a7c15ull >> 20) & (m->pc_cap - 1); m->pcs[h];
+	     h = (h + 1) & (m->pc_cap - 1)) {
+		if (m->pcs[h] == pc) {
+			*k = m->pc_keys[h];
+			return;
+		}
+	}
+out_lookup:
+	gt_symbolizer__lookup(m->sym, pc, &sym);
+	k->name = gt_profile__string(m->p, sym.function);
+	k->file = gt_profile__string(m->p, sym.file);
+	k->line = (uint32_t)sym.line;
+	k->module = sym.module ? gt_profile__module(m->p, sym.module) : GT_NONE;
+	/* Merge by source line when known; keep the address otherwise. */
+	k->offset = (k->name != GT_NONE && k->file != GT_NONE) ? 0 : sym.offset;
+	if (cacheable) {
+		m->pcs[h] = pc;
+		m->pc_keys[h] = *k;
+		m->pc_used++;
+	}
+}
+
+static void merge__visit(struct gt_cct_node *n, void *arg)
+{
+	struct merge *m = arg;
+	struct merge_key k = { 0 };
+
+	switch (n->kind) {
+	case GT_NODE_ROOT:
+		n->aux = 0;
+		goto out_values;
+	case GT_NODE_FRAME:
+		merge__frame_key(m, (uintptr_t)n->key, &k);
+		k.kind = GT_PNODE_FRAME;
+		break;
+	case GT_NODE_PLACEHOLDER:
+		k.kind = GT_PNODE_PLACEHOLDER;
+		k.name = gt_profile__string(m->p, n->key < GT_PH__COUNT ? gt_placeholder_names[n->key]
+									: "<unknown>");
+		k.file = k.module = GT_NONE;
+		break;
+	default:
+		k.kind = GT_PNODE_NAME;
+		k.name = gt_profile__string(m->p, (const char *)(uintptr_t)n->key);
+		k.file = k.module = GT_NONE;
+		break;
+	}
+	k.parent = n->parent->aux;
+	n->aux = merge__node(m, &k);
+	if (n->aux == GT_NONE)
+		n->aux = 0;
+out_values:
+	for (struct gt_metric_cell *c = n->metrics; c; c = c->next)
+		if (c->value)
+			gt_profile__value(m->p, n->aux, m->thread, c->metric, c->value);
+}
+
+static const char *thread_kind_name(enum gt_thread_kind k)
+{
+	switch (k) {
+	case GT_THREAD_INITIAL:
+		return "initial";
+	case GT_THREAD_WORKER:
+		return "worker";
+	default:
+		return "other";
+	}
+}
+
+int gt_output__build(struct gt_profile *p)
+{
+	struct merge m = { .p = p };
+	struct gt_prof_node root = { .parent = GT_NONE,
+				     .kind = GT_PNODE_ROOT,
+				     .name = GT_NONE,
+				     .file = GT_NONE,
+				     .module = GT_NONE };
+	uint32_t n = gt_thread__count();
+
+	for (int i = 0; i < GT_M__COUNT; i++)
+		gt_profile__metric(p, gt_metric_descs[i].name, gt_metric_descs[i].unit,
+				   gt_metric_descs[i].desc);
+	gt_profile__node(p, &root);
+	m.sym = gt_symbolizer__new();
+	for (uint32_t i = 0; i < n; i++) {
+		struct gt_thread *t = gt_thread__at(i);
+
+		if (!t)
+			continue;
+		m.thread = gt_profile__thread(p, t->index, (uint32_t)t->tid, thread_kind_name(t->kind));
+		gt_cct__walk(t->cct.root, merge__visit, &m);
+	}
+	gt_symbolizer__delete(m.sym);
+	free(m.keys);
+	free(m.ids);
+	free(m.pcs);
+	free(m.pc_keys);
+	return 0;
+}

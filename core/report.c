@@ -1,0 +1,953 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The text report. Everything here reads the profile only: metrics are found
+ * by name, so the report shows whatever the measuring side recorded and a
+ * metric nobody recorded makes its section disappear instead of printing
+ * zeros.
+ */
+#include "core/report.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/profile.h"
+
+#define DEFAULT_TOP 20
+#define LINE_COLS 120    /* paths are shortened to keep lines about this wide */
+#define NAME_COLS 60     /* widest function name in the by-function list */
+#define TREE_DEPTH 12    /* levels shown in the top-down tree */
+#define TREE_MIN_PERCENT 1 /* children at or under this share of the total are left out */
+
+#define PH_PARALLEL "<omp parallel>"
+
+/* ---- strings ---- */
+
+struct sb {
+	char *s;
+	size_t len, cap;
+	int oom;
+};
+
+static void sb__addn(struct sb *b, const char *s, size_t n)
+{
+	if (b->oom)
+		return;
+	if (n + 1 > b->cap - b->len) {
+		size_t c = b->cap ? b->cap : 64;
+		char *q;
+
+		while (c - b->len < n + 1)
+			c *= 2;
+		q = realloc(b->s, c);
+		if (!q) {
+			b->oom = 1;
+			return;
+		}
+		b->s = q;
+		b->cap = c;
+	}
+	memcpy(b->s + b->len, s, n);
+	b->len += n;
+	b->s[b->len] = '\0';
+}
+
+static void sb__add(struct sb *b, const char *s)
+{
+	sb__addn(b, s, strlen(s));
+}
+
+__attribute__((format(printf, 2, 3))) static void sb__addf(struct sb *b, const char *fmt, ...)
+{
+	char tmp[256];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(tmp, sizeof(tmp), fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		sb__addn(b, tmp, (size_t)n < sizeof(tmp) ? (size_t)n : sizeof(tmp) - 1);
+}
+
+/* Names come from the profile file: control characters would let a file
+ * rewrite the reader's terminal, so they are printed as '?'. */
+static void sb__add_clean(struct sb *b, const char *s)
+{
+	for (const char *c = s; *c;) {
+		size_t n = strcspn(c, "\x01\x02\x03\x04\x05\x06\x07\x08\x09\x0a\x0b\x0c\x0d\x0e\x0f\x10"
+				      "\x11\x12\x13\x14\x15\x16\x17\x18\x19\x1a\x1b\x1c\x1d\x1e\x1f\x7f");
+
+		sb__addn(b, c, n);
+		c += n;
+		if (*c) {
+			sb__add(b, "?");
+			c++;
+		}
+	}
+}
+
+/* Display columns of UTF-8 text: one per code point. */
+static size_t cols(const char *s, size_t n)
+{
+	size_t w = 0;
+
+	for (size_t i = 0; i < n; i++)
+		w += ((unsigned char)s[i] & 0xc0) != 0x80;
+	return w;
+}
+
+/* Byte length of the first k columns of s (never splits a code point). */
+static size_t cols_prefix(const char *s, size_t k)
+{
+	size_t i = 0, w = 0;
+
+	while (s[i]) {
+		if (((unsigned char)s[i] & 0xc0) != 0x80 && w++ == k)
+			break;
+		i++;
+	}
+	return i;
+}
+
+/* Byte offset where the last k columns of s start. */
+static size_t cols_suffix(const char *s, size_t k)
+{
+	size_t i = strlen(s), w = 0;
+
+	while (i > 0 && w < k) {
+		i--;
+		w += ((unsigned char)s[i] & 0xc0) != 0x80;
+	}
+	return i;
+}
+
+/* s, shortened to width columns by replacing its middle with "…". */
+static void sb__add_fit(struct sb *b, const char *s, size_t width)
+{
+	size_t w = cols(s, strlen(s)), head, tail;
+
+	if (w <= width || width < 3) {
+		sb__add(b, s);
+		return;
+	}
+	head = (width - 1) / 2;
+	tail = width - 1 - head;
+	sb__addn(b, s, cols_prefix(s, head));
+	sb__add(b, "…");
+	sb__add(b, s + cols_suffix(s, tail));
+}
+
+static const char *base_name(const char *path)
+{
+	const char *s = strrchr(path, '/');
+
+	return s ? s + 1 : path;
+}
+
+/* ---- the profile, summed ---- */
+
+struct rep {
+	const struct gt_profile *p;
+	FILE *f;
+	unsigned top;
+	uint64_t *cpu_excl, *cpu_incl; /* CPUTIME per node; zeros when absent */
+	uint64_t cpu_total;
+	uint64_t wall_ns; /* 0 when unknown */
+};
+
+static int meta_u64(const struct gt_profile *p, const char *key, uint64_t *out)
+{
+	const char *s = gt_profile__get_meta(p, key);
+	char *end;
+
+	if (!s || *s < '0' || *s > '9')
+		return 0;
+	errno = 0;
+	*out = strtoull(s, &end, 10);
+	return !errno && !*end;
+}
+
+/* Per-node totals of the named metric (zeros when the profile lacks it);
+ * either output may be NULL. */
+static int totals(const struct gt_profile *p, const char *name, uint64_t **excl, uint64_t **incl)
+{
+	uint32_t m = gt_profile__find_metric(p, name);
+	size_t n = p->n_nodes ? p->n_nodes : 1;
+
+	if (excl && !(*excl = calloc(n, sizeof(**excl))))
+		return -ENOMEM;
+	if (incl && !(*incl = calloc(n, sizeof(**incl)))) {
+		if (excl) {
+			free(*excl);
+			*excl = NULL;
+		}
+		return -ENOMEM;
+	}
+	if (m == GT_NONE)
+		return 0;
+	return gt_profile__metric_totals(p, m, excl ? *excl : NULL, incl ? *incl : NULL);
+}
+
+static double secs(uint64_t ns)
+{
+	return (double)ns / 1e9;
+}
+
+static int is_node_named(const struct gt_profile *p, uint32_t i, uint32_t kind, const char *name)
+{
+	const char *s = gt_profile__str(p, p->nodes[i].name);
+
+	return p->nodes[i].kind == kind && s && !strcmp(s, name);
+}
+
+/* How node i reads in a path: "func (file.c:12)", or a placeholder's name. */
+static void sb__add_label(struct sb *b, const struct gt_profile *p, uint32_t i)
+{
+	const struct gt_prof_node *n = &p->nodes[i];
+	const char *name = gt_profile__str(p, n->name);
+	const char *file = gt_profile__str(p, n->file);
+	const char *mod = gt_profile__str(p, n->module == GT_NONE ? GT_NONE : p->modules[n->module]);
+
+	switch (n->kind) {
+	case GT_PNODE_ROOT:
+		sb__add(b, "<root>");
+		return;
+	case GT_PNODE_FRAME:
+		if (name)
+			sb__add_clean(b, name);
+		else if (mod) {
+			sb__add_clean(b, base_name(mod));
+			sb__addf(b, "+0x%" PRIx64, n->offset);
+		} else
+			sb__addf(b, "0x%" PRIx64, n->offset);
+		if (file) {
+			sb__add(b, " (");
+			sb__add_clean(b, base_name(file));
+			if (n->line)
+				sb__addf(b, ":%" PRIu32, n->line);
+			sb__add(b, ")");
+		} else if (name && mod) {
+			sb__add(b, " [");
+			sb__add_clean(b, base_name(mod));
+			sb__add(b, "]");
+		}
+		return;
+	default:
+		sb__add_clean(b, name ? name : "<unnamed>");
+	}
+}
+
+/*
+ * The calling context of node `from` up to the root (the root itself left
+ * out), leaf first joined by " < " or root first joined by " > ", at most
+ * width columns: when too long, whole elements from the middle give way to
+ * "…", keeping both ends, which are what a reader recognizes.
+ */
+static char *path(const struct rep *r, uint32_t from, int leaf_first, size_t width)
+{
+	const struct gt_profile *p = r->p;
+	const char *sep = leaf_first ? " < " : " > ";
+	struct sb *lab = NULL, out = { 0 };
+	size_t n = 0, total = 0, i, keep_front, keep_back, w_front, w_back;
+	uint32_t v;
+
+	for (v = from; v != GT_NONE && v != 0; v = p->nodes[v].parent)
+		n++;
+	if (!n)
+		return strdup("<root>");
+	lab = calloc(n, sizeof(*lab));
+	if (!lab)
+		return NULL;
+	/* lab[] in the order printed. */
+	for (i = 0, v = from; i < n; i++, v = p->nodes[v].parent) {
+		struct sb *l = &lab[leaf_first ? i : n - 1 - i];
+
+		sb__add_label(l, p, v);
+		if (l->oom)
+			goto out_free_labels;
+		total += cols(l->s, l->len) + (i ? 3 : 0);
+	}
+	if (total <= width) {
+		keep_front = n;
+		keep_back = 0;
+	} else {
+		/* Grow the front (the leaf, or the outermost caller) first, then
+		 * the back, while both still fit around " … ". */
+		keep_front = 1;
+		keep_back = 1;
+		w_front = cols(lab[0].s, lab[0].len);
+		w_back = cols(lab[n - 1].s, lab[n - 1].len);
+		for (;;) {
+			size_t w_next;
+
+			if (keep_front + keep_back >= n)
+				break;
+			w_next = cols(lab[keep_front].s, lab[keep_front].len) + 3;
+			if (w_front + w_next + w_back + 7 <= width) {
+				w_front += w_next;
+				keep_front++;
+				continue;
+			}
+			w_next = cols(lab[n - 1 - keep_back].s, lab[n - 1 - keep_back].len) + 3;
+			if (w_front + w_next + w_back + 7 > width)
+				break;
+			w_back += w_next;
+			keep_back++;
+		}
+	}
+	{
+		struct sb joined = { 0 };
+
+		for (i = 0; i < keep_front; i++) {
+			if (i)
+				sb__add(&joined, sep);
+			sb__add(&joined, lab[i].s);
+		}
+		if (keep_back) {
+			sb__add(&joined, sep);
+			sb__add(&joined, "…");
+			for (i = n - keep_back; i < n; i++) {
+				sb__add(&joined, sep);
+				sb__add(&joined, lab[i].s);
+			}
+		}
+		/* Names longer than the line are cut in their middle too. */
+		if (!joined.oom)
+			sb__add_fit(&out, joined.s, width);
+		free(joined.s);
+	}
+out_free_labels:
+	for (i = 0; i < n; i++)
+		free(lab[i].s);
+	free(lab);
+	if (out.oom) {
+		free(out.s);
+		return NULL;
+	}
+	return out.s ? out.s : strdup("");
+}
+
+/* ---- tables ---- */
+
+#define MAX_COLS 10
+#define CELL_BYTES 32
+
+/* Right-aligned numeric columns, then an optional left-aligned text column
+ * (tail), and optionally a line printed under each row (below). */
+struct table {
+	unsigned ncols, nrows;
+	const char *head[MAX_COLS];
+	const char *tail_head;
+	char (*cell)[MAX_COLS][CELL_BYTES];
+	char **tail;
+	char **below;
+};
+
+static int table__init(struct table *t, unsigned nrows, const char *tail_head, unsigned ncols, ...)
+{
+	va_list ap;
+
+	memset(t, 0, sizeof(*t));
+	t->ncols = ncols;
+	t->nrows = nrows;
+	t->tail_head = tail_head;
+	va_start(ap, ncols);
+	for (unsigned c = 0; c < ncols; c++)
+		t->head[c] = va_arg(ap, const char *);
+	va_end(ap);
+	t->cell = calloc(nrows ? nrows : 1, sizeof(*t->cell));
+	t->tail = calloc(nrows ? nrows : 1, sizeof(*t->tail));
+	t->below = calloc(nrows ? nrows : 1, sizeof(*t->below));
+	return t->cell && t->tail && t->below ? 0 : -ENOMEM;
+}
+
+static void table__fini(struct table *t)
+{
+	for (unsigned i = 0; t->tail && i < t->nrows; i++)
+		free(t->tail[i]);
+	for (unsigned i = 0; t->below && i < t->nrows; i++)
+		free(t->below[i]);
+	free(t->tail);
+	free(t->below);
+	free(t->cell);
+}
+
+__attribute__((format(printf, 4, 5))) static void table__set(struct table *t, unsigned row, unsigned col,
+							  const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(t->cell[row][col], CELL_BYTES, fmt, ap);
+	va_end(ap);
+}
+
+static void table__print(const struct table *t, FILE *f)
+{
+	size_t w[MAX_COLS];
+
+	for (unsigned c = 0; c < t->ncols; c++) {
+		w[c] = strlen(t->head[c]);
+		for (unsigned i = 0; i < t->nrows; i++)
+			if (strlen(t->cell[i][c]) > w[c])
+				w[c] = strlen(t->cell[i][c]);
+	}
+	fputs(" ", f);
+	for (unsigned c = 0; c < t->ncols; c++)
+		fprintf(f, " %*s", (int)w[c], t->head[c]);
+	if (t->tail_head)
+		fprintf(f, "  %s", t->tail_head);
+	fputs("\n", f);
+	for (unsigned i = 0; i < t->nrows; i++) {
+		fputs(" ", f);
+		for (unsigned c = 0; c < t->ncols; c++)
+			fprintf(f, " %*s", (int)w[c], t->cell[i][c]);
+		if (t->tail[i])
+			fprintf(f, "  %s", t->tail[i]);
+		fputs("\n", f);
+		if (t->below[i])
+			fprintf(f, "%*s%s\n", (int)(w[0] + 3), "", t->below[i]);
+	}
+}
+
+static void fmt_pct(char *buf, uint64_t part, uint64_t whole)
+{
+	if (!whole)
+		snprintf(buf, CELL_BYTES, "-");
+	else
+		snprintf(buf, CELL_BYTES, "%.1f%%", 100.0 * (double)part / (double)whole);
+}
+
+struct ranked {
+	uint64_t key;
+	uint32_t node;
+};
+
+/* Largest key first; ties in node order, so that reports are stable. */
+static int by_rank(const void *a, const void *b)
+{
+	const struct ranked *x = a, *y = b;
+
+	if (x->key != y->key)
+		return x->key > y->key ? -1 : 1;
+	return x->node < y->node ? -1 : x->node > y->node;
+}
+
+/* The nodes with a nonzero key, largest first: *out (caller frees), count. */
+static int nodes_by(const struct rep *r, const uint64_t *key, uint32_t **out, uint32_t *count)
+{
+	size_t cap = r->p->n_nodes ? r->p->n_nodes : 1;
+	struct ranked *rk = malloc(cap * sizeof(*rk));
+	uint32_t n = 0, *idx = malloc(cap * sizeof(*idx));
+
+	if (!rk || !idx) {
+		free(rk);
+		free(idx);
+		return -ENOMEM;
+	}
+	for (uint32_t i = 0; i < r->p->n_nodes; i++)
+		if (key[i])
+			rk[n++] = (struct ranked){ .key = key[i], .node = i };
+	qsort(rk, n, sizeof(*rk), by_rank);
+	for (uint32_t k = 0; k < n; k++)
+		idx[k] = rk[k].node;
+	free(rk);
+	*out = idx;
+	*count = n;
+	return 0;
+}
+
+/* ---- sections ---- */
+
+static void section_header(struct rep *r)
+{
+	const struct gt_profile *p = r->p;
+	const char *exe = gt_profile__get_meta(p, "exe");
+	const char *cmd = gt_profile__get_meta(p, "cmdline");
+	const char *pid = gt_profile__get_meta(p, "pid");
+	const char *rank = gt_profile__get_meta(p, "rank");
+	const char *host = gt_profile__get_meta(p, "host");
+	uint64_t hz, tool = 0, dropped = 0, samples = 0, start, end;
+	uint32_t m = gt_profile__find_metric(p, "SAMPLES");
+	struct sb line = { 0 };
+
+	for (uint64_t i = 0; m != GT_NONE && i < p->n_values; i++)
+		if (p->values[i].metric == m)
+			samples += p->values[i].value;
+	if (!meta_u64(p, "wall_ns", &r->wall_ns) && meta_u64(p, "start_ns", &start) &&
+	    meta_u64(p, "end_ns", &end) && end > start)
+		r->wall_ns = end - start;
+
+	fputs("gputool report\n", r->f);
+	if (exe) {
+		sb__add_clean(&line, exe);
+		fprintf(r->f, "  %-12s %s\n", "program", line.s ? line.s : "");
+		line.len = 0;
+	}
+	if (cmd) {
+		struct sb full = { 0 };
+
+		sb__add_clean(&full, cmd);
+		if (full.s)
+			sb__add_fit(&line, full.s, LINE_COLS - 15);
+		free(full.s);
+		fprintf(r->f, "  %-12s %s\n", "command", line.s ? line.s : "");
+		line.len = 0;
+	}
+	if (pid || rank || host) {
+		const char *const what[] = { "pid ", "rank ", "host " }, *val[] = { pid, rank, host };
+
+		for (int k = 0; k < 3; k++) {
+			if (!val[k])
+				continue;
+			sb__add(&line, line.len ? ", " : "");
+			sb__add(&line, what[k]);
+			sb__add_clean(&line, val[k]);
+		}
+		fprintf(r->f, "  %-12s %s\n", "process", line.s ? line.s : "");
+	}
+	free(line.s);
+	if (r->wall_ns)
+		fprintf(r->f, "  %-12s %.3f s\n", "wall time", secs(r->wall_ns));
+	fprintf(r->f, "  %-12s %" PRIu32 "\n", "threads", p->n_threads);
+	meta_u64(p, "tool_samples", &tool);
+	if (meta_u64(p, "sample_hz", &hz)) {
+		if (!hz) {
+			fprintf(r->f, "  %-12s off\n", "sampling");
+		} else if (!samples && !tool) {
+			fprintf(r->f, "  %-12s %" PRIu64 " Hz per thread, no samples\n", "sampling", hz);
+		} else {
+			char share[CELL_BYTES];
+
+			fmt_pct(share, tool, samples + tool);
+			fprintf(r->f, "  %-12s %" PRIu64 " Hz per thread, %" PRIu64 " samples, %s of them in gputool itself\n",
+				"sampling", hz, samples + tool, share);
+		}
+	}
+	if (meta_u64(p, "dropped_samples", &dropped) && dropped)
+		fprintf(r->f, "  %-12s %" PRIu64 " samples (not in the profile)\n", "dropped", dropped);
+}
+
+static int section_parallel(struct rep *r)
+{
+	const struct gt_profile *p = r->p;
+	uint64_t *count = NULL, *time = NULL, *thr = NULL, *work = NULL, *wait = NULL, *key = NULL;
+	uint32_t *idx = NULL, n = 0, shown;
+	struct table t = { 0 };
+	int err;
+
+	if ((err = totals(p, "OMP_PAR_COUNT", &count, NULL)) || (err = totals(p, "OMP_PAR_TIME", &time, NULL)) ||
+	    (err = totals(p, "OMP_PAR_THREADS", &thr, NULL)) || (err = totals(p, "OMP_WORK", &work, NULL)) ||
+	    (err = totals(p, "OMP_WAIT", &wait, NULL)))
+		goto out_free;
+	err = -ENOMEM;
+	key = calloc(p->n_nodes ? p->n_nodes : 1, sizeof(*key));
+	if (!key)
+		goto out_free;
+	/* A region's waits are those below it but not inside a region nested
+	 * in it, which reports its own: fold wait[] upward, stopping at
+	 * parallel nodes (children come after parents). */
+	for (uint32_t i = p->n_nodes; i-- > 1;)
+		if (!is_node_named(p, i, GT_PNODE_PLACEHOLDER, PH_PARALLEL))
+			wait[p->nodes[i].parent] += wait[i];
+	for (uint32_t i = 0; i < p->n_nodes; i++)
+		if (is_node_named(p, i, GT_PNODE_PLACEHOLDER, PH_PARALLEL))
+			/* Never 0 for a region with anything measured, so that
+			 * nodes_by keeps it; the order still follows time. */
+			key[i] = time[i] || count[i] || work[i] || wait[i] || r->cpu_incl[i] ? time[i] + 1 : 0;
+	err = nodes_by(r, key, &idx, &n);
+	if (err || !n)
+		goto out_free;
+	shown = n < r->top ? n : r->top;
+	err = table__init(&t, shown, NULL, 9, "#", "instances", "time s", "% wall", "threads", "work s",
+			  "wait s", "wait %", "CPU s");
+	if (err)
+		goto out_free;
+	for (uint32_t k = 0; k < shown; k++) {
+		uint32_t i = idx[k];
+
+		table__set(&t, k, 0, "%" PRIu32, k + 1);
+		table__set(&t, k, 1, "%" PRIu64, count[i]);
+		table__set(&t, k, 2, "%.3f", secs(time[i]));
+		fmt_pct(t.cell[k][3], time[i], r->wall_ns);
+		if (count[i])
+			table__set(&t, k, 4, "%.1f", (double)thr[i] / (double)count[i]);
+		else
+			table__set(&t, k, 4, "-");
+		table__set(&t, k, 5, "%.3f", secs(work[i]));
+		table__set(&t, k, 6, "%.3f", secs(wait[i]));
+		fmt_pct(t.cell[k][7], wait[i], work[i] + wait[i]);
+		table__set(&t, k, 8, "%.3f", secs(r->cpu_incl[i]));
+		t.below[k] = path(r, p->nodes[i].parent, 0, LINE_COLS - 6);
+		if (!t.below[k]) {
+			err = -ENOMEM;
+			goto out_free;
+		}
+	}
+	fprintf(r->f, "\nOpenMP parallel regions (%" PRIu32 " of %" PRIu32 ", by time; under each, where it was reached)\n",
+		shown, n);
+	table__print(&t, r->f);
+out_free:
+	table__fini(&t);
+	free(idx);
+	free(key);
+	free(wait);
+	free(work);
+	free(thr);
+	free(time);
+	free(count);
+	return err;
+}
+
+struct fn_row {
+	char *name;
+	uint64_t cpu;
+	uint32_t contexts;
+};
+
+static int fn_by_name(const void *a, const void *b)
+{
+	return strcmp(((const struct fn_row *)a)->name, ((const struct fn_row *)b)->name);
+}
+
+static int fn_by_cpu(const void *a, const void *b)
+{
+	const struct fn_row *x = a, *y = b;
+
+	if (x->cpu != y->cpu)
+		return x->cpu > y->cpu ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+/* What a node's CPU time is grouped under in the by-function list: the
+ * function name, or the module for frames without one. */
+static char *function_key(const struct gt_profile *p, uint32_t i)
+{
+	const struct gt_prof_node *n = &p->nodes[i];
+	const char *name = gt_profile__str(p, n->name);
+	const char *mod = gt_profile__str(p, n->module == GT_NONE ? GT_NONE : p->modules[n->module]);
+	struct sb b = { 0 };
+
+	if (n->kind == GT_PNODE_ROOT)
+		sb__add(&b, "<root>");
+	else if (name)
+		sb__add_clean(&b, name);
+	else if (n->kind == GT_PNODE_FRAME && mod) {
+		sb__add(&b, "<unknown> [");
+		sb__add_clean(&b, base_name(mod));
+		sb__add(&b, "]");
+	} else
+		sb__add(&b, "<unknown>");
+	if (b.oom) {
+		free(b.s);
+		return NULL;
+	}
+	return b.s;
+}
+
+static int section_functions(struct rep *r, const uint32_t *idx, uint32_t n)
+{
+	struct fn_row *rows = calloc(n ? n : 1, sizeof(*rows));
+	uint32_t m = 0, shown;
+	struct table t = { 0 };
+	size_t name_w = 0;
+	int err = -ENOMEM;
+
+	if (!rows)
+		return -ENOMEM;
+	for (uint32_t k = 0; k < n; k++) {
+		rows[k].name = function_key(r->p, idx[k]);
+		rows[k].cpu = r->cpu_excl[idx[k]];
+		rows[k].contexts = 1;
+		if (!rows[k].name)
+			goto out_free;
+	}
+	qsort(rows, n, sizeof(*rows), fn_by_name);
+	for (uint32_t k = 0; k < n; k++) {
+		if (m && !strcmp(rows[m - 1].name, rows[k].name)) {
+			rows[m - 1].cpu += rows[k].cpu;
+			rows[m - 1].contexts++;
+			free(rows[k].name);
+		} else {
+			rows[m++] = rows[k];
+		}
+	}
+	/* What lies past m was merged (and freed) or moved below m. */
+	for (uint32_t k = m; k < n; k++)
+		rows[k].name = NULL;
+	qsort(rows, m, sizeof(*rows), fn_by_cpu);
+	shown = m < r->top ? m : r->top;
+	err = table__init(&t, shown, "function", 3, "CPU s", "%", "contexts");
+	if (err)
+		goto out_free;
+	for (uint32_t k = 0; k < shown; k++) {
+		size_t w = cols(rows[k].name, strlen(rows[k].name));
+
+		name_w = w > name_w ? w : name_w;
+	}
+	for (uint32_t k = 0; k < shown; k++) {
+		struct sb b = { 0 };
+
+		table__set(&t, k, 0, "%.3f", secs(rows[k].cpu));
+		fmt_pct(t.cell[k][1], rows[k].cpu, r->cpu_total);
+		table__set(&t, k, 2, "%" PRIu32, rows[k].contexts);
+		sb__add_fit(&b, rows[k].name, name_w < NAME_COLS ? name_w : NAME_COLS);
+		if (b.oom) {
+			free(b.s);
+			err = -ENOMEM;
+			goto out_free;
+		}
+		t.tail[k] = b.s;
+	}
+	fprintf(r->f, "\n  by function (%" PRIu32 " of %" PRIu32 ")\n", shown, m);
+	table__print(&t, r->f);
+out_free:
+	table__fini(&t);
+	for (uint32_t k = 0; k < n; k++)
+		free(rows[k].name);
+	free(rows);
+	return err;
+}
+
+static int section_cpu(struct rep *r)
+{
+	uint32_t *idx = NULL, n = 0, shown;
+	struct table t = { 0 };
+	int err;
+
+	if (!r->cpu_total)
+		return 0;
+	err = nodes_by(r, r->cpu_excl, &idx, &n);
+	if (err || !n)
+		goto out_free;
+	shown = n < r->top ? n : r->top;
+	err = table__init(&t, shown, "calling context (innermost first)", 2, "CPU s", "%");
+	if (err)
+		goto out_free;
+	for (uint32_t k = 0; k < shown; k++) {
+		table__set(&t, k, 0, "%.3f", secs(r->cpu_excl[idx[k]]));
+		fmt_pct(t.cell[k][1], r->cpu_excl[idx[k]], r->cpu_total);
+		t.tail[k] = path(r, idx[k], 1, LINE_COLS - 20);
+		if (!t.tail[k]) {
+			err = -ENOMEM;
+			goto out_free;
+		}
+	}
+	fprintf(r->f, "\nCPU time by calling context (%" PRIu32 " of %" PRIu32 " contexts; total %.3f s)\n", shown,
+		n, secs(r->cpu_total));
+	table__print(&t, r->f);
+	err = section_functions(r, idx, n);
+out_free:
+	table__fini(&t);
+	free(idx);
+	return err;
+}
+
+static int pair_cmp(const void *a, const void *b)
+{
+	const uint32_t *x = a, *y = b;
+
+	if (x[0] != y[0])
+		return x[0] < y[0] ? -1 : 1;
+	return x[1] < y[1] ? -1 : x[1] > y[1];
+}
+
+/* How many threads have a nonzero value of metric m at each node. */
+static int threads_per_node(const struct gt_profile *p, uint32_t m, uint32_t **out)
+{
+	uint32_t *cnt = calloc(p->n_nodes ? p->n_nodes : 1, sizeof(*cnt));
+	uint32_t(*pairs)[2] = NULL;
+	uint64_t np = 0;
+
+	if (!cnt)
+		return -ENOMEM;
+	*out = cnt;
+	if (m == GT_NONE)
+		return 0;
+	for (uint64_t i = 0; i < p->n_values; i++)
+		np += p->values[i].metric == m && p->values[i].value;
+	if (!np)
+		return 0;
+	if (np > SIZE_MAX / sizeof(*pairs) || !(pairs = malloc((size_t)np * sizeof(*pairs)))) {
+		free(cnt);
+		*out = NULL;
+		return -ENOMEM;
+	}
+	np = 0;
+	for (uint64_t i = 0; i < p->n_values; i++)
+		if (p->values[i].metric == m && p->values[i].value) {
+			pairs[np][0] = p->values[i].node;
+			pairs[np][1] = p->values[i].thread;
+			np++;
+		}
+	qsort(pairs, (size_t)np, sizeof(*pairs), pair_cmp);
+	for (uint64_t i = 0; i < np; i++)
+		if (!i || pair_cmp(pairs[i - 1], pairs[i]))
+			cnt[pairs[i][0]]++;
+	free(pairs);
+	return 0;
+}
+
+static int section_waits(struct rep *r)
+{
+	const struct gt_profile *p = r->p;
+	uint64_t *wait = NULL, *count = NULL, total = 0;
+	uint32_t *idx = NULL, *thr = NULL, n = 0, shown;
+	struct table t = { 0 };
+	int err;
+
+	if ((err = totals(p, "OMP_WAIT", &wait, NULL)) || (err = totals(p, "OMP_WAIT_COUNT", &count, NULL)) ||
+	    (err = threads_per_node(p, gt_profile__find_metric(p, "OMP_WAIT"), &thr)))
+		goto out_free;
+	for (uint32_t i = 0; i < p->n_nodes; i++)
+		total += wait[i];
+	err = nodes_by(r, wait, &idx, &n);
+	if (err || !n)
+		goto out_free;
+	shown = n < r->top ? n : r->top;
+	err = table__init(&t, shown, "where (innermost first)", 5, "wait s", "%", "count", "mean us", "threads");
+	if (err)
+		goto out_free;
+	for (uint32_t k = 0; k < shown; k++) {
+		uint32_t i = idx[k];
+
+		table__set(&t, k, 0, "%.3f", secs(wait[i]));
+		fmt_pct(t.cell[k][1], wait[i], total);
+		table__set(&t, k, 2, "%" PRIu64, count[i]);
+		if (count[i])
+			table__set(&t, k, 3, "%.1f", (double)wait[i] / (double)count[i] / 1e3);
+		else
+			table__set(&t, k, 3, "-");
+		table__set(&t, k, 4, "%" PRIu32, thr[i]);
+		t.tail[k] = path(r, i, 1, LINE_COLS - 50);
+		if (!t.tail[k]) {
+			err = -ENOMEM;
+			goto out_free;
+		}
+	}
+	fprintf(r->f, "\nWaits (%" PRIu32 " of %" PRIu32 " places; total %.3f s over all threads)\n", shown, n,
+		secs(total));
+	table__print(&t, r->f);
+out_free:
+	table__fini(&t);
+	free(idx);
+	free(thr);
+	free(count);
+	free(wait);
+	return err;
+}
+
+/* The top-down tree: children lists built from parent indices. */
+struct tree {
+	struct rep *r;
+	uint32_t *first, *next;
+	uint64_t min; /* a child is shown when its inclusive time exceeds this */
+};
+
+static int tree__print(struct tree *t, uint32_t node, unsigned depth)
+{
+	const struct gt_profile *p = t->r->p;
+	const uint64_t *incl = t->r->cpu_incl;
+	struct ranked *kids;
+	uint32_t n = 0;
+	int err = 0;
+
+	for (uint32_t c = t->first[node]; c != GT_NONE; c = t->next[c])
+		n += incl[c] > t->min;
+	if (!n)
+		return 0;
+	kids = malloc(n * sizeof(*kids));
+	if (!kids)
+		return -ENOMEM;
+	n = 0;
+	for (uint32_t c = t->first[node]; c != GT_NONE; c = t->next[c])
+		if (incl[c] > t->min)
+			kids[n++] = (struct ranked){ .key = incl[c], .node = c };
+	qsort(kids, n, sizeof(*kids), by_rank);
+	for (uint32_t k = 0; k < n && !err; k++) {
+		uint32_t c = kids[k].node;
+		struct sb b = { 0 }, fit = { 0 };
+		char pct[CELL_BYTES];
+
+		sb__add_label(&b, p, c);
+		if (!b.oom)
+			sb__add_fit(&fit, b.s, LINE_COLS - 20 - 2 * depth);
+		free(b.s);
+		if (b.oom || fit.oom) {
+			free(fit.s);
+			err = -ENOMEM;
+			break;
+		}
+		fmt_pct(pct, incl[c], t->r->cpu_total);
+		fprintf(t->r->f, "  %7s %10.3f  %*s%s\n", pct, secs(incl[c]), (int)(2 * depth), "", fit.s);
+		free(fit.s);
+		if (depth + 1 < TREE_DEPTH)
+			err = tree__print(t, c, depth + 1);
+	}
+	free(kids);
+	return err;
+}
+
+static int section_tree(struct rep *r)
+{
+	const struct gt_profile *p = r->p;
+	struct tree t = { .r = r };
+	size_t n = p->n_nodes;
+	int err = -ENOMEM;
+
+	if (!r->cpu_total || !n)
+		return 0;
+	t.first = malloc(n * sizeof(*t.first));
+	t.next = malloc(n * sizeof(*t.next));
+	if (!t.first || !t.next)
+		goto out_free;
+	memset(t.first, 0xff, n * sizeof(*t.first));
+	memset(t.next, 0xff, n * sizeof(*t.next));
+	for (uint32_t i = p->n_nodes; i-- > 1;) {
+		t.next[i] = t.first[p->nodes[i].parent];
+		t.first[p->nodes[i].parent] = i;
+	}
+	t.min = r->cpu_total / (100 / TREE_MIN_PERCENT);
+	fprintf(r->f, "\nTop-down CPU time (inclusive; contexts over %d%% of the total, %d levels)\n",
+		TREE_MIN_PERCENT, TREE_DEPTH);
+	fprintf(r->f, "  %7s %10s  %s\n", "%", "CPU s", "context");
+	err = tree__print(&t, 0, 0);
+out_free:
+	free(t.next);
+	free(t.first);
+	return err;
+}
+
+int gt_report__write_text(const struct gt_profile *p, FILE *f, unsigned top)
+{
+	struct rep r = { .p = p, .f = f, .top = top ? top : DEFAULT_TOP };
+	int err;
+
+	/* Everything below walks parents; refuse a tree that would not end. */
+	for (uint32_t i = 0; i < p->n_nodes; i++)
+		if (i ? p->nodes[i].parent >= i : p->nodes[i].parent != GT_NONE)
+			return -EINVAL;
+	for (uint64_t i = 0; i < p->n_values; i++)
+		if (p->values[i].node >= p->n_nodes || p->values[i].thread >= p->n_threads ||
+		    p->values[i].metric >= p->n_metrics)
+			return -EINVAL;
+	err = totals(p, "CPUTIME", &r.cpu_excl, &r.cpu_incl);
+	if (err)
+		goto out_free;
+	for (uint32_t i = 0; i < p->n_nodes; i++)
+		r.cpu_total += r.cpu_excl[i];
+
+	section_header(&r);
+	if ((err = section_parallel(&r)) || (err = section_cpu(&r)) || (err = section_waits(&r)) ||
+	    (err = section_tree(&r)))
+		goto out_free;
+	if (ferror(f) || fflush(f))
+		err = -EIO;
+out_free:
+	free(r.cpu_incl);
+	free(r.cpu_excl);
+	return err;
+}

@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef GT_CORE_SAMPLE_H
+#define GT_CORE_SAMPLE_H
+
+#include <stdint.h>
+
+#include "core/unwind.h"
+
+struct gt_thread;
+
+/*
+ * CPU-time sampling: a per-thread POSIX timer on the thread's CPU-time clock
+ * delivers a real-time signal to that thread every 1/hz s of CPU it uses.
+ * The handler unwinds, finds the context (stitched by the hook the OpenMP
+ * layer installs) and adds CPUTIME there. It allocates only from the
+ * thread's preallocated arena, takes no lock and logs nothing.
+ */
+
+/* Fills st for a sample on t. Must be async-signal-safe. */
+typedef void (*gt_sample_stitch_fn)(struct gt_thread *t, struct gt_stitch *st);
+
+int gt_sample__init(unsigned hz);
+void gt_sample__set_stitch(gt_sample_stitch_fn fn);
+/* Starts/stops the calling thread's timer. */
+void gt_sample__thread_start(struct gt_thread *t);
+void gt_sample__thread_stop(struct gt_thread *t);
+/* Stops sampling everywhere and waits (bounded) for running handlers. */
+void gt_sample__fini(void);
+uint64_t gt_sample__period_ns(void);
+
+#endif

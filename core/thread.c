@@ -1,0 +1,189 @@
+/* SPDX-License-Identifier: MIT */
+#include "core/thread.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "core/log.h"
+#include "core/unwind.h"
+
+/*
+ * Registry: slots[] is filled in index order. A creator takes an index with
+ * fetch_add (relaxed: the index alone carries no data), initializes its
+ * state, then publishes it with a release store to its slot, which pairs with
+ * the acquire load in gt_thread__at(). Wait-free; no thread ever retries.
+ */
+static struct gt_thread *_Atomic slots[GT_MAX_THREADS];
+static atomic_uint n_slots;
+
+static __thread struct gt_thread *self __attribute__((tls_model("initial-exec")));
+
+struct gt_import_map {
+	struct gt_cct_node **keys;
+	struct gt_cct_node **vals;
+	uint32_t cap; /* a power of two */
+	uint32_t used;
+};
+
+struct gt_thread *gt_thread__peek(void)
+{
+	return self;
+}
+
+struct gt_thread *gt_thread__self(enum gt_thread_kind kind)
+{
+	struct gt_thread *t = self;
+	unsigned idx;
+
+	if (t)
+		return t;
+	idx = atomic_fetch_add_explicit(&n_slots, 1, memory_order_relaxed);
+	if (idx >= GT_MAX_THREADS) {
+		/* Keep the counter saturated so gt_thread__count stays valid. */
+		atomic_store_explicit(&n_slots, GT_MAX_THREADS, memory_order_relaxed);
+		return NULL;
+	}
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return NULL;
+	t->index = idx;
+	t->tid = (pid_t)syscall(SYS_gettid);
+	t->kind = kind;
+	gt_arena__init(&t->arena);
+	gt_cct__init(&t->cct, &t->arena);
+	if (!t->cct.root) {
+		free(t);
+		return NULL;
+	}
+	t->idle_node = gt_cct__placeholder(&t->cct, t->cct.root, GT_PH_OMP_IDLE);
+	t->memo = gt_unwind__memo_new();
+	atomic_init(&t->exited, 0);
+	self = t;
+	atomic_store_explicit(&slots[idx], t, memory_order_release);
+	return t;
+}
+
+void gt_thread__exit(struct gt_thread *t)
+{
+	atomic_store_explicit(&t->exited, 1, memory_order_release);
+}
+
+uint32_t gt_thread__count(void)
+{
+	unsigned n = atomic_load_explicit(&n_slots, memory_order_acquire);
+
+	return n > GT_MAX_THREADS ? GT_MAX_THREADS : n;
+}
+
+struct gt_thread *gt_thread__at(uint32_t index)
+{
+	if (index >= GT_MAX_THREADS)
+		return NULL;
+	return atomic_load_explicit(&slots[index], memory_order_acquire);
+}
+
+static uint32_t ptr_hash(const void *p)
+{
+	uint64_t x = (uint64_t)(uintptr_t)p;
+
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdull;
+	x ^= x >> 33;
+	return (uint32_t)x;
+}
+
+static int import_map__grow(struct gt_import_map *m)
+{
+	uint32_t cap = m->cap ? m->cap * 2 : 64;
+	struct gt_cct_node **keys = calloc(cap, sizeof(*keys));
+	struct gt_cct_node **vals = calloc(cap, sizeof(*vals));
+
+	if (!keys || !vals) {
+		free(keys);
+		free(vals);
+		return -1;
+	}
+	for (uint32_t i = 0; i < m->cap; i++) {
+		uint32_t h;
+
+		if (!m->keys[i])
+			continue;
+		for (h = ptr_hash(m->keys[i]) & (cap - 1); keys[h]; h = (h + 1) & (cap - 1))
+			;
+		keys[h] = m->keys[i];
+		vals[h] = m->vals[i];
+	}
+	free(m->keys);
+	free(m->vals);
+	m->keys = keys;
+	m->vals = vals;
+	m->cap = cap;
+	return 0;
+}
+
+static struct gt_cct_node *import_map__get(struct gt_import_map *m, struct gt_cct_node *k)
+{
+	if (!m->cap)
+		return NULL;
+	for (uint32_t h = ptr_hash(k) & (m->cap - 1); m->keys[h]; h = (h + 1) & (m->cap - 1))
+		if (m->keys[h] == k)
+			return m->vals[h];
+	return NULL;
+}
+
+static void import_map__put(struct gt_import_map *m, struct gt_cct_node *k, struct gt_cct_node *v)
+{
+	uint32_t h;
+
+	if ((m->used + 1) * 4 > m->cap * 3 && import_map__grow(m))
+		return;
+	for (h = ptr_hash(k) & (m->cap - 1); m->keys[h]; h = (h + 1) & (m->cap - 1))
+		if (m->keys[h] == k)
+			break;
+	if (!m->keys[h])
+		m->used++;
+	m->keys[h] = k;
+	m->vals[h] = v;
+}
+
+struct gt_cct_node *gt_thread__import(struct gt_thread *t, struct gt_cct_node *foreign)
+{
+	struct gt_cct_node *path[64];
+	struct gt_cct_node *own, *n;
+	unsigned depth = 0;
+
+	if (!foreign)
+		return t->cct.root;
+	if (!t->imports) {
+		t->imports = calloc(1, sizeof(*t->imports));
+		if (!t->imports)
+			return t->cct.root;
+	}
+	own = import_map__get(t->imports, foreign);
+	if (own)
+		return own;
+	/* Climb until a node already imported (or a root), then come back down. */
+	for (n = foreign; n && n->kind != GT_NODE_ROOT; n = n->parent) {
+		own = import_map__get(t->imports, n);
+		if (own)
+			break;
+		if (depth == sizeof(path) / sizeof(path[0])) {
+			/* Very deep: import the upper part first, recursively. */
+			own = gt_thread__import(t, n);
+			break;
+		}
+		path[depth++] = n;
+	}
+	if (!n || n->kind == GT_NODE_ROOT)
+		own = t->cct.root;
+	while (depth--) {
+		n = path[depth];
+		own = gt_cct__child(&t->cct, own, n->kind, n->key, 0);
+		if (!own)
+			return t->cct.root;
+		import_map__put(t->imports, n, own);
+	}
+	return own;
+}

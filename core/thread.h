@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef GT_CORE_THREAD_H
+#define GT_CORE_THREAD_H
+
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <time.h>
+
+#include "core/arena.h"
+#include "core/cct.h"
+
+#define GT_MAX_THREADS 65536u
+
+enum gt_thread_kind {
+	GT_THREAD_INITIAL = 0,
+	GT_THREAD_WORKER = 1,
+	GT_THREAD_OTHER = 2,
+};
+
+struct gt_unwind_memo;
+struct gt_import_map;
+
+/*
+ * Per-thread state. Created by the thread itself (gt_thread__self) and
+ * published in the registry; never freed before the finalizer.
+ *
+ * Only the owning thread writes any field, with two exceptions: `exited`
+ * (written by the owner, read by the finalizer) and the sampling flags, which
+ * the owner's own signal handler reads.
+ */
+struct gt_thread {
+	uint32_t index; /* 0-based, in order of creation; carried in correlation ids */
+	pid_t tid;
+	enum gt_thread_kind kind;
+	struct gt_arena arena;
+	struct gt_cct cct;
+
+	/*
+	 * > 0 while the thread's normal code touches its CCT or caches. The
+	 * sampling handler of this same thread then leaves the tree alone and
+	 * counts the sample as the tool's own time. Same-thread only: ordered by
+	 * atomic_signal_fence, no cross-thread atomics needed.
+	 */
+	volatile sig_atomic_t in_tool;
+	/* 1 while the sampling handler runs. The handler stores 1 then loads
+	 * the sampler's `active` flag; the finalizer clears `active` then loads
+	 * this: both seq_cst, so at least one of them sees the other's store. */
+	atomic_int in_handler;
+
+	uint64_t samples;
+	uint64_t tool_samples;
+	uint64_t dropped_samples;
+	timer_t timer;
+	int has_timer;
+
+	struct gt_unwind_memo *memo;
+	struct gt_import_map *imports;
+	/* Nodes that every thread has at its root. */
+	struct gt_cct_node *idle_node;
+
+	/* Per-backend state, owned by that backend (e.g. OMPT task records). */
+	void *ompt;
+
+	/* Written once by the owner at thread end (release); read by the
+	 * finalizer (acquire). */
+	atomic_int exited;
+};
+
+/* The calling thread's state, created on first use. Not for signal handlers. */
+struct gt_thread *gt_thread__self(enum gt_thread_kind kind);
+/* The calling thread's state or NULL. Async-signal-safe. */
+struct gt_thread *gt_thread__peek(void);
+/* Marks the calling thread finished: its tree is final. */
+void gt_thread__exit(struct gt_thread *t);
+
+/* Registry: threads in creation order. A slot not yet published reads NULL. */
+uint32_t gt_thread__count(void);
+struct gt_thread *gt_thread__at(uint32_t index);
+
+static inline void gt_thread__enter(struct gt_thread *t)
+{
+	t->in_tool++;
+	atomic_signal_fence(memory_order_seq_cst);
+}
+
+static inline void gt_thread__leave(struct gt_thread *t)
+{
+	atomic_signal_fence(memory_order_seq_cst);
+	t->in_tool--;
+}
+
+/*
+ * The node in t's tree that stands for foreign, a node of another thread's
+ * tree (or of t's own): the same path of (kind, key) from the root. Used to
+ * hang a worker's frames under the encountering thread's call site, and an
+ * explicit task under its creator's context. Memoized per thread.
+ */
+struct gt_cct_node *gt_thread__import(struct gt_thread *t, struct gt_cct_node *foreign);
+
+#endif

@@ -1,0 +1,184 @@
+/* SPDX-License-Identifier: MIT */
+#include "core/tool.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/clock.h"
+#include "core/config.h"
+#include "core/log.h"
+#include "core/modmap.h"
+#include "core/output.h"
+#include "core/profile.h"
+#include "core/report.h"
+#include "core/sample.h"
+#include "core/thread.h"
+#include "core/unwind.h"
+
+#define MAX_FLUSH 8
+#define MAX_FACTS 16
+
+static pthread_once_t start_once = PTHREAD_ONCE_INIT;
+static int start_result = -1;
+static atomic_int stopping;
+static uint64_t start_ns;
+static gt_tool_flush_fn flushers[MAX_FLUSH];
+static atomic_int n_flushers;
+static struct {
+	char key[32];
+	char value[224];
+} facts[MAX_FACTS];
+static atomic_int n_facts;
+
+static void tool__atexit(void)
+{
+	gt_tool__stop();
+}
+
+static void tool__start_once(void)
+{
+	gt_config__load(NULL);
+	gt_log__init(gt_config.log, (int)gt_config.verbose);
+	if (gt_config.disable)
+		return;
+	start_ns = gt_clock__now();
+	if (gt_modmap__init() || gt_unwind__init())
+		gt_warn("unwind", "unwinder setup incomplete; contexts may be shallow");
+	if (gt_sample__init((unsigned)gt_config.sample_hz))
+		gt_config.sample_hz = 0;
+	atexit(tool__atexit);
+	start_result = 0;
+}
+
+int gt_tool__start(void)
+{
+	pthread_once(&start_once, tool__start_once);
+	return start_result;
+}
+
+int gt_tool__stopping(void)
+{
+	return atomic_load_explicit(&stopping, memory_order_acquire);
+}
+
+void gt_tool__on_stop(gt_tool_flush_fn fn)
+{
+	int i = atomic_fetch_add_explicit(&n_flushers, 1, memory_order_acq_rel);
+
+	if (i < MAX_FLUSH)
+		flushers[i] = fn;
+}
+
+void gt_tool__set_fact(const char *key, const char *value)
+{
+	int i = atomic_fetch_add_explicit(&n_facts, 1, memory_order_acq_rel);
+
+	if (i >= MAX_FACTS)
+		return;
+	snprintf(facts[i].key, sizeof(facts[i].key), "%s", key);
+	snprintf(facts[i].value, sizeof(facts[i].value), "%s", value);
+}
+
+static void tool__meta(struct gt_profile *p, const struct gt_output *o, uint64_t end_ns)
+{
+	char buf[4096];
+	uint64_t tool_samples = 0, dropped = 0;
+	uint32_t n = gt_thread__count();
+	FILE *f;
+	int nf;
+
+	gt_profile__set_meta(p, "tool_version", GT_VERSION);
+	gt_profile__set_meta(p, "exe", o->exe);
+	f = fopen("/proc/self/cmdline", "r");
+	if (f) {
+		size_t len = fread(buf, 1, sizeof(buf) - 1, f);
+
+		fclose(f);
+		for (size_t i = 0; i + 1 < len; i++)
+			if (!buf[i])
+				buf[i] = ' ';
+		buf[len] = 0;
+		gt_profile__set_meta(p, "cmdline", buf);
+	}
+	snprintf(buf, sizeof(buf), "%d", (int)getpid());
+	gt_profile__set_meta(p, "pid", buf);
+	snprintf(buf, sizeof(buf), "%d", o->rank);
+	gt_profile__set_meta(p, "rank", buf);
+	if (gethostname(buf, sizeof(buf)) == 0)
+		gt_profile__set_meta(p, "host", buf);
+	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)start_ns);
+	gt_profile__set_meta(p, "start_ns", buf);
+	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)end_ns);
+	gt_profile__set_meta(p, "end_ns", buf);
+	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)(end_ns - start_ns));
+	gt_profile__set_meta(p, "wall_ns", buf);
+	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)gt_config.sample_hz);
+	gt_profile__set_meta(p, "sample_hz", buf);
+	for (uint32_t i = 0; i < n; i++) {
+		struct gt_thread *t = gt_thread__at(i);
+
+		if (t) {
+			tool_samples += t->tool_samples;
+			dropped += t->dropped_samples;
+		}
+	}
+	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)tool_samples);
+	gt_profile__set_meta(p, "tool_samples", buf);
+	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)dropped);
+	gt_profile__set_meta(p, "dropped_samples", buf);
+	gt_profile__set_meta(p, "output_dir", o->dir);
+	nf = atomic_load_explicit(&n_facts, memory_order_acquire);
+	for (int i = 0; i < nf && i < MAX_FACTS; i++)
+		gt_profile__set_meta(p, facts[i].key, facts[i].value);
+}
+
+static int tool__write(const struct gt_profile *p, const struct gt_output *o)
+{
+	char path[1100];
+	FILE *f;
+	int err = 0;
+
+	snprintf(path, sizeof(path), "%s.gtprof", o->stem);
+	f = fopen(path, "wb");
+	if (!f || gt_profile__write(p, f) || fclose(f)) {
+		gt_err("output", "cannot write %s", path);
+		return -1;
+	}
+	snprintf(path, sizeof(path), "%s.txt", o->stem);
+	f = fopen(path, "w");
+	if (!f || gt_report__write_text(p, f, (unsigned)gt_config.report_top) || fclose(f)) {
+		gt_err("output", "cannot write %s", path);
+		err = -1;
+	}
+	if (gt_config.report_stderr)
+		gt_report__write_text(p, stderr, (unsigned)gt_config.report_top);
+	fprintf(stderr, "gputool: report %s.txt, profile %s.gtprof\n", o->stem, o->stem);
+	return err;
+}
+
+void gt_tool__stop(void)
+{
+	struct gt_profile p;
+	struct gt_output o;
+	uint64_t end_ns = gt_clock__now();
+	int nf;
+
+	if (start_result || atomic_exchange_explicit(&stopping, 1, memory_order_acq_rel))
+		return;
+	gt_sample__fini();
+	nf = atomic_load_explicit(&n_flushers, memory_order_acquire);
+	for (int i = (nf < MAX_FLUSH ? nf : MAX_FLUSH) - 1; i >= 0; i--)
+		flushers[i]();
+	if (gt_output__init(&o, gt_config.output))
+		return;
+	gt_profile__init(&p);
+	gt_output__build(&p);
+	tool__meta(&p, &o, end_ns);
+	tool__write(&p, &o);
+	gt_profile__fini(&p);
+	gt_log__fini();
+}

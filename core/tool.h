@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef GT_CORE_TOOL_H
+#define GT_CORE_TOOL_H
+
+/*
+ * The tool's life: every entry point (OMPT, OpenACC, OpenCL, CUDA injection)
+ * calls gt_tool__start(); the first call configures everything, later ones
+ * return its result. gt_tool__stop() runs once, at the first of: the
+ * runtime's finalize, process exit. It stops sampling, gives every
+ * registered finalizer (backends, in reverse order of registration) a chance
+ * to flush, then builds the profile and writes the output.
+ */
+
+/* Returns 0 when the tool runs, -1 when it is disabled or cannot start. */
+int gt_tool__start(void);
+void gt_tool__stop(void);
+int gt_tool__stopping(void);
+
+typedef void (*gt_tool_flush_fn)(void);
+/* Called at stop, before the profile is built, in reverse order. */
+void gt_tool__on_stop(gt_tool_flush_fn fn);
+
+/* Facts for the profile header, set by the backends (e.g. "omp_runtime"). */
+void gt_tool__set_fact(const char *key, const char *value);
+
+#endif

@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef GT_CORE_UNWIND_H
+#define GT_CORE_UNWIND_H
+
+#include <stdint.h>
+
+#include "core/cct.h"
+
+struct gt_thread;
+struct gt_unwind_memo;
+
+struct gt_frame {
+	uintptr_t ip; /* return address, or the interrupted pc for a signal's first frame */
+	uintptr_t sp; /* the frame's stack pointer (its callee's canonical frame address) */
+};
+
+/*
+ * Where a context hangs in the thread's tree.
+ *   base == NULL: a full context, from the root of the stack (the frames of
+ *                 libc's start routines trimmed).
+ *   base, boundary: the frames below boundary (sp < boundary) under base:
+ *                 the body of an OpenMP outlined function or task under the
+ *                 node that stands for its construct.
+ *   base, no boundary: base itself (the thread is in the runtime, not in user
+ *                 code, e.g. between two tasks).
+ */
+struct gt_stitch {
+	struct gt_cct_node *base;
+	uintptr_t boundary;
+};
+
+/* A value that identifies the stack position of the calling tool function:
+ * the same for the same call path at the same depth. */
+#define GT_UNWIND_KEY() ((uintptr_t)__builtin_frame_address(0))
+
+int gt_unwind__init(void);
+struct gt_unwind_memo *gt_unwind__memo_new(void);
+
+/* Unwinds the calling thread into out[]. uc: the ucontext of a signal (the
+ * first frame is then the interrupted instruction) or NULL. Returns the number
+ * of frames. Async-signal-safe. */
+int gt_unwind__raw(void *uc, struct gt_frame *out, int max);
+
+/*
+ * The context of a runtime event whose user call site has return address ra
+ * (0 if the runtime did not say): first a memo lookup keyed by (ra, key,
+ * base), verified against the live stack; NULL if it misses. On a miss call
+ * gt_unwind__context with the same ra and key, which unwinds, inserts, and
+ * remembers. Both run in normal context, inside gt_thread__enter/leave.
+ */
+struct gt_cct_node *gt_unwind__memo_lookup(struct gt_thread *t, uintptr_t ra, uintptr_t key,
+					   struct gt_cct_node *base);
+struct gt_cct_node *gt_unwind__context(struct gt_thread *t, uintptr_t ra, uintptr_t key,
+				       const struct gt_stitch *st);
+
+/* The context of unwound frames (a CPU sample): signal_ctx allocates only
+ * from preallocated memory and may return NULL. */
+struct gt_cct_node *gt_unwind__frames_context(struct gt_thread *t, const struct gt_frame *f,
+					      int n, int exact_leaf, const struct gt_stitch *st,
+					      int signal_ctx);
+
+/* Counters for tests and benchmarks. */
+struct gt_unwind_stats {
+	uint64_t memo_hits, memo_misses, full_unwinds;
+};
+void gt_unwind__stats(const struct gt_thread *t, struct gt_unwind_stats *s);
+
+#endif

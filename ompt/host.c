@@ -1,0 +1,451 @@
+/* SPDX-License-Identifier: MIT */
+#include "ompt/host.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/clock.h"
+#include "core/sample.h"
+#include "core/unwind.h"
+#include "ompt/ompt-internal.h"
+
+struct omp_thread *ompt__thread_state(struct gt_thread *t)
+{
+	struct omp_thread *ot = t->ompt;
+
+	if (!ot) {
+		ot = calloc(1, sizeof(*ot));
+		t->ompt = ot;
+	}
+	return ot;
+}
+
+static struct gt_thread *thread_of(enum gt_thread_kind kind)
+{
+	struct gt_thread *t = gt_thread__self(kind);
+
+	if (t && !t->ompt && !ompt__thread_state(t))
+		return NULL;
+	return t;
+}
+
+/*
+ * The context of a construct at user return address ra, inside task (NULL:
+ * the initial task). key pins the stack position of the calling handler.
+ * The task's exit frame, where its outlined body begins, is asked for only
+ * when the memo misses.
+ */
+static struct gt_cct_node *context_of(struct gt_thread *t, const void *ra, uintptr_t key,
+				      struct omp_task *task, const ompt_frame_t *frame)
+{
+	struct gt_stitch st = { .base = task ? task->node : NULL };
+	struct gt_cct_node *node;
+
+	if (!ra)
+		return st.base ? st.base : t->cct.root;
+	node = gt_unwind__memo_lookup(t, (uintptr_t)ra, key, st.base);
+	if (node)
+		return node;
+	if (st.base) {
+		ompt_frame_t *cur = NULL;
+
+		if (!frame && gt_ompt_get_task_info(0, NULL, NULL, &cur, NULL, NULL) == 2)
+			frame = cur;
+		st.boundary = frame ? (uintptr_t)frame->exit_frame.ptr : 0;
+		/* No exit frame: the call comes from the runtime itself. */
+		if (!st.boundary)
+			return st.base;
+	}
+	node = gt_unwind__context(t, (uintptr_t)ra, key, &st);
+	return node ? node : t->cct.root;
+}
+
+static struct omp_task *task_of(ompt_data_t *d)
+{
+	return d ? d->ptr : NULL;
+}
+
+static struct omp_task *task__new(struct omp_thread *ot)
+{
+	struct omp_task *task = ot->free_tasks;
+
+	if (task)
+		ot->free_tasks = task->next_free;
+	else
+		task = malloc(sizeof(*task));
+	if (task)
+		memset(task, 0, sizeof(*task));
+	return task;
+}
+
+static void add(struct gt_thread *t, struct gt_cct_node *n, enum gt_metric m, uint64_t v)
+{
+	if (n)
+		gt_cct__add(&t->cct, n, m, v, 0);
+}
+
+void ompt__on_thread_begin(ompt_thread_t type, ompt_data_t *thread_data)
+{
+	enum gt_thread_kind kind = type == ompt_thread_initial ? GT_THREAD_INITIAL
+				   : type == ompt_thread_worker ? GT_THREAD_WORKER
+								: GT_THREAD_OTHER;
+	struct gt_thread *t = thread_of(kind);
+
+	thread_data->ptr = t;
+	if (t)
+		gt_sample__thread_start(t);
+}
+
+void ompt__on_thread_end(ompt_data_t *thread_data)
+{
+	struct gt_thread *t = thread_data->ptr;
+
+	if (!t)
+		return;
+	gt_sample__thread_stop(t);
+	gt_thread__exit(t);
+}
+
+void ompt__on_parallel_begin(ompt_data_t *encountering_task_data,
+			     const ompt_frame_t *encountering_task_frame, ompt_data_t *parallel_data,
+			     unsigned int requested_parallelism, int flags, const void *codeptr_ra)
+{
+	uintptr_t key = GT_UNWIND_KEY();
+	struct gt_thread *t = thread_of(GT_THREAD_OTHER);
+	struct omp_thread *ot;
+	struct omp_region *r;
+	struct gt_cct_node *ctx;
+
+	(void)flags;
+	parallel_data->ptr = NULL;
+	if (!t)
+		return;
+	ot = t->ompt;
+	gt_thread__enter(t);
+	r = ot->free_regions;
+	if (r)
+		ot->free_regions = r->next_free;
+	else
+		r = malloc(sizeof(*r));
+	if (!r)
+		goto out;
+	ctx = context_of(t, codeptr_ra, key, task_of(encountering_task_data),
+			 encountering_task_frame);
+	r->node = gt_cct__placeholder(&t->cct, ctx, GT_PH_OMP_PARALLEL);
+	r->owner = t;
+	r->team = requested_parallelism;
+	r->t_begin = gt_clock__now();
+	parallel_data->ptr = r;
+out:
+	gt_thread__leave(t);
+}
+
+void ompt__on_parallel_end(ompt_data_t *parallel_data, ompt_data_t *encountering_task_data,
+			   int flags, const void *codeptr_ra)
+{
+	struct gt_thread *t = gt_thread__peek();
+	struct omp_region *r = parallel_data->ptr;
+	uint64_t now = gt_clock__now();
+
+	(void)encountering_task_data, (void)flags, (void)codeptr_ra;
+	if (!t || !r || r->owner != t)
+		return;
+	gt_thread__enter(t);
+	add(t, r->node, GT_M_OMP_PAR_TIME, now - r->t_begin);
+	add(t, r->node, GT_M_OMP_PAR_COUNT, 1);
+	add(t, r->node, GT_M_OMP_PAR_THREADS, r->team);
+	r->next_free = ((struct omp_thread *)t->ompt)->free_regions;
+	((struct omp_thread *)t->ompt)->free_regions = r;
+	parallel_data->ptr = NULL;
+	gt_thread__leave(t);
+}
+
+void ompt__on_implicit_task(ompt_scope_endpoint_t endpoint, ompt_data_t *parallel_data,
+			    ompt_data_t *task_data, unsigned int actual_parallelism,
+			    unsigned int index, int flags)
+{
+	struct gt_thread *t = thread_of(GT_THREAD_OTHER);
+	struct omp_thread *ot;
+	struct omp_task *task;
+	struct omp_region *r;
+	uint64_t now = gt_clock__now();
+
+	if (!t)
+		return;
+	ot = t->ompt;
+	if (flags & ompt_task_initial) {
+		/* The initial task: contexts are unwound to the root. */
+		if (endpoint == ompt_scope_begin)
+			task_data->ptr = &ot->initial;
+		return;
+	}
+	gt_thread__enter(t);
+	if (endpoint == ompt_scope_begin) {
+		r = parallel_data ? parallel_data->ptr : NULL;
+		task = task__new(ot);
+		if (task) {
+			if (!r)
+				task->node = t->cct.root;
+			else if (r->owner == t)
+				task->node = r->node;
+			else
+				task->node = gt_thread__import(t, r->node);
+			task->t_begin = now;
+		}
+		/* The encountering thread is member 0; it alone writes team. */
+		if (r && index == 0 && r->owner == t)
+			r->team = actual_parallelism;
+		task_data->ptr = task;
+	} else {
+		task = task_of(task_data);
+		if (task && task != &ot->initial) {
+			uint64_t d = now - task->t_begin;
+
+			add(t, task->node, GT_M_OMP_TASK_TIME, d);
+			add(t, task->node, GT_M_OMP_WORK, d > task->wait_ns ? d - task->wait_ns : 0);
+			task->next_free = ot->free_tasks;
+			ot->free_tasks = task;
+			task_data->ptr = NULL;
+		}
+	}
+	gt_thread__leave(t);
+}
+
+static enum gt_placeholder work_placeholder(ompt_work_t type)
+{
+	switch (type) {
+	case ompt_work_sections:
+		return GT_PH_OMP_SECTIONS;
+	case ompt_work_single_executor:
+	case ompt_work_single_other:
+		return GT_PH_OMP_SINGLE;
+	case ompt_work_workshare:
+		return GT_PH_OMP_WORKSHARE;
+	default:
+		return GT_PH_OMP_LOOP;
+	}
+}
+
+void ompt__on_work(ompt_work_t work_type, ompt_scope_endpoint_t endpoint,
+		   ompt_data_t *parallel_data, ompt_data_t *task_data, uint64_t count,
+		   const void *codeptr_ra)
+{
+	uintptr_t key = GT_UNWIND_KEY();
+	struct gt_thread *t = gt_thread__peek();
+	struct omp_task *task = task_of(task_data);
+	uint64_t now = gt_clock__now();
+
+	(void)parallel_data, (void)count;
+	if (!t || !t->ompt || !task || work_type == ompt_work_scope)
+		return;
+	gt_thread__enter(t);
+	if (endpoint == ompt_scope_begin) {
+		struct gt_cct_node *ctx = context_of(t, codeptr_ra, key, task, NULL);
+
+		task->ws_node = gt_cct__placeholder(&t->cct, ctx, work_placeholder(work_type));
+		task->ws_t0 = now;
+	} else if (task->ws_node) {
+		add(t, task->ws_node, GT_M_OMP_WS_TIME, now - task->ws_t0);
+		add(t, task->ws_node, GT_M_OMP_WS_COUNT, 1);
+		task->ws_node = NULL;
+	}
+	gt_thread__leave(t);
+}
+
+void ompt__on_sync_region(ompt_sync_region_t kind, ompt_scope_endpoint_t endpoint,
+			  ompt_data_t *parallel_data, ompt_data_t *task_data,
+			  const void *codeptr_ra)
+{
+	uintptr_t key = GT_UNWIND_KEY();
+	struct gt_thread *t = gt_thread__peek();
+	struct omp_task *task = task_of(task_data);
+	uint64_t now = gt_clock__now();
+
+	(void)parallel_data;
+	/* Waits are measured by sync_region_wait; this one times reductions. */
+	if (kind != ompt_sync_region_reduction || !t || !t->ompt || !task)
+		return;
+	gt_thread__enter(t);
+	if (endpoint == ompt_scope_begin) {
+		struct gt_cct_node *ctx = context_of(t, codeptr_ra, key, task, NULL);
+
+		task->red_node = gt_cct__placeholder(&t->cct, ctx, GT_PH_OMP_REDUCTION);
+		task->red_t0 = now;
+	} else if (task->red_node) {
+		add(t, task->red_node, GT_M_OMP_REDUCTION_TIME, now - task->red_t0);
+		add(t, task->red_node, GT_M_OMP_REDUCTION_COUNT, 1);
+		task->red_node = NULL;
+	}
+	gt_thread__leave(t);
+}
+
+void ompt__on_sync_region_wait(ompt_sync_region_t kind, ompt_scope_endpoint_t endpoint,
+			       ompt_data_t *parallel_data, ompt_data_t *task_data,
+			       const void *codeptr_ra)
+{
+	uintptr_t key = GT_UNWIND_KEY();
+	struct gt_thread *t = gt_thread__peek();
+	struct omp_task *task = task_of(task_data);
+	uint64_t now = gt_clock__now();
+
+	(void)parallel_data;
+	if (!t || !t->ompt || !task)
+		return;
+	gt_thread__enter(t);
+	if (endpoint == ompt_scope_begin) {
+		struct gt_cct_node *ctx;
+		enum gt_placeholder ph;
+
+		switch (kind) {
+		case ompt_sync_region_barrier_implicit_parallel:
+		case ompt_sync_region_barrier_teams:
+			/* The region's own barrier: its return address is the
+			 * fork's, outside the task, so it hangs on the task. */
+			ctx = task->node ? task->node : t->cct.root;
+			ph = GT_PH_OMP_IMPLICIT_BARRIER;
+			break;
+		case ompt_sync_region_barrier_implicit_workshare:
+		case ompt_sync_region_barrier_implicit:
+			ctx = context_of(t, codeptr_ra, key, task, NULL);
+			ph = GT_PH_OMP_IMPLICIT_BARRIER;
+			break;
+		case ompt_sync_region_taskwait:
+			ctx = context_of(t, codeptr_ra, key, task, NULL);
+			ph = GT_PH_OMP_TASKWAIT;
+			break;
+		case ompt_sync_region_taskgroup:
+			ctx = context_of(t, codeptr_ra, key, task, NULL);
+			ph = GT_PH_OMP_TASKGROUP;
+			break;
+		case ompt_sync_region_reduction:
+			ctx = context_of(t, codeptr_ra, key, task, NULL);
+			ph = GT_PH_OMP_REDUCTION;
+			break;
+		default:
+			ctx = context_of(t, codeptr_ra, key, task, NULL);
+			ph = GT_PH_OMP_BARRIER;
+			break;
+		}
+		task->wait_node = gt_cct__placeholder(&t->cct, ctx, ph);
+		task->wait_t0 = now;
+	} else if (task->wait_node) {
+		uint64_t d = now - task->wait_t0;
+
+		add(t, task->wait_node, GT_M_OMP_WAIT, d);
+		add(t, task->wait_node, GT_M_OMP_WAIT_COUNT, 1);
+		task->wait_ns += d;
+		task->wait_node = NULL;
+	}
+	gt_thread__leave(t);
+}
+
+void ompt__on_masked(ompt_scope_endpoint_t endpoint, ompt_data_t *parallel_data,
+		     ompt_data_t *task_data, const void *codeptr_ra)
+{
+	uintptr_t key = GT_UNWIND_KEY();
+	struct gt_thread *t = gt_thread__peek();
+	struct omp_task *task = task_of(task_data);
+
+	(void)parallel_data;
+	if (endpoint != ompt_scope_begin || !t || !t->ompt || !task)
+		return;
+	gt_thread__enter(t);
+	add(t, gt_cct__placeholder(&t->cct, context_of(t, codeptr_ra, key, task, NULL), GT_PH_OMP_MASKED),
+	    GT_M_OMP_MASKED_COUNT, 1);
+	gt_thread__leave(t);
+}
+
+void ompt__on_task_create(ompt_data_t *encountering_task_data,
+			  const ompt_frame_t *encountering_task_frame, ompt_data_t *new_task_data,
+			  int flags, int has_dependences, const void *codeptr_ra)
+{
+	uintptr_t key = GT_UNWIND_KEY();
+	struct gt_thread *t = thread_of(GT_THREAD_OTHER);
+	struct omp_task *task;
+	struct gt_cct_node *ctx;
+
+	(void)has_dependences;
+	new_task_data->ptr = NULL;
+	if (!t || !(flags & ompt_task_explicit))
+		return;
+	/* Explicit tasks may end on another thread: plain malloc/free. */
+	task = calloc(1, sizeof(*task));
+	if (!task)
+		return;
+	gt_thread__enter(t);
+	ctx = context_of(t, codeptr_ra, key, task_of(encountering_task_data),
+			 encountering_task_frame);
+	task->creator = gt_cct__placeholder(&t->cct, ctx, GT_PH_OMP_TASK);
+	task->is_explicit = 1;
+	add(t, task->creator, GT_M_OMP_EXPLICIT_TASKS, 1);
+	new_task_data->ptr = task;
+	gt_thread__leave(t);
+}
+
+void ompt__on_task_schedule(ompt_data_t *prior_task_data, ompt_task_status_t prior_task_status,
+			    ompt_data_t *next_task_data)
+{
+	struct gt_thread *t = thread_of(GT_THREAD_OTHER);
+	struct omp_task *prior = task_of(prior_task_data);
+	struct omp_task *next = task_of(next_task_data);
+	uint64_t now = gt_clock__now();
+
+	if (!t)
+		return;
+	gt_thread__enter(t);
+	if (prior && prior->is_explicit) {
+		if (prior->node)
+			add(t, prior->node, GT_M_OMP_EXPLICIT_TASK_TIME, now - prior->t_begin);
+		prior->node = NULL;
+		if (prior_task_status == ompt_task_complete || prior_task_status == ompt_task_cancel ||
+		    prior_task_status == ompt_task_late_fulfill) {
+			prior_task_data->ptr = NULL;
+			free(prior);
+		}
+	}
+	if (next && next->is_explicit) {
+		next->node = gt_thread__import(t, next->creator);
+		next->t_begin = now;
+	}
+	gt_thread__leave(t);
+}
+
+/*
+ * Where a CPU sample on t hangs: under the node of the task it runs, for the
+ * frames below the task's exit frame; under <omp idle> when the thread waits
+ * for work; a full unwind in the initial task and outside OpenMP. Runs in
+ * the sampling signal handler: the OMPT inquiry functions are
+ * async-signal-safe, and the task record is this thread's own.
+ */
+void ompt__stitch_sample(struct gt_thread *t, struct gt_stitch *st)
+{
+	ompt_data_t *task_data = NULL;
+	ompt_frame_t *frame = NULL;
+	ompt_wait_id_t wait_id;
+	struct omp_task *task;
+	int flags = 0;
+
+	st->base = NULL;
+	st->boundary = 0;
+	if (gt_ompt_get_state && gt_ompt_get_state(&wait_id) == ompt_state_idle) {
+		st->base = t->idle_node;
+		return;
+	}
+	if (!gt_ompt_get_task_info ||
+	    gt_ompt_get_task_info(0, &flags, &task_data, &frame, NULL, NULL) != 2)
+		return;
+	task = task_of(task_data);
+	if (!task || !task->node)
+		return;
+	st->base = task->node;
+	st->boundary = frame ? (uintptr_t)frame->exit_frame.ptr : 0;
+}
+
+void ompt__host_init(void)
+{
+	struct gt_thread *t = thread_of(GT_THREAD_INITIAL);
+
+	if (t)
+		gt_sample__thread_start(t);
+}

@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef GT_OMPT_INTERNAL_H
+#define GT_OMPT_INTERNAL_H
+
+#include <omp-tools.h>
+#include <stdint.h>
+
+#include "core/cct.h"
+#include "core/thread.h"
+#include "ompt/ompt-events.h"
+
+/*
+ * A parallel region instance. Allocated and freed by the encountering thread
+ * (parallel_begin/end); team members read `node` and `owner`, which are
+ * written before the fork and so ordered before any member's implicit task.
+ */
+struct omp_region {
+	struct gt_cct_node *node; /* <omp parallel> in the encountering thread's tree */
+	struct gt_thread *owner;
+	uint64_t t_begin;
+	uint32_t team;
+	struct omp_region *next_free;
+};
+
+/*
+ * A task as the tool sees it. Implicit tasks belong to one thread for their
+ * whole life. An explicit task is created on one thread and may run (and
+ * move, if untied) on others; the runtime's task queues order each hand-over.
+ */
+struct omp_task {
+	struct gt_cct_node *node;    /* context in the executing thread's tree; NULL: the initial task */
+	struct gt_cct_node *creator; /* explicit: <omp task> in the creating thread's tree */
+	uint64_t t_begin;            /* implicit: begin; explicit: last start or resume */
+	uint64_t wait_ns;            /* waited inside this task so far */
+	uint64_t wait_t0, ws_t0, red_t0;
+	struct gt_cct_node *wait_node, *ws_node, *red_node;
+	int is_explicit;
+	struct omp_task *next_free;
+};
+
+struct omp_thread {
+	struct omp_task initial;
+	struct omp_task *free_tasks;
+	struct omp_region *free_regions;
+};
+
+extern ompt_get_task_info_t gt_ompt_get_task_info;
+extern ompt_get_state_t gt_ompt_get_state;
+
+
+struct omp_thread *ompt__thread_state(struct gt_thread *t);
+void ompt__stitch_sample(struct gt_thread *t, struct gt_stitch *st);
+
+#endif

@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: MIT */
+#include <omp-tools.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "core/log.h"
+#include "core/sample.h"
+#include "core/thread.h"
+#include "core/tool.h"
+#include "ompt/host.h"
+#include "ompt/ompt-internal.h"
+
+ompt_get_task_info_t gt_ompt_get_task_info;
+ompt_get_state_t gt_ompt_get_state;
+
+static const char *const set_result_names[] = {
+	[ompt_set_error] = "error",
+	[ompt_set_never] = "never",
+	[ompt_set_impossible] = "impossible",
+	[ompt_set_sometimes] = "sometimes",
+	[ompt_set_sometimes_paired] = "sometimes paired",
+	[ompt_set_always] = "always",
+};
+
+static int ompt__initialize(ompt_function_lookup_t lookup, int initial_device_num,
+			    ompt_data_t *tool_data)
+{
+	ompt_set_callback_t set_callback = (ompt_set_callback_t)lookup("ompt_set_callback");
+	int missing = 0;
+
+	(void)initial_device_num;
+	(void)tool_data;
+	gt_ompt_get_task_info = (ompt_get_task_info_t)lookup("ompt_get_task_info");
+	gt_ompt_get_state = (ompt_get_state_t)lookup("ompt_get_state");
+	if (!set_callback || !gt_ompt_get_task_info) {
+		gt_warn("ompt", "the OpenMP runtime lacks ompt_set_callback/ompt_get_task_info; OpenMP measurement is off");
+		return 0;
+	}
+#define X(event, type)                                                                    \
+	{                                                                                 \
+		ompt_callback_##type##_t typed = ompt__on_##event;                        \
+		ompt_set_result_t r = set_callback(ompt_callback_##event,                 \
+						   (ompt_callback_t)typed);               \
+		if (r != ompt_set_always && r != ompt_set_sometimes_paired) {             \
+			gt_info("ompt", "callback " #event ": %s",                        \
+				r <= ompt_set_always ? set_result_names[r] : "?");       \
+			missing += r == ompt_set_never || r == ompt_set_error;            \
+		}                                                                         \
+	}
+	GT_OMPT_HOST_EVENTS(X)
+#undef X
+	if (missing)
+		gt_info("ompt", "%d host callbacks unavailable; their metrics will be missing", missing);
+	gt_sample__set_stitch(ompt__stitch_sample);
+	ompt__host_init();
+	return 1;
+}
+
+static void ompt__finalize(ompt_data_t *tool_data)
+{
+	(void)tool_data;
+	gt_tool__stop();
+}
+
+static ompt_start_tool_result_t start_result = {
+	.initialize = ompt__initialize,
+	.finalize = ompt__finalize,
+	.tool_data = { .value = 0 },
+};
+
+__attribute__((visibility("default"))) ompt_start_tool_result_t *
+ompt_start_tool(unsigned int omp_version, const char *runtime_version)
+{
+	char fact[224];
+
+	if (gt_tool__start())
+		return NULL;
+	snprintf(fact, sizeof(fact), "%s (OpenMP %u)", runtime_version ? runtime_version : "?",
+		 omp_version);
+	gt_tool__set_fact("omp_runtime", fact);
+	return &start_result;
+}

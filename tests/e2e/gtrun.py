@@ -1,0 +1,98 @@
+# SPDX-License-Identifier: MIT
+"""Helpers for end-to-end tests: run a program with and without the tool,
+read the profile through `gputool report --format json`, walk its tree."""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+
+class Fail(Exception):
+    pass
+
+
+def check(cond, msg):
+    if not cond:
+        raise Fail(msg)
+
+
+def close(a, b, rel):
+    return abs(a - b) <= rel * max(abs(a), abs(b))
+
+
+def run(cmd, env=None, timeout=300):
+    e = dict(os.environ)
+    for k in list(e):
+        if k.startswith("GPUTOOL_") or k == "OMP_TOOL_LIBRARIES":
+            del e[k]
+    e.update(env or {})
+    p = subprocess.run(cmd, env=e, capture_output=True, text=True, timeout=timeout)
+    return p.returncode, p.stdout, p.stderr
+
+
+class Profile:
+    def __init__(self, doc):
+        self.doc = doc
+        self.nodes = {n["id"]: n for n in doc["nodes"]}
+        self.children = {}
+        for n in doc["nodes"]:
+            self.children.setdefault(n.get("parent"), []).append(n)
+
+    def path(self, node):
+        out = []
+        while node is not None and node.get("parent") is not None:
+            out.append(node)
+            node = self.nodes.get(node["parent"])
+        return list(reversed(out))
+
+    def names(self, node):
+        return [n.get("name") or "?" for n in self.path(node)]
+
+    def find(self, name):
+        return [n for n in self.doc["nodes"] if n.get("name") == name]
+
+    def excl(self, node, metric):
+        return node.get("exclusive", {}).get(metric, 0)
+
+    def incl(self, node, metric):
+        return node.get("inclusive", {}).get(metric, 0)
+
+    def meta(self, key):
+        return self.doc["meta"].get(key)
+
+
+def profiles(gputool, outdir):
+    files = sorted(f for f in os.listdir(outdir) if f.endswith(".gtprof"))
+    out = []
+    for f in files:
+        code, js, err = run([gputool, "report", os.path.join(outdir, f), "--format", "json"])
+        check(code == 0, "gputool report failed on %s: %s" % (f, err))
+        out.append(Profile(json.loads(js)))
+    return out
+
+
+def run_under_tool(lib, exe, args=(), env=None, outdir=None):
+    """Runs exe bare and under the tool; checks stdout and exit code are the
+    same; returns (outdir, stderr of the tool run)."""
+    env = dict(env or {})
+    code0, out0, _ = run([exe, *args], env=env)
+    outdir = outdir or tempfile.mkdtemp(prefix="gputool-e2e-")
+    env_tool = dict(env, OMP_TOOL_LIBRARIES=lib, GPUTOOL_OUTPUT=outdir)
+    code1, out1, err1 = run([exe, *args], env=env_tool)
+    check(code0 == code1, "exit code changed: %d vs %d" % (code0, code1))
+    check(out0 == out1, "stdout changed:\n%s\nvs\n%s" % (out0, out1))
+    return outdir, err1
+
+
+def main(tests):
+    failed = 0
+    for name, fn in tests:
+        try:
+            fn()
+            print("ok   " + name)
+        except Fail as e:
+            failed += 1
+            print("FAIL %s: %s" % (name, e))
+    print("%d of %d passed" % (len(tests) - failed, len(tests)))
+    sys.exit(1 if failed else 0)

@@ -1,0 +1,185 @@
+# SPDX-License-Identifier: MIT
+"""OpenMP host measurement, end to end: the samples in samples/omp-host run
+under libgputool.so; the profile must show what the samples are known to do.
+Usage: test_omp_host.py BUILD_DIR"""
+import os
+import re
+import sys
+
+sys.path.insert(0, os.path.dirname(__file__))
+from gtrun import Fail, check, close, main, profiles, run, run_under_tool  # noqa: E402
+
+BUILD = os.path.abspath(sys.argv[1])
+LIB = os.path.join(BUILD, "libgputool.so")
+GPUTOOL = os.path.join(BUILD, "gputool")
+SAMPLES = os.path.join(BUILD, "samples", "omp-host")
+ENV = {"OMP_NUM_THREADS": "2"}
+
+
+def one_profile(outdir):
+    ps = profiles(GPUTOOL, outdir)
+    check(len(ps) == 1, "expected one profile in %s, found %d" % (outdir, len(ps)))
+    return ps[0]
+
+
+def no_runtime_frames(p):
+    """No frame of libomp (or of the tool) anywhere in the tree."""
+    mods = p.doc.get("modules", [])
+    for n in p.doc["nodes"]:
+        if n.get("kind") != "frame" or n.get("module") is None:
+            continue
+        m = os.path.basename(mods[n["module"]])
+        check(not m.startswith("libomp") and not m.startswith("libgputool"),
+              "runtime frame %s (%s) at %s" % (n.get("name"), m, "/".join(p.names(n))))
+
+
+def region_under(p, caller):
+    rs = [n for n in p.find("<omp parallel>") if caller in p.names(n)]
+    check(len(rs) == 1, "expected one <omp parallel> under %s, found %d" % (caller, len(rs)))
+    return rs[0]
+
+
+def test_split():
+    outdir, err = run_under_tool(LIB, os.path.join(SAMPLES, "split"), env=ENV)
+    lines = [l for l in err.splitlines() if l.strip()]
+    check(len(lines) == 1 and lines[0].startswith("gputool: report "),
+          "expected one line on stderr, got %r" % err)
+    p = one_profile(outdir)
+    no_runtime_frames(p)
+    heavy, light = region_under(p, "heavy"), region_under(p, "light")
+    for r, who in ((heavy, "heavy"), (light, "light")):
+        names = p.names(r)
+        check(names[0] == "main", "%s region path starts at %s" % (who, names[0]))
+        check(names[-2] == "compute" and names[-3] == who,
+              "%s region context is %s" % (who, "/".join(names)))
+        check(p.excl(r, "OMP_PAR_COUNT") == 20, "%s instances %s != 20" % (who, p.excl(r, "OMP_PAR_COUNT")))
+        check(p.excl(r, "OMP_PAR_THREADS") == 40, "%s team sizes" % who)
+        # The outlined body hangs under the placeholder, not under libomp.
+        kids = [c.get("name") or "" for c in p.children.get(r["id"], [])]
+        check(any("omp_outlined" in k for k in kids),
+              "%s region children %s lack the outlined function" % (who, kids))
+    for metric in ("OMP_PAR_TIME", "OMP_WORK"):
+        h, l = p.excl(heavy, metric), p.excl(light, metric)
+        check(l > 0 and close(h / l, 3.0, 0.10), "%s heavy:light = %.3f, expected 3 +-10%%" % (metric, h / max(l, 1)))
+    h, l = p.incl(heavy, "CPUTIME"), p.incl(light, "CPUTIME")
+    check(l > 0 and close(h / l, 3.0, 0.25), "CPUTIME heavy:light = %.3f" % (h / max(l, 1)))
+    # Both threads worked in each region.
+    for r in (heavy, light):
+        threads = r.get("threads", {}).get("OMP_WORK", {})
+        check(len(threads) == 2, "OMP_WORK on %d threads, expected 2" % len(threads))
+    report = open([os.path.join(outdir, f) for f in os.listdir(outdir) if f.endswith(".txt")][0]).read()
+    check("heavy" in report and "light" in report and "split.c:" in report,
+          "text report lacks the callers or file:line")
+
+
+def test_nested():
+    outdir, _ = run_under_tool(LIB, os.path.join(SAMPLES, "nested"), env=ENV)
+    p = one_profile(outdir)
+    no_runtime_frames(p)
+    regions = p.find("<omp parallel>")
+    outer = [r for r in regions if p.names(r).count("<omp parallel>") == 1]
+    inner = [r for r in regions if p.names(r).count("<omp parallel>") == 2]
+    check(len(outer) == 1, "outer regions: %d" % len(outer))
+    check(inner, "no inner region under the outer one")
+    check(sum(p.excl(r, "OMP_PAR_COUNT") for r in outer) == 10, "outer instances")
+    check(sum(p.excl(r, "OMP_PAR_COUNT") for r in inner) == 20,
+          "inner instances %d != 20" % sum(p.excl(r, "OMP_PAR_COUNT") for r in inner))
+    for r in inner:
+        names = p.names(r)
+        check("outer" in names and names[-2] == "inner", "inner region at %s" % "/".join(names))
+
+
+def test_tasks():
+    outdir, _ = run_under_tool(LIB, os.path.join(SAMPLES, "tasks"), env=ENV)
+    p = one_profile(outdir)
+    no_runtime_frames(p)
+    tasks = p.find("<omp task>")
+    many = [t for t in tasks if "spawn_many" in p.names(t)]
+    few = [t for t in tasks if "spawn_few" in p.names(t)]
+    check(len(many) == 1 and len(few) == 1, "task nodes: %d many, %d few" % (len(many), len(few)))
+    check(p.excl(many[0], "OMP_EXPLICIT_TASKS") == 120, "spawn_many tasks %s" % p.excl(many[0], "OMP_EXPLICIT_TASKS"))
+    check(p.excl(few[0], "OMP_EXPLICIT_TASKS") == 40, "spawn_few tasks")
+    h, l = p.excl(many[0], "OMP_EXPLICIT_TASK_TIME"), p.excl(few[0], "OMP_EXPLICIT_TASK_TIME")
+    check(l > 0 and close(h / l, 3.0, 0.10), "task time many:few = %.3f" % (h / max(l, 1)))
+    # Task bodies run under their creation site.
+    bodies = [n for n in p.find("task_body")]
+    check(bodies and all("<omp task>" in p.names(b) for b in bodies),
+          "task_body outside <omp task>: %s" % ["/".join(p.names(b)) for b in bodies])
+
+
+def test_gcc_libgomp_untouched():
+    exe = os.path.join(SAMPLES, "split-gcc")
+    if not os.path.exists(exe):
+        raise Fail("split-gcc was not built")
+    outdir, err = run_under_tool(LIB, exe, env=ENV)
+    check(err == "", "the tool wrote to stderr under libgomp: %r" % err)
+    check(os.listdir(outdir) == [], "files written under libgomp: %s" % os.listdir(outdir))
+
+
+def test_bad_env_values():
+    env = dict(ENV, GPUTOOL_SAMPLE_HZ="fast", GPUTOOL_BOGUS="1")
+    outdir, err = run_under_tool(LIB, os.path.join(SAMPLES, "split"), ["1000000"], env=env)
+    check(re.search(r"GPUTOOL_SAMPLE_HZ='fast' is not valid.*using the default", err),
+          "no line about the bad value: %r" % err)
+    check("unknown variable GPUTOOL_BOGUS" in err, "no line about the unknown name: %r" % err)
+    check(len([l for l in err.splitlines() if "GPUTOOL_SAMPLE_HZ" in l]) == 1, "repeated warning")
+    p = one_profile(outdir)
+    check(p.meta("sample_hz") == "200", "sample_hz %s, expected the default" % p.meta("sample_hz"))
+
+
+def test_disable_and_sampling_off():
+    outdir, err = run_under_tool(LIB, os.path.join(SAMPLES, "split"), ["1000000"],
+                                 env=dict(ENV, GPUTOOL_DISABLE="1"))
+    check(os.listdir(outdir) == [] and err == "", "GPUTOOL_DISABLE=1 still measured")
+    outdir, err = run_under_tool(LIB, os.path.join(SAMPLES, "split"), ["1000000"],
+                                 env=dict(ENV, GPUTOOL_SAMPLE_HZ="0"))
+    p = one_profile(outdir)
+    check(all("CPUTIME" not in n.get("exclusive", {}) for n in p.doc["nodes"]),
+          "CPUTIME recorded with sampling off")
+    check(sum(p.excl(r, "OMP_PAR_COUNT") for r in p.find("<omp parallel>")) == 40, "instances")
+
+
+def test_ranks_do_not_collide():
+    outdir = None
+    names = set()
+    for rank in ("0", "1"):
+        outdir, _ = run_under_tool(LIB, os.path.join(SAMPLES, "split"), ["500000"],
+                                   env=dict(ENV, OMPI_COMM_WORLD_RANK=rank), outdir=outdir)
+    names = sorted(os.listdir(outdir))
+    check(len(names) == 4, "expected 2 files per rank, found %s" % names)
+    check(any("-0-" in n for n in names) and any("-1-" in n for n in names),
+          "rank missing from file names: %s" % names)
+    ranks = sorted(p.meta("rank") for p in profiles(GPUTOOL, outdir))
+    check(ranks == ["0", "1"], "ranks in profiles: %s" % ranks)
+
+
+def test_mpirun():
+    mpirun = "/usr/bin/mpirun"
+    if not os.path.exists(mpirun):
+        raise Fail("mpirun is not installed")
+    cwd = os.getcwd()
+    work = __import__("tempfile").mkdtemp(prefix="gputool-mpi-")
+    os.chdir(work)
+    try:
+        code, out, err = run([mpirun, "--allow-run-as-root", "--oversubscribe", "-np", "2",
+                              "-x", "OMP_TOOL_LIBRARIES=" + LIB, "-x", "OMP_NUM_THREADS=1",
+                              os.path.join(SAMPLES, "split"), "300000"])
+        check(code == 0, "mpirun failed: %s" % err)
+        dirs = [d for d in os.listdir(work) if d.startswith("gputool-split-")]
+        check(len(dirs) == 1, "expected one shared directory, found %s" % dirs)
+        files = sorted(f for f in os.listdir(os.path.join(work, dirs[0])) if f.endswith(".gtprof"))
+        check(len(files) == 2 and files[0] != files[1], "per-rank profiles: %s" % files)
+    finally:
+        os.chdir(cwd)
+
+
+main([
+    ("split: two callers, 3:1, exact counts", test_split),
+    ("nested regions", test_nested),
+    ("tasks at two sites", test_tasks),
+    ("gcc/libgomp program untouched", test_gcc_libgomp_untouched),
+    ("bad GPUTOOL_* values", test_bad_env_values),
+    ("GPUTOOL_DISABLE and GPUTOOL_SAMPLE_HZ=0", test_disable_and_sampling_off),
+    ("ranks do not collide", test_ranks_do_not_collide),
+    ("mpirun: one directory, a file per rank", test_mpirun),
+])

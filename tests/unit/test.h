@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef GT_TESTS_TEST_H
+#define GT_TESTS_TEST_H
+
+/*
+ * A minimal harness: each test case runs in a forked child, so a crash fails
+ * that case only, and the parent reports every case.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define CHECK(cond)                                                                     \
+	do {                                                                            \
+		if (!(cond)) {                                                          \
+			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
+			exit(1);                                                        \
+		}                                                                       \
+	} while (0)
+
+#define CHECK_EQ_U(a, b)                                                                \
+	do {                                                                            \
+		unsigned long long a_ = (unsigned long long)(a), b_ = (unsigned long long)(b); \
+		if (a_ != b_) {                                                         \
+			fprintf(stderr, "%s:%d: %s == %llu, expected %s == %llu\n", __FILE__, \
+				__LINE__, #a, a_, #b, b_);                              \
+			exit(1);                                                        \
+		}                                                                       \
+	} while (0)
+
+struct test_case {
+	const char *name;
+	void (*fn)(void);
+};
+
+static inline int test__run(const struct test_case *cases, int n)
+{
+	int failed = 0;
+
+	for (int i = 0; i < n; i++) {
+		int status = 0;
+		pid_t pid;
+
+		fflush(NULL);
+		pid = fork();
+		if (pid == 0) {
+			cases[i].fn();
+			exit(0);
+		}
+		waitpid(pid, &status, 0);
+		if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+			printf("ok   %s\n", cases[i].name);
+		} else {
+			printf("FAIL %s\n", cases[i].name);
+			failed++;
+		}
+	}
+	printf("%d of %d passed\n", n - failed, n);
+	return failed ? 1 : 0;
+}
+
+#define TEST_MAIN(...)                                                                  \
+	int main(void)                                                                  \
+	{                                                                               \
+		static const struct test_case cases[] = { __VA_ARGS__ };                \
+		return test__run(cases, (int)(sizeof(cases) / sizeof(cases[0])));     \
+	}
+
+#endif

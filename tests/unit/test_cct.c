@@ -1,0 +1,133 @@
+/* SPDX-License-Identifier: MIT */
+#include <string.h>
+
+#include "core/arena.h"
+#include "core/cct.h"
+#include "core/thread.h"
+#include "tests/unit/test.h"
+
+static struct gt_arena arena;
+static struct gt_cct cct;
+
+static void setup(void)
+{
+	gt_arena__init(&arena);
+	gt_cct__init(&cct, &arena);
+	CHECK(cct.root != NULL);
+}
+
+static void insert_finds_existing(void)
+{
+	uintptr_t p1[] = { 0x1000, 0x2000, 0x3000 };
+	uintptr_t p2[] = { 0x1000, 0x2000, 0x4000 };
+	struct gt_cct_node *a, *b, *c;
+
+	setup();
+	a = gt_cct__insert_path(&cct, cct.root, p1, 3, 0);
+	b = gt_cct__insert_path(&cct, cct.root, p2, 3, 0);
+	c = gt_cct__insert_path(&cct, cct.root, p1, 3, 0);
+	CHECK(a && b && a != b);
+	CHECK(a == c);
+	CHECK(a->parent == b->parent);
+	CHECK_EQ_U(a->depth, 3);
+	/* root + 0x1000 + 0x2000 + two leaves */
+	CHECK_EQ_U(cct.nodes, 5);
+}
+
+static void kinds_are_distinct(void)
+{
+	struct gt_cct_node *f, *p;
+
+	setup();
+	f = gt_cct__child(&cct, cct.root, GT_NODE_FRAME, 1, 0);
+	p = gt_cct__child(&cct, cct.root, GT_NODE_PLACEHOLDER, 1, 0);
+	CHECK(f != p);
+	CHECK(gt_cct__placeholder(&cct, cct.root, 1) == p);
+}
+
+static void metrics_sparse_and_summed(void)
+{
+	struct gt_cct_node *n;
+
+	setup();
+	n = gt_cct__child(&cct, cct.root, GT_NODE_FRAME, 42, 0);
+	CHECK(n->metrics == NULL);
+	CHECK_EQ_U(gt_cct__get(n, GT_M_CPUTIME), 0);
+	gt_cct__add(&cct, n, GT_M_CPUTIME, 5, 0);
+	gt_cct__add(&cct, n, GT_M_CPUTIME, 7, 0);
+	gt_cct__add(&cct, n, GT_M_OMP_WAIT, 3, 1);
+	CHECK_EQ_U(gt_cct__get(n, GT_M_CPUTIME), 12);
+	CHECK_EQ_U(gt_cct__get(n, GT_M_OMP_WAIT), 3);
+	CHECK_EQ_U(gt_cct__get(n, GT_M_OMP_WORK), 0);
+	/* Two cells, no more. */
+	CHECK(n->metrics && n->metrics->next && !n->metrics->next->next);
+}
+
+static void count_visit(struct gt_cct_node *n, void *arg)
+{
+	(void)n;
+	(*(int *)arg)++;
+}
+
+static void walk_visits_all(void)
+{
+	int visits = 0;
+
+	setup();
+	for (uintptr_t i = 1; i <= 50; i++) {
+		uintptr_t path[] = { i % 5, i % 7, i };
+
+		gt_cct__insert_path(&cct, cct.root, path, 3, 0);
+	}
+	gt_cct__walk(cct.root, count_visit, &visits);
+	CHECK_EQ_U(visits, cct.nodes);
+}
+
+static void signal_alloc_uses_spare_only(void)
+{
+	int made = 0;
+
+	setup();
+	/* Exhaust far more than one chunk from "signal context": the first
+	 * chunk and the spare serve, then allocation fails cleanly. */
+	for (uintptr_t i = 1; i < 100000; i++)
+		if (gt_cct__child(&cct, cct.root, GT_NODE_FRAME, i, 1))
+			made++;
+	CHECK(made > 1000);
+	CHECK(made < 99999);
+	CHECK(cct.alloc_failures > 0);
+	/* Normal context refills. */
+	gt_arena__refill(&arena);
+	CHECK(gt_cct__child(&cct, cct.root, GT_NODE_FRAME, 1000000, 1) != NULL);
+}
+
+static void import_copies_path(void)
+{
+	struct gt_thread *t = gt_thread__self(GT_THREAD_INITIAL);
+	struct gt_arena other_arena;
+	struct gt_cct other;
+	uintptr_t path[] = { 0x10, 0x20 };
+	struct gt_cct_node *foreign, *own, *own2;
+
+	CHECK(t);
+	gt_arena__init(&other_arena);
+	gt_cct__init(&other, &other_arena);
+	foreign = gt_cct__insert_path(&other, other.root, path, 2, 0);
+	foreign = gt_cct__placeholder(&other, foreign, GT_PH_OMP_PARALLEL);
+	own = gt_thread__import(t, foreign);
+	CHECK(own != foreign);
+	CHECK(own->kind == GT_NODE_PLACEHOLDER && own->key == GT_PH_OMP_PARALLEL);
+	CHECK(own->parent->key == 0x20 && own->parent->parent->key == 0x10);
+	CHECK(own->parent->parent->parent == t->cct.root);
+	own2 = gt_thread__import(t, foreign);
+	CHECK(own == own2);
+	/* A node of the thread's own tree imports to itself. */
+	CHECK(gt_thread__import(t, own) == own);
+}
+
+TEST_MAIN({ "insert finds existing", insert_finds_existing },
+	  { "kinds are distinct", kinds_are_distinct },
+	  { "metrics sparse and summed", metrics_sparse_and_summed },
+	  { "walk visits all", walk_visits_all },
+	  { "signal allocation uses the spare only", signal_alloc_uses_spare_only },
+	  { "import copies path", import_copies_path })

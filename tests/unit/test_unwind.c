@@ -1,0 +1,140 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The unwinder on real stacks: user frames (this program) call a runtime
+ * (libomp-gtshim.so) that calls the tool (libgtprobe.so). Contexts must end
+ * at the user's call site, contain no tool or runtime frame, and repeat
+ * through the memo, which must notice a changed caller.
+ */
+#include <string.h>
+
+#include "tests/unit/test.h"
+#include "tests/unit/unwind_probe.h"
+
+static volatile int sink;
+
+__attribute__((noinline)) static void site_one(void)
+{
+	rt_call(probe_context, 0);
+	sink++;
+}
+
+__attribute__((noinline)) static void site_two(void)
+{
+	rt_call(probe_context, 0);
+	sink++;
+}
+
+__attribute__((noinline)) static void caller_a(void)
+{
+	site_one();
+	sink++;
+}
+
+__attribute__((noinline)) static void caller_b(void)
+{
+	site_one();
+	sink++;
+}
+
+__attribute__((noinline)) static void recurse(int n)
+{
+	if (n == 0)
+		site_two();
+	else
+		recurse(n - 1);
+	sink++;
+}
+
+static void path_of_last(char *buf, size_t len)
+{
+	probe_path(probe_last(), buf, len);
+}
+
+static void elides_tool_and_runtime(void)
+{
+	char path[4096];
+
+	probe_init(1);
+	caller_a();
+	path_of_last(path, sizeof(path));
+	printf("  context: %s\n", path);
+	CHECK(!strcmp(path, "main/test__run/elides_tool_and_runtime/caller_a/site_one") ||
+	      strstr(path, "elides_tool_and_runtime/caller_a/site_one"));
+	CHECK(!strstr(path, "probe_"));
+	CHECK(!strstr(path, "rt_"));
+	CHECK(!strstr(path, "gt_"));
+	/* libc's start routines are trimmed: main is the root frame. */
+	CHECK(!strncmp(path, "main/", 5));
+}
+
+static void memo_hits_repeated_site(void)
+{
+	uint64_t hits, misses, full;
+	void *first;
+
+	probe_init(1);
+	caller_a();
+	first = probe_last();
+	for (int i = 0; i < 100; i++) {
+		caller_a();
+		CHECK(probe_last() == first);
+	}
+	probe_stats(&hits, &misses, &full);
+	printf("  hits %llu misses %llu full unwinds %llu\n", (unsigned long long)hits,
+	       (unsigned long long)misses, (unsigned long long)full);
+	CHECK_EQ_U(hits, 100);
+	CHECK_EQ_U(full, 1);
+}
+
+static void memo_notices_other_caller(void)
+{
+	char a[4096], b[4096];
+	void *na, *nb;
+
+	probe_init(1);
+	caller_a();
+	na = probe_last();
+	caller_b();
+	nb = probe_last();
+	CHECK(na != nb);
+	probe_path(na, a, sizeof(a));
+	probe_path(nb, b, sizeof(b));
+	CHECK(strstr(a, "caller_a/site_one"));
+	CHECK(strstr(b, "caller_b/site_one"));
+	/* Alternate: every answer must match what a cold unwind says. */
+	for (int i = 0; i < 20; i++) {
+		caller_a();
+		CHECK(probe_last() == na);
+		caller_b();
+		CHECK(probe_last() == nb);
+	}
+}
+
+static void memo_matches_cold_unwind(void)
+{
+	void *memo_nodes[8], *cold_nodes[8];
+
+	/* The same call sequence with and without the memo gives the same
+	 * nodes (the tree is the same tree: one thread, one process). */
+	probe_init(1);
+	for (int d = 0; d < 8; d++) {
+		recurse(d);
+		memo_nodes[d] = probe_last();
+		recurse(d);
+		CHECK(probe_last() == memo_nodes[d]);
+	}
+	probe_init(0);
+	for (int d = 0; d < 8; d++) {
+		recurse(d);
+		cold_nodes[d] = probe_last();
+	}
+	for (int d = 0; d < 8; d++)
+		CHECK(memo_nodes[d] == cold_nodes[d]);
+	for (int d = 1; d < 8; d++)
+		CHECK(cold_nodes[d] != cold_nodes[d - 1]);
+}
+
+TEST_MAIN({ "elides tool and runtime", elides_tool_and_runtime },
+	  { "memo hits a repeated site", memo_hits_repeated_site },
+	  { "memo notices another caller", memo_notices_other_caller },
+	  { "memo matches a cold unwind", memo_matches_cold_unwind })

@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The tool side of the unwinder tests and benchmark: built into a shared
+ * library together with the core, so that the tool's own frames are those of
+ * this library and are elided like libgputool's.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "core/clock.h"
+#include "core/config.h"
+#include "core/modmap.h"
+#include "core/symbolize.h"
+#include "core/thread.h"
+#include "core/unwind.h"
+#include "tests/unit/unwind_probe.h"
+
+static struct gt_thread *thread;
+static struct gt_cct_node *last;
+static int use_memo = 1;
+
+void probe_init(int memo)
+{
+	char *env[] = { NULL };
+
+	gt_config__load(env);
+	gt_modmap__init();
+	gt_unwind__init();
+	thread = gt_thread__self(GT_THREAD_INITIAL);
+	use_memo = memo;
+}
+
+void probe_context(void *ra, int depth)
+{
+	uintptr_t key = GT_UNWIND_KEY();
+	struct gt_stitch st = { 0 };
+	struct gt_cct_node *n = NULL;
+
+	(void)depth;
+	gt_thread__enter(thread);
+	if (use_memo)
+		n = gt_unwind__memo_lookup(thread, (uintptr_t)ra, key, NULL);
+	if (!n)
+		n = gt_unwind__context(thread, (uintptr_t)ra, key, &st);
+	last = n;
+	gt_thread__leave(thread);
+}
+
+void *probe_last(void)
+{
+	return last;
+}
+
+int probe_path(void *node, char *buf, size_t len)
+{
+	struct gt_symbolizer *s = gt_symbolizer__new();
+	struct gt_cct_node *path[256];
+	int n = 0, off = 0;
+
+	for (struct gt_cct_node *p = node; p && p->kind != GT_NODE_ROOT && n < 256; p = p->parent)
+		path[n++] = p;
+	buf[0] = 0;
+	while (n-- > 0) {
+		struct gt_symbol sym;
+
+		gt_symbolizer__lookup(s, (uintptr_t)path[n]->key, &sym);
+		off += snprintf(buf + off, len - (size_t)off, "%s%s", off ? "/" : "",
+				sym.function ? sym.function : "?");
+		if ((size_t)off >= len)
+			break;
+	}
+	gt_symbolizer__delete(s);
+	return 0;
+}
+
+void probe_stats(uint64_t *hits, uint64_t *misses, uint64_t *full)
+{
+	struct gt_unwind_stats st;
+
+	gt_unwind__stats(thread, &st);
+	*hits = st.memo_hits;
+	*misses = st.memo_misses;
+	*full = st.full_unwinds;
+}

@@ -1,0 +1,18 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef GT_TESTS_UNWIND_PROBE_H
+#define GT_TESTS_UNWIND_PROBE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define PROBE_API __attribute__((visibility("default")))
+
+PROBE_API void probe_init(int memo);
+PROBE_API void probe_context(void *ra, int depth);
+PROBE_API void *probe_last(void);
+PROBE_API int probe_path(void *node, char *buf, size_t len);
+PROBE_API void probe_stats(uint64_t *hits, uint64_t *misses, uint64_t *full);
+
+void rt_call(void (*cb)(void *ra, int depth), int depth);
+
+#endif

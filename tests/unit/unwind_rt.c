@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A stand-in for a runtime library (its file name starts with "libomp-", so
+ * the unwinder elides it): calls back into the tool with the return address
+ * of its caller, as an OpenMP runtime does with codeptr_ra.
+ */
+__attribute__((visibility("default"), noinline)) void rt_call(void (*cb)(void *ra, int depth),
+							      int depth);
+
+static volatile int sink;
+
+__attribute__((noinline)) static void rt_inner(void (*cb)(void *ra, int depth), void *ra, int depth)
+{
+	cb(ra, depth);
+	sink++;
+}
+
+void rt_call(void (*cb)(void *ra, int depth), int depth)
+{
+	rt_inner(cb, __builtin_return_address(0), depth);
+	sink++;
+}
