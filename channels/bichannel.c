@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "channels/bichannel.h"
 
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #ifndef GT_CHANNELS_BICHANNEL_H
 #define GT_CHANNELS_BICHANNEL_H
 
@@ -32,15 +33,15 @@
  * memory. (A) orders P's writes to a payload before C's reads of it; (B)
  * orders C's last accesses to it before P's writes when it is reused.
  *
- * Allocation happens only in P, only in produce_begin and reserve, and
- * only when P holds no free node and none has come back; C never allocates
- * and never frees. Every node ever allocated stays on a list private to P
+ * Allocation happens only in P: in produce_begin when P holds no free node
+ * and none has come back, and in reserve. C never allocates and never
+ * frees. Every node ever allocated stays on a list private to P
  * until gt_bichannel__delete frees it, so memory is bounded by the most
  * records ever in flight at once.
  *
  * No call waits for the other thread: produce_commit and release make at
- * most two CAS attempts; begin, consume and drain cost O(1) plus the length
- * of one stolen batch.
+ * most two CAS attempts; begin and consume cost O(1) plus the length of one
+ * stolen batch, and drain that plus its callbacks.
  */
 
 #include <stddef.h>

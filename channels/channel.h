@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #ifndef GT_CHANNELS_CHANNEL_H
 #define GT_CHANNELS_CHANNEL_H
 
@@ -27,12 +28,12 @@
  * Ownership of a node:
  *   - before gt_channel__push(ch, n): the producer's; it may write the record.
  *   - from the successful CAS in push until the exchange in steal: the
- *     channel's; nobody may touch it, not even the producer (the consumer may
- *     already have taken it).
+ *     channel's. The producer must not touch it again: it cannot tell
+ *     whether the consumer has taken it yet.
  *   - after steal, on the private list: the consumer's, reachable only
- *     through gt_channel__pop.
- *   - after gt_channel__pop returns it: the consumer's, to do anything with,
- *     typically to push it on another channel in the opposite direction.
+ *     through gt_channel__pop and gt_channel__pop_stolen.
+ *   - once popped: the consumer's, to do anything with, typically to push
+ *     it on another channel going the opposite way.
  *
  * Ordering: the release CAS in push (A) pairs with the acquire exchange in
  * steal. Everything P wrote into a node, and into every node pushed before

@@ -16,7 +16,7 @@
 #include "core/profile.h"
 
 #define DEFAULT_TOP 20
-#define LINE_COLS 120    /* paths are shortened to keep lines about this wide */
+#define LINE_COLS 150    /* paths are shortened to keep lines about this wide */
 #define NAME_COLS 60     /* widest function name in the by-function list */
 #define TREE_DEPTH 12    /* levels shown in the top-down tree */
 #define TREE_MIN_PERCENT 1 /* children at or under this share of the total are left out */
@@ -243,8 +243,9 @@ static void sb__add_label(struct sb *b, const struct gt_profile *p, uint32_t i)
 /*
  * The calling context of node `from` up to the root (the root itself left
  * out), leaf first joined by " < " or root first joined by " > ", at most
- * width columns: when too long, whole elements from the middle give way to
- * "…", keeping both ends, which are what a reader recognizes.
+ * width columns. When too long, whole elements from the middle give way to
+ * "…": both ends stay, the outermost caller and as many of the innermost
+ * callers as fit, since those say most about where the time went.
  */
 static char *path(const struct rep *r, uint32_t from, int leaf_first, size_t width)
 {
@@ -274,28 +275,32 @@ static char *path(const struct rep *r, uint32_t from, int leaf_first, size_t wid
 		keep_front = n;
 		keep_back = 0;
 	} else {
-		/* Grow the front (the leaf, or the outermost caller) first, then
-		 * the back, while both still fit around " … ". */
+		/* Grow the innermost side first, then the other, while both
+		 * still fit around " … " (7 columns with the separators). */
 		keep_front = 1;
 		keep_back = 1;
 		w_front = cols(lab[0].s, lab[0].len);
 		w_back = cols(lab[n - 1].s, lab[n - 1].len);
-		for (;;) {
-			size_t w_next;
+		while (keep_front + keep_back < n) {
+			const struct sb *f = &lab[keep_front], *b = &lab[n - 1 - keep_back];
+			size_t wf = cols(f->s, f->len) + 3, wb = cols(b->s, b->len) + 3;
+			int fits_f = w_front + w_back + wf + 7 <= width;
+			int fits_b = w_front + w_back + wb + 7 <= width;
 
-			if (keep_front + keep_back >= n)
-				break;
-			w_next = cols(lab[keep_front].s, lab[keep_front].len) + 3;
-			if (w_front + w_next + w_back + 7 <= width) {
-				w_front += w_next;
+			if (fits_f && (leaf_first || !fits_b)) {
+				w_front += wf;
 				keep_front++;
-				continue;
-			}
-			w_next = cols(lab[n - 1 - keep_back].s, lab[n - 1 - keep_back].len) + 3;
-			if (w_front + w_next + w_back + 7 > width)
+			} else if (fits_b) {
+				w_back += wb;
+				keep_back++;
+			} else {
 				break;
-			w_back += w_next;
-			keep_back++;
+			}
+		}
+		/* Nothing left out (one or two long names): cut characters. */
+		if (keep_front + keep_back >= n) {
+			keep_front = n;
+			keep_back = 0;
 		}
 	}
 	{
@@ -395,21 +400,19 @@ static void table__print(const struct table *t, FILE *f)
 			if (strlen(t->cell[i][c]) > w[c])
 				w[c] = strlen(t->cell[i][c]);
 	}
-	fputs(" ", f);
 	for (unsigned c = 0; c < t->ncols; c++)
-		fprintf(f, " %*s", (int)w[c], t->head[c]);
+		fprintf(f, "  %*s", (int)w[c], t->head[c]);
 	if (t->tail_head)
 		fprintf(f, "  %s", t->tail_head);
 	fputs("\n", f);
 	for (unsigned i = 0; i < t->nrows; i++) {
-		fputs(" ", f);
 		for (unsigned c = 0; c < t->ncols; c++)
-			fprintf(f, " %*s", (int)w[c], t->cell[i][c]);
+			fprintf(f, "  %*s", (int)w[c], t->cell[i][c]);
 		if (t->tail[i])
 			fprintf(f, "  %s", t->tail[i]);
 		fputs("\n", f);
 		if (t->below[i])
-			fprintf(f, "%*s%s\n", (int)(w[0] + 3), "", t->below[i]);
+			fprintf(f, "%*s%s\n", (int)(w[0] + 4), "", t->below[i]);
 	}
 }
 

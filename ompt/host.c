@@ -329,9 +329,12 @@ void ompt__on_sync_region_wait(ompt_sync_region_t kind, ompt_scope_endpoint_t en
 		}
 		task->wait_node = gt_cct__placeholder(&t->cct, ctx, ph);
 		task->wait_t0 = now;
+		task->wait_busy0 = ((struct omp_thread *)t->ompt)->explicit_ns;
 	} else if (task->wait_node) {
+		uint64_t busy = ((struct omp_thread *)t->ompt)->explicit_ns - task->wait_busy0;
 		uint64_t d = now - task->wait_t0;
 
+		d = d > busy ? d - busy : 0;
 		add(t, task->wait_node, GT_M_OMP_WAIT, d);
 		add(t, task->wait_node, GT_M_OMP_WAIT_COUNT, 1);
 		task->wait_ns += d;
@@ -395,8 +398,10 @@ void ompt__on_task_schedule(ompt_data_t *prior_task_data, ompt_task_status_t pri
 		return;
 	gt_thread__enter(t);
 	if (prior && prior->is_explicit) {
-		if (prior->node)
+		if (prior->node) {
 			add(t, prior->node, GT_M_OMP_EXPLICIT_TASK_TIME, now - prior->t_begin);
+			((struct omp_thread *)t->ompt)->explicit_ns += now - prior->t_begin;
+		}
 		prior->node = NULL;
 		if (prior_task_status == ompt_task_complete || prior_task_status == ompt_task_cancel ||
 		    prior_task_status == ompt_task_late_fulfill) {

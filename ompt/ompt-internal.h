@@ -33,6 +33,7 @@ struct omp_task {
 	uint64_t t_begin;            /* implicit: begin; explicit: last start or resume */
 	uint64_t wait_ns;            /* waited inside this task so far */
 	uint64_t wait_t0, ws_t0, red_t0;
+	uint64_t wait_busy0; /* the thread's explicit-task time when the wait began */
 	struct gt_cct_node *wait_node, *ws_node, *red_node;
 	int is_explicit;
 	struct omp_task *next_free;
@@ -40,6 +41,10 @@ struct omp_task {
 
 struct omp_thread {
 	struct omp_task initial;
+	/* Time this thread spent executing explicit tasks. A thread that waits
+	 * at a barrier or taskwait runs queued tasks meanwhile: that is work,
+	 * and is taken out of the wait. */
+	uint64_t explicit_ns;
 	struct omp_task *free_tasks;
 	struct omp_region *free_regions;
 };

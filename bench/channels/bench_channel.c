@@ -1,13 +1,14 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Throughput and per-record cost of the bidirectional channel
  * (channels/bichannel.h), against a queue protected by a pthread mutex, in
  * the same run.
  *
- *   bench_channel [RECORDS [REPEATS]]
+ *   bench_channel [RECORDS [REPEATS]]     (default: 10000000 3)
  *
  * Both queues do the same work per record: take a free node (recycled, or
- * allocated while fewer than WINDOW exist), fill it, send it, receive it,
- * check it, give it back. Neither allocates in its steady state; the
+ * allocated while fewer than WINDOW exist, else wait for one to come back),
+ * fill it, send it, receive it, check it, give it back. Neither allocates in its steady state; the
  * allocations made during each timed phase are printed (expected: 0).
  *
  * Phases:
@@ -19,6 +20,7 @@
 #include <inttypes.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -132,6 +132,21 @@ echo "syncbench: $THREADS threads, $ROUNDS rounds x {no tool, null tool, gputool
 echo "  syncbench  $SYNCBENCH"
 echo "  null tool  $GTNULLTOOL"
 echo "  gputool    $GPUTOOL_SO"
+# Other work on the machine competes with the benchmark threads for cores:
+# sample how busy the CPUs are for half a second before starting.
+cpu_busy() { # prints "busy total" jiffies from the aggregate cpu line
+    awk '/^cpu / { t = 0; for (i = 2; i <= NF; i++) t += $i; print t - $5 - $6, t; exit }' /proc/stat
+}
+if [ -r /proc/stat ]; then
+    read -r b0 t0 < <(cpu_busy)
+    sleep 0.5
+    read -r b1 t1 < <(cpu_busy)
+    busy=$(awk -v b=$((b1 - b0)) -v t=$((t1 - t0)) 'BEGIN { printf "%.0f", (t > 0) ? 100 * b / t : 0 }')
+    echo "  machine    $(getconf _NPROCESSORS_ONLN 2>/dev/null || echo '?') CPUs, ${busy}% busy before the start"
+    if [ "$busy" -gt 20 ]; then
+        echo "  note: other work is running on this machine; expect noisy figures"
+    fi
+fi
 for ((r = 0; r < ROUNDS; r++)); do
     # Rotate the order each round so no configuration always runs first.
     for ((k = 0; k < 3; k++)); do

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Model of the wait-free channel (channels/channel.c, ICS'20 Algorithm 1)
  * and the bidirectional channel built from two of them

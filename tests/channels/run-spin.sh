@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Exhaustive safety verification of channel.pml with SPIN.
 #
 #   run-spin.sh [path/to/channel.pml]

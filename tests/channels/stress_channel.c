@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Stress test of channels/bichannel.h with real threads.
  *

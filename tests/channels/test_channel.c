@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Unit tests of channels/channel.h and channels/bichannel.h, single-threaded:
  * one thread plays both sides, which the protocol allows as long as each

@@ -10,6 +10,7 @@
 #include "tests/unit/test.h"
 #include "tests/unit/unwind_probe.h"
 
+/* Loops are not unrolled: each unrolled copy would be a call site of its own. */
 static volatile int sink;
 
 __attribute__((noinline)) static void site_one(void)
@@ -73,10 +74,12 @@ static void memo_hits_repeated_site(void)
 	void *first;
 
 	probe_init(1);
-	caller_a();
-	first = probe_last();
-	for (int i = 0; i < 100; i++) {
+	/* One call site for every call: the loop's. */
+	_Pragma("clang loop unroll(disable)")
+	for (int i = 0; i <= 100; i++) {
 		caller_a();
+		if (i == 0)
+			first = probe_last();
 		CHECK(probe_last() == first);
 	}
 	probe_stats(&hits, &misses, &full);
@@ -92,22 +95,23 @@ static void memo_notices_other_caller(void)
 	void *na, *nb;
 
 	probe_init(1);
-	caller_a();
-	na = probe_last();
-	caller_b();
-	nb = probe_last();
+	/* Alternate callers of the same site from one place each. */
+	_Pragma("clang loop unroll(disable)")
+	for (int i = 0; i < 20; i++) {
+		caller_a();
+		if (i == 0)
+			na = probe_last();
+		CHECK(probe_last() == na);
+		caller_b();
+		if (i == 0)
+			nb = probe_last();
+		CHECK(probe_last() == nb);
+	}
 	CHECK(na != nb);
 	probe_path(na, a, sizeof(a));
 	probe_path(nb, b, sizeof(b));
 	CHECK(strstr(a, "caller_a/site_one"));
 	CHECK(strstr(b, "caller_b/site_one"));
-	/* Alternate: every answer must match what a cold unwind says. */
-	for (int i = 0; i < 20; i++) {
-		caller_a();
-		CHECK(probe_last() == na);
-		caller_b();
-		CHECK(probe_last() == nb);
-	}
 }
 
 static void memo_matches_cold_unwind(void)
@@ -116,18 +120,21 @@ static void memo_matches_cold_unwind(void)
 
 	/* The same call sequence with and without the memo gives the same
 	 * nodes (the tree is the same tree: one thread, one process). */
-	probe_init(1);
-	for (int d = 0; d < 8; d++) {
-		recurse(d);
-		memo_nodes[d] = probe_last();
-		recurse(d);
-		CHECK(probe_last() == memo_nodes[d]);
+	_Pragma("clang loop unroll(disable)")
+	for (int pass = 0; pass < 3; pass++) {
+		probe_init(pass < 2);
+		_Pragma("clang loop unroll(disable)")
+		for (int d = 0; d < 8; d++) {
+			recurse(d);
+			if (pass == 0)
+				memo_nodes[d] = probe_last();
+			else if (pass == 1)
+				CHECK(probe_last() == memo_nodes[d]);
+			else
+				cold_nodes[d] = probe_last();
+		}
 	}
-	probe_init(0);
-	for (int d = 0; d < 8; d++) {
-		recurse(d);
-		cold_nodes[d] = probe_last();
-	}
+	_Pragma("clang loop unroll(disable)")
 	for (int d = 0; d < 8; d++)
 		CHECK(memo_nodes[d] == cold_nodes[d]);
 	for (int d = 1; d < 8; d++)
