@@ -1419,7 +1419,7 @@ int gt_profile__write_json(const struct gt_profile *p, FILE *f)
 		while (k < nv && v[k].node == i)
 			k++;
 		fputs(i ? ",\n  " : "\n  ", f);
-		json__node(f, p, i, v + first, k - first, incl, used, n_used);
+		json__node(f, p, i, nv ? v + first : NULL, k - first, incl, used, n_used);
 	}
 	fputs("]}\n", f);
 	err = ferror(f) || fflush(f) ? -EIO : 0;

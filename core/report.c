@@ -76,6 +76,7 @@ __attribute__((format(printf, 2, 3))) static void sb__addf(struct sb *b, const c
  * rewrite the reader's terminal, so they are printed as '?'. */
 static void sb__add_clean(struct sb *b, const char *s)
 {
+	sb__addn(b, "", 0); /* an empty name still gives a string */
 	for (const char *c = s; *c;) {
 		size_t n = strcspn(c, "\x01\x02\x03\x04\x05\x06\x07\x08\x09\x0a\x0b\x0c\x0d\x0e\x0f\x10"
 				      "\x11\x12\x13\x14\x15\x16\x17\x18\x19\x1a\x1b\x1c\x1d\x1e\x1f\x7f");

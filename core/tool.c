@@ -34,7 +34,13 @@ static struct {
 } facts[MAX_FACTS];
 static atomic_int n_facts;
 
-static void tool__atexit(void)
+/*
+ * The last chance to write the output when no runtime said it finished. A
+ * destructor, not atexit(): the OpenMP runtime reports its workers' last
+ * events and calls the tool's finalize from its own exit handler, which an
+ * atexit() registered during its initialization would run before.
+ */
+__attribute__((destructor)) static void tool__fini(void)
 {
 	gt_tool__stop();
 }
@@ -50,7 +56,6 @@ static void tool__start_once(void)
 		gt_warn("unwind", "unwinder setup incomplete; contexts may be shallow");
 	if (gt_sample__init((unsigned)gt_config.sample_hz))
 		gt_config.sample_hz = 0;
-	atexit(tool__atexit);
 	start_result = 0;
 }
 

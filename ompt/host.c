@@ -79,6 +79,24 @@ static struct omp_task *task__new(struct omp_thread *ot)
 	return task;
 }
 
+static void region__put(struct omp_region *r)
+{
+	/* acq_rel: the last owner frees after every member's accesses. */
+	if (atomic_fetch_sub_explicit(&r->refs, 1, memory_order_acq_rel) == 1)
+		free(r);
+}
+
+/* A worker's view of "now" for the end of its part of a region. */
+static uint64_t region__clamp(const struct omp_task *task, uint64_t now)
+{
+	uint64_t end;
+
+	if (!task->region)
+		return now;
+	end = atomic_load_explicit(&task->region->t_end, memory_order_relaxed);
+	return end && end < now ? end : now;
+}
+
 static void add(struct gt_thread *t, struct gt_cct_node *n, enum gt_metric m, uint64_t v)
 {
 	if (n)
@@ -113,7 +131,6 @@ void ompt__on_parallel_begin(ompt_data_t *encountering_task_data,
 {
 	uintptr_t key = GT_UNWIND_KEY();
 	struct gt_thread *t = thread_of(GT_THREAD_OTHER);
-	struct omp_thread *ot;
 	struct omp_region *r;
 	struct gt_cct_node *ctx;
 
@@ -121,13 +138,8 @@ void ompt__on_parallel_begin(ompt_data_t *encountering_task_data,
 	parallel_data->ptr = NULL;
 	if (!t)
 		return;
-	ot = t->ompt;
 	gt_thread__enter(t);
-	r = ot->free_regions;
-	if (r)
-		ot->free_regions = r->next_free;
-	else
-		r = malloc(sizeof(*r));
+	r = malloc(sizeof(*r));
 	if (!r)
 		goto out;
 	ctx = context_of(t, codeptr_ra, key, task_of(encountering_task_data),
@@ -135,6 +147,8 @@ void ompt__on_parallel_begin(ompt_data_t *encountering_task_data,
 	r->node = gt_cct__placeholder(&t->cct, ctx, GT_PH_OMP_PARALLEL);
 	r->owner = t;
 	r->team = requested_parallelism;
+	atomic_init(&r->t_end, 0);
+	atomic_init(&r->refs, 1);
 	r->t_begin = gt_clock__now();
 	parallel_data->ptr = r;
 out:
@@ -155,9 +169,9 @@ void ompt__on_parallel_end(ompt_data_t *parallel_data, ompt_data_t *encountering
 	add(t, r->node, GT_M_OMP_PAR_TIME, now - r->t_begin);
 	add(t, r->node, GT_M_OMP_PAR_COUNT, 1);
 	add(t, r->node, GT_M_OMP_PAR_THREADS, r->team);
-	r->next_free = ((struct omp_thread *)t->ompt)->free_regions;
-	((struct omp_thread *)t->ompt)->free_regions = r;
+	atomic_store_explicit(&r->t_end, now, memory_order_relaxed);
 	parallel_data->ptr = NULL;
+	region__put(r);
 	gt_thread__leave(t);
 }
 
@@ -185,12 +199,16 @@ void ompt__on_implicit_task(ompt_scope_endpoint_t endpoint, ompt_data_t *paralle
 		r = parallel_data ? parallel_data->ptr : NULL;
 		task = task__new(ot);
 		if (task) {
-			if (!r)
+			if (!r) {
 				task->node = t->cct.root;
-			else if (r->owner == t)
+			} else if (r->owner == t) {
 				task->node = r->node;
-			else
+			} else {
 				task->node = gt_thread__import(t, r->node);
+				/* Relaxed: the fork ordered the record's creation. */
+				atomic_fetch_add_explicit(&r->refs, 1, memory_order_relaxed);
+				task->region = r;
+			}
 			task->t_begin = now;
 		}
 		/* The encountering thread is member 0; it alone writes team. */
@@ -200,8 +218,12 @@ void ompt__on_implicit_task(ompt_scope_endpoint_t endpoint, ompt_data_t *paralle
 	} else {
 		task = task_of(task_data);
 		if (task && task != &ot->initial) {
-			uint64_t d = now - task->t_begin;
+			uint64_t d;
 
+			now = region__clamp(task, now);
+			d = now > task->t_begin ? now - task->t_begin : 0;
+			if (task->region)
+				region__put(task->region);
 			add(t, task->node, GT_M_OMP_TASK_TIME, d);
 			add(t, task->node, GT_M_OMP_WORK, d > task->wait_ns ? d - task->wait_ns : 0);
 			task->next_free = ot->free_tasks;
@@ -332,8 +354,11 @@ void ompt__on_sync_region_wait(ompt_sync_region_t kind, ompt_scope_endpoint_t en
 		task->wait_busy0 = ((struct omp_thread *)t->ompt)->explicit_ns;
 	} else if (task->wait_node) {
 		uint64_t busy = ((struct omp_thread *)t->ompt)->explicit_ns - task->wait_busy0;
-		uint64_t d = now - task->wait_t0;
+		uint64_t d;
 
+		if (kind == ompt_sync_region_barrier_implicit_parallel)
+			now = region__clamp(task, now);
+		d = now > task->wait_t0 ? now - task->wait_t0 : 0;
 		d = d > busy ? d - busy : 0;
 		add(t, task->wait_node, GT_M_OMP_WAIT, d);
 		add(t, task->wait_node, GT_M_OMP_WAIT_COUNT, 1);

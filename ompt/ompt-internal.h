@@ -3,6 +3,7 @@
 #define GT_OMPT_INTERNAL_H
 
 #include <omp-tools.h>
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include "core/cct.h"
@@ -10,16 +11,26 @@
 #include "ompt/ompt-events.h"
 
 /*
- * A parallel region instance. Allocated and freed by the encountering thread
- * (parallel_begin/end); team members read `node` and `owner`, which are
- * written before the fork and so ordered before any member's implicit task.
+ * A parallel region instance, created by the encountering thread at
+ * parallel_begin. Team members read `node` and `owner`, written before the
+ * fork and so ordered before any member's implicit task.
+ *
+ * LLVM's libomp reports a worker's end of the region's barrier and of its
+ * implicit task only when the worker wakes for the next region (or at
+ * shutdown), so a worker clamps those to `t_end`, which the encountering
+ * thread sets at parallel_end. The record therefore lives until its last
+ * member is done with it: `refs` counts the encountering thread and every
+ * worker that took it; each drops its reference with acq_rel (the last one
+ * frees, after every other member's accesses), and t_end's store is ordered
+ * before a late worker's load by the runtime's own fork/shutdown handshake.
  */
 struct omp_region {
 	struct gt_cct_node *node; /* <omp parallel> in the encountering thread's tree */
 	struct gt_thread *owner;
 	uint64_t t_begin;
+	_Atomic uint64_t t_end;
 	uint32_t team;
-	struct omp_region *next_free;
+	atomic_uint refs;
 };
 
 /*
@@ -35,6 +46,7 @@ struct omp_task {
 	uint64_t wait_t0, ws_t0, red_t0;
 	uint64_t wait_busy0; /* the thread's explicit-task time when the wait began */
 	struct gt_cct_node *wait_node, *ws_node, *red_node;
+	struct omp_region *region; /* implicit tasks of workers: a reference */
 	int is_explicit;
 	struct omp_task *next_free;
 };
@@ -46,7 +58,6 @@ struct omp_thread {
 	 * and is taken out of the wait. */
 	uint64_t explicit_ns;
 	struct omp_task *free_tasks;
-	struct omp_region *free_regions;
 };
 
 extern ompt_get_task_info_t gt_ompt_get_task_info;

@@ -9,6 +9,11 @@
  *
  *   OMP_TOOL_LIBRARIES=/path/libgtnulltool.so ./app
  *
+ * The list of callbacks is gputool's own: GT_OMPT_HOST_EVENTS from
+ * ompt/ompt-events.h, so the two cannot drift apart.  Built outside the
+ * source tree, a copy of that list is used.  An empty handler exists for
+ * every OMPT host callback type, so any host event added to the list builds.
+ *
  * Environment:
  *   GTNULLTOOL_VERBOSE=1   print each registration result to stderr.
  * A registration the runtime refuses (ompt_set_error / ompt_set_never) is
@@ -18,29 +23,50 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#if defined(__GNUC__)
-#define GT_EXPORT __attribute__((visibility("default")))
-#else
-#define GT_EXPORT
+#if defined(__has_include)
+#if __has_include("ompt/ompt-events.h")
+#include "ompt/ompt-events.h"
+#endif
 #endif
 
+#ifndef GT_OMPT_HOST_EVENTS
+/* X(event, type): register for ompt_callback_<event> a handler of type
+ * ompt_callback_<type>_t.  Same as gputool's ompt/ompt-events.h. */
+#define GT_OMPT_HOST_EVENTS(X)            \
+    X(thread_begin, thread_begin)         \
+    X(thread_end, thread_end)             \
+    X(parallel_begin, parallel_begin)     \
+    X(parallel_end, parallel_end)         \
+    X(implicit_task, implicit_task)       \
+    X(work, work)                         \
+    X(sync_region, sync_region)           \
+    X(sync_region_wait, sync_region)      \
+    X(masked, masked)                     \
+    X(task_create, task_create)           \
+    X(task_schedule, task_schedule)
+#endif
+
+#define GT_EXPORT __attribute__((visibility("default")))
+#define HANDLER static __attribute__((unused))
 #define UNUSED(x) (void)(x)
 
-static void on_thread_begin(ompt_thread_t thread_type, ompt_data_t *thread_data)
+/* ---- one empty handler per OMPT host callback type: on_<type> ---- */
+
+HANDLER void on_thread_begin(ompt_thread_t thread_type, ompt_data_t *thread_data)
 {
     UNUSED(thread_type);
     UNUSED(thread_data);
 }
 
-static void on_thread_end(ompt_data_t *thread_data)
+HANDLER void on_thread_end(ompt_data_t *thread_data)
 {
     UNUSED(thread_data);
 }
 
-static void on_parallel_begin(ompt_data_t *encountering_task_data,
-                              const ompt_frame_t *encountering_task_frame,
-                              ompt_data_t *parallel_data, unsigned int requested_parallelism,
-                              int flags, const void *codeptr_ra)
+HANDLER void on_parallel_begin(ompt_data_t *encountering_task_data,
+                               const ompt_frame_t *encountering_task_frame,
+                               ompt_data_t *parallel_data, unsigned int requested_parallelism,
+                               int flags, const void *codeptr_ra)
 {
     UNUSED(encountering_task_data);
     UNUSED(encountering_task_frame);
@@ -50,8 +76,8 @@ static void on_parallel_begin(ompt_data_t *encountering_task_data,
     UNUSED(codeptr_ra);
 }
 
-static void on_parallel_end(ompt_data_t *parallel_data, ompt_data_t *encountering_task_data,
-                            int flags, const void *codeptr_ra)
+HANDLER void on_parallel_end(ompt_data_t *parallel_data, ompt_data_t *encountering_task_data,
+                             int flags, const void *codeptr_ra)
 {
     UNUSED(parallel_data);
     UNUSED(encountering_task_data);
@@ -59,9 +85,9 @@ static void on_parallel_end(ompt_data_t *parallel_data, ompt_data_t *encounterin
     UNUSED(codeptr_ra);
 }
 
-static void on_implicit_task(ompt_scope_endpoint_t endpoint, ompt_data_t *parallel_data,
-                             ompt_data_t *task_data, unsigned int actual_parallelism,
-                             unsigned int index, int flags)
+HANDLER void on_implicit_task(ompt_scope_endpoint_t endpoint, ompt_data_t *parallel_data,
+                              ompt_data_t *task_data, unsigned int actual_parallelism,
+                              unsigned int index, int flags)
 {
     UNUSED(endpoint);
     UNUSED(parallel_data);
@@ -71,9 +97,9 @@ static void on_implicit_task(ompt_scope_endpoint_t endpoint, ompt_data_t *parall
     UNUSED(flags);
 }
 
-static void on_work(ompt_work_t work_type, ompt_scope_endpoint_t endpoint,
-                    ompt_data_t *parallel_data, ompt_data_t *task_data, uint64_t count,
-                    const void *codeptr_ra)
+HANDLER void on_work(ompt_work_t work_type, ompt_scope_endpoint_t endpoint,
+                     ompt_data_t *parallel_data, ompt_data_t *task_data, uint64_t count,
+                     const void *codeptr_ra)
 {
     UNUSED(work_type);
     UNUSED(endpoint);
@@ -83,9 +109,10 @@ static void on_work(ompt_work_t work_type, ompt_scope_endpoint_t endpoint,
     UNUSED(codeptr_ra);
 }
 
-static void on_sync_region(ompt_sync_region_t kind, ompt_scope_endpoint_t endpoint,
-                           ompt_data_t *parallel_data, ompt_data_t *task_data,
-                           const void *codeptr_ra)
+/* sync_region, sync_region_wait and reduction share this type. */
+HANDLER void on_sync_region(ompt_sync_region_t kind, ompt_scope_endpoint_t endpoint,
+                            ompt_data_t *parallel_data, ompt_data_t *task_data,
+                            const void *codeptr_ra)
 {
     UNUSED(kind);
     UNUSED(endpoint);
@@ -94,19 +121,8 @@ static void on_sync_region(ompt_sync_region_t kind, ompt_scope_endpoint_t endpoi
     UNUSED(codeptr_ra);
 }
 
-static void on_sync_region_wait(ompt_sync_region_t kind, ompt_scope_endpoint_t endpoint,
-                                ompt_data_t *parallel_data, ompt_data_t *task_data,
-                                const void *codeptr_ra)
-{
-    UNUSED(kind);
-    UNUSED(endpoint);
-    UNUSED(parallel_data);
-    UNUSED(task_data);
-    UNUSED(codeptr_ra);
-}
-
-static void on_masked(ompt_scope_endpoint_t endpoint, ompt_data_t *parallel_data,
-                      ompt_data_t *task_data, const void *codeptr_ra)
+HANDLER void on_masked(ompt_scope_endpoint_t endpoint, ompt_data_t *parallel_data,
+                       ompt_data_t *task_data, const void *codeptr_ra)
 {
     UNUSED(endpoint);
     UNUSED(parallel_data);
@@ -114,10 +130,10 @@ static void on_masked(ompt_scope_endpoint_t endpoint, ompt_data_t *parallel_data
     UNUSED(codeptr_ra);
 }
 
-static void on_task_create(ompt_data_t *encountering_task_data,
-                           const ompt_frame_t *encountering_task_frame,
-                           ompt_data_t *new_task_data, int flags, int has_dependences,
-                           const void *codeptr_ra)
+HANDLER void on_task_create(ompt_data_t *encountering_task_data,
+                            const ompt_frame_t *encountering_task_frame,
+                            ompt_data_t *new_task_data, int flags, int has_dependences,
+                            const void *codeptr_ra)
 {
     UNUSED(encountering_task_data);
     UNUSED(encountering_task_frame);
@@ -127,22 +143,96 @@ static void on_task_create(ompt_data_t *encountering_task_data,
     UNUSED(codeptr_ra);
 }
 
-static void on_task_schedule(ompt_data_t *prior_task_data, ompt_task_status_t prior_task_status,
-                             ompt_data_t *next_task_data)
+HANDLER void on_task_schedule(ompt_data_t *prior_task_data, ompt_task_status_t prior_task_status,
+                              ompt_data_t *next_task_data)
 {
     UNUSED(prior_task_data);
     UNUSED(prior_task_status);
     UNUSED(next_task_data);
 }
 
-static void on_dispatch(ompt_data_t *parallel_data, ompt_data_t *task_data, ompt_dispatch_t kind,
-                        ompt_data_t instance)
+HANDLER void on_dispatch(ompt_data_t *parallel_data, ompt_data_t *task_data, ompt_dispatch_t kind,
+                         ompt_data_t instance)
 {
     UNUSED(parallel_data);
     UNUSED(task_data);
     UNUSED(kind);
     UNUSED(instance);
 }
+
+HANDLER void on_dependences(ompt_data_t *task_data, const ompt_dependence_t *deps, int ndeps)
+{
+    UNUSED(task_data);
+    UNUSED(deps);
+    UNUSED(ndeps);
+}
+
+HANDLER void on_task_dependence(ompt_data_t *src_task_data, ompt_data_t *sink_task_data)
+{
+    UNUSED(src_task_data);
+    UNUSED(sink_task_data);
+}
+
+/* mutex_acquire and lock_init share this type. */
+HANDLER void on_mutex_acquire(ompt_mutex_t kind, unsigned int hint, unsigned int impl,
+                              ompt_wait_id_t wait_id, const void *codeptr_ra)
+{
+    UNUSED(kind);
+    UNUSED(hint);
+    UNUSED(impl);
+    UNUSED(wait_id);
+    UNUSED(codeptr_ra);
+}
+
+/* mutex_acquired, mutex_released and lock_destroy share this type. */
+HANDLER void on_mutex(ompt_mutex_t kind, ompt_wait_id_t wait_id, const void *codeptr_ra)
+{
+    UNUSED(kind);
+    UNUSED(wait_id);
+    UNUSED(codeptr_ra);
+}
+
+HANDLER void on_nest_lock(ompt_scope_endpoint_t endpoint, ompt_wait_id_t wait_id,
+                          const void *codeptr_ra)
+{
+    UNUSED(endpoint);
+    UNUSED(wait_id);
+    UNUSED(codeptr_ra);
+}
+
+HANDLER void on_flush(ompt_data_t *thread_data, const void *codeptr_ra)
+{
+    UNUSED(thread_data);
+    UNUSED(codeptr_ra);
+}
+
+HANDLER void on_cancel(ompt_data_t *task_data, int flags, const void *codeptr_ra)
+{
+    UNUSED(task_data);
+    UNUSED(flags);
+    UNUSED(codeptr_ra);
+}
+
+HANDLER int on_control_tool(uint64_t command, uint64_t modifier, void *arg,
+                            const void *codeptr_ra)
+{
+    UNUSED(command);
+    UNUSED(modifier);
+    UNUSED(arg);
+    UNUSED(codeptr_ra);
+    return 0;
+}
+
+HANDLER void on_error(ompt_severity_t severity, const char *message, size_t length,
+                      const void *codeptr_ra)
+{
+    UNUSED(severity);
+    UNUSED(message);
+    UNUSED(length);
+    UNUSED(codeptr_ra);
+}
+
+/* ---- registration ---- */
 
 static const char *set_result_name(ompt_set_result_t r)
 {
@@ -194,20 +284,15 @@ static int tool_initialize(ompt_function_lookup_t lookup, int initial_device_num
         return 0;
     }
 
-#define REG(ev, fn) reg(set_cb, ompt_callback_##ev, (ompt_callback_t)fn, #ev, verbose)
-    REG(thread_begin, on_thread_begin);
-    REG(thread_end, on_thread_end);
-    REG(parallel_begin, on_parallel_begin);
-    REG(parallel_end, on_parallel_end);
-    REG(implicit_task, on_implicit_task);
-    REG(work, on_work);
-    REG(sync_region, on_sync_region);
-    REG(sync_region_wait, on_sync_region_wait);
-    REG(masked, on_masked);
-    REG(task_create, on_task_create);
-    REG(task_schedule, on_task_schedule);
-    REG(dispatch, on_dispatch);
-#undef REG
+    /* The typed local checks each handler against the event's type at
+     * compile time, as gputool does. */
+#define X(event, type)                                                                    \
+    {                                                                                     \
+        ompt_callback_##type##_t typed = on_##type;                                       \
+        reg(set_cb, ompt_callback_##event, (ompt_callback_t)typed, #event, verbose);      \
+    }
+    GT_OMPT_HOST_EVENTS(X)
+#undef X
 
     if (verbose || refused)
         fprintf(stderr, "gtnulltool: %d callbacks registered, %d refused\n", registered, refused);

@@ -58,9 +58,15 @@ def test_split():
         kids = [c.get("name") or "" for c in p.children.get(r["id"], [])]
         check(any("omp_outlined" in k for k in kids),
               "%s region children %s lack the outlined function" % (who, kids))
-    for metric in ("OMP_PAR_TIME", "OMP_WORK"):
+    # Region time is the 3:1 split of the work. How the team's wall time
+    # divides into work and barrier wait depends on how the OS schedules the
+    # threads (on a machine whose two CPUs share one core, a thread that is
+    # scheduled late makes the other wait), so that split gets a wider margin;
+    # test_split_one_thread checks it exactly.
+    for metric, tol in (("OMP_PAR_TIME", 0.10), ("OMP_WORK", 0.20)):
         h, l = p.excl(heavy, metric), p.excl(light, metric)
-        check(l > 0 and close(h / l, 3.0, 0.10), "%s heavy:light = %.3f, expected 3 +-10%%" % (metric, h / max(l, 1)))
+        check(l > 0 and close(h / l, 3.0, tol),
+              "%s heavy:light = %.3f, expected 3 +-%d%%" % (metric, h / max(l, 1), tol * 100))
     h, l = p.incl(heavy, "CPUTIME"), p.incl(light, "CPUTIME")
     check(l > 0 and close(h / l, 3.0, 0.25), "CPUTIME heavy:light = %.3f" % (h / max(l, 1)))
     # Both threads worked in each region.
@@ -70,6 +76,16 @@ def test_split():
     report = open([os.path.join(outdir, f) for f in os.listdir(outdir) if f.endswith(".txt")][0]).read()
     check("heavy" in report and "light" in report and "split.c:" in report,
           "text report lacks the callers or file:line")
+
+
+def test_split_one_thread():
+    outdir, _ = run_under_tool(LIB, os.path.join(SAMPLES, "split"), env={"OMP_NUM_THREADS": "1"})
+    p = one_profile(outdir)
+    heavy, light = region_under(p, "heavy"), region_under(p, "light")
+    for metric in ("OMP_PAR_TIME", "OMP_WORK", "OMP_TASK_TIME"):
+        h, l = p.excl(heavy, metric), p.excl(light, metric)
+        check(l > 0 and close(h / l, 3.0, 0.10), "%s heavy:light = %.3f, expected 3 +-10%%" % (metric, h / max(l, 1)))
+    check(p.excl(heavy, "OMP_PAR_THREADS") == 20, "team size 1")
 
 
 def test_nested():
@@ -175,6 +191,7 @@ def test_mpirun():
 
 main([
     ("split: two callers, 3:1, exact counts", test_split),
+    ("split on one thread: work 3:1", test_split_one_thread),
     ("nested regions", test_nested),
     ("tasks at two sites", test_tasks),
     ("gcc/libgomp program untouched", test_gcc_libgomp_untouched),

@@ -60,7 +60,7 @@ with tempfile.TemporaryDirectory() as tmp:
     expect(["report", a], 0, out=["OpenMP parallel regions", "CPU time by calling context",
                                   "Waits", "main (app.c:50) > run_a (app.c:30)"])
     expect(["report", one], 0, out=["OpenMP parallel regions"], no_out=["profiles in"])
-    expect(["report", "--top", "1", a], 0, out=["(1 of 3", "by function (1 of 6)"])
+    expect(["report", "--top", "1", a], 0, out=["(1 of 3", "by function (1 of 5)"])
     expect(["report", a, "--top=2"], 0, out=["(2 of 3"])
 
     # JSON, to stdout and to a file.
