@@ -36,7 +36,16 @@
 	X(OMP_SECTIONS, "<omp sections>")                 \
 	X(OMP_SINGLE, "<omp single>")                     \
 	X(OMP_WORKSHARE, "<omp workshare>")               \
-	X(OMP_MASKED, "<omp masked>")
+	X(OMP_MASKED, "<omp masked>")                     \
+	X(GPU_KERNEL, "<gpu kernel>")                     \
+	X(GPU_COPY_H2D, "<gpu copy h2d>")                 \
+	X(GPU_COPY_D2H, "<gpu copy d2h>")                 \
+	X(GPU_COPY_D2D, "<gpu copy d2d>")                 \
+	X(GPU_COPY, "<gpu copy>")                         \
+	X(GPU_ALLOC, "<gpu alloc>")                       \
+	X(GPU_FREE, "<gpu free>")                         \
+	X(GPU_MEMSET, "<gpu memset>")                     \
+	X(GPU_SYNC, "<gpu sync>")
 
 enum gt_placeholder {
 #define X(id, name) GT_PH_##id,

@@ -31,7 +31,48 @@
 	X(OMP_WS_COUNT, "OMP_WS_COUNT", "count", "worksharing constructs entered")      \
 	X(OMP_MASKED_COUNT, "OMP_MASKED_COUNT", "count", "masked/master constructs executed") \
 	X(OMP_REDUCTION_TIME, "OMP_REDUCTION_TIME", "ns", "time combining reduction results")     \
-	X(OMP_REDUCTION_COUNT, "OMP_REDUCTION_COUNT", "count", "reductions")
+	X(OMP_REDUCTION_COUNT, "OMP_REDUCTION_COUNT", "count", "reductions")            \
+	X(GKER, "GKER", "ns", "GPU kernel execution time")                              \
+	X(GKER_COUNT, "GKER_COUNT", "count", "GPU kernel launches")                     \
+	X(GKER_BLKS, "GKER_BLKS", "count",                                              \
+	  "blocks per grid, summed over launches (divide by GKER_COUNT for the mean)")  \
+	X(GKER_BLK_THR, "GKER_BLK_THR", "count",                                        \
+	  "threads per block, summed over launches (divide by GKER_COUNT)")             \
+	X(GKER_THR_REG, "GKER_THR_REG", "count",                                        \
+	  "registers per thread, summed over launches (divide by GKER_COUNT)")          \
+	X(GKER_STMEM, "GKER_STMEM", "bytes",                                            \
+	  "static shared memory per block, summed over launches (divide by GKER_COUNT)") \
+	X(GKER_DYMEM, "GKER_DYMEM", "bytes",                                            \
+	  "dynamic shared memory per block, summed over launches (divide by GKER_COUNT)") \
+	X(GKER_OCC_THR, "GKER_OCC_THR", "permille",                                     \
+	  "theoretical occupancy in 1/1000, summed over launches (divide by GKER_COUNT)") \
+	X(GXCOPY_H2D, "GXCOPY_H2D", "ns", "GPU copy time, host to device")              \
+	X(GXCOPY_H2D_BYTES, "GXCOPY_H2D_BYTES", "bytes",                                \
+	  "bytes copied host to device")                                                \
+	X(GXCOPY_H2D_COUNT, "GXCOPY_H2D_COUNT", "count", "copies host to device")       \
+	X(GXCOPY_D2H, "GXCOPY_D2H", "ns", "GPU copy time, device to host")              \
+	X(GXCOPY_D2H_BYTES, "GXCOPY_D2H_BYTES", "bytes",                                \
+	  "bytes copied device to host")                                                \
+	X(GXCOPY_D2H_COUNT, "GXCOPY_D2H_COUNT", "count", "copies device to host")       \
+	X(GXCOPY_D2D, "GXCOPY_D2D", "ns",                                               \
+	  "GPU copy time, device to device (same or peer device)")                      \
+	X(GXCOPY_D2D_BYTES, "GXCOPY_D2D_BYTES", "bytes",                                \
+	  "bytes copied device to device")                                              \
+	X(GXCOPY_D2D_COUNT, "GXCOPY_D2D_COUNT", "count", "copies device to device")     \
+	X(GXCOPY_OTHER, "GXCOPY_OTHER", "ns",                                           \
+	  "GPU copy time, other or unknown direction (host to host, arrays)")           \
+	X(GXCOPY_OTHER_BYTES, "GXCOPY_OTHER_BYTES", "bytes",                            \
+	  "bytes copied in other or unknown directions")                                \
+	X(GXCOPY_OTHER_COUNT, "GXCOPY_OTHER_COUNT", "count",                            \
+	  "copies in other or unknown directions")                                      \
+	X(GMSET, "GMSET", "ns", "GPU memset time")                                      \
+	X(GMSET_COUNT, "GMSET_COUNT", "count", "GPU memsets")                           \
+	X(GMSET_BYTES, "GMSET_BYTES", "bytes", "bytes set by GPU memsets")              \
+	X(GMEM, "GMEM", "ns", "GPU memory allocation and release time")                 \
+	X(GMEM_COUNT, "GMEM_COUNT", "count", "GPU memory allocations and releases")     \
+	X(GMEM_BYTES, "GMEM_BYTES", "bytes", "bytes of GPU memory allocated")           \
+	X(GSYNC, "GSYNC", "ns", "time in GPU synchronization operations")               \
+	X(GSYNC_COUNT, "GSYNC_COUNT", "count", "GPU synchronization operations")
 
 enum gt_metric {
 #define X(id, name, unit, desc) GT_M_##id,

@@ -36,6 +36,7 @@ static const char *const section_names[SEC__KNOWN] = {
 };
 
 #define HEADER_BYTES 16u  /* magic, version, flags */
+#define JSON_MAX_CELLS (1ull << 29) /* inclusive sums held at once: 4 GiB */
 #define SECTION_BYTES 12u /* tag, length */
 
 /* ---- growable arrays ---- */
@@ -1365,7 +1366,9 @@ int gt_profile__write_json(const struct gt_profile *p, FILE *f)
 			used[n_used] = m;
 			col[m] = n_used++;
 		}
-	if (n_used && (uint64_t)p->n_nodes > SIZE_MAX / sizeof(*incl) / n_used)
+	/* Real profiles stay far below this; a crafted one with many nodes and
+	 * many metrics would otherwise ask for their product. */
+	if (n_used && (uint64_t)p->n_nodes * n_used > JSON_MAX_CELLS)
 		goto out_free;
 	incl = calloc(((size_t)p->n_nodes * n_used) ? (size_t)p->n_nodes * n_used : 1, sizeof(*incl));
 	if (!incl)

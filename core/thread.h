@@ -62,6 +62,12 @@ struct gt_thread {
 
 	/* Per-backend state, owned by that backend (e.g. OMPT task records). */
 	void *ompt;
+	/*
+	 * The thread's channels to and from the GPU monitor (gpu/monitor.c).
+	 * Written once by the owner (release); read by the monitor thread and
+	 * the finalizer (acquire).
+	 */
+	struct gt_gpu_thread *_Atomic gpu;
 
 	/* Written once by the owner at thread end (release); read by the
 	 * finalizer (acquire). */

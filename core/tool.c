@@ -92,6 +92,7 @@ static void tool__meta(struct gt_profile *p, const struct gt_output *o, uint64_t
 {
 	char buf[4096];
 	uint64_t tool_samples = 0, dropped = 0;
+	struct gt_unwind_stats us, sum = { 0 };
 	uint32_t n = gt_thread__count();
 	FILE *f;
 	int nf;
@@ -129,12 +130,20 @@ static void tool__meta(struct gt_profile *p, const struct gt_output *o, uint64_t
 		if (t) {
 			tool_samples += t->tool_samples;
 			dropped += t->dropped_samples;
+			gt_unwind__stats(t, &us);
+			sum.memo_hits += us.memo_hits;
+			sum.memo_misses += us.memo_misses;
+			sum.full_unwinds += us.full_unwinds;
 		}
 	}
 	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)tool_samples);
 	gt_profile__set_meta(p, "tool_samples", buf);
 	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)dropped);
 	gt_profile__set_meta(p, "dropped_samples", buf);
+	snprintf(buf, sizeof(buf), "%llu hits, %llu misses, %llu full unwinds",
+		 (unsigned long long)sum.memo_hits, (unsigned long long)sum.memo_misses,
+		 (unsigned long long)sum.full_unwinds);
+	gt_profile__set_meta(p, "context_memo", buf);
 	gt_profile__set_meta(p, "output_dir", o->dir);
 	nf = atomic_load_explicit(&n_facts, memory_order_acquire);
 	for (int i = 0; i < nf && i < MAX_FACTS; i++)

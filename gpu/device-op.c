@@ -1,0 +1,149 @@
+/* SPDX-License-Identifier: MIT */
+#include "gpu/device-op.h"
+
+#include <errno.h>
+
+enum gt_placeholder gt_device_op__placeholder(const struct gt_device_op *op)
+{
+	switch (op->kind) {
+	case GT_DEVOP_KERNEL:
+		return GT_PH_GPU_KERNEL;
+	case GT_DEVOP_COPY:
+		switch (op->copy) {
+		case GT_COPY_H2D:
+			return GT_PH_GPU_COPY_H2D;
+		case GT_COPY_D2H:
+			return GT_PH_GPU_COPY_D2H;
+		case GT_COPY_D2D:
+			return GT_PH_GPU_COPY_D2D;
+		default:
+			return GT_PH_GPU_COPY;
+		}
+	case GT_DEVOP_MEMSET:
+		return GT_PH_GPU_MEMSET;
+	case GT_DEVOP_ALLOC:
+		return GT_PH_GPU_ALLOC;
+	case GT_DEVOP_FREE:
+		return GT_PH_GPU_FREE;
+	case GT_DEVOP_SYNC:
+		return GT_PH_GPU_SYNC;
+	default:
+		return GT_PH__COUNT;
+	}
+}
+
+static int is_gpu_placeholder(const struct gt_cct_node *n)
+{
+	if (n->kind != GT_NODE_PLACEHOLDER)
+		return 0;
+	switch (n->key) {
+	case GT_PH_GPU_KERNEL:
+	case GT_PH_GPU_COPY_H2D:
+	case GT_PH_GPU_COPY_D2H:
+	case GT_PH_GPU_COPY_D2D:
+	case GT_PH_GPU_COPY:
+	case GT_PH_GPU_ALLOC:
+	case GT_PH_GPU_FREE:
+	case GT_PH_GPU_MEMSET:
+	case GT_PH_GPU_SYNC:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* Metrics of one copy direction: time, bytes, count, in that order. */
+static const enum gt_metric copy_metrics[4][3] = {
+	[GT_COPY_OTHER] = { GT_M_GXCOPY_OTHER, GT_M_GXCOPY_OTHER_BYTES, GT_M_GXCOPY_OTHER_COUNT },
+	[GT_COPY_H2D] = { GT_M_GXCOPY_H2D, GT_M_GXCOPY_H2D_BYTES, GT_M_GXCOPY_H2D_COUNT },
+	[GT_COPY_D2H] = { GT_M_GXCOPY_D2H, GT_M_GXCOPY_D2H_BYTES, GT_M_GXCOPY_D2H_COUNT },
+	[GT_COPY_D2D] = { GT_M_GXCOPY_D2D, GT_M_GXCOPY_D2D_BYTES, GT_M_GXCOPY_D2D_COUNT },
+};
+
+/* Adds the nonzero values of @n metrics; a zero adds nothing and allocates no cell. */
+static int add_all(struct gt_cct *cct, struct gt_cct_node *node, const enum gt_metric *m,
+		   const uint64_t *v, unsigned n)
+{
+	int err = 0;
+
+	for (unsigned i = 0; i < n; i++)
+		if (v[i] && gt_cct__add(cct, node, m[i], v[i], 0))
+			err = -ENOMEM;
+	return err;
+}
+
+static int attribute_kernel(struct gt_cct *cct, struct gt_cct_node *node,
+			    const struct gt_device_op *op, uint64_t ns)
+{
+	const struct gt_kernel_launch *l = &op->launch;
+	const enum gt_metric m[] = {
+		GT_M_GKER,	 GT_M_GKER_COUNT, GT_M_GKER_BLKS,  GT_M_GKER_BLK_THR,
+		GT_M_GKER_THR_REG, GT_M_GKER_STMEM, GT_M_GKER_DYMEM, GT_M_GKER_OCC_THR,
+	};
+	const uint64_t v[] = {
+		ns,
+		1,
+		(uint64_t)l->grid[0] * l->grid[1] * l->grid[2],
+		(uint64_t)l->block[0] * l->block[1] * l->block[2],
+		l->registers,
+		l->static_shared,
+		l->dynamic_shared,
+		l->occupancy,
+	};
+
+	if (op->name) {
+		node = gt_cct__child(cct, node, GT_NODE_NAME, (uint64_t)(uintptr_t)op->name, 0);
+		if (!node)
+			return -ENOMEM;
+	}
+	return add_all(cct, node, m, v, sizeof(m) / sizeof(m[0]));
+}
+
+int gt_device_op__attribute(struct gt_cct *cct, struct gt_cct_node *placeholder,
+			    const struct gt_device_op *op)
+{
+	uint64_t ns = op->end_ns > op->start_ns ? op->end_ns - op->start_ns : 0;
+	struct gt_cct_node *node = placeholder ? placeholder : cct->root;
+
+	if (op->kind == GT_DEVOP_OTHER || op->kind > GT_DEVOP_SYNC)
+		return 0;
+	if (!is_gpu_placeholder(node)) {
+		node = gt_cct__placeholder(cct, node, gt_device_op__placeholder(op));
+		if (!node)
+			return -ENOMEM;
+	}
+
+	switch (op->kind) {
+	case GT_DEVOP_KERNEL:
+		return attribute_kernel(cct, node, op, ns);
+	case GT_DEVOP_COPY: {
+		const uint64_t v[] = { ns, op->bytes, 1 };
+
+		return add_all(cct, node, copy_metrics[op->copy <= GT_COPY_D2D ? op->copy : 0], v, 3);
+	}
+	case GT_DEVOP_MEMSET: {
+		const enum gt_metric m[] = { GT_M_GMSET, GT_M_GMSET_BYTES, GT_M_GMSET_COUNT };
+		const uint64_t v[] = { ns, op->bytes, 1 };
+
+		return add_all(cct, node, m, v, 3);
+	}
+	case GT_DEVOP_ALLOC: {
+		const enum gt_metric m[] = { GT_M_GMEM, GT_M_GMEM_BYTES, GT_M_GMEM_COUNT };
+		const uint64_t v[] = { ns, op->bytes, 1 };
+
+		return add_all(cct, node, m, v, 3);
+	}
+	case GT_DEVOP_FREE: {
+		const enum gt_metric m[] = { GT_M_GMEM, GT_M_GMEM_COUNT };
+		const uint64_t v[] = { ns, 1 };
+
+		return add_all(cct, node, m, v, 2);
+	}
+	default: { /* GT_DEVOP_SYNC */
+		const enum gt_metric m[] = { GT_M_GSYNC, GT_M_GSYNC_COUNT };
+		const uint64_t v[] = { ns, 1 };
+
+		return add_all(cct, node, m, v, 2);
+	}
+	}
+}
