@@ -273,11 +273,30 @@ out_lookup:
 	}
 }
 
+static void clear__visit(struct gt_cct_node *n, void *arg)
+{
+	(void)arg;
+	n->aux = 0;
+}
+
+/* Marks (aux = 1) the nodes that have a value in their subtree. */
+static void mark__visit(struct gt_cct_node *n, void *arg)
+{
+	(void)arg;
+	if (!n->metrics)
+		return;
+	for (; n && !n->aux; n = n->parent)
+		n->aux = 1;
+}
+
 static void merge__visit(struct gt_cct_node *n, void *arg)
 {
 	struct merge *m = arg;
 	struct merge_key k = { 0 };
 
+	/* Nodes with nothing measured below them are left out. */
+	if (!n->aux && n->kind != GT_NODE_ROOT)
+		return;
 	switch (n->kind) {
 	case GT_NODE_ROOT:
 		n->aux = 0;
@@ -341,6 +360,8 @@ int gt_output__build(struct gt_profile *p)
 		if (!t)
 			continue;
 		m.thread = gt_profile__thread(p, t->index, (uint32_t)t->tid, thread_kind_name(t->kind));
+		gt_cct__walk(t->cct.root, clear__visit, NULL);
+		gt_cct__walk(t->cct.root, mark__visit, NULL);
 		gt_cct__walk(t->cct.root, merge__visit, &m);
 	}
 	gt_symbolizer__delete(m.sym);

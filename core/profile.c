@@ -1020,6 +1020,10 @@ static int read_values(struct rd *r, struct gt_profile *p)
 
 		if ((err = rd__uv(r, &delta)) || (err = rd__count(r, 3, UINT64_MAX, &n)))
 			return err;
+		/* Writers never emit empty groups; allowing them would break the
+		 * 5-byte minimum that caps the group count above. */
+		if (!n)
+			return rd__fail(r, "VALUES section: empty group at byte %zu", start);
 		if (delta >= (uint64_t)p->n_nodes - node)
 			return rd__fail(r, "VALUES section: node %" PRIu64 " at byte %zu out of range (%" PRIu32
 					" nodes)", (uint64_t)node + delta, start, p->n_nodes);

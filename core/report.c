@@ -217,13 +217,14 @@ static void sb__add_label(struct sb *b, const struct gt_profile *p, uint32_t i)
 		sb__add(b, "<root>");
 		return;
 	case GT_PNODE_FRAME:
-		if (name)
+		if (name) {
 			sb__add_clean(b, name);
-		else if (mod) {
+		} else if (mod) {
 			sb__add_clean(b, base_name(mod));
 			sb__addf(b, "+0x%" PRIx64, n->offset);
-		} else
+		} else {
 			sb__addf(b, "0x%" PRIx64, n->offset);
+		}
 		if (file) {
 			sb__add(b, " (");
 			sb__add_clean(b, base_name(file));
@@ -561,7 +562,9 @@ static int section_parallel(struct rep *r)
 		if (is_node_named(p, i, GT_PNODE_PLACEHOLDER, PH_PARALLEL))
 			/* Never 0 for a region with anything measured, so that
 			 * nodes_by keeps it; the order still follows time. */
-			key[i] = time[i] || count[i] || work[i] || wait[i] || r->cpu_incl[i] ? time[i] + 1 : 0;
+			key[i] = time[i] || count[i] || work[i] || wait[i] || r->cpu_incl[i]
+					 ? time[i] + (time[i] < UINT64_MAX)
+					 : 0;
 	err = nodes_by(r, key, &idx, &n);
 	if (err || !n)
 		goto out_free;
@@ -594,6 +597,14 @@ static int section_parallel(struct rep *r)
 	fprintf(r->f, "\nOpenMP parallel regions (%" PRIu32 " of %" PRIu32 ", by time; under each, where it was reached)\n",
 		shown, n);
 	table__print(&t, r->f);
+	for (uint32_t k = 0; k < shown; k++) {
+		if (r->wall_ns && time[idx[k]] > r->wall_ns) {
+			fputs("  (time adds up the instances of all threads that started them: regions nested in\n"
+			      "  a parallel region can exceed the wall time)\n",
+			      r->f);
+			break;
+		}
+	}
 out_free:
 	table__fini(&t);
 	free(idx);
@@ -931,8 +942,15 @@ int gt_report__write_text(const struct gt_profile *p, FILE *f, unsigned top)
 	int err;
 
 	/* Everything below walks parents; refuse a tree that would not end. */
-	for (uint32_t i = 0; i < p->n_nodes; i++)
-		if (i ? p->nodes[i].parent >= i : p->nodes[i].parent != GT_NONE)
+	for (uint32_t i = 0; i < p->n_nodes; i++) {
+		const struct gt_prof_node *n = &p->nodes[i];
+
+		if ((i ? n->parent >= i : n->parent != GT_NONE) ||
+		    (n->module != GT_NONE && n->module >= p->n_modules))
+			return -EINVAL;
+	}
+	for (uint32_t i = 0; i < p->n_modules; i++)
+		if (p->modules[i] >= p->n_strings)
 			return -EINVAL;
 	for (uint64_t i = 0; i < p->n_values; i++)
 		if (p->values[i].node >= p->n_nodes || p->values[i].thread >= p->n_threads ||

@@ -86,15 +86,15 @@ static void region__put(struct omp_region *r)
 		free(r);
 }
 
-/* A worker's view of "now" for the end of its part of a region. */
-static uint64_t region__clamp(const struct omp_task *task, uint64_t now)
+/*
+ * When a worker's part of a region ended. LLVM reports it late (at the next
+ * fork): the region's end, once known, is the answer and saves a clock read.
+ */
+static uint64_t region__member_end(const struct omp_task *task)
 {
-	uint64_t end;
+	uint64_t end = atomic_load_explicit(&task->region->t_end, memory_order_relaxed);
 
-	if (!task->region)
-		return now;
-	end = atomic_load_explicit(&task->region->t_end, memory_order_relaxed);
-	return end && end < now ? end : now;
+	return end ? end : gt_clock__now();
 }
 
 static void add(struct gt_thread *t, struct gt_cct_node *n, enum gt_metric m, uint64_t v)
@@ -160,16 +160,20 @@ void ompt__on_parallel_end(ompt_data_t *parallel_data, ompt_data_t *encountering
 {
 	struct gt_thread *t = gt_thread__peek();
 	struct omp_region *r = parallel_data->ptr;
-	uint64_t now = gt_clock__now();
+	uint64_t now;
 
 	(void)encountering_task_data, (void)flags, (void)codeptr_ra;
 	if (!t || !r || r->owner != t)
 		return;
+	/* The encountering thread's implicit task ended just before: its end
+	 * is the region's (a clock read saved on the join's critical path). */
+	now = atomic_load_explicit(&r->t_end, memory_order_relaxed);
+	if (!now)
+		now = gt_clock__now();
 	gt_thread__enter(t);
 	add(t, r->node, GT_M_OMP_PAR_TIME, now - r->t_begin);
 	add(t, r->node, GT_M_OMP_PAR_COUNT, 1);
 	add(t, r->node, GT_M_OMP_PAR_THREADS, r->team);
-	atomic_store_explicit(&r->t_end, now, memory_order_relaxed);
 	parallel_data->ptr = NULL;
 	region__put(r);
 	gt_thread__leave(t);
@@ -183,7 +187,7 @@ void ompt__on_implicit_task(ompt_scope_endpoint_t endpoint, ompt_data_t *paralle
 	struct omp_thread *ot;
 	struct omp_task *task;
 	struct omp_region *r;
-	uint64_t now = gt_clock__now();
+	uint64_t now;
 
 	if (!t)
 		return;
@@ -199,17 +203,21 @@ void ompt__on_implicit_task(ompt_scope_endpoint_t endpoint, ompt_data_t *paralle
 		r = parallel_data ? parallel_data->ptr : NULL;
 		task = task__new(ot);
 		if (task) {
+			now = 0;
 			if (!r) {
 				task->node = t->cct.root;
 			} else if (r->owner == t) {
 				task->node = r->node;
+				task->region = r;
+				now = r->t_begin;
 			} else {
 				task->node = gt_thread__import(t, r->node);
 				/* Relaxed: the fork ordered the record's creation. */
 				atomic_fetch_add_explicit(&r->refs, 1, memory_order_relaxed);
 				task->region = r;
+				task->holds_region = 1;
 			}
-			task->t_begin = now;
+			task->t_begin = now ? now : gt_clock__now();
 		}
 		/* The encountering thread is member 0; it alone writes team. */
 		if (r && index == 0 && r->owner == t)
@@ -220,10 +228,17 @@ void ompt__on_implicit_task(ompt_scope_endpoint_t endpoint, ompt_data_t *paralle
 		if (task && task != &ot->initial) {
 			uint64_t d;
 
-			now = region__clamp(task, now);
-			d = now > task->t_begin ? now - task->t_begin : 0;
-			if (task->region)
+			if (task->holds_region) {
+				now = region__member_end(task);
 				region__put(task->region);
+			} else {
+				now = gt_clock__now();
+				/* The encountering thread: its end is the region's. */
+				if (task->region)
+					atomic_store_explicit(&task->region->t_end, now,
+							      memory_order_relaxed);
+			}
+			d = now > task->t_begin ? now - task->t_begin : 0;
 			add(t, task->node, GT_M_OMP_TASK_TIME, d);
 			add(t, task->node, GT_M_OMP_WORK, d > task->wait_ns ? d - task->wait_ns : 0);
 			task->next_free = ot->free_tasks;
@@ -309,7 +324,7 @@ void ompt__on_sync_region_wait(ompt_sync_region_t kind, ompt_scope_endpoint_t en
 	uintptr_t key = GT_UNWIND_KEY();
 	struct gt_thread *t = gt_thread__peek();
 	struct omp_task *task = task_of(task_data);
-	uint64_t now = gt_clock__now();
+	uint64_t now;
 
 	(void)parallel_data;
 	if (!t || !t->ompt || !task)
@@ -319,6 +334,7 @@ void ompt__on_sync_region_wait(ompt_sync_region_t kind, ompt_scope_endpoint_t en
 		struct gt_cct_node *ctx;
 		enum gt_placeholder ph;
 
+		now = gt_clock__now();
 		switch (kind) {
 		case ompt_sync_region_barrier_implicit_parallel:
 		case ompt_sync_region_barrier_teams:
@@ -356,8 +372,10 @@ void ompt__on_sync_region_wait(ompt_sync_region_t kind, ompt_scope_endpoint_t en
 		uint64_t busy = ((struct omp_thread *)t->ompt)->explicit_ns - task->wait_busy0;
 		uint64_t d;
 
-		if (kind == ompt_sync_region_barrier_implicit_parallel)
-			now = region__clamp(task, now);
+		if (kind == ompt_sync_region_barrier_implicit_parallel && task->holds_region)
+			now = region__member_end(task);
+		else
+			now = gt_clock__now();
 		d = now > task->wait_t0 ? now - task->wait_t0 : 0;
 		d = d > busy ? d - busy : 0;
 		add(t, task->wait_node, GT_M_OMP_WAIT, d);

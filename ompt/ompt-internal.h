@@ -46,7 +46,8 @@ struct omp_task {
 	uint64_t wait_t0, ws_t0, red_t0;
 	uint64_t wait_busy0; /* the thread's explicit-task time when the wait began */
 	struct gt_cct_node *wait_node, *ws_node, *red_node;
-	struct omp_region *region; /* implicit tasks of workers: a reference */
+	struct omp_region *region; /* implicit tasks: their region */
+	int holds_region;          /* a worker's reference to region */
 	int is_explicit;
 	struct omp_task *next_free;
 };

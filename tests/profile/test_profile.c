@@ -809,6 +809,18 @@ static int test_hostile(void)
 	fb__finish(&b);
 	CHECK(expect(&b, "second root") == 0);
 
+	/* A group of no values. */
+	fb__base(&b);
+	fb__begin(&b, 6);
+	fb__uv(&b, 1);
+	fb__root(&b);
+	fb__end(&b);
+	fb__begin(&b, 7);
+	fb__bytes(&b, "\x01\x00\x00\x00\x00\x00", 6);
+	fb__end(&b);
+	fb__finish(&b);
+	CHECK(expect(&b, "empty group") == 0);
+
 	/* Values for a node, metric or thread that does not exist. */
 	for (int which = 0; which < 3; which++) {
 		fb__base(&b);

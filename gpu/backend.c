@@ -1,0 +1,94 @@
+/* SPDX-License-Identifier: MIT */
+#include "gpu/backend.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <string.h>
+
+#include "core/log.h"
+#include "gpu/monitor-internal.h"
+#include "gpu/monitor.h"
+
+/*
+ * Registration happens a few times per process, from entry points that may
+ * run on different threads (CUDA injection, the OpenCL layer, OMPT): a mutex
+ * is enough, and no application thread takes it on a measurement path.
+ */
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static const struct gt_backend *table[GT_BACKEND_MAX];
+static int n_table;
+static int closed; /* set at stop: no more registrations */
+
+static int registered(const struct gt_backend *b)
+{
+	for (int i = 0; i < n_table; i++)
+		if (table[i] == b)
+			return 1;
+	return 0;
+}
+
+int gt_backend__register(const struct gt_backend *b)
+{
+	const char *name = b->name ? b->name : "?";
+	int err;
+
+	err = gt_monitor__start();
+	if (err) {
+		gt_warn("gpu", "%s: off (no monitor thread: %s)", name, strerror(-err));
+		return err;
+	}
+	pthread_mutex_lock(&lock);
+	if (registered(b)) {
+		err = 0;
+		goto out_unlock;
+	}
+	if (closed || n_table == GT_BACKEND_MAX) {
+		err = closed ? -ESHUTDOWN : -ENOSPC;
+		gt_warn("gpu", "%s: off (%s)", name,
+			closed ? "registered while the tool stops" : "too many backends");
+		goto out_unlock;
+	}
+	/* Under the lock, so that a concurrent stop cannot miss a backend
+	 * that has started; start must not register another backend. */
+	err = b->start ? b->start() : 0;
+	if (err) {
+		if (err > 0)
+			err = -err;
+		gt_warn("gpu", "%s: off (%s)", name, strerror(-err));
+		goto out_unlock;
+	}
+	table[n_table++] = b;
+	gt_info("gpu", "%s: on", name);
+out_unlock:
+	pthread_mutex_unlock(&lock);
+	return err;
+}
+
+void gt_backend__stop_all(void)
+{
+	const struct gt_backend *copy[GT_BACKEND_MAX];
+	int n;
+
+	pthread_mutex_lock(&lock);
+	closed = 1;
+	n = n_table;
+	memcpy(copy, table, sizeof(copy));
+	pthread_mutex_unlock(&lock);
+
+	/* Outside the lock: flush and stop may call back into the monitor. */
+	for (int i = n - 1; i >= 0; i--)
+		if (copy[i]->flush)
+			copy[i]->flush();
+	for (int i = n - 1; i >= 0; i--)
+		if (copy[i]->stop)
+			copy[i]->stop();
+}
+
+void gt_backend__atfork_child(void)
+{
+	/* The parent's lock may have been held by a thread that does not exist
+	 * here. Vendor state does not survive fork either: forget the table. */
+	pthread_mutex_init(&lock, NULL);
+	n_table = 0;
+	closed = 1;
+}

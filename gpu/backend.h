@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef GT_GPU_BACKEND_H
+#define GT_GPU_BACKEND_H
+
+/*
+ * The table every device backend (gpu/cupti/, gpu/opencl/, OpenMP target,
+ * OpenACC) plugs into. A backend fills a static struct gt_backend and calls
+ * gt_backend__register from its entry point, after gt_tool__start().
+ *
+ *   start   called once by gt_backend__register, after the monitor thread
+ *           runs. Returns 0, or a negative errno when the backend cannot
+ *           work here (no library, another subscriber, an old runtime). It
+ *           logs nothing: the table logs one line and the backend stays off.
+ *   flush   at exit, with the monitor still running: hand every completed
+ *           activity to the monitor (gt_monitor__activity). May be NULL.
+ *   stop    at exit, after every backend's flush: stop delivering, release
+ *           vendor resources. Activities handed over from inside stop are
+ *           still processed. May be NULL.
+ *
+ * None of the three is called for a backend whose start failed; flush and
+ * stop run on the thread that stops the tool.
+ */
+
+struct gt_backend {
+	const char *name;
+	int (*start)(void);
+	void (*flush)(void);
+	void (*stop)(void);
+};
+
+/* Most backends one process may register. */
+#define GT_BACKEND_MAX 8
+
+/*
+ * Starts the monitor (once), then @b. Returns 0 when @b runs, else a
+ * negative errno after one log line. Thread-safe; @b must live until exit.
+ * Registering the same table twice returns 0 and starts nothing.
+ */
+int gt_backend__register(const struct gt_backend *b);
+
+#endif

@@ -1,0 +1,149 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef GT_GPU_MONITOR_INTERNAL_H
+#define GT_GPU_MONITOR_INTERNAL_H
+
+/* Shared by gpu/monitor.c and gpu/corrmap.c; not for backends. */
+
+#include <stdalign.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "channels/bichannel.h"
+#include "core/cct.h"
+#include "gpu/device-op.h"
+
+struct gt_thread;
+
+enum mon_record_type {
+	MON_CORRELATION = 1,
+	MON_ACTIVITY = 2,
+};
+
+/* Payload of a thread's to_monitor channel. */
+struct mon_record {
+	uint32_t type; /* enum mon_record_type */
+	/* MON_CORRELATION: the node op.correlation was issued at. */
+	struct gt_cct_node *placeholder;
+	/* MON_ACTIVITY: the whole op. MON_CORRELATION: only op.correlation. */
+	struct gt_device_op op;
+};
+
+/* Payload of a thread's to_thread channel. */
+struct mon_measurement {
+	struct gt_cct_node *placeholder;
+	struct gt_device_op op;
+};
+
+/*
+ * A thread's side of the monitor, created by the thread itself on its first
+ * correlate or activity and published through gt_thread.gpu; freed never
+ * (the thread may still hold it when the process exits).
+ *
+ *   to_monitor   producer: the owner; consumer: the monitor thread.
+ *   to_thread    producer: the monitor thread; consumer: the owner, and the
+ *                finalizer once `closing` is set and `draining` reads 0.
+ *
+ * Fields written by the owner and fields written by the monitor sit on
+ * different cache lines.
+ */
+struct gt_gpu_thread {
+	/* Constant after publication. */
+	struct gt_thread *thread;
+	struct gt_bichannel *to_monitor;
+	struct gt_bichannel *to_thread;
+
+	/* Owner only. */
+	uint64_t seq;	   /* last correlation sequence number issued */
+	uint64_t consumed; /* measurement records this owner has applied */
+	/* Written by the owner (relaxed load + store), read by stats anywhere. */
+	_Atomic uint64_t lost;
+	/*
+	 * 1 while the owner drains to_thread. The owner stores 1 then loads
+	 * mon.closing; the finalizer stores closing then loads this; all four
+	 * seq_cst, so at least one sees the other. The owner's release store of
+	 * 0 pairs with the finalizer's acquire load: the owner's last accesses
+	 * to its tree and to to_thread happen-before the finalizer's.
+	 */
+	atomic_int draining;
+
+	/*
+	 * Measurement records sent, written by the monitor only (relaxed load +
+	 * store) and read by the owner (relaxed) to skip an empty drain. A hint:
+	 * the channel itself orders the records.
+	 */
+	alignas(64) _Atomic uint64_t produced;
+	/* Monitor only: already in the monitor's list of threads. */
+	int known;
+};
+
+/*
+ * The monitor's map from correlation id to the issuing thread and node, and
+ * the activities waiting for a correlation. Private to the monitor thread:
+ * no atomics, no locks.
+ *
+ * Open addressing with linear probing and backward-shift deletion (no
+ * tombstones), so a removal leaves the table as if the entry had never been
+ * inserted; the capacity follows the peak number of ids in flight.
+ *
+ * An entry is either correlated (owner != NULL, no waiting activities) or
+ * waiting (owner == NULL, a chain of parked activities in arrival order).
+ * Parked activities live in a pool of at most pool_max slots, also linked
+ * oldest to newest across ids; a park into a full pool drops the oldest.
+ */
+struct corr_entry {
+	uint64_t id; /* 0: empty slot */
+	struct gt_gpu_thread *owner;
+	struct gt_cct_node *placeholder;
+	uint32_t head, tail; /* parked activities, slot index + 1; 0: none */
+};
+
+struct corr_parked {
+	struct gt_device_op op;
+	uint32_t next;	       /* same id, newer; or the free list */
+	uint32_t older, newer; /* every parked activity; index + 1 */
+};
+
+struct corr_map {
+	struct corr_entry *slots;
+	uint32_t cap; /* a power of two, or 0 before the first insert */
+	uint32_t size;
+	uint32_t peak;
+
+	struct corr_parked *pool;
+	uint32_t pool_cap, pool_max;
+	uint32_t free_list;	 /* index + 1 */
+	uint32_t oldest, newest; /* index + 1 */
+	uint32_t parked;
+	uint32_t parked_peak;
+	uint64_t evicted;
+};
+
+void corr_map__init(struct corr_map *m, uint32_t pool_max);
+void corr_map__fini(struct corr_map *m);
+struct corr_entry *corr_map__find(struct corr_map *m, uint64_t id);
+/* A new entry for @id (not in the map), owner NULL, or NULL when out of memory. */
+struct corr_entry *corr_map__insert(struct corr_map *m, uint64_t id);
+/* Removes @e, which must have no parked activity. Other entries may move. */
+void corr_map__remove(struct corr_map *m, struct corr_entry *e);
+/*
+ * Parks a copy of @op under its id (op->correlation), creating a waiting
+ * entry when there is none. Returns 0, or -ENOMEM (nothing parked). May drop
+ * the oldest parked activity (counted in evicted) and move entries.
+ */
+int corr_map__park(struct corr_map *m, const struct gt_device_op *op);
+/* Moves the oldest activity parked under @e into @out and frees its slot;
+ * returns 1, or 0 when none is parked. @e stays in the map. */
+int corr_map__unpark(struct corr_map *m, struct corr_entry *e, struct gt_device_op *out);
+
+/* ---- the backend table (gpu/backend.c), for the monitor ---- */
+
+/*
+ * At stop, with the monitor still running: flush every backend, then stop
+ * every backend, each in reverse order of registration, and refuse later
+ * registrations.
+ */
+void gt_backend__stop_all(void);
+/* In a fork child: the table's lock is usable, every backend is off. */
+void gt_backend__atfork_child(void);
+
+#endif
