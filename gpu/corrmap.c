@@ -24,20 +24,20 @@ static uint32_t id_hash(uint64_t id)
 	return (uint32_t)id;
 }
 
-void corr_map__init(struct corr_map *m, uint32_t pool_max)
+void gt_corrmap__init(struct corr_map *m, uint32_t pool_max)
 {
 	memset(m, 0, sizeof(*m));
 	m->pool_max = pool_max;
 }
 
-void corr_map__fini(struct corr_map *m)
+void gt_corrmap__fini(struct corr_map *m)
 {
 	free(m->slots);
 	free(m->pool);
-	corr_map__init(m, m->pool_max);
+	gt_corrmap__init(m, m->pool_max);
 }
 
-struct corr_entry *corr_map__find(struct corr_map *m, uint64_t id)
+struct corr_entry *gt_corrmap__find(struct corr_map *m, uint64_t id)
 {
 	uint32_t mask = m->cap - 1;
 
@@ -76,12 +76,12 @@ static int map__grow(struct corr_map *m)
 	return 0;
 }
 
-struct corr_entry *corr_map__insert(struct corr_map *m, uint64_t id)
+struct corr_entry *gt_corrmap__insert(struct corr_map *m, uint64_t id)
 {
 	struct corr_entry *e;
 	uint32_t i;
 
-	assert(id && !corr_map__find(m, id));
+	assert(id && !gt_corrmap__find(m, id));
 	/* Load at most 1/2: probes stay short with linear probing. */
 	if ((m->size + 1) * 2 > m->cap && map__grow(m))
 		return NULL;
@@ -95,7 +95,7 @@ struct corr_entry *corr_map__insert(struct corr_map *m, uint64_t id)
 	return e;
 }
 
-void corr_map__remove(struct corr_map *m, struct corr_entry *e)
+void gt_corrmap__remove(struct corr_map *m, struct corr_entry *e)
 {
 	uint32_t mask = m->cap - 1;
 	uint32_t hole = (uint32_t)(e - m->slots);
@@ -183,7 +183,7 @@ static uint32_t chain__shift(struct corr_map *m, struct corr_entry *e)
 
 static void pool__evict_oldest(struct corr_map *m)
 {
-	struct corr_entry *e = corr_map__find(m, slot(m, m->oldest)->op.correlation);
+	struct corr_entry *e = gt_corrmap__find(m, slot(m, m->oldest)->op.correlation);
 
 	/* Arrival order per id follows arrival order overall: the oldest of
 	 * all is the head of its own chain. */
@@ -191,10 +191,10 @@ static void pool__evict_oldest(struct corr_map *m)
 	chain__shift(m, e);
 	m->evicted++;
 	if (!e->head && !e->owner)
-		corr_map__remove(m, e);
+		gt_corrmap__remove(m, e);
 }
 
-int corr_map__park(struct corr_map *m, const struct gt_device_op *op)
+int gt_corrmap__park(struct corr_map *m, const struct gt_device_op *op)
 {
 	struct corr_entry *e;
 	struct corr_parked *p;
@@ -206,9 +206,9 @@ int corr_map__park(struct corr_map *m, const struct gt_device_op *op)
 		pool__evict_oldest(m);
 	}
 	/* After the eviction, which may have moved entries. */
-	e = corr_map__find(m, op->correlation);
+	e = gt_corrmap__find(m, op->correlation);
 	if (!e) {
-		e = corr_map__insert(m, op->correlation);
+		e = gt_corrmap__insert(m, op->correlation);
 		if (!e)
 			return -ENOMEM;
 	}
@@ -235,7 +235,7 @@ int corr_map__park(struct corr_map *m, const struct gt_device_op *op)
 	return 0;
 }
 
-int corr_map__unpark(struct corr_map *m, struct corr_entry *e, struct gt_device_op *out)
+int gt_corrmap__unpark(struct corr_map *m, struct corr_entry *e, struct gt_device_op *out)
 {
 	if (!e->head)
 		return 0;

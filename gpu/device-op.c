@@ -119,7 +119,9 @@ int gt_device_op__attribute(struct gt_cct *cct, struct gt_cct_node *placeholder,
 	case GT_DEVOP_COPY: {
 		const uint64_t v[] = { ns, op->bytes, 1 };
 
-		return add_all(cct, node, copy_metrics[op->copy <= GT_COPY_D2D ? op->copy : 0], v, 3);
+		unsigned dir = op->copy <= GT_COPY_D2D ? op->copy : GT_COPY_OTHER;
+
+		return add_all(cct, node, copy_metrics[dir], v, 3);
 	}
 	case GT_DEVOP_MEMSET: {
 		const enum gt_metric m[] = { GT_M_GMSET, GT_M_GMSET_BYTES, GT_M_GMSET_COUNT };

@@ -34,6 +34,13 @@ struct mon_measurement {
 	struct gt_device_op op;
 };
 
+/* Where a thread stands in the monitor's list of channels to poll. */
+enum gt_gpu_thread_state {
+	GPU_THREAD_NEW = 0,	/* not seen yet */
+	GPU_THREAD_POLLED = 1,	/* drained every round */
+	GPU_THREAD_RETIRED = 2, /* exited and drained: polled no more */
+};
+
 /*
  * A thread's side of the monitor, created by the thread itself on its first
  * correlate or activity and published through gt_thread.gpu; freed never
@@ -72,8 +79,8 @@ struct gt_gpu_thread {
 	 * the channel itself orders the records.
 	 */
 	alignas(64) _Atomic uint64_t produced;
-	/* Monitor only: already in the monitor's list of threads. */
-	int known;
+	/* Monitor only: enum gt_gpu_thread_state. */
+	int state;
 };
 
 /*
@@ -118,22 +125,22 @@ struct corr_map {
 	uint64_t evicted;
 };
 
-void corr_map__init(struct corr_map *m, uint32_t pool_max);
-void corr_map__fini(struct corr_map *m);
-struct corr_entry *corr_map__find(struct corr_map *m, uint64_t id);
+void gt_corrmap__init(struct corr_map *m, uint32_t pool_max);
+void gt_corrmap__fini(struct corr_map *m);
+struct corr_entry *gt_corrmap__find(struct corr_map *m, uint64_t id);
 /* A new entry for @id (not in the map), owner NULL, or NULL when out of memory. */
-struct corr_entry *corr_map__insert(struct corr_map *m, uint64_t id);
+struct corr_entry *gt_corrmap__insert(struct corr_map *m, uint64_t id);
 /* Removes @e, which must have no parked activity. Other entries may move. */
-void corr_map__remove(struct corr_map *m, struct corr_entry *e);
+void gt_corrmap__remove(struct corr_map *m, struct corr_entry *e);
 /*
  * Parks a copy of @op under its id (op->correlation), creating a waiting
  * entry when there is none. Returns 0, or -ENOMEM (nothing parked). May drop
  * the oldest parked activity (counted in evicted) and move entries.
  */
-int corr_map__park(struct corr_map *m, const struct gt_device_op *op);
+int gt_corrmap__park(struct corr_map *m, const struct gt_device_op *op);
 /* Moves the oldest activity parked under @e into @out and frees its slot;
  * returns 1, or 0 when none is parked. @e stays in the map. */
-int corr_map__unpark(struct corr_map *m, struct corr_entry *e, struct gt_device_op *out);
+int gt_corrmap__unpark(struct corr_map *m, struct corr_entry *e, struct gt_device_op *out);
 
 /* ---- the backend table (gpu/backend.c), for the monitor ---- */
 

@@ -48,9 +48,16 @@ enum {
 
 /* Bounds the final rounds at stop, should a producer keep going. */
 #define FINAL_ROUNDS 16
+/* Rounds between two looks for exited threads. */
+#define RETIRE_EVERY 64
 /* A flusher re-checks that the monitor is alive this often. */
 #define FLUSH_RECHECK_NS 10000000u
 
+/*
+ * Grouped by who writes how often, one group per cache line or more: the
+ * words every correlate and drain reads are written almost never, so their
+ * line stays shared in every core's cache.
+ */
 static struct {
 	pthread_once_t once;
 	int start_err;
@@ -75,22 +82,23 @@ static struct {
 	_Atomic uint32_t generation;
 
 	/*
-	 * Futex words. `wake`: the monitor sleeps on it; wakers increment it.
+	 * Futex words, written at each flush, notify and sleep.
+	 * `wake`: the monitor sleeps on it; wakers increment it.
 	 * `asleep`: 1 while the monitor may be in (or entering) its sleep.
 	 * `flush_req`: tickets of flushers (seq_cst RMW); `flush_done`: the last
 	 * ticket the monitor has served (release store, acquire loads),
 	 * flushers sleep on it.
 	 */
-	_Atomic uint32_t wake;
+	alignas(64) _Atomic uint32_t wake;
 	atomic_int asleep;
 	_Atomic uint32_t flush_req;
 	_Atomic uint32_t flush_done;
 
 	/* Published counters: written by the monitor (relaxed), read anywhere. */
-	_Atomic uint64_t pub[STAT_N];
+	alignas(64) _Atomic uint64_t pub[STAT_N];
 
 	/* ---- monitor thread only (and the stopper after the join) ---- */
-	struct gt_monitor_stats priv;
+	alignas(64) struct gt_monitor_stats priv;
 	struct corr_map map;
 	struct gt_gpu_thread **threads; /* channels the monitor drains */
 	uint32_t n_threads, cap_threads;
@@ -253,8 +261,8 @@ size_t gt_monitor__drain(struct gt_thread *t)
 
 static void monitor__poke(void)
 {
-	/* Any change of `wake` after the monitor read it makes its futex wait
-	 * return at once; see monitor__sleep for why no wake-up is lost. */
+	/* Call after publishing the work; see monitor__sleep for why no
+	 * wake-up is lost. */
 	atomic_fetch_add_explicit(&mon.wake, 1, memory_order_seq_cst);
 	if (atomic_load_explicit(&mon.asleep, memory_order_seq_cst))
 		futex(&mon.wake, FUTEX_WAKE_PRIVATE, 1, NULL);
@@ -295,9 +303,10 @@ void gt_monitor__flush(void)
 
 /* ---- the monitor thread ---- */
 
-static void threads__add(struct gt_gpu_thread *g)
+/* Puts @g in the list of channels drained every round. */
+static void threads__poll(struct gt_gpu_thread *g)
 {
-	if (g->known)
+	if (g->state == GPU_THREAD_POLLED)
 		return;
 	if (mon.n_threads == mon.cap_threads) {
 		uint32_t cap = mon.cap_threads ? mon.cap_threads * 2 : 64;
@@ -309,8 +318,11 @@ static void threads__add(struct gt_gpu_thread *g)
 		mon.cap_threads = cap;
 	}
 	mon.threads[mon.n_threads++] = g;
-	g->known = 1;
-	mon.priv.threads = mon.n_threads;
+	if (g->state == GPU_THREAD_NEW)
+		mon.priv.threads++;
+	else
+		mon.priv.retired--;
+	g->state = GPU_THREAD_POLLED;
 }
 
 static struct gt_gpu_thread *gpu_of(struct gt_thread *t)
@@ -326,8 +338,8 @@ static void threads__scan(void)
 	for (uint32_t i = 0; i < n; i++) {
 		struct gt_gpu_thread *g = gpu_of(gt_thread__at(i));
 
-		if (g)
-			threads__add(g);
+		if (g && g->state == GPU_THREAD_NEW)
+			threads__poll(g);
 	}
 }
 
@@ -350,15 +362,16 @@ static void monitor__deliver(struct gt_gpu_thread *owner, struct gt_cct_node *pl
 			      memory_order_relaxed);
 }
 
-static void on_correlation(struct gt_gpu_thread *owner, uint64_t id, struct gt_cct_node *placeholder)
+static void on_correlation(struct gt_gpu_thread *owner, uint64_t id,
+			   struct gt_cct_node *placeholder)
 {
-	struct corr_entry *e = corr_map__find(&mon.map, id);
+	struct corr_entry *e = gt_corrmap__find(&mon.map, id);
 	struct gt_device_op op;
 	int complete = 0;
 
 	mon.priv.correlations++;
 	if (!e) {
-		e = corr_map__insert(&mon.map, id);
+		e = gt_corrmap__insert(&mon.map, id);
 		if (!e) {
 			mon.priv.lost++;
 			return;
@@ -367,13 +380,13 @@ static void on_correlation(struct gt_gpu_thread *owner, uint64_t id, struct gt_c
 	e->owner = owner;
 	e->placeholder = placeholder;
 	/* Activities that came first: deliver them in arrival order. */
-	while (corr_map__unpark(&mon.map, e, &op)) {
+	while (gt_corrmap__unpark(&mon.map, e, &op)) {
 		monitor__deliver(owner, placeholder, &op);
 		if (!(op.flags & GT_DEVOP_F_MORE))
 			complete = 1;
 	}
 	if (complete)
-		corr_map__remove(&mon.map, e);
+		gt_corrmap__remove(&mon.map, e);
 }
 
 static void on_record(void *payload, void *arg);
@@ -393,13 +406,14 @@ static struct corr_entry *route__find(uint64_t id)
 	g = gpu_of(gt_thread__at(gt_correlation__thread(id)));
 	if (!g || g == outer)
 		return NULL;
-	threads__add(g);
+	/* A retired thread that produced again is polled again. */
+	threads__poll(g);
 	mon.nested = 1;
 	mon.current = g;
 	gt_bichannel__drain(g->to_monitor, on_record, g);
 	mon.current = outer;
 	mon.nested = 0;
-	return corr_map__find(&mon.map, id);
+	return gt_corrmap__find(&mon.map, id);
 }
 
 static void on_activity(const struct gt_device_op *op)
@@ -411,17 +425,17 @@ static void on_activity(const struct gt_device_op *op)
 		mon.priv.unmatched++;
 		return;
 	}
-	e = corr_map__find(&mon.map, op->correlation);
+	e = gt_corrmap__find(&mon.map, op->correlation);
 	if (!e)
 		e = route__find(op->correlation);
 	if (e && e->owner) {
 		monitor__deliver(e->owner, e->placeholder, op);
 		if (!(op->flags & GT_DEVOP_F_MORE))
-			corr_map__remove(&mon.map, e);
+			gt_corrmap__remove(&mon.map, e);
 		return;
 	}
 	mon.priv.early++;
-	if (corr_map__park(&mon.map, op))
+	if (gt_corrmap__park(&mon.map, op))
 		mon.priv.unmatched++;
 }
 
@@ -435,7 +449,34 @@ static void on_record(void *payload, void *arg)
 		on_activity(&r->op);
 }
 
-/* One pass over every known channel. Returns the number of records taken. */
+/*
+ * Stops polling the channels of threads that have exited, so that a round
+ * costs what the live threads cost however many threads came and went. A
+ * thread produces nothing after gt_thread__exit; its channel is drained one
+ * last time first. Measurement records still reach it (the map holds the
+ * owner itself), for the finalizer to apply.
+ */
+static void threads__retire(void)
+{
+	for (uint32_t i = 0; i < mon.n_threads;) {
+		struct gt_gpu_thread *g = mon.threads[i];
+
+		/* Acquire: pairs with the release store in gt_thread__exit, so
+		 * the drain below sees everything the thread committed. */
+		if (!atomic_load_explicit(&g->thread->exited, memory_order_acquire)) {
+			i++;
+			continue;
+		}
+		mon.current = g;
+		gt_bichannel__drain(g->to_monitor, on_record, g);
+		mon.current = NULL;
+		g->state = GPU_THREAD_RETIRED;
+		mon.priv.retired++;
+		mon.threads[i] = mon.threads[--mon.n_threads];
+	}
+}
+
+/* One pass over every polled channel. Returns the number of records taken. */
 static uint64_t monitor__round(void)
 {
 	uint64_t before = mon.priv.correlations + mon.priv.activities;
@@ -451,7 +492,8 @@ static uint64_t monitor__round(void)
 		gt_bichannel__drain(mon.threads[i]->to_monitor, on_record, mon.threads[i]);
 	}
 	mon.current = NULL;
-	mon.priv.rounds++;
+	if (++mon.priv.rounds % RETIRE_EVERY == 0)
+		threads__retire();
 	return mon.priv.correlations + mon.priv.activities - before;
 }
 
@@ -473,17 +515,18 @@ static void monitor__publish(void)
 }
 
 /*
- * Sleeps up to @ns unless a flush or stop is pending. No wake-up is lost:
- * the monitor stores asleep = 1 and then checks flush_req and stop_req; a
- * waker changes those first and then loads asleep (all seq_cst). If the
- * check misses the waker's request, the waker sees asleep = 1 and wakes the
- * futex; and `w`, read before asleep was set, differs from `wake` by then,
- * so a wait that starts after the wake returns at once.
+ * Sleeps up to @ns unless a flush or stop is pending. @w is the value of
+ * `wake` read at the start of the round that found nothing. No wake-up is
+ * lost: a waker (poke) first publishes its work (records committed, a flush
+ * ticket, the stop flag), then increments `wake`, then loads `asleep`, all
+ * seq_cst. If its increment precedes the monitor's read of @w, the round
+ * that followed saw its work. Otherwise `wake` != @w, and the futex wait,
+ * which compares the two atomically with going to sleep, either returns at
+ * once or is already asleep when the waker, seeing asleep = 1, wakes it.
  */
-static void monitor__sleep(uint64_t ns, uint32_t served)
+static void monitor__sleep(uint64_t ns, uint32_t w, uint32_t served)
 {
 	struct timespec ts = ns_to_ts(ns);
-	uint32_t w = atomic_load_explicit(&mon.wake, memory_order_seq_cst);
 
 	atomic_store_explicit(&mon.asleep, 1, memory_order_seq_cst);
 	if (atomic_load_explicit(&mon.flush_req, memory_order_seq_cst) == served &&
@@ -491,6 +534,7 @@ static void monitor__sleep(uint64_t ns, uint32_t served)
 		futex(&mon.wake, FUTEX_WAIT_PRIVATE, w, &ts);
 		mon.priv.sleeps++;
 	}
+	/* Relaxed: a hint; a waker that still reads 1 makes one spare call. */
 	atomic_store_explicit(&mon.asleep, 0, memory_order_relaxed);
 }
 
@@ -511,7 +555,7 @@ static void monitor__leftovers(void)
 			mon.priv.unmeasured++;
 	mon.priv.unmatched += mon.map.parked;
 	monitor__publish();
-	corr_map__fini(&mon.map);
+	gt_corrmap__fini(&mon.map);
 }
 
 static void *monitor__main(void *arg)
@@ -521,6 +565,8 @@ static void *monitor__main(void *arg)
 
 	(void)arg;
 	for (;;) {
+		/* Seq_cst: pairs with the wakers' increments; see monitor__sleep. */
+		uint32_t w = atomic_load_explicit(&mon.wake, memory_order_seq_cst);
 		/* Acquire: pairs with the flusher's RMW; see gt_monitor__flush. */
 		uint32_t ticket = atomic_load_explicit(&mon.flush_req, memory_order_acquire);
 		/* Acquire: pairs with the release store in gt_monitor__stop, after
@@ -542,7 +588,7 @@ static void *monitor__main(void *arg)
 			idle = GT_MONITOR_IDLE_MIN_NS;
 			continue;
 		}
-		monitor__sleep(idle, served);
+		monitor__sleep(idle, w, served);
 		idle = idle * 2 < GT_MONITOR_IDLE_MAX_NS ? idle * 2 : GT_MONITOR_IDLE_MAX_NS;
 	}
 	monitor__leftovers();
@@ -568,7 +614,7 @@ static void monitor__start_once(void)
 	sigset_t all, old;
 	int err;
 
-	corr_map__init(&mon.map, GT_MONITOR_PENDING_MAX);
+	gt_corrmap__init(&mon.map, GT_MONITOR_PENDING_MAX);
 	atomic_store_explicit(&mon.alive, 1, memory_order_relaxed);
 	/* The monitor takes no signal meant for the application: it starts
 	 * with every signal blocked. */
@@ -630,7 +676,8 @@ static void monitor__finalize(void)
 			sched_yield();
 		}
 		if (!skip)
-			mon.priv.finalized += gt_bichannel__drain(g->to_thread, measurement__apply, t);
+			mon.priv.finalized +=
+				gt_bichannel__drain(g->to_thread, measurement__apply, t);
 	}
 	atomic_store_explicit(&mon.pub[STAT_finalized], mon.priv.finalized, memory_order_relaxed);
 }

@@ -47,7 +47,8 @@ struct gt_thread;
 
 static inline uint64_t gt_correlation__make(uint32_t thread_index, uint64_t seq)
 {
-	return ((uint64_t)thread_index << GT_CORRELATION_SEQ_BITS) | (seq & GT_CORRELATION_SEQ_MASK);
+	return ((uint64_t)thread_index << GT_CORRELATION_SEQ_BITS) |
+	       (seq & GT_CORRELATION_SEQ_MASK);
 }
 
 static inline uint32_t gt_correlation__thread(uint64_t id)
@@ -132,7 +133,8 @@ void gt_monitor__flush(void);
 	X(map_peak, "most correlations waiting at once")                            \
 	X(pending, "activities waiting for their correlation now")                  \
 	X(pending_peak, "most activities waiting at once")                          \
-	X(threads, "threads with channels known to the monitor")                    \
+	X(threads, "threads that have had channels to the monitor")                 \
+	X(retired, "exited threads whose channel the monitor no longer polls")      \
 	X(rounds, "monitor rounds")                                                 \
 	X(sleeps, "times the monitor slept")                                        \
 	X(finalized, "measurement records applied by the finalizer")

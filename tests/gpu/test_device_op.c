@@ -146,9 +146,12 @@ static void test_copies(void)
 static void test_other_kinds(void)
 {
 	struct tree t;
-	struct gt_device_op ms = { .kind = GT_DEVOP_MEMSET, .start_ns = 5, .end_ns = 8, .bytes = 64 };
-	struct gt_device_op al = { .kind = GT_DEVOP_ALLOC, .start_ns = 5, .end_ns = 15, .bytes = 1 << 20 };
-	struct gt_device_op fr = { .kind = GT_DEVOP_FREE, .start_ns = 5, .end_ns = 9, .bytes = 1 << 20 };
+	struct gt_device_op ms = { .kind = GT_DEVOP_MEMSET, .start_ns = 5, .end_ns = 8,
+				   .bytes = 64 };
+	struct gt_device_op al = { .kind = GT_DEVOP_ALLOC, .start_ns = 5, .end_ns = 15,
+				   .bytes = 1 << 20 };
+	struct gt_device_op fr = { .kind = GT_DEVOP_FREE, .start_ns = 5, .end_ns = 9,
+				   .bytes = 1 << 20 };
 	struct gt_device_op sy = { .kind = GT_DEVOP_SYNC, .start_ns = 50, .end_ns = 40 };
 	struct gt_device_op ot = { .kind = GT_DEVOP_OTHER, .start_ns = 1, .end_ns = 2 };
 	struct gt_cct_node *n;
@@ -211,21 +214,21 @@ static void test_map_random(void)
 	struct corr_map m;
 	uint32_t size = 0;
 
-	corr_map__init(&m, 16);
+	gt_corrmap__init(&m, 16);
 	for (int round = 0; round < N * 10; round++) {
 		uint32_t k = (uint32_t)(next_rand() % KEYS);
 		/* Ids like the real ones: a few threads, sequential numbers. */
 		uint64_t id = gt_correlation__make(k % 5, k / 5 + 1);
-		struct corr_entry *e = corr_map__find(&m, id);
+		struct corr_entry *e = gt_corrmap__find(&m, id);
 
 		CHECK((e != NULL) == in[k]);
 		if (e) {
 			CHECK(e->owner == (void *)(uintptr_t)(id * 8));
-			corr_map__remove(&m, e);
+			gt_corrmap__remove(&m, e);
 			in[k] = 0;
 			size--;
 		} else {
-			e = corr_map__insert(&m, id);
+			e = gt_corrmap__insert(&m, id);
 			CHECK(e);
 			e->owner = (void *)(uintptr_t)(id * 8);
 			in[k] = 1;
@@ -233,10 +236,13 @@ static void test_map_random(void)
 		}
 		CHECK_EQ_U(m.size, size);
 	}
-	for (uint32_t k = 0; k < KEYS; k++)
-		CHECK((corr_map__find(&m, gt_correlation__make(k % 5, k / 5 + 1)) != NULL) == in[k]);
+	for (uint32_t k = 0; k < KEYS; k++) {
+		uint64_t id = gt_correlation__make(k % 5, k / 5 + 1);
+
+		CHECK((gt_corrmap__find(&m, id) != NULL) == in[k]);
+	}
 	CHECK(m.cap <= 4 * KEYS);
-	corr_map__fini(&m);
+	gt_corrmap__fini(&m);
 }
 
 static void test_map_park(void)
@@ -245,39 +251,39 @@ static void test_map_park(void)
 	struct gt_device_op op = { 0 }, out;
 	struct corr_entry *e;
 
-	corr_map__init(&m, 64);
+	gt_corrmap__init(&m, 64);
 	/* Two activities for id 7, then 62 others fill the pool. */
 	for (uint64_t i = 0; i < 64; i++) {
 		op.correlation = i < 2 ? 7 : 100 + i;
 		op.bytes = i;
-		CHECK(corr_map__park(&m, &op) == 0);
+		CHECK(gt_corrmap__park(&m, &op) == 0);
 	}
 	CHECK_EQ_U(m.parked, 64);
 	CHECK_EQ_U(m.size, 63);
 	/* The pool is full: the oldest (id 7, bytes 0) goes. */
 	op.correlation = 5000;
 	op.bytes = 5000;
-	CHECK(corr_map__park(&m, &op) == 0);
+	CHECK(gt_corrmap__park(&m, &op) == 0);
 	CHECK_EQ_U(m.evicted, 1);
-	e = corr_map__find(&m, 7);
+	e = gt_corrmap__find(&m, 7);
 	CHECK(e && !e->owner);
-	CHECK(corr_map__unpark(&m, e, &out) == 1);
+	CHECK(gt_corrmap__unpark(&m, e, &out) == 1);
 	CHECK_EQ_U(out.bytes, 1);
-	CHECK(corr_map__unpark(&m, e, &out) == 0);
-	corr_map__remove(&m, e);
+	CHECK(gt_corrmap__unpark(&m, e, &out) == 0);
+	gt_corrmap__remove(&m, e);
 	/* Evict again: the next oldest is id 102 (bytes 2), whose entry goes. */
-	CHECK(corr_map__park(&m, &op) == 0);
-	CHECK(corr_map__park(&m, &op) == 0);
+	CHECK(gt_corrmap__park(&m, &op) == 0);
+	CHECK(gt_corrmap__park(&m, &op) == 0);
 	CHECK_EQ_U(m.evicted, 2);
-	CHECK(!corr_map__find(&m, 102));
-	e = corr_map__find(&m, 5000);
+	CHECK(!gt_corrmap__find(&m, 102));
+	e = gt_corrmap__find(&m, 5000);
 	CHECK(e);
 	for (int i = 0; i < 3; i++) {
-		CHECK(corr_map__unpark(&m, e, &out) == 1);
+		CHECK(gt_corrmap__unpark(&m, e, &out) == 1);
 		CHECK_EQ_U(out.bytes, 5000);
 	}
 	CHECK_EQ_U(m.parked, 61);
-	corr_map__fini(&m);
+	gt_corrmap__fini(&m);
 }
 
 TEST_MAIN({ "kernel_named", test_kernel_named },

@@ -1,0 +1,31 @@
+# SPDX-License-Identifier: MIT
+"""libgputool.so exports its entry points and nothing else, and needs no GPU
+library to load. Usage: test_exports.py BUILD_DIR"""
+import os
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(__file__))
+from gtrun import check, main  # noqa: E402
+
+LIB = os.path.join(os.path.abspath(sys.argv[1]), "libgputool.so")
+ENTRY_POINTS = {"ompt_start_tool"}
+
+
+def test_exports():
+    out = subprocess.run(["nm", "-D", "--defined-only", LIB], capture_output=True, text=True,
+                         check=True).stdout
+    names = {line.split()[-1].split("@")[0] for line in out.splitlines() if line.strip()}
+    check(names == ENTRY_POINTS, "exported: %s, expected %s" % (sorted(names), sorted(ENTRY_POINTS)))
+
+
+def test_no_gpu_libraries_linked():
+    out = subprocess.run(["readelf", "-d", LIB], capture_output=True, text=True, check=True).stdout
+    needed = [l.split("[")[1].rstrip("]") for l in out.splitlines() if "(NEEDED)" in l]
+    for n in needed:
+        check(not any(n.startswith(p) for p in ("libcuda", "libcupti", "libOpenCL", "libomp", "libgomp")),
+              "libgputool.so links %s" % n)
+
+
+main([("only entry points exported", test_exports),
+      ("no runtime or GPU library linked", test_no_gpu_libraries_linked)])
