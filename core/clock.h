@@ -5,14 +5,40 @@
 #include <stdint.h>
 #include <time.h>
 
-/* The one clock of the tool: CLOCK_MONOTONIC in ns. Every timestamp a backend
- * hands over (device or host) is converted to it. Async-signal-safe. */
+/* The one timeline of the tool: CLOCK_MONOTONIC in ns. Every timestamp a
+ * backend hands over (device or host) is converted to it. Async-signal-safe. */
 static inline uint64_t gt_clock__now(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * A cheaper counter for durations measured inside runtime callbacks, where a
+ * clock_gettime per event is most of the tool's cost: the x86 time-stamp
+ * counter when the kernel itself keeps time with it (then it runs at a
+ * constant rate and agrees across CPUs), else CLOCK_MONOTONIC ns. Only
+ * differences of ticks mean anything; gt_clock__ticks_to_ns converts them.
+ */
+extern int gt_clock_use_tsc;
+extern double gt_clock_ns_per_tick;
+
+void gt_clock__init(void);
+
+static inline uint64_t gt_clock__ticks(void)
+{
+#if defined(__x86_64__)
+	if (gt_clock_use_tsc)
+		return __builtin_ia32_rdtsc();
+#endif
+	return gt_clock__now();
+}
+
+static inline uint64_t gt_clock__ticks_to_ns(uint64_t ticks)
+{
+	return gt_clock_use_tsc ? (uint64_t)((double)ticks * gt_clock_ns_per_tick) : ticks;
 }
 
 #endif

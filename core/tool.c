@@ -52,6 +52,7 @@ static void tool__start_once(void)
 	if (gt_config.disable)
 		return;
 	start_ns = gt_clock__now();
+	gt_clock__init();
 	if (gt_modmap__init() || gt_unwind__init())
 		gt_warn("unwind", "unwinder setup incomplete; contexts may be shallow");
 	if (gt_sample__init((unsigned)gt_config.sample_hz))

@@ -79,11 +79,23 @@ static struct omp_task *task__new(struct omp_thread *ot)
 	return task;
 }
 
-static void region__put(struct omp_region *r)
+/* A free slot of the encountering thread's ring (slots of its own enclosing
+ * regions are still active). NULL if all are: nesting 64 levels deep. */
+static struct omp_region *region__take(struct omp_thread *ot)
 {
-	/* acq_rel: the last owner frees after every member's accesses. */
-	if (atomic_fetch_sub_explicit(&r->refs, 1, memory_order_acq_rel) == 1)
-		free(r);
+	for (int i = 0; i < OMP_REGION_RING; i++) {
+		uint64_t g = ++ot->region_gen;
+		struct omp_region *r = &ot->regions[g % OMP_REGION_RING];
+
+		if (r->active)
+			continue;
+		atomic_store_explicit(&r->t_end, 0, memory_order_relaxed);
+		/* Pairs with the workers' acquire loads of gen (see ompt-internal.h). */
+		atomic_store_explicit(&r->gen, g, memory_order_release);
+		r->active = 1;
+		return r;
+	}
+	return NULL;
 }
 
 /*
@@ -92,15 +104,29 @@ static void region__put(struct omp_region *r)
  */
 static uint64_t region__member_end(const struct omp_task *task)
 {
-	uint64_t end = atomic_load_explicit(&task->region->t_end, memory_order_relaxed);
+	struct omp_region *r = task->region;
+	uint64_t g1, end, g2;
 
-	return end ? end : gt_clock__now();
+	g1 = atomic_load_explicit(&r->gen, memory_order_acquire);
+	/* Pairs with the release store of t_end at the encountering thread's
+	 * implicit-task end. */
+	end = atomic_load_explicit(&r->t_end, memory_order_acquire);
+	g2 = atomic_load_explicit(&r->gen, memory_order_relaxed);
+	if (g1 != task->region_gen || g2 != g1 || !end)
+		return gt_clock__ticks();
+	return end;
 }
 
 static void add(struct gt_thread *t, struct gt_cct_node *n, enum gt_metric m, uint64_t v)
 {
 	if (n)
 		gt_cct__add(&t->cct, n, m, v, 0);
+}
+
+/* Durations are measured in ticks (core/clock.h) and recorded in ns. */
+static void add_time(struct gt_thread *t, struct gt_cct_node *n, enum gt_metric m, uint64_t ticks)
+{
+	add(t, n, m, gt_clock__ticks_to_ns(ticks));
 }
 
 void ompt__on_thread_begin(ompt_thread_t type, ompt_data_t *thread_data)
@@ -139,7 +165,7 @@ void ompt__on_parallel_begin(ompt_data_t *encountering_task_data,
 	if (!t)
 		return;
 	gt_thread__enter(t);
-	r = malloc(sizeof(*r));
+	r = region__take(t->ompt);
 	if (!r)
 		goto out;
 	ctx = context_of(t, codeptr_ra, key, task_of(encountering_task_data),
@@ -147,9 +173,7 @@ void ompt__on_parallel_begin(ompt_data_t *encountering_task_data,
 	r->node = gt_cct__placeholder(&t->cct, ctx, GT_PH_OMP_PARALLEL);
 	r->owner = t;
 	r->team = requested_parallelism;
-	atomic_init(&r->t_end, 0);
-	atomic_init(&r->refs, 1);
-	r->t_begin = gt_clock__now();
+	r->t_begin = gt_clock__ticks();
 	parallel_data->ptr = r;
 out:
 	gt_thread__leave(t);
@@ -169,13 +193,13 @@ void ompt__on_parallel_end(ompt_data_t *parallel_data, ompt_data_t *encountering
 	 * is the region's (a clock read saved on the join's critical path). */
 	now = atomic_load_explicit(&r->t_end, memory_order_relaxed);
 	if (!now)
-		now = gt_clock__now();
+		now = gt_clock__ticks();
+	r->active = 0;
 	gt_thread__enter(t);
-	add(t, r->node, GT_M_OMP_PAR_TIME, now - r->t_begin);
+	add_time(t, r->node, GT_M_OMP_PAR_TIME, now - r->t_begin);
 	add(t, r->node, GT_M_OMP_PAR_COUNT, 1);
 	add(t, r->node, GT_M_OMP_PAR_THREADS, r->team);
 	parallel_data->ptr = NULL;
-	region__put(r);
 	gt_thread__leave(t);
 }
 
@@ -212,12 +236,12 @@ void ompt__on_implicit_task(ompt_scope_endpoint_t endpoint, ompt_data_t *paralle
 				now = r->t_begin;
 			} else {
 				task->node = gt_thread__import(t, r->node);
-				/* Relaxed: the fork ordered the record's creation. */
-				atomic_fetch_add_explicit(&r->refs, 1, memory_order_relaxed);
 				task->region = r;
-				task->holds_region = 1;
+				/* The fork ordered this use's gen before us. */
+				task->region_gen = atomic_load_explicit(&r->gen, memory_order_relaxed);
+				task->is_member = 1;
 			}
-			task->t_begin = now ? now : gt_clock__now();
+			task->t_begin = now ? now : gt_clock__ticks();
 		}
 		/* The encountering thread is member 0; it alone writes team. */
 		if (r && index == 0 && r->owner == t)
@@ -228,19 +252,18 @@ void ompt__on_implicit_task(ompt_scope_endpoint_t endpoint, ompt_data_t *paralle
 		if (task && task != &ot->initial) {
 			uint64_t d;
 
-			if (task->holds_region) {
+			if (task->is_member) {
 				now = region__member_end(task);
-				region__put(task->region);
 			} else {
-				now = gt_clock__now();
+				now = gt_clock__ticks();
 				/* The encountering thread: its end is the region's. */
 				if (task->region)
 					atomic_store_explicit(&task->region->t_end, now,
-							      memory_order_relaxed);
+							      memory_order_release);
 			}
 			d = now > task->t_begin ? now - task->t_begin : 0;
-			add(t, task->node, GT_M_OMP_TASK_TIME, d);
-			add(t, task->node, GT_M_OMP_WORK, d > task->wait_ns ? d - task->wait_ns : 0);
+			add_time(t, task->node, GT_M_OMP_TASK_TIME, d);
+			add_time(t, task->node, GT_M_OMP_WORK, d > task->wait_ns ? d - task->wait_ns : 0);
 			task->next_free = ot->free_tasks;
 			ot->free_tasks = task;
 			task_data->ptr = NULL;
@@ -271,7 +294,7 @@ void ompt__on_work(ompt_work_t work_type, ompt_scope_endpoint_t endpoint,
 	uintptr_t key = GT_UNWIND_KEY();
 	struct gt_thread *t = gt_thread__peek();
 	struct omp_task *task = task_of(task_data);
-	uint64_t now = gt_clock__now();
+	uint64_t now = gt_clock__ticks();
 
 	(void)parallel_data, (void)count;
 	if (!t || !t->ompt || !task || work_type == ompt_work_scope)
@@ -283,7 +306,7 @@ void ompt__on_work(ompt_work_t work_type, ompt_scope_endpoint_t endpoint,
 		task->ws_node = gt_cct__placeholder(&t->cct, ctx, work_placeholder(work_type));
 		task->ws_t0 = now;
 	} else if (task->ws_node) {
-		add(t, task->ws_node, GT_M_OMP_WS_TIME, now - task->ws_t0);
+		add_time(t, task->ws_node, GT_M_OMP_WS_TIME, now - task->ws_t0);
 		add(t, task->ws_node, GT_M_OMP_WS_COUNT, 1);
 		task->ws_node = NULL;
 	}
@@ -297,7 +320,7 @@ void ompt__on_sync_region(ompt_sync_region_t kind, ompt_scope_endpoint_t endpoin
 	uintptr_t key = GT_UNWIND_KEY();
 	struct gt_thread *t = gt_thread__peek();
 	struct omp_task *task = task_of(task_data);
-	uint64_t now = gt_clock__now();
+	uint64_t now = gt_clock__ticks();
 
 	(void)parallel_data;
 	/* Waits are measured by sync_region_wait; this one times reductions. */
@@ -310,7 +333,7 @@ void ompt__on_sync_region(ompt_sync_region_t kind, ompt_scope_endpoint_t endpoin
 		task->red_node = gt_cct__placeholder(&t->cct, ctx, GT_PH_OMP_REDUCTION);
 		task->red_t0 = now;
 	} else if (task->red_node) {
-		add(t, task->red_node, GT_M_OMP_REDUCTION_TIME, now - task->red_t0);
+		add_time(t, task->red_node, GT_M_OMP_REDUCTION_TIME, now - task->red_t0);
 		add(t, task->red_node, GT_M_OMP_REDUCTION_COUNT, 1);
 		task->red_node = NULL;
 	}
@@ -334,7 +357,7 @@ void ompt__on_sync_region_wait(ompt_sync_region_t kind, ompt_scope_endpoint_t en
 		struct gt_cct_node *ctx;
 		enum gt_placeholder ph;
 
-		now = gt_clock__now();
+		now = gt_clock__ticks();
 		switch (kind) {
 		case ompt_sync_region_barrier_implicit_parallel:
 		case ompt_sync_region_barrier_teams:
@@ -372,13 +395,13 @@ void ompt__on_sync_region_wait(ompt_sync_region_t kind, ompt_scope_endpoint_t en
 		uint64_t busy = ((struct omp_thread *)t->ompt)->explicit_ns - task->wait_busy0;
 		uint64_t d;
 
-		if (kind == ompt_sync_region_barrier_implicit_parallel && task->holds_region)
+		if (kind == ompt_sync_region_barrier_implicit_parallel && task->is_member)
 			now = region__member_end(task);
 		else
-			now = gt_clock__now();
+			now = gt_clock__ticks();
 		d = now > task->wait_t0 ? now - task->wait_t0 : 0;
 		d = d > busy ? d - busy : 0;
-		add(t, task->wait_node, GT_M_OMP_WAIT, d);
+		add_time(t, task->wait_node, GT_M_OMP_WAIT, d);
 		add(t, task->wait_node, GT_M_OMP_WAIT_COUNT, 1);
 		task->wait_ns += d;
 		task->wait_node = NULL;
@@ -435,14 +458,14 @@ void ompt__on_task_schedule(ompt_data_t *prior_task_data, ompt_task_status_t pri
 	struct gt_thread *t = thread_of(GT_THREAD_OTHER);
 	struct omp_task *prior = task_of(prior_task_data);
 	struct omp_task *next = task_of(next_task_data);
-	uint64_t now = gt_clock__now();
+	uint64_t now = gt_clock__ticks();
 
 	if (!t)
 		return;
 	gt_thread__enter(t);
 	if (prior && prior->is_explicit) {
 		if (prior->node) {
-			add(t, prior->node, GT_M_OMP_EXPLICIT_TASK_TIME, now - prior->t_begin);
+			add_time(t, prior->node, GT_M_OMP_EXPLICIT_TASK_TIME, now - prior->t_begin);
 			((struct omp_thread *)t->ompt)->explicit_ns += now - prior->t_begin;
 		}
 		prior->node = NULL;

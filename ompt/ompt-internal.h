@@ -11,26 +11,30 @@
 #include "ompt/ompt-events.h"
 
 /*
- * A parallel region instance, created by the encountering thread at
- * parallel_begin. Team members read `node` and `owner`, written before the
- * fork and so ordered before any member's implicit task.
+ * A parallel region instance. The encountering thread takes a slot of its
+ * own ring (struct omp_thread) at parallel_begin; team members read `node`,
+ * written before the fork and so ordered before any member's implicit task.
  *
  * LLVM's libomp reports a worker's end of the region's barrier and of its
  * implicit task only when the worker wakes for the next region (or at
- * shutdown), so a worker clamps those to `t_end`, which the encountering
- * thread sets at parallel_end. The record therefore lives until its last
- * member is done with it: `refs` counts the encountering thread and every
- * worker that took it; each drops its reference with acq_rel (the last one
- * frees, after every other member's accesses), and t_end's store is ordered
- * before a late worker's load by the runtime's own fork/shutdown handshake.
+ * shutdown), so a worker takes the region's end from `t_end`, which the
+ * encountering thread sets when its own implicit task ends. Slots are reused
+ * (the ring never frees), so a worker checks `gen`, seqlock-style:
+ *   encountering thread: t_end = 0; gen = G (release)  ... t_end = E (release)
+ *   worker:              gen (acquire) == G, t_end (acquire), gen == G again
+ * A t_end from a later use of the slot is published after that use's gen, so
+ * the second gen load sees the change; 0 means "not known", and the worker
+ * reads the clock instead. Nothing is written by workers: no cache line
+ * bounces back to the encountering thread.
  */
 struct omp_region {
 	struct gt_cct_node *node; /* <omp parallel> in the encountering thread's tree */
 	struct gt_thread *owner;
-	uint64_t t_begin;
-	_Atomic uint64_t t_end;
+	uint64_t t_begin;         /* ticks */
+	_Atomic uint64_t t_end;   /* ticks; 0 until the encountering thread's implicit task ends */
+	_Atomic uint64_t gen;     /* which use of the slot this is */
 	uint32_t team;
-	atomic_uint refs;
+	int active;               /* between parallel_begin and _end (encountering thread only) */
 };
 
 /*
@@ -41,19 +45,24 @@ struct omp_region {
 struct omp_task {
 	struct gt_cct_node *node;    /* context in the executing thread's tree; NULL: the initial task */
 	struct gt_cct_node *creator; /* explicit: <omp task> in the creating thread's tree */
-	uint64_t t_begin;            /* implicit: begin; explicit: last start or resume */
-	uint64_t wait_ns;            /* waited inside this task so far */
+	uint64_t t_begin;            /* implicit: begin; explicit: last start or resume (ticks) */
+	uint64_t wait_ns;            /* ticks waited inside this task so far */
 	uint64_t wait_t0, ws_t0, red_t0;
 	uint64_t wait_busy0; /* the thread's explicit-task time when the wait began */
 	struct gt_cct_node *wait_node, *ws_node, *red_node;
 	struct omp_region *region; /* implicit tasks: their region */
-	int holds_region;          /* a worker's reference to region */
+	uint64_t region_gen;       /* workers: region->gen at the task's begin */
+	int is_member;             /* a worker, not the encountering thread */
 	int is_explicit;
 	struct omp_task *next_free;
 };
 
+#define OMP_REGION_RING 64
+
 struct omp_thread {
 	struct omp_task initial;
+	struct omp_region regions[OMP_REGION_RING];
+	uint64_t region_gen;
 	/* Time this thread spent executing explicit tasks. A thread that waits
 	 * at a barrier or taskwait runs queued tasks meanwhile: that is work,
 	 * and is taken out of the wait. */
