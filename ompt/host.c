@@ -294,11 +294,12 @@ void ompt__on_work(ompt_work_t work_type, ompt_scope_endpoint_t endpoint,
 	uintptr_t key = GT_UNWIND_KEY();
 	struct gt_thread *t = gt_thread__peek();
 	struct omp_task *task = task_of(task_data);
-	uint64_t now = gt_clock__ticks();
+	uint64_t now;
 
 	(void)parallel_data, (void)count;
 	if (!t || !t->ompt || !task || work_type == ompt_work_scope)
 		return;
+	now = gt_clock__ticks();
 	gt_thread__enter(t);
 	if (endpoint == ompt_scope_begin) {
 		struct gt_cct_node *ctx = context_of(t, codeptr_ra, key, task, NULL);
@@ -320,12 +321,13 @@ void ompt__on_sync_region(ompt_sync_region_t kind, ompt_scope_endpoint_t endpoin
 	uintptr_t key = GT_UNWIND_KEY();
 	struct gt_thread *t = gt_thread__peek();
 	struct omp_task *task = task_of(task_data);
-	uint64_t now = gt_clock__ticks();
+	uint64_t now;
 
 	(void)parallel_data;
 	/* Waits are measured by sync_region_wait; this one times reductions. */
 	if (kind != ompt_sync_region_reduction || !t || !t->ompt || !task)
 		return;
+	now = gt_clock__ticks();
 	gt_thread__enter(t);
 	if (endpoint == ompt_scope_begin) {
 		struct gt_cct_node *ctx = context_of(t, codeptr_ra, key, task, NULL);
