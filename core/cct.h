@@ -37,6 +37,19 @@
 	X(OMP_SINGLE, "<omp single>")                     \
 	X(OMP_WORKSHARE, "<omp workshare>")               \
 	X(OMP_MASKED, "<omp masked>")                     \
+	X(ACC_COMPUTE, "<acc compute>")                   \
+	X(ACC_ENTER_DATA, "<acc enter data>")             \
+	X(ACC_EXIT_DATA, "<acc exit data>")               \
+	X(ACC_UPDATE, "<acc update>")                     \
+	X(ACC_WAIT, "<acc wait>")                         \
+	X(ACC_LAUNCH, "<acc launch>")                     \
+	X(ACC_UPLOAD, "<acc upload>")                     \
+	X(ACC_DOWNLOAD, "<acc download>")                 \
+	X(ACC_CREATE, "<acc create>")                     \
+	X(ACC_DELETE, "<acc delete>")                     \
+	X(ACC_ALLOC, "<acc alloc>")                       \
+	X(ACC_FREE, "<acc free>")                         \
+	X(ACC_DEVICE_INIT, "<acc device init>")           \
 	X(GPU_KERNEL, "<gpu kernel>")                     \
 	X(GPU_COPY_H2D, "<gpu copy h2d>")                 \
 	X(GPU_COPY_D2H, "<gpu copy d2h>")                 \

@@ -32,6 +32,28 @@
 	X(OMP_MASKED_COUNT, "OMP_MASKED_COUNT", "count", "masked/master constructs executed") \
 	X(OMP_REDUCTION_TIME, "OMP_REDUCTION_TIME", "ns", "time combining reduction results")     \
 	X(OMP_REDUCTION_COUNT, "OMP_REDUCTION_COUNT", "count", "reductions")            \
+	X(ACC_TIME, "ACC_TIME", "ns", "time in OpenACC constructs (compute, data, update, wait)") \
+	X(ACC_COUNT, "ACC_COUNT", "count", "OpenACC constructs executed")                   \
+	X(ACC_LAUNCHES, "ACC_LAUNCHES", "count", "OpenACC kernel launches")                 \
+	X(ACC_LAUNCH_TIME, "ACC_LAUNCH_TIME", "ns", "time enqueueing OpenACC kernel launches") \
+	X(ACC_GANGS, "ACC_GANGS", "count", "gangs summed over launches")                    \
+	X(ACC_WORKERS, "ACC_WORKERS", "count", "workers summed over launches")              \
+	X(ACC_VECTOR_LENGTH, "ACC_VECTOR_LENGTH", "count", "vector length summed over launches") \
+	X(ACC_UP_BYTES, "ACC_UP_BYTES", "bytes", "bytes uploaded to the device")            \
+	X(ACC_UP_COUNT, "ACC_UP_COUNT", "count", "uploads to the device")                   \
+	X(ACC_UP_TIME, "ACC_UP_TIME", "ns", "time enqueueing uploads")                      \
+	X(ACC_DOWN_BYTES, "ACC_DOWN_BYTES", "bytes", "bytes downloaded from the device")    \
+	X(ACC_DOWN_COUNT, "ACC_DOWN_COUNT", "count", "downloads from the device")           \
+	X(ACC_DOWN_TIME, "ACC_DOWN_TIME", "ns", "time enqueueing downloads")                \
+	X(ACC_CREATE_BYTES, "ACC_CREATE_BYTES", "bytes", "bytes of device data created")    \
+	X(ACC_CREATE_COUNT, "ACC_CREATE_COUNT", "count", "device data created")             \
+	X(ACC_DELETE_BYTES, "ACC_DELETE_BYTES", "bytes", "bytes of device data deleted")    \
+	X(ACC_DELETE_COUNT, "ACC_DELETE_COUNT", "count", "device data deleted")             \
+	X(ACC_ALLOC_BYTES, "ACC_ALLOC_BYTES", "bytes", "device memory allocated")           \
+	X(ACC_ALLOC_COUNT, "ACC_ALLOC_COUNT", "count", "device allocations")                \
+	X(ACC_FREE_BYTES, "ACC_FREE_BYTES", "bytes", "device memory freed")                 \
+	X(ACC_FREE_COUNT, "ACC_FREE_COUNT", "count", "device frees")                        \
+	X(ACC_DEVICE_INIT_TIME, "ACC_DEVICE_INIT_TIME", "ns", "time initializing OpenACC devices") \
 	X(GKER, "GKER", "ns", "GPU kernel execution time")                              \
 	X(GKER_COUNT, "GKER_COUNT", "count", "GPU kernel launches")                     \
 	X(GKER_BLKS, "GKER_BLKS", "count",                                              \

@@ -617,6 +617,66 @@ out_free:
 	return err;
 }
 
+/* OpenACC constructs: time and count at the construct, launches and bytes
+ * moved below it. */
+static int section_acc(struct rep *r)
+{
+	const struct gt_profile *p = r->p;
+	uint64_t *count = NULL, *time = NULL, *launch = NULL, *up = NULL, *down = NULL, *key = NULL;
+	uint32_t *idx = NULL, n = 0, shown;
+	struct table t = { 0 };
+	int err;
+
+	if ((err = totals(p, "ACC_COUNT", &count, NULL)) || (err = totals(p, "ACC_TIME", &time, NULL)) ||
+	    (err = totals(p, "ACC_LAUNCHES", NULL, &launch)) ||
+	    (err = totals(p, "ACC_UP_BYTES", NULL, &up)) || (err = totals(p, "ACC_DOWN_BYTES", NULL, &down)))
+		goto out_free;
+	err = -ENOMEM;
+	key = calloc(p->n_nodes ? p->n_nodes : 1, sizeof(*key));
+	if (!key)
+		goto out_free;
+	for (uint32_t i = 0; i < p->n_nodes; i++)
+		if (count[i])
+			key[i] = time[i] + 1;
+	err = nodes_by(r, key, &idx, &n);
+	if (err || !n)
+		goto out_free;
+	shown = n < r->top ? n : r->top;
+	err = table__init(&t, shown, "construct", 6, "#", "count", "time s", "launches", "up MB",
+			  "down MB");
+	if (err)
+		goto out_free;
+	for (uint32_t k = 0; k < shown; k++) {
+		uint32_t i = idx[k];
+
+		table__set(&t, k, 0, "%" PRIu32, k + 1);
+		table__set(&t, k, 1, "%" PRIu64, count[i]);
+		table__set(&t, k, 2, "%.6f", secs(time[i]));
+		table__set(&t, k, 3, "%" PRIu64, launch[i]);
+		table__set(&t, k, 4, "%.3f", (double)up[i] / 1e6);
+		table__set(&t, k, 5, "%.3f", (double)down[i] / 1e6);
+		t.tail[k] = strdup(gt_profile__str(p, p->nodes[i].name) ? gt_profile__str(p, p->nodes[i].name) : "?");
+		t.below[k] = path(r, p->nodes[i].parent, 0, LINE_COLS - 6);
+		if (!t.tail[k] || !t.below[k]) {
+			err = -ENOMEM;
+			goto out_free;
+		}
+	}
+	fprintf(r->f, "\nOpenACC constructs (%" PRIu32 " of %" PRIu32 ", by time; under each, where it was reached)\n",
+		shown, n);
+	table__print(&t, r->f);
+out_free:
+	table__fini(&t);
+	free(idx);
+	free(key);
+	free(down);
+	free(up);
+	free(launch);
+	free(time);
+	free(count);
+	return err;
+}
+
 struct fn_row {
 	char *name;
 	uint64_t cpu;
@@ -963,7 +1023,8 @@ int gt_report__write_text(const struct gt_profile *p, FILE *f, unsigned top)
 		r.cpu_total += r.cpu_excl[i];
 
 	section_header(&r);
-	if ((err = section_parallel(&r)) || (err = section_cpu(&r)) || (err = section_waits(&r)) ||
+	if ((err = section_parallel(&r)) || (err = section_acc(&r)) || (err = section_cpu(&r)) ||
+	    (err = section_waits(&r)) ||
 	    (err = section_tree(&r)))
 		goto out_free;
 	if (ferror(f) || fflush(f))

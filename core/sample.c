@@ -42,8 +42,7 @@ static void sample__handler(int sig, siginfo_t *si, void *uc)
 		goto out_done;
 	}
 	n = gt_unwind__raw(uc, frames, SAMPLE_FRAMES);
-	if (stitch_fn)
-		stitch_fn(t, &st);
+	gt_sample__stitch(t, &st);
 	node = gt_unwind__frames_context(t, frames, n, 1, &st, 1);
 	if (!node || gt_cct__add(&t->cct, node, GT_M_CPUTIME, weight, 1) ||
 	    gt_cct__add(&t->cct, node, GT_M_SAMPLES, 1, 1)) {
@@ -89,6 +88,14 @@ int gt_sample__init(unsigned hz)
 void gt_sample__set_stitch(gt_sample_stitch_fn fn)
 {
 	stitch_fn = fn;
+}
+
+void gt_sample__stitch(struct gt_thread *t, struct gt_stitch *st)
+{
+	st->base = NULL;
+	st->boundary = 0;
+	if (stitch_fn)
+		stitch_fn(t, st);
 }
 
 uint64_t gt_sample__period_ns(void)

@@ -21,6 +21,10 @@ typedef void (*gt_sample_stitch_fn)(struct gt_thread *t, struct gt_stitch *st);
 
 int gt_sample__init(unsigned hz);
 void gt_sample__set_stitch(gt_sample_stitch_fn fn);
+/* Where a context of the calling thread hangs now, by the installed hook
+ * (a full context when none is installed). Other layers use it too: an
+ * OpenACC construct inside an OpenMP task hangs under that task. */
+void gt_sample__stitch(struct gt_thread *t, struct gt_stitch *st);
 /* Starts/stops the calling thread's timer. */
 void gt_sample__thread_start(struct gt_thread *t);
 void gt_sample__thread_stop(struct gt_thread *t);

@@ -62,6 +62,7 @@ struct gt_thread {
 
 	/* Per-backend state, owned by that backend (e.g. OMPT task records). */
 	void *ompt;
+	void *acc;
 	/*
 	 * The thread's channels to and from the GPU monitor (gpu/monitor.c).
 	 * Written once by the owner (release); read by the monitor thread and
