@@ -184,7 +184,6 @@ static void acc__device_init(acc_prof_info *pi, acc_event_info *ei, acc_api_info
 		at->init_t0 = now;
 		return;
 	}
-	device_fact(pi);
 	gt_thread__enter(t);
 	add_time(t, gt_cct__placeholder(&t->cct, t->cct.root, GT_PH_ACC_DEVICE_INIT),
 		 GT_M_ACC_DEVICE_INIT_TIME, now - at->init_t0);
@@ -198,19 +197,28 @@ static void acc__construct(acc_prof_info *pi, acc_event_info *ei, acc_api_info *
 	struct acc_thread *at;
 	int start;
 
-	(void)ei, (void)ai;
+	(void)ai;
 	if (!t || !(at = acc__thread(t)))
 		return;
 	start = pi->event_type == acc_ev_compute_construct_start ||
 		pi->event_type == acc_ev_enter_data_start || pi->event_type == acc_ev_exit_data_start ||
 		pi->event_type == acc_ev_update_start || pi->event_type == acc_ev_wait_start;
+	if (pi->event_type == acc_ev_compute_construct_start)
+		device_fact(pi);
 	gt_thread__enter(t);
 	if (start) {
+		enum gt_placeholder ph = construct_placeholder(pi->event_type);
+
 		if (at->depth == ACC_DEPTH) {
 			at->overflow++;
 		} else {
+			/* The data movement a compute construct implies is reported
+			 * as enter/exit data "constructs" of its own: they belong
+			 * inside it, not beside it. */
 			at->stack[at->depth].node =
-				construct_node(t, at, pi, construct_placeholder(pi->event_type), key);
+				at->depth > 0 && ei->other_event.implicit
+					? gt_cct__placeholder(&t->cct, at->stack[at->depth - 1].node, ph)
+					: construct_node(t, at, pi, ph, key);
 			at->stack[at->depth].t0 = gt_clock__ticks();
 			at->depth++;
 		}

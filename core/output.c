@@ -11,6 +11,7 @@
 #include "core/cct.h"
 #include "core/log.h"
 #include "core/metrics.h"
+#include "core/modmap.h"
 #include "core/symbolize.h"
 #include "core/thread.h"
 
@@ -273,6 +274,18 @@ out_lookup:
 	}
 }
 
+/* Runtime and tool modules, by file name (core/modmap.h classes). */
+static int module_elided(struct merge *m, uint32_t module)
+{
+	const char *path = gt_profile__str(m->p, m->p->modules[module]);
+	const char *base = path ? strrchr(path, '/') : NULL;
+
+	base = base ? base + 1 : path;
+	if (!base)
+		return 0;
+	return gt_modmap__classify(base) == GT_MOD_RUNTIME || !strncmp(base, "libgputool", 10);
+}
+
 static void clear__visit(struct gt_cct_node *n, void *arg)
 {
 	(void)arg;
@@ -304,6 +317,13 @@ static void merge__visit(struct gt_cct_node *n, void *arg)
 	case GT_NODE_FRAME:
 		merge__frame_key(m, (uintptr_t)n->key, &k);
 		k.kind = GT_PNODE_FRAME;
+		/* A runtime loaded after its frames were sampled was not known
+		 * to the unwinder then: its frames go now, their children and
+		 * values to the nearest frame kept above them. */
+		if (k.module != GT_NONE && module_elided(m, k.module)) {
+			n->aux = n->parent->aux;
+			goto out_values;
+		}
 		break;
 	case GT_NODE_PLACEHOLDER:
 		k.kind = GT_PNODE_PLACEHOLDER;

@@ -110,9 +110,22 @@ static int select_frames(const struct gt_frame *f, int n, uintptr_t ra, const st
 		if (i == n)
 			i = 0;
 	}
-	if (!ra || i == 0)
-		while (i < n && elided(gt_modmap__class(f[i].ip)))
-			i++;
+	if (!ra || i == 0) {
+		/* Skip the tool's and the runtimes' frames at the leaf, and the
+		 * system frames they called (a runtime's ioctl is not the
+		 * user's); system frames the user called directly stay. */
+		int u = i, runtime = 0;
+
+		for (; u < n; u++) {
+			enum gt_module_class c = gt_modmap__class(f[u].ip);
+
+			if (c == GT_MOD_USER)
+				break;
+			runtime |= elided(c);
+		}
+		if (runtime)
+			i = u;
+	}
 	for (; i < n; i++) {
 		if (st->boundary && f[i].sp >= st->boundary)
 			break;
