@@ -287,7 +287,8 @@ static void acc__transfer(acc_prof_info *pi, acc_event_info *ei, acc_api_info *a
 		struct gt_cct_node *n = gt_cct__placeholder(
 			&t->cct, current(t, at, pi, key), up ? GT_PH_ACC_UPLOAD : GT_PH_ACC_DOWNLOAD);
 
-		add(t, n, up ? GT_M_ACC_UP_BYTES : GT_M_ACC_DOWN_BYTES, di->bytes);
+		if (di->bytes != (_acc_prof_size_t)-1)
+			add(t, n, up ? GT_M_ACC_UP_BYTES : GT_M_ACC_DOWN_BYTES, di->bytes);
 		add(t, n, up ? GT_M_ACC_UP_COUNT : GT_M_ACC_DOWN_COUNT, 1);
 		at->op_node = n;
 		at->op_t0 = gt_clock__ticks();
@@ -329,7 +330,8 @@ static void acc__data(acc_prof_info *pi, acc_event_info *ei, acc_api_info *ai)
 	{
 		struct gt_cct_node *n = gt_cct__placeholder(&t->cct, current(t, at, pi, key), ph);
 
-		add(t, n, bytes, di->bytes);
+		if (di->bytes != (_acc_prof_size_t)-1) /* GCC's "size unknown" */
+			add(t, n, bytes, di->bytes);
 		add(t, n, count, 1);
 	}
 	gt_thread__leave(t);

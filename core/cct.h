@@ -58,7 +58,19 @@
 	X(GPU_ALLOC, "<gpu alloc>")                       \
 	X(GPU_FREE, "<gpu free>")                         \
 	X(GPU_MEMSET, "<gpu memset>")                     \
-	X(GPU_SYNC, "<gpu sync>")
+	X(GPU_SYNC, "<gpu sync>")                         \
+	X(OMP_TARGET, "<omp target>")                     \
+	X(OMP_TARGET_ENTER_DATA, "<omp target enter data>") \
+	X(OMP_TARGET_EXIT_DATA, "<omp target exit data>") \
+	X(OMP_TARGET_UPDATE, "<omp target update>")       \
+	X(OMP_ALLOC, "<omp alloc>")                       \
+	X(OMP_COPY_H2D, "<omp copy h2d>")                 \
+	X(OMP_COPY_D2H, "<omp copy d2h>")                 \
+	X(OMP_COPY_D2D, "<omp copy d2d>")                 \
+	X(OMP_DELETE, "<omp delete>")                     \
+	X(OMP_KERNEL, "<omp kernel>")                     \
+	X(OMP_ASSOCIATE, "<omp associate>")               \
+	X(OMP_DISASSOCIATE, "<omp disassociate>")
 
 enum gt_placeholder {
 #define X(id, name) GT_PH_##id,

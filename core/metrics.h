@@ -94,7 +94,49 @@
 	X(GMEM_COUNT, "GMEM_COUNT", "count", "GPU memory allocations and releases")     \
 	X(GMEM_BYTES, "GMEM_BYTES", "bytes", "bytes of GPU memory allocated")           \
 	X(GSYNC, "GSYNC", "ns", "time in GPU synchronization operations")               \
-	X(GSYNC_COUNT, "GSYNC_COUNT", "count", "GPU synchronization operations")
+	X(GSYNC_COUNT, "GSYNC_COUNT", "count", "GPU synchronization operations")      \
+	X(OMP_TGT_COUNT, "OMP_TGT_COUNT", "count",                                      \
+	  "OpenMP target constructs (target, target enter/exit data, target update)")   \
+	X(OMP_TGT_TIME, "OMP_TGT_TIME", "ns",                                           \
+	  "time from begin to end of OpenMP target constructs, on the thread running them") \
+	X(OMP_TGT_ALLOC_COUNT, "OMP_TGT_ALLOC_COUNT", "count",                          \
+	  "device allocations by the OpenMP runtime")                                   \
+	X(OMP_TGT_ALLOC_BYTES, "OMP_TGT_ALLOC_BYTES", "bytes",                          \
+	  "bytes allocated on devices by the OpenMP runtime")                           \
+	X(OMP_TGT_ALLOC_TIME, "OMP_TGT_ALLOC_TIME", "ns",                               \
+	  "host time in device allocations by the OpenMP runtime")                      \
+	X(OMP_TGT_DELETE_COUNT, "OMP_TGT_DELETE_COUNT", "count",                        \
+	  "device memory releases by the OpenMP runtime")                               \
+	X(OMP_TGT_DELETE_TIME, "OMP_TGT_DELETE_TIME", "ns",                             \
+	  "host time in device memory releases by the OpenMP runtime")                  \
+	X(OMP_TGT_H2D_COUNT, "OMP_TGT_H2D_COUNT", "count",                              \
+	  "OpenMP transfers host to device")                                            \
+	X(OMP_TGT_H2D_BYTES, "OMP_TGT_H2D_BYTES", "bytes",                              \
+	  "bytes OpenMP transferred host to device")                                    \
+	X(OMP_TGT_H2D_TIME, "OMP_TGT_H2D_TIME", "ns",                                   \
+	  "host time in OpenMP transfers host to device")                               \
+	X(OMP_TGT_D2H_COUNT, "OMP_TGT_D2H_COUNT", "count",                              \
+	  "OpenMP transfers device to host")                                            \
+	X(OMP_TGT_D2H_BYTES, "OMP_TGT_D2H_BYTES", "bytes",                              \
+	  "bytes OpenMP transferred device to host")                                    \
+	X(OMP_TGT_D2H_TIME, "OMP_TGT_D2H_TIME", "ns",                                   \
+	  "host time in OpenMP transfers device to host")                               \
+	X(OMP_TGT_D2D_COUNT, "OMP_TGT_D2D_COUNT", "count",                              \
+	  "OpenMP transfers device to device")                                          \
+	X(OMP_TGT_D2D_BYTES, "OMP_TGT_D2D_BYTES", "bytes",                              \
+	  "bytes OpenMP transferred device to device")                                  \
+	X(OMP_TGT_D2D_TIME, "OMP_TGT_D2D_TIME", "ns",                                   \
+	  "host time in OpenMP transfers device to device")                             \
+	X(OMP_TGT_KERNEL_COUNT, "OMP_TGT_KERNEL_COUNT", "count",                        \
+	  "OpenMP target kernels submitted")                                            \
+	X(OMP_TGT_KERNEL_TIME, "OMP_TGT_KERNEL_TIME", "ns",                             \
+	  "host time from submit begin to end of OpenMP target kernels (the launch only, where it is asynchronous)") \
+	X(OMP_TGT_KERNEL_TEAMS, "OMP_TGT_KERNEL_TEAMS", "count",                        \
+	  "teams requested, summed over kernels (divide by OMP_TGT_KERNEL_COUNT)")      \
+	X(OMP_TGT_OTHER_COUNT, "OMP_TGT_OTHER_COUNT", "count",                          \
+	  "other OpenMP data operations (associate, disassociate)")                     \
+	X(OMP_TGT_OTHER_TIME, "OMP_TGT_OTHER_TIME", "ns",                               \
+	  "host time in other OpenMP data operations")
 
 enum gt_metric {
 #define X(id, name, unit, desc) GT_M_##id,

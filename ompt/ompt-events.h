@@ -20,4 +20,30 @@
 	X(task_create, task_create)      \
 	X(task_schedule, task_schedule)
 
+/*
+ * The OMPT target (device) callbacks, the same way. The EMI forms come
+ * first; they carry the tool's per-operation data (target_data, host_op_id)
+ * from begin to end.
+ */
+#define GT_OMPT_TARGET_EVENTS(X)                       \
+	X(device_initialize, device_initialize)        \
+	X(device_finalize, device_finalize)            \
+	X(device_load, device_load)                    \
+	X(device_unload, device_unload)                \
+	X(target_emi, target_emi)                      \
+	X(target_data_op_emi, target_data_op_emi)      \
+	X(target_submit_emi, target_submit_emi)        \
+	X(target_map_emi, target_map_emi)
+
+/*
+ * The OpenMP 5.0 forms, for runtimes without the EMI ones:
+ * X(event, type, emi) registers ompt__on_<event> only when registering
+ * ompt_callback_<emi> was refused (ompt_set_never or ompt_set_error).
+ */
+#define GT_OMPT_TARGET_FALLBACK_EVENTS(X)              \
+	X(target, target, target_emi)                  \
+	X(target_data_op, target_data_op, target_data_op_emi) \
+	X(target_submit, target_submit, target_submit_emi) \
+	X(target_map, target_map, target_map_emi)
+
 #endif

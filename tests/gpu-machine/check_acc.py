@@ -29,20 +29,29 @@ def test_offloaded_sites():
     print("  device:", p.meta("acc_device"))
     check("nvidia" in (p.meta("acc_device") or ""), "not on an NVIDIA device")
     saxpy, scale = node(p, "<acc compute>", "saxpy"), node(p, "<acc compute>", "scale")
+    # Constructs and launches are exact. The data a compute construct maps
+    # is allocated as one block per construct (the arrays, plus alignment).
     expect = [
-        (saxpy, "ACC_COUNT", 3 * STEPS), (scale, "ACC_COUNT", STEPS),
-        (saxpy, "ACC_LAUNCHES", 3 * STEPS), (scale, "ACC_LAUNCHES", STEPS),
-        (saxpy, "ACC_UP_BYTES", 3 * STEPS * 2 * N), (saxpy, "ACC_DOWN_BYTES", 3 * STEPS * N),
-        (scale, "ACC_UP_BYTES", STEPS * N), (scale, "ACC_DOWN_BYTES", STEPS * N),
-        (node(p, "<acc enter data>", "stage"), "ACC_UP_BYTES", STEPS * N),
-        (node(p, "<acc update>", "stage"), "ACC_UP_BYTES", STEPS * N),
+        (saxpy, "ACC_COUNT", 3 * STEPS, p.excl), (scale, "ACC_COUNT", STEPS, p.excl),
+        (saxpy, "ACC_LAUNCHES", 3 * STEPS, p.incl), (scale, "ACC_LAUNCHES", STEPS, p.incl),
+        (node(p, "<acc enter data>", "stage"), "ACC_COUNT", STEPS, p.excl),
+        (node(p, "<acc update>", "stage"), "ACC_COUNT", STEPS, p.excl),
+        (node(p, "<acc exit data>", "stage"), "ACC_COUNT", STEPS, p.excl),
     ]
-    for n, metric, want in expect:
-        got = p.incl(n, metric)
-        print("  %-40s %-16s %12d (expected %d)" % (" > ".join(p.names(n)[-2:]), metric, got, want))
+    for n, metric, want, get in expect:
+        got = get(n, metric)
+        print("  %-48s %-14s %10d (expected %d)" % (" > ".join(p.names(n)[-2:]), metric, got, want))
         check(got == want, "%s: %s = %d, expected %d" % ("/".join(p.names(n)), metric, got, want))
+    for n, arrays, calls in ((saxpy, 2, 3 * STEPS), (scale, 1, STEPS)):
+        got = p.incl(n, "ACC_ALLOC_BYTES")
+        print("  %-48s %-14s %10d (at least %d)" % (" > ".join(p.names(n)[-2:]), "ACC_ALLOC_BYTES", got, arrays * N * calls))
+        check(got >= arrays * N * calls, "allocated %d bytes, less than the mapped arrays" % got)
+    for n in (saxpy, scale):
+        print("  %-48s %-14s %10d, downloads %d" % (" > ".join(p.names(n)[-2:]), "ACC_UP_BYTES",
+                                                   p.incl(n, "ACC_UP_BYTES"), p.incl(n, "ACC_DOWN_BYTES")))
     launches = [k for k in p.find("<acc launch>")]
-    check(all("<acc compute>" in p.names(k) for k in launches), "a launch outside its construct")
+    check(launches and all("<acc compute>" in p.names(k) for k in launches), "a launch outside its construct")
+    check(all(p.incl(n, "ACC_FREE_BYTES") < 1 << 40 for n in p.find("<acc free>")), "unknown sizes summed")
 
 
-main([("OpenACC offloaded to the GPU: launches and bytes per construct", test_offloaded_sites)])
+main([("OpenACC offloaded to the GPU: constructs, launches, allocations per construct", test_offloaded_sites)])
