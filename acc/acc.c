@@ -119,21 +119,21 @@ static enum gt_placeholder construct_placeholder(acc_event_t ev)
 }
 
 /*
- * The node of a new construct: the user's call site (the runtime's frames
+ * The node of a new construct: the user's call site (no return address to
+ * memoize on: the fast unwind each time; the runtime's frames
  * and the tool's are elided; inside an OpenMP task the context hangs under
  * the task), the construct's placeholder, and the source position the
  * runtime reported, when it did.
  */
 static struct gt_cct_node *construct_node(struct gt_thread *t, struct acc_thread *at,
-					  const acc_prof_info *pi, enum gt_placeholder ph,
-					  uintptr_t key)
+					  const acc_prof_info *pi, enum gt_placeholder ph)
 {
 	struct gt_stitch st;
 	struct gt_cct_node *n;
 	const char *site;
 
 	gt_sample__stitch(t, &st);
-	n = gt_unwind__context(t, 0, key, &st);
+	n = gt_unwind__ips_context(t, &st);
 	n = gt_cct__placeholder(&t->cct, n ? n : t->cct.root, ph);
 	if (n && pi->src_file && pi->line_no > 0 && (site = acc__site_name(at, pi)))
 		n = gt_cct__child(&t->cct, n, GT_NODE_NAME, (uint64_t)(uintptr_t)site, 0);
@@ -143,11 +143,11 @@ static struct gt_cct_node *construct_node(struct gt_thread *t, struct acc_thread
 /* Where an event that belongs to a construct goes: the innermost construct
  * in progress, or the event's own context when there is none. */
 static struct gt_cct_node *current(struct gt_thread *t, struct acc_thread *at,
-				   const acc_prof_info *pi, uintptr_t key)
+				   const acc_prof_info *pi)
 {
 	if (at->depth > 0)
 		return at->stack[at->depth - 1].node;
-	return construct_node(t, at, pi, GT_PH_ACC_COMPUTE, key);
+	return construct_node(t, at, pi, GT_PH_ACC_COMPUTE);
 }
 
 static void device_fact(const acc_prof_info *pi)
@@ -192,7 +192,6 @@ static void acc__device_init(acc_prof_info *pi, acc_event_info *ei, acc_api_info
 
 static void acc__construct(acc_prof_info *pi, acc_event_info *ei, acc_api_info *ai)
 {
-	uintptr_t key = GT_UNWIND_KEY();
 	struct gt_thread *t = gt_thread__self(GT_THREAD_OTHER);
 	struct acc_thread *at;
 	int start;
@@ -218,7 +217,7 @@ static void acc__construct(acc_prof_info *pi, acc_event_info *ei, acc_api_info *
 			at->stack[at->depth].node =
 				at->depth > 0 && ei->other_event.implicit
 					? gt_cct__placeholder(&t->cct, at->stack[at->depth - 1].node, ph)
-					: construct_node(t, at, pi, ph, key);
+					: construct_node(t, at, pi, ph);
 			at->stack[at->depth].t0 = gt_clock__ticks();
 			at->depth++;
 		}
@@ -235,7 +234,6 @@ static void acc__construct(acc_prof_info *pi, acc_event_info *ei, acc_api_info *
 
 static void acc__launch(acc_prof_info *pi, acc_event_info *ei, acc_api_info *ai)
 {
-	uintptr_t key = GT_UNWIND_KEY();
 	struct gt_thread *t = gt_thread__self(GT_THREAD_OTHER);
 	const acc_launch_event_info *li = &ei->launch_event;
 	struct acc_thread *at;
@@ -246,7 +244,7 @@ static void acc__launch(acc_prof_info *pi, acc_event_info *ei, acc_api_info *ai)
 		return;
 	gt_thread__enter(t);
 	if (pi->event_type == acc_ev_enqueue_launch_start) {
-		n = gt_cct__placeholder(&t->cct, current(t, at, pi, key), GT_PH_ACC_LAUNCH);
+		n = gt_cct__placeholder(&t->cct, current(t, at, pi), GT_PH_ACC_LAUNCH);
 		/* The runtime's kernel name string need not outlive the event:
 		 * keep a copy, one per distinct string. */
 		if (n && li->kernel_name) {
@@ -271,7 +269,6 @@ static void acc__launch(acc_prof_info *pi, acc_event_info *ei, acc_api_info *ai)
 
 static void acc__transfer(acc_prof_info *pi, acc_event_info *ei, acc_api_info *ai)
 {
-	uintptr_t key = GT_UNWIND_KEY();
 	struct gt_thread *t = gt_thread__self(GT_THREAD_OTHER);
 	const acc_data_event_info *di = &ei->data_event;
 	struct acc_thread *at;
@@ -285,7 +282,7 @@ static void acc__transfer(acc_prof_info *pi, acc_event_info *ei, acc_api_info *a
 	if (pi->event_type == acc_ev_enqueue_upload_start ||
 	    pi->event_type == acc_ev_enqueue_download_start) {
 		struct gt_cct_node *n = gt_cct__placeholder(
-			&t->cct, current(t, at, pi, key), up ? GT_PH_ACC_UPLOAD : GT_PH_ACC_DOWNLOAD);
+			&t->cct, current(t, at, pi), up ? GT_PH_ACC_UPLOAD : GT_PH_ACC_DOWNLOAD);
 
 		if (di->bytes != (_acc_prof_size_t)-1)
 			add(t, n, up ? GT_M_ACC_UP_BYTES : GT_M_ACC_DOWN_BYTES, di->bytes);
@@ -302,7 +299,6 @@ static void acc__transfer(acc_prof_info *pi, acc_event_info *ei, acc_api_info *a
 
 static void acc__data(acc_prof_info *pi, acc_event_info *ei, acc_api_info *ai)
 {
-	uintptr_t key = GT_UNWIND_KEY();
 	struct gt_thread *t = gt_thread__self(GT_THREAD_OTHER);
 	const acc_data_event_info *di = &ei->data_event;
 	struct acc_thread *at;
@@ -328,7 +324,7 @@ static void acc__data(acc_prof_info *pi, acc_event_info *ei, acc_api_info *ai)
 	}
 	gt_thread__enter(t);
 	{
-		struct gt_cct_node *n = gt_cct__placeholder(&t->cct, current(t, at, pi, key), ph);
+		struct gt_cct_node *n = gt_cct__placeholder(&t->cct, current(t, at, pi), ph);
 
 		if (di->bytes != (_acc_prof_size_t)-1) /* GCC's "size unknown" */
 			add(t, n, bytes, di->bytes);

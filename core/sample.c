@@ -41,7 +41,7 @@ static void sample__handler(int sig, siginfo_t *si, void *uc)
 		t->tool_samples++;
 		goto out_done;
 	}
-	n = gt_unwind__raw(uc, frames, SAMPLE_FRAMES);
+	n = gt_unwind__ips(uc, frames, SAMPLE_FRAMES);
 	gt_sample__stitch(t, &st);
 	node = gt_unwind__frames_context(t, frames, n, 1, &st, 1);
 	if (!node || gt_cct__add(&t->cct, node, GT_M_CPUTIME, weight, 1) ||

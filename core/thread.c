@@ -60,6 +60,7 @@ struct gt_thread *gt_thread__self(enum gt_thread_kind kind)
 	t->idle_node = gt_cct__placeholder(&t->cct, t->cct.root, GT_PH_OMP_IDLE);
 	t->memo = gt_unwind__memo_new();
 	atomic_init(&t->exited, 0);
+	gt_unwind__thread_init();
 	self = t;
 	atomic_store_explicit(&slots[idx], t, memory_order_release);
 	return t;

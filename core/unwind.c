@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <ucontext.h>
 
 #include "core/config.h"
 #include "core/modmap.h"
@@ -86,6 +87,58 @@ int gt_unwind__raw(void *uc, struct gt_frame *out, int max)
 	return n;
 }
 
+void gt_unwind__thread_init(void)
+{
+	void *ips[4];
+
+	unw_backtrace(ips, 4);
+}
+
+int gt_unwind__ips(void *uc, struct gt_frame *f, int max)
+{
+	void *ips[MAX_FRAMES];
+	int n, k = 0;
+
+	if (max > MAX_FRAMES)
+		max = MAX_FRAMES;
+	n = unw_backtrace(ips, max);
+	if (uc) {
+		/* Drop the handler's frames and the signal trampoline: start at
+		 * the interrupted instruction. */
+		uintptr_t pc = (uintptr_t)((ucontext_t *)uc)->uc_mcontext.gregs[REG_RIP];
+
+		while (k < n && (uintptr_t)ips[k] != pc)
+			k++;
+		if (k == n) {
+			/* The fast path did not cross the signal frame. */
+			int m = gt_unwind__raw(uc, f, max);
+
+			for (int i = 0; i < m; i++)
+				f[i].sp = 0;
+			return m;
+		}
+	}
+	for (int i = k; i < n; i++) {
+		f[i - k].ip = (uintptr_t)ips[i];
+		f[i - k].sp = 0;
+	}
+	return n - k;
+}
+
+struct gt_cct_node *gt_unwind__ips_context(struct gt_thread *t, const struct gt_stitch *st)
+{
+	struct gt_frame f[MAX_FRAMES];
+	int max = (int)gt_config.max_depth;
+	int n;
+
+	if (max <= 0 || max > MAX_FRAMES)
+		max = MAX_FRAMES;
+	if (gt_modmap__stale())
+		gt_modmap__refresh();
+	n = gt_unwind__ips(NULL, f, max);
+	return gt_unwind__frames_context(t, f, n, 0, st, 0);
+}
+
 static int elided(enum gt_module_class c)
 {
 	return c == GT_MOD_TOOL || c == GT_MOD_RUNTIME;
@@ -127,10 +180,15 @@ static int select_frames(const struct gt_frame *f, int n, uintptr_t ra, const st
 			i = u;
 	}
 	for (; i < n; i++) {
-		if (st->boundary && f[i].sp >= st->boundary)
+		if (st->boundary && f[i].sp && f[i].sp >= st->boundary)
 			break;
-		if (elided(gt_modmap__class(f[i].ip)))
+		if (elided(gt_modmap__class(f[i].ip))) {
+			/* Without stack pointers, the runtime frame that called
+			 * the task's body is its boundary. */
+			if (st->boundary && !f[i].sp && m > 0)
+				break;
 			continue;
+		}
 		if (*call_site < 0)
 			*call_site = i;
 		keep[m++] = i;

@@ -36,8 +36,8 @@ static struct gt_thread *thread_of(enum gt_thread_kind kind)
  * The task's exit frame, where its outlined body begins, is asked for only
  * when the memo misses.
  */
-static struct gt_cct_node *context_of(struct gt_thread *t, const void *ra, uintptr_t key,
-				      struct omp_task *task, const ompt_frame_t *frame)
+struct gt_cct_node *ompt__context_of(struct gt_thread *t, const void *ra, uintptr_t key,
+				     struct omp_task *task, const ompt_frame_t *frame)
 {
 	struct gt_stitch st = { .base = task ? task->node : NULL };
 	struct gt_cct_node *node;
@@ -168,7 +168,7 @@ void ompt__on_parallel_begin(ompt_data_t *encountering_task_data,
 	r = region__take(t->ompt);
 	if (!r)
 		goto out;
-	ctx = context_of(t, codeptr_ra, key, task_of(encountering_task_data),
+	ctx = ompt__context_of(t, codeptr_ra, key, task_of(encountering_task_data),
 			 encountering_task_frame);
 	r->node = gt_cct__placeholder(&t->cct, ctx, GT_PH_OMP_PARALLEL);
 	r->owner = t;
@@ -302,7 +302,7 @@ void ompt__on_work(ompt_work_t work_type, ompt_scope_endpoint_t endpoint,
 	now = gt_clock__ticks();
 	gt_thread__enter(t);
 	if (endpoint == ompt_scope_begin) {
-		struct gt_cct_node *ctx = context_of(t, codeptr_ra, key, task, NULL);
+		struct gt_cct_node *ctx = ompt__context_of(t, codeptr_ra, key, task, NULL);
 
 		task->ws_node = gt_cct__placeholder(&t->cct, ctx, work_placeholder(work_type));
 		task->ws_t0 = now;
@@ -330,7 +330,7 @@ void ompt__on_sync_region(ompt_sync_region_t kind, ompt_scope_endpoint_t endpoin
 	now = gt_clock__ticks();
 	gt_thread__enter(t);
 	if (endpoint == ompt_scope_begin) {
-		struct gt_cct_node *ctx = context_of(t, codeptr_ra, key, task, NULL);
+		struct gt_cct_node *ctx = ompt__context_of(t, codeptr_ra, key, task, NULL);
 
 		task->red_node = gt_cct__placeholder(&t->cct, ctx, GT_PH_OMP_REDUCTION);
 		task->red_t0 = now;
@@ -370,23 +370,23 @@ void ompt__on_sync_region_wait(ompt_sync_region_t kind, ompt_scope_endpoint_t en
 			break;
 		case ompt_sync_region_barrier_implicit_workshare:
 		case ompt_sync_region_barrier_implicit:
-			ctx = context_of(t, codeptr_ra, key, task, NULL);
+			ctx = ompt__context_of(t, codeptr_ra, key, task, NULL);
 			ph = GT_PH_OMP_IMPLICIT_BARRIER;
 			break;
 		case ompt_sync_region_taskwait:
-			ctx = context_of(t, codeptr_ra, key, task, NULL);
+			ctx = ompt__context_of(t, codeptr_ra, key, task, NULL);
 			ph = GT_PH_OMP_TASKWAIT;
 			break;
 		case ompt_sync_region_taskgroup:
-			ctx = context_of(t, codeptr_ra, key, task, NULL);
+			ctx = ompt__context_of(t, codeptr_ra, key, task, NULL);
 			ph = GT_PH_OMP_TASKGROUP;
 			break;
 		case ompt_sync_region_reduction:
-			ctx = context_of(t, codeptr_ra, key, task, NULL);
+			ctx = ompt__context_of(t, codeptr_ra, key, task, NULL);
 			ph = GT_PH_OMP_REDUCTION;
 			break;
 		default:
-			ctx = context_of(t, codeptr_ra, key, task, NULL);
+			ctx = ompt__context_of(t, codeptr_ra, key, task, NULL);
 			ph = GT_PH_OMP_BARRIER;
 			break;
 		}
@@ -422,7 +422,7 @@ void ompt__on_masked(ompt_scope_endpoint_t endpoint, ompt_data_t *parallel_data,
 	if (endpoint != ompt_scope_begin || !t || !t->ompt || !task)
 		return;
 	gt_thread__enter(t);
-	add(t, gt_cct__placeholder(&t->cct, context_of(t, codeptr_ra, key, task, NULL), GT_PH_OMP_MASKED),
+	add(t, gt_cct__placeholder(&t->cct, ompt__context_of(t, codeptr_ra, key, task, NULL), GT_PH_OMP_MASKED),
 	    GT_M_OMP_MASKED_COUNT, 1);
 	gt_thread__leave(t);
 }
@@ -438,18 +438,25 @@ void ompt__on_task_create(ompt_data_t *encountering_task_data,
 
 	(void)has_dependences;
 	new_task_data->ptr = NULL;
-	if (!t || !(flags & ompt_task_explicit))
+	if (!t || !(flags & (ompt_task_explicit | ompt_task_target)))
 		return;
 	/* Explicit tasks may end on another thread: plain malloc/free. */
 	task = calloc(1, sizeof(*task));
 	if (!task)
 		return;
 	gt_thread__enter(t);
-	ctx = context_of(t, codeptr_ra, key, task_of(encountering_task_data),
+	ctx = ompt__context_of(t, codeptr_ra, key, task_of(encountering_task_data),
 			 encountering_task_frame);
-	task->creator = gt_cct__placeholder(&t->cct, ctx, GT_PH_OMP_TASK);
 	task->is_explicit = 1;
-	add(t, task->creator, GT_M_OMP_EXPLICIT_TASKS, 1);
+	if (flags & ompt_task_target) {
+		/* Its target construct hangs right under the call site, as if
+		 * it had not been deferred; ompt/target.c counts it. */
+		task->creator = ctx;
+		task->is_target = 1;
+	} else {
+		task->creator = gt_cct__placeholder(&t->cct, ctx, GT_PH_OMP_TASK);
+		add(t, task->creator, GT_M_OMP_EXPLICIT_TASKS, 1);
+	}
 	new_task_data->ptr = task;
 	gt_thread__leave(t);
 }
@@ -467,7 +474,10 @@ void ompt__on_task_schedule(ompt_data_t *prior_task_data, ompt_task_status_t pri
 	gt_thread__enter(t);
 	if (prior && prior->is_explicit) {
 		if (prior->node) {
-			add_time(t, prior->node, GT_M_OMP_EXPLICIT_TASK_TIME, now - prior->t_begin);
+			/* A target task's time is its construct's (OMP_TGT_TIME). */
+			if (!prior->is_target)
+				add_time(t, prior->node, GT_M_OMP_EXPLICIT_TASK_TIME,
+					 now - prior->t_begin);
 			((struct omp_thread *)t->ompt)->explicit_ns += now - prior->t_begin;
 		}
 		prior->node = NULL;

@@ -54,6 +54,9 @@ struct omp_task {
 	uint64_t region_gen;       /* workers: region->gen at the task's begin */
 	int is_member;             /* a worker, not the encountering thread */
 	int is_explicit;
+	/* A deferred target task (target nowait, ...): node is its creation
+	 * site, under which its target construct hangs (ompt/target.c). */
+	int is_target;
 	struct omp_task *next_free;
 };
 
@@ -68,6 +71,8 @@ struct omp_thread {
 	 * and is taken out of the wait. */
 	uint64_t explicit_ns;
 	struct omp_task *free_tasks;
+	/* Target regions and operations of this thread (ompt/target.c). */
+	struct omp_target_thread *target;
 };
 
 extern ompt_get_task_info_t gt_ompt_get_task_info;
@@ -75,6 +80,13 @@ extern ompt_get_state_t gt_ompt_get_state;
 
 
 struct omp_thread *ompt__thread_state(struct gt_thread *t);
+/*
+ * The context of a construct at user return address ra, inside task (NULL:
+ * the initial task); key: GT_UNWIND_KEY() of the calling handler. Unwinds
+ * once per call path (memoized). Under gt_thread__enter(t).
+ */
+struct gt_cct_node *ompt__context_of(struct gt_thread *t, const void *ra, uintptr_t key,
+				     struct omp_task *task, const ompt_frame_t *frame);
 void ompt__stitch_sample(struct gt_thread *t, struct gt_stitch *st);
 
 #endif

@@ -66,17 +66,19 @@ static double per_call(void (*cb)(void *, int), int depth, long reps)
 int main(int argc, char **argv)
 {
 	int depth = argc > 1 ? atoi(argv[1]) : 10;
-	double base, memo, cold;
+	double base, memo, cold, fast;
 
 	probe_init(1);
 	base = per_call(empty_cb, depth, 2000000);
 	memo = per_call(probe_context, depth, 2000000);
+	fast = per_call(probe_ips_context, depth, 200000);
 	probe_init(0);
 	cold = per_call(probe_context, depth, 20000);
 	printf("calling context at a repeated call site, %d user frames below main\n", depth + 2);
 	printf("  baseline (empty callback)   %8.1f ns per call\n", base);
 	printf("  memoized                    %8.1f ns per call (+%.1f ns)\n", memo, memo - base);
 	printf("  cold unwind                 %8.1f ns per call (+%.1f ns)\n", cold, cold - base);
+	printf("  fast unwind (no memo)       %8.1f ns per call (+%.1f ns)\n", fast, fast - base);
 	printf("  cold / memoized (own cost)  %8.1fx\n", (cold - base) / (memo - base));
 	printf("  budget: memoized <= 50 ns: %s\n", memo - base <= 50.0 ? "PASS" : "OVER");
 	return 0;

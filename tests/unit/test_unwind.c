@@ -141,7 +141,30 @@ static void memo_matches_cold_unwind(void)
 		CHECK(cold_nodes[d] != cold_nodes[d - 1]);
 }
 
-TEST_MAIN({ "elides tool and runtime", elides_tool_and_runtime },
+__attribute__((noinline)) static void ips_site(void)
+{
+	rt_call(probe_ips_context, 0);
+	sink++;
+}
+
+static void fast_path_agrees(void)
+{
+	char a[4096], b[4096];
+
+	probe_init(1);
+	caller_a();
+	probe_path(probe_last(), a, sizeof(a));
+	ips_site();
+	probe_path(probe_last(), b, sizeof(b));
+	printf("  validated: %s\n  fast:      %s\n", a, b);
+	CHECK(strstr(a, "fast_path_agrees/caller_a/site_one"));
+	CHECK(strstr(b, "fast_path_agrees/ips_site"));
+	CHECK(!strncmp(b, "main/", 5));
+	CHECK(!strstr(b, "probe_") && !strstr(b, "rt_"));
+}
+
+TEST_MAIN({ "fast path agrees", fast_path_agrees },
+	  { "elides tool and runtime", elides_tool_and_runtime },
 	  { "memo hits a repeated site", memo_hits_repeated_site },
 	  { "memo notices another caller", memo_notices_other_caller },
 	  { "memo matches a cold unwind", memo_matches_cold_unwind })

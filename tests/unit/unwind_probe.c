@@ -46,6 +46,16 @@ void probe_context(void *ra, int depth)
 	gt_thread__leave(thread);
 }
 
+void probe_ips_context(void *ra, int depth)
+{
+	struct gt_stitch st = { 0 };
+
+	(void)ra, (void)depth;
+	gt_thread__enter(thread);
+	last = gt_unwind__ips_context(thread, &st);
+	gt_thread__leave(thread);
+}
+
 void *probe_last(void)
 {
 	return last;

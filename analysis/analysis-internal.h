@@ -1,0 +1,307 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef GT_ANALYSIS_INTERNAL_H
+#define GT_ANALYSIS_INTERNAL_H
+
+/*
+ * The analysis side of the gputool command: the profiles of one run (every
+ * process, every thread) merged into one calling-context tree with
+ * statistics per context, the metrics derived from it, and the writers of
+ * each output format. docs/REPORT.md describes what a user sees.
+ *
+ * Everything here runs in the gputool command, single-threaded; nothing is
+ * shared between threads.
+ */
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "core/profile.h"
+
+/* Runs of up to this many processes keep each process's value per context
+ * (the per-rank tables); larger runs keep only the statistics. */
+#define GT_DETAIL_MAX 64u
+
+/* ---- the merged run (merge.c) ---- */
+
+/*
+ * One (context, metric) over the processes of the run, exclusive or
+ * inclusive. Only processes with a nonzero value update it: a process
+ * without the context counts as 0 in min and mean (gt_pstat__min and
+ * gt_pstat__mean take the number of processes). Ties for min and max go to
+ * the lowest process index, so that any merge order gives the same result.
+ */
+struct gt_pstat {
+	uint64_t sum; /* over processes and threads; saturates */
+	uint64_t min; /* smallest nonzero per-process value */
+	uint64_t max;
+	unsigned __int128 sumsq; /* sum of squared per-process values; saturates */
+	uint32_t n;              /* processes with a nonzero value */
+	uint32_t min_at, max_at; /* the process (index into procs) holding min, max */
+};
+
+/* One (context, metric) over threads, exclusive values only: the threads of
+ * every process that measured something at the context. */
+struct gt_tstat {
+	uint64_t min, max; /* over threads with a nonzero value */
+	uint64_t n;        /* such threads */
+};
+
+struct gt_cell {
+	uint32_t metric; /* index into the run's metrics */
+	uint32_t next;   /* the node's next cell (by increasing metric), or GT_NONE */
+	struct gt_pstat excl, incl;
+	struct gt_tstat thr;
+	uint64_t *per_proc; /* inclusive value per process, when the run keeps detail */
+};
+
+struct gt_metric_total {
+	uint32_t metric;
+	uint64_t value;
+};
+
+enum gt_proc_state { GT_PROC_PENDING = 0, GT_PROC_MERGED = 1, GT_PROC_FAILED = 2 };
+
+/* One profile: one process of the run. */
+struct gt_proc {
+	char *file;
+	enum gt_proc_state state;
+	int64_t rank; /* -1 when the profile names none */
+	uint64_t pid;
+	char *host, *exe, *cmdline;
+	uint64_t wall_ns, start_ns;
+	uint32_t n_threads;
+	struct gt_metric_total *totals; /* everything the process measured, per metric */
+	uint32_t n_totals;
+};
+
+struct gt_run_scratch; /* per-profile work arrays, private to merge.c */
+
+/*
+ * The run: t holds the merged tree (strings, modules, metrics and nodes;
+ * no threads, no values), node 0 its root. A context is identified by its
+ * path: parent, kind, name, file, line and module (the offset too, for a
+ * frame whose function is unknown). Nodes keep the invariants of
+ * core/profile.h: a parent has a smaller index than its children.
+ */
+struct gt_run {
+	struct gt_profile t;
+	uint32_t *slots; /* node hash: node ids, GT_NONE when empty */
+	uint32_t slot_cap, slot_used;
+	uint32_t *head; /* per node: first cell, GT_NONE if none */
+	uint32_t cap_head;
+	struct gt_cell *cells;
+	uint32_t n_cells, cap_cells;
+	struct gt_proc *procs; /* one per profile of the run, in file order */
+	uint32_t n_procs;
+	uint32_t n_merged, n_failed;
+	uint64_t n_threads;
+	int detail; /* cells carry per_proc */
+	struct gt_run_scratch *s;
+};
+
+int gt_run__init(struct gt_run *r, uint32_t n_procs);
+void gt_run__fini(struct gt_run *r);
+/* Merges profile p as process proc (< n_procs). 0 or -ENOMEM (the run is
+ * then incomplete, but consistent). */
+int gt_run__add(struct gt_run *r, uint32_t proc, const struct gt_profile *p);
+/* Merges src, which holds other processes of the same run, into dst. */
+int gt_run__absorb(struct gt_run *dst, const struct gt_run *src);
+/* The run as bytes (to another process) and back; decode gives a run to
+ * absorb only. Decoding checks what it reads: -EINVAL on a bad buffer. */
+int gt_run__encode(const struct gt_run *r, char **buf, size_t *len);
+int gt_run__decode(struct gt_run *r, const char *buf, size_t len);
+/* The cell of (node, metric), or NULL. */
+const struct gt_cell *gt_run__cell(const struct gt_run *r, uint32_t node, uint32_t metric);
+/* The proc's total of metric m, 0 if none. */
+uint64_t gt_proc__total(const struct gt_proc *p, uint32_t m);
+
+uint64_t gt_pstat__min(const struct gt_pstat *s, uint32_t n_procs);
+double gt_pstat__mean(const struct gt_pstat *s, uint32_t n_procs);
+double gt_pstat__stddev(const struct gt_pstat *s, uint32_t n_procs);
+/* max / mean; 0 when nothing was measured. */
+double gt_pstat__imbalance(const struct gt_pstat *s, uint32_t n_procs);
+double gt_tstat__mean(const struct gt_tstat *t, uint64_t sum);
+
+/* ---- reading a run (load.c) ---- */
+
+/*
+ * The processes that share a merge: one (the plain command), or the ranks
+ * of an MPI job (gputool-mpi). Rank 0 ends up with the whole run.
+ * Buffers received are malloc()ed; the receiver frees them.
+ */
+struct gt_team {
+	int rank, size;
+	int (*bcast)(struct gt_team *t, char **buf, size_t *len);
+	int (*send)(struct gt_team *t, int to, const char *buf, size_t len);
+	int (*recv)(struct gt_team *t, int from, char **buf, size_t *len);
+	void *priv;
+};
+
+/* Lists the profiles PATH names, reads this member's share one at a time
+ * into r, and reduces the team's runs into rank 0's. Returns 0, or 1 when
+ * a profile could not be read (it is left out; the message is printed) or
+ * the run cannot be built at all (r is then empty). */
+int gt_load__run(struct gt_team *team, const char *path, struct gt_run *r);
+
+/* ---- what the views need (derive.c) ---- */
+
+#define GT_METRIC_GPUOP (GT_NONE - 1) /* pseudo metric: all GPU operation time */
+#define GT_MAX_GPU_METRICS 32
+
+enum gt_bound { GT_BOUND_NOTHING, GT_BOUND_CPU_ONLY, GT_BOUND_CPU, GT_BOUND_GPU };
+
+struct gt_gpu_site {
+	uint32_t node; /* the outermost GPU placeholder under the call site */
+	uint32_t j;    /* index into gpu_metric[] */
+	uint64_t value;
+};
+
+struct gt_analysis {
+	const struct gt_run *run;
+	const struct gt_profile *t;
+	uint32_t n_nodes;
+	uint32_t *first, *next; /* children lists, in index order */
+	/* the metric the views show */
+	uint32_t metric;
+	const char *metric_name, *metric_unit;
+	uint64_t *excl, *incl, total;
+	/* importance, ICS'20 §5.1 */
+	uint32_t cpu_metric; /* CPUTIME, or GT_NONE */
+	uint32_t n_gpu, gpu_metric[GT_MAX_GPU_METRICS];
+	uint64_t *C, *G, *Gj[GT_MAX_GPU_METRICS]; /* inclusive per node */
+	uint64_t C_P, G_P;
+	double I_C_P;
+	enum gt_bound bound;
+	uint32_t *cpu_hot, n_cpu_hot; /* hot path by I_C, from the root's child down */
+	uint32_t *gpu_hot, n_gpu_hot; /* hot path by I_G */
+	struct gt_gpu_site *sites;    /* by I_G,i,j, largest first */
+	uint32_t n_sites;
+	/* load imbalance of the view's metric: contexts, most time lost first */
+	uint32_t *imb, n_imb;   /* across processes, inclusive */
+	uint32_t *timb, n_timb; /* across threads, exclusive */
+	uint32_t *proc_order;   /* merged processes by rank, then pid */
+	uint32_t n_proc_order;
+};
+
+/* metric: a metric name, "GPUOP", or NULL for the default (CPUTIME when
+ * measured, else GPUOP, else the first time metric with a value). Returns
+ * 0, -ENOMEM, or -ENOENT with a message in err. */
+int gt_analysis__init(struct gt_analysis *a, const struct gt_run *r, const char *metric, char *err,
+		      size_t errlen);
+void gt_analysis__fini(struct gt_analysis *a);
+double gt_analysis__I_C(const struct gt_analysis *a, uint32_t node);
+double gt_analysis__I_G(const struct gt_analysis *a, uint32_t node);
+/* The cell of the view's metric at node (NULL for GPUOP or none). */
+const struct gt_cell *gt_analysis__cell(const struct gt_analysis *a, uint32_t node);
+int gt_analysis__is_gpu_placeholder(const struct gt_analysis *a, uint32_t node);
+
+/* ---- views (views.c) ---- */
+
+/* Functions: nodes grouped by function (frames by name, file and module,
+ * ignoring the line; placeholders and names by name). */
+struct gt_func {
+	uint32_t node; /* a representative node */
+	uint64_t excl, incl; /* incl counts recursive calls once */
+	uint32_t contexts;
+};
+
+struct gt_flat {
+	struct gt_func *f; /* by exclusive value, largest first */
+	uint32_t n;
+	uint32_t *of; /* per node: its function's index into f */
+};
+
+int gt_flat__build(struct gt_flat *fl, const struct gt_analysis *a);
+void gt_flat__fini(struct gt_flat *fl);
+
+/* The bottom-up (callers) tree: a root per function holding its exclusive
+ * value; below it the contexts that called it, innermost first. */
+struct gt_bu_node {
+	uint32_t node;   /* representative context (root level: the function) */
+	uint32_t parent; /* GT_NONE for a function */
+	uint32_t first, next;
+	uint64_t value;
+};
+
+struct gt_bottom_up {
+	struct gt_bu_node *n;
+	uint32_t count, cap;
+	uint32_t *roots; /* functions, largest first */
+	uint32_t n_roots;
+	uint32_t *slots;
+	uint32_t slot_cap;
+};
+
+int gt_bottom_up__build(struct gt_bottom_up *bu, const struct gt_analysis *a);
+void gt_bottom_up__fini(struct gt_bottom_up *bu);
+/* The children of bu node i (or of node in the top-down tree), largest value first: *out is malloc()ed. */
+int gt_bottom_up__children(const struct gt_bottom_up *bu, uint32_t i, uint32_t **out, uint32_t *n);
+int gt_analysis__children(const struct gt_analysis *a, uint32_t node, uint32_t **out, uint32_t *n);
+
+/* ---- text helpers (util.c) ---- */
+
+struct gt_sb {
+	char *s;
+	size_t len, cap;
+	int oom;
+};
+
+void gt_sb__addn(struct gt_sb *b, const char *s, size_t n);
+void gt_sb__add(struct gt_sb *b, const char *s);
+__attribute__((format(printf, 2, 3))) void gt_sb__addf(struct gt_sb *b, const char *fmt, ...);
+/* Control characters become '?': names come from files. */
+void gt_sb__add_clean(struct gt_sb *b, const char *s);
+void gt_sb__add_fit(struct gt_sb *b, const char *s, size_t width);
+size_t gt_cols(const char *s);
+const char *gt_base_name(const char *path);
+
+enum {
+	GT_LABEL_SHORT_FILE = 1, /* base name of the file */
+	GT_LABEL_NO_LINE = 2,    /* the function, not the line */
+};
+
+/* How node i reads: "func (file.c:12)", "<omp parallel>", "lib.so+0x12". */
+void gt_label(struct gt_sb *b, const struct gt_profile *t, uint32_t i, int flags);
+
+/* JSON string (or null); bytes that are not UTF-8 become U+FFFD. With
+ * html_safe, '<', '>' and '&' are escaped too, for embedding in a page. */
+void gt_json__str(FILE *f, const char *s, int html_safe);
+
+/* A value of unit for people: "1.234" with the unit's scale chosen for
+ * the largest value shown (s, ms, us for ns; K, M for counts and bytes). */
+struct gt_scale {
+	double div;
+	const char *suffix;
+	int decimals;
+};
+
+struct gt_scale gt_scale__for(const char *unit, uint64_t largest);
+void gt_scale__fmt(const struct gt_scale *s, char *buf, size_t len, double v);
+
+/* ---- output formats ---- */
+
+enum gt_view { GT_VIEW_TOP_DOWN, GT_VIEW_BOTTOM_UP, GT_VIEW_FLAT };
+
+struct gt_out_opts {
+	enum gt_view view;
+	unsigned top; /* rows per list and lines of a tree */
+	const char *path; /* what was reported */
+};
+
+int gt_text__write(FILE *f, const struct gt_analysis *a, const struct gt_out_opts *o);
+/* compact: the HTML report's form (no per-thread statistics). */
+int gt_json__write(FILE *f, const struct gt_analysis *a, const struct gt_out_opts *o, int html_safe);
+int gt_folded__write(FILE *f, const struct gt_analysis *a);
+int gt_html__write(FILE *f, const struct gt_analysis *a, const struct gt_out_opts *o);
+/* Chrome trace-event JSON from the traces of the run (trace.c): 0, 1
+ * after printing why (no trace recorded, unreadable trace). */
+int gt_chrome__write(FILE *f, const char *path, const struct gt_run *r);
+
+/* ---- commands ---- */
+
+int gt_launch__main(int argc, char **argv);
+int gt_report__main(int argc, char **argv, struct gt_team *team);
+/* Under an MPI launcher with more than one rank (job size), else 0. */
+int gt_launch__job_size(void);
+
+#endif
