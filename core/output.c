@@ -295,8 +295,12 @@ static void clear__visit(struct gt_cct_node *n, void *arg)
 /* Marks (aux = 1) the nodes that have a value in their subtree. */
 static void mark__visit(struct gt_cct_node *n, void *arg)
 {
+	struct gt_metric_cell *c;
+
 	(void)arg;
-	if (!n->metrics)
+	for (c = n->metrics; c && !c->value; c = c->next)
+		;
+	if (!c)
 		return;
 	for (; n && !n->aux; n = n->parent)
 		n->aux = 1;

@@ -45,6 +45,37 @@ __attribute__((destructor)) static void tool__fini(void)
 	gt_tool__stop();
 }
 
+static void tool__zero_visit(struct gt_cct_node *n, void *arg)
+{
+	(void)arg;
+	for (struct gt_metric_cell *c = n->metrics; c; c = c->next)
+		c->value = 0;
+}
+
+/* A child forked without exec measures only what it does itself: what its
+ * trees hold is the parent's and is the parent's to report. Timers are not
+ * inherited: the forking thread, the child's only thread, starts its own. */
+static void tool__atfork_child(void)
+{
+	uint32_t n = gt_thread__count();
+	struct gt_thread *self = gt_thread__peek();
+
+	start_ns = gt_clock__now();
+	for (uint32_t i = 0; i < n; i++) {
+		struct gt_thread *t = gt_thread__at(i);
+
+		if (!t)
+			continue;
+		gt_cct__walk(t->cct.root, tool__zero_visit, NULL);
+		t->has_timer = 0;
+		t->samples = t->tool_samples = t->dropped_samples = 0;
+		if (t != self)
+			atomic_store_explicit(&t->exited, 1, memory_order_relaxed);
+	}
+	if (self)
+		gt_sample__thread_start(self);
+}
+
 static void tool__start_once(void)
 {
 	gt_config__load(NULL);
@@ -57,6 +88,7 @@ static void tool__start_once(void)
 		gt_warn("unwind", "unwinder setup incomplete; contexts may be shallow");
 	if (gt_sample__init((unsigned)gt_config.sample_hz))
 		gt_config.sample_hz = 0;
+	pthread_atfork(NULL, NULL, tool__atfork_child);
 	start_result = 0;
 }
 

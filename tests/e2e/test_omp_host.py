@@ -123,6 +123,20 @@ def test_tasks():
           "task_body outside <omp task>: %s" % ["/".join(p.names(b)) for b in bodies])
 
 
+def test_fork_without_exec():
+    # OMP_NUM_THREADS=1: libomp's worker threads do not survive a fork.
+    outdir, _ = run_under_tool(LIB, os.path.join(SAMPLES, "forked"), env={"OMP_NUM_THREADS": "1"})
+    ps = profiles(GPUTOOL, outdir)
+    check(len(ps) == 2, "expected a profile per process, found %d" % len(ps))
+    for p in ps:
+        regions = p.find("<omp parallel>")
+        callers = [c for r in regions for c in p.names(r) if c.endswith("_work")]
+        check(len(callers) == 1, "pid %s profile has regions under %s" % (p.meta("pid"), callers))
+        check(sum(p.excl(r, "OMP_PAR_COUNT") for r in regions) == 1, "instances")
+    callers = sorted(c for p in ps for r in p.find("<omp parallel>") for c in p.names(r) if c.endswith("_work"))
+    check(callers == ["child_work", "parent_work"], "callers over both profiles: %s" % callers)
+
+
 def test_gcc_libgomp_untouched():
     exe = os.path.join(SAMPLES, "split-gcc")
     if not os.path.exists(exe):
@@ -194,6 +208,7 @@ main([
     ("split on one thread: work 3:1", test_split_one_thread),
     ("nested regions", test_nested),
     ("tasks at two sites", test_tasks),
+    ("fork without exec: each process its own work", test_fork_without_exec),
     ("gcc/libgomp program untouched", test_gcc_libgomp_untouched),
     ("bad GPUTOOL_* values", test_bad_env_values),
     ("GPUTOOL_DISABLE and GPUTOOL_SAMPLE_HZ=0", test_disable_and_sampling_off),

@@ -1,0 +1,521 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * OpenMP target offload through the OMPT target callbacks; what the tree
+ * looks like is in ompt/target.h, what is measured in docs/OMP-TARGET.md.
+ *
+ * State lives with each operation, never in a per-thread "current region":
+ *   - a target construct's record travels in target_data->ptr from begin to
+ *     end (EMI callbacks), or is found by the runtime's target_id among the
+ *     constructs its thread has in progress (OpenMP 5.0 callbacks);
+ *   - a data operation's or kernel submission's record is found by the id
+ *     the tool stored in *host_op_id at its begin, among the operations in
+ *     progress on the calling thread.
+ * So constructs that overlap on one thread (a nowait target run inside a
+ * taskwait, a data operation outside any construct) keep their own state.
+ *
+ * Ownership. A construct record belongs to the thread that began it (its
+ * owner): only the owner links, unlinks and recycles it. Runtimes report
+ * all callbacks of a construct on one thread (LLVM does); should an end come
+ * on another thread u, u charges its own tree (through gt_thread__import of
+ * the construct's node) and stores `ended` (release); the owner unlinks the
+ * record when it next walks its list (acquire). The fields u reads were
+ * written by the owner before the runtime handed the construct over. An
+ * operation record lives on the list of the thread that began it, and its
+ * node is in that thread's tree.
+ *
+ * Counts and bytes are charged at begin (the runtime knows them then, and
+ * an end that never comes loses only a time); times at end.
+ */
+#include "ompt/target.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/cct.h"
+#include "core/clock.h"
+#include "core/log.h"
+#include "core/thread.h"
+#include "core/tool.h"
+#include "core/unwind.h"
+#include "gpu/monitor.h"
+#include "ompt/ompt-internal.h"
+#include "ompt/target-internal.h"
+
+#define REGION_MAGIC 0x74677472u /* "tgtr" */
+/* Operations in progress on one thread; past this, the oldest is forgotten
+ * (its time is lost), so that ends that never come cannot grow the list. */
+#define OPS_MAX 64
+
+struct gt_ompt_device gt_ompt_devices[GT_OMPT_MAX_DEVICES];
+static const char unknown_device[] = "device ?";
+static atomic_int data_ops_reported = 1;
+static atomic_int warned_unknown;
+static atomic_int seen; /* a device or a target event was seen: facts are due */
+
+enum op_what {
+	OP_ALLOC,
+	OP_H2D,
+	OP_D2H,
+	OP_D2D,
+	OP_DELETE,
+	OP_KERNEL,
+	OP_ASSOCIATE,
+	OP_DISASSOCIATE,
+	OP__COUNT,
+};
+
+/* What each kind of operation charges: amount is bytes, or teams for a
+ * kernel; GT_M__COUNT where there is none. */
+static const struct {
+	enum gt_placeholder ph;
+	enum gt_metric count, amount, time;
+} op_desc[OP__COUNT] = {
+	[OP_ALLOC] = { GT_PH_OMP_ALLOC, GT_M_OMP_TGT_ALLOC_COUNT, GT_M_OMP_TGT_ALLOC_BYTES,
+		       GT_M_OMP_TGT_ALLOC_TIME },
+	[OP_H2D] = { GT_PH_OMP_COPY_H2D, GT_M_OMP_TGT_H2D_COUNT, GT_M_OMP_TGT_H2D_BYTES,
+		     GT_M_OMP_TGT_H2D_TIME },
+	[OP_D2H] = { GT_PH_OMP_COPY_D2H, GT_M_OMP_TGT_D2H_COUNT, GT_M_OMP_TGT_D2H_BYTES,
+		     GT_M_OMP_TGT_D2H_TIME },
+	[OP_D2D] = { GT_PH_OMP_COPY_D2D, GT_M_OMP_TGT_D2D_COUNT, GT_M_OMP_TGT_D2D_BYTES,
+		     GT_M_OMP_TGT_D2D_TIME },
+	[OP_DELETE] = { GT_PH_OMP_DELETE, GT_M_OMP_TGT_DELETE_COUNT, GT_M__COUNT,
+			GT_M_OMP_TGT_DELETE_TIME },
+	[OP_KERNEL] = { GT_PH_OMP_KERNEL, GT_M_OMP_TGT_KERNEL_COUNT, GT_M_OMP_TGT_KERNEL_TEAMS,
+			GT_M_OMP_TGT_KERNEL_TIME },
+	[OP_ASSOCIATE] = { GT_PH_OMP_ASSOCIATE, GT_M_OMP_TGT_OTHER_COUNT, GT_M__COUNT,
+			   GT_M_OMP_TGT_OTHER_TIME },
+	[OP_DISASSOCIATE] = { GT_PH_OMP_DISASSOCIATE, GT_M_OMP_TGT_OTHER_COUNT, GT_M__COUNT,
+			      GT_M_OMP_TGT_OTHER_TIME },
+};
+
+/* A target construct in progress. */
+struct tgt_region {
+	struct tgt_region *next;  /* the owner's constructs in progress, or its free list */
+	struct gt_cct_node *dev;  /* its device node, in the owner's tree */
+	struct gt_thread *owner;
+	uint64_t t0;		  /* ticks */
+	uint64_t target_id;	  /* the runtime's id (OpenMP 5.0 callbacks); 0 with EMI */
+	atomic_int ended;	  /* ended on another thread: the owner recycles it */
+	uint32_t magic;		  /* REGION_MAGIC while in progress */
+};
+
+/* A data operation or kernel submission in progress. */
+struct tgt_op {
+	struct tgt_op *next;	 /* the thread's operations in progress, or its free list */
+	struct gt_cct_node *node; /* its placeholder, in this thread's tree */
+	uint64_t id;		 /* what the runtime holds in *host_op_id */
+	uint64_t t0;		 /* ticks */
+	enum op_what what;
+};
+
+/* Per thread; only that thread touches it (see `ended` for the exception). */
+struct omp_target_thread {
+	struct tgt_region *active, *free_regions;
+	struct tgt_op *ops, *free_ops;
+	unsigned n_ops;
+	uint64_t seq;
+};
+
+/* ---- threads, devices, ids ---- */
+
+static struct omp_target_thread *target_state(struct gt_thread *t)
+{
+	struct omp_thread *ot = t->ompt ? t->ompt : ompt__thread_state(t);
+
+	if (!ot)
+		return NULL;
+	if (!ot->target)
+		ot->target = calloc(1, sizeof(*ot->target));
+	return ot->target;
+}
+
+/* The calling thread and its target state; NULL when nothing is measured. */
+static struct gt_thread *self(struct omp_target_thread **ts)
+{
+	struct gt_thread *t;
+
+	if (gt_tool__stopping())
+		return NULL;
+	t = gt_thread__self(GT_THREAD_OTHER);
+	if (!t || !(*ts = target_state(t)))
+		return NULL;
+	return t;
+}
+
+static const char *device_name(int num)
+{
+	const char *name = NULL;
+
+	if (num >= 0 && num < GT_OMPT_MAX_DEVICES)
+		name = atomic_load_explicit(&gt_ompt_devices[num].name, memory_order_acquire);
+	return name ? name : unknown_device;
+}
+
+/* Target work for a device the runtime never initialized is measured under
+ * "device N" (or "device ?"); said once. */
+static void check_device(int num)
+{
+	atomic_store_explicit(&seen, 1, memory_order_relaxed);
+	if (gt_ompt__device(num) || atomic_exchange_explicit(&warned_unknown, 1, memory_order_relaxed))
+		return;
+	gt_info("ompt", "target work for device %d, which the runtime never initialized", num);
+}
+
+/* Ids of operations not traced: never 0, and apart from the monitor's ids
+ * (the top sequence bit is set), so the two kinds cannot meet in one list. */
+static uint64_t local_id(struct gt_thread *t, struct omp_target_thread *ts)
+{
+	const uint64_t top = UINT64_C(1) << (GT_CORRELATION_SEQ_BITS - 1);
+
+	return gt_correlation__make(t->index, top | (++ts->seq & (top - 1)));
+}
+
+static void add(struct gt_thread *t, struct gt_cct_node *n, enum gt_metric m, uint64_t v)
+{
+	if (n && v && m != GT_M__COUNT)
+		gt_cct__add(&t->cct, n, m, v, 0);
+}
+
+static struct gt_cct_node *device_node(struct gt_thread *t, struct gt_cct_node *under, int device)
+{
+	return gt_cct__child(&t->cct, under, GT_NODE_NAME, (uint64_t)(uintptr_t)device_name(device), 0);
+}
+
+/* The OpenMP task the calling thread runs, as host.c recorded it. */
+static struct omp_task *current_task(void)
+{
+	ompt_data_t *d = NULL;
+
+	if (gt_ompt_get_task_info && gt_ompt_get_task_info(0, NULL, &d, NULL, NULL, NULL) == 2 && d)
+		return d->ptr;
+	return NULL;
+}
+
+/* Where a construct (or an operation outside any) encountered by task at
+ * user address ra hangs. A deferred target task hangs under the call site
+ * of its construct, recorded when the task was created: its own frames are
+ * the runtime's. Under gt_thread__enter(t). */
+static struct gt_cct_node *context(struct gt_thread *t, struct omp_task *task, const void *ra,
+				   uintptr_t key)
+{
+	if (task && task->is_target)
+		return task->node ? task->node : t->cct.root;
+	return ompt__context_of(t, ra, key, task, NULL);
+}
+
+/* ---- constructs ---- */
+
+static enum gt_placeholder construct_placeholder(ompt_target_t kind)
+{
+	/* The nowait kinds are the others plus 8. */
+	switch (kind > 8 ? kind - 8 : kind) {
+	case ompt_target_enter_data:
+		return GT_PH_OMP_TARGET_ENTER_DATA;
+	case ompt_target_exit_data:
+		return GT_PH_OMP_TARGET_EXIT_DATA;
+	case ompt_target_update:
+		return GT_PH_OMP_TARGET_UPDATE;
+	default:
+		return GT_PH_OMP_TARGET;
+	}
+}
+
+/* Recycles the records of constructs that ended on other threads. */
+static void regions__prune(struct omp_target_thread *ts)
+{
+	struct tgt_region **p = &ts->active;
+
+	while (*p) {
+		struct tgt_region *r = *p;
+
+		/* Pairs with the release store in region__end. */
+		if (atomic_load_explicit(&r->ended, memory_order_acquire)) {
+			*p = r->next;
+			r->next = ts->free_regions;
+			ts->free_regions = r;
+		} else {
+			p = &r->next;
+		}
+	}
+}
+
+static struct tgt_region *region__begin(struct gt_thread *t, struct omp_target_thread *ts,
+					ompt_target_t kind, int device, struct omp_task *task,
+					const void *ra, uintptr_t key)
+{
+	struct gt_cct_node *ph;
+	struct tgt_region *r;
+
+	if (ts->active)
+		regions__prune(ts);
+	r = ts->free_regions;
+	if (r)
+		ts->free_regions = r->next;
+	else if (!(r = malloc(sizeof(*r))))
+		return NULL;
+	check_device(device);
+	gt_thread__enter(t);
+	ph = gt_cct__placeholder(&t->cct, context(t, task, ra, key), construct_placeholder(kind));
+	r->dev = device_node(t, ph, device);
+	add(t, r->dev, GT_M_OMP_TGT_COUNT, 1);
+	gt_thread__leave(t);
+	r->owner = t;
+	r->target_id = 0;
+	atomic_store_explicit(&r->ended, 0, memory_order_relaxed);
+	r->magic = REGION_MAGIC;
+	r->next = ts->active;
+	ts->active = r;
+	r->t0 = gt_clock__ticks();
+	return r;
+}
+
+static void region__end(struct gt_thread *t, struct omp_target_thread *ts, struct tgt_region *r)
+{
+	uint64_t now = gt_clock__ticks();
+	uint64_t ns = gt_clock__ticks_to_ns(now > r->t0 ? now - r->t0 : 0);
+
+	r->magic = 0;
+	gt_thread__enter(t);
+	if (r->owner == t) {
+		add(t, r->dev, GT_M_OMP_TGT_TIME, ns);
+		for (struct tgt_region **p = &ts->active; *p; p = &(*p)->next) {
+			if (*p == r) {
+				*p = r->next;
+				break;
+			}
+		}
+		r->next = ts->free_regions;
+		ts->free_regions = r;
+	} else {
+		add(t, gt_thread__import(t, r->dev), GT_M_OMP_TGT_TIME, ns);
+		/* Pairs with the acquire load in regions__prune; r is the
+		 * owner's from here on. */
+		atomic_store_explicit(&r->ended, 1, memory_order_release);
+	}
+	gt_thread__leave(t);
+}
+
+/* The construct t runs with the runtime's target_id (OpenMP 5.0 callbacks). */
+static struct tgt_region *region__by_id(struct omp_target_thread *ts, uint64_t target_id)
+{
+	for (struct tgt_region *r = ts->active; r; r = r->next)
+		if (r->target_id == target_id && r->magic == REGION_MAGIC)
+			return r;
+	return NULL;
+}
+
+/* ---- operations ---- */
+
+static enum op_what data_op_what(ompt_target_data_op_t optype, int src, int dst, int *device)
+{
+	switch (optype > 16 ? optype - 16 : optype) { /* the _async kinds are the others plus 16 */
+	case ompt_target_data_alloc:
+		*device = dst;
+		return OP_ALLOC;
+	case ompt_target_data_transfer_to_device:
+		*device = dst;
+		return gt_ompt__device(src) && src != dst ? OP_D2D : OP_H2D;
+	case ompt_target_data_transfer_from_device:
+		*device = src;
+		return gt_ompt__device(dst) && src != dst ? OP_D2D : OP_D2H;
+	case ompt_target_data_delete:
+		*device = src;
+		return OP_DELETE;
+	case ompt_target_data_associate:
+		*device = dst;
+		return OP_ASSOCIATE;
+	case ompt_target_data_disassociate:
+		*device = dst;
+		return OP_DISASSOCIATE;
+	default:
+		return OP__COUNT;
+	}
+}
+
+/*
+ * The device node, in t's tree, under which an operation of the construct
+ * whose record is r goes; with no construct, a device node under the call
+ * site (ra) of the operation. Under gt_thread__enter(t).
+ */
+static struct gt_cct_node *op_parent(struct gt_thread *t, struct tgt_region *r, int device,
+				     const void *ra, uintptr_t key)
+{
+	if (r)
+		return r->owner == t ? r->dev : gt_thread__import(t, r->dev);
+	check_device(device);
+	return device_node(t, context(t, current_task(), ra, key), device);
+}
+
+/* Charges one operation's count and amount; returns its node. */
+static struct gt_cct_node *op__charge(struct gt_thread *t, struct gt_cct_node *parent,
+				      enum op_what what, uint64_t amount)
+{
+	struct gt_cct_node *node = parent ? gt_cct__placeholder(&t->cct, parent, op_desc[what].ph)
+					  : NULL;
+
+	add(t, node, op_desc[what].count, 1);
+	add(t, node, op_desc[what].amount, amount);
+	return node;
+}
+
+/* Records an operation in progress on t; returns the id for *host_op_id. */
+static uint64_t op__begin(struct gt_thread *t, struct omp_target_thread *ts, struct gt_cct_node *node,
+			  enum op_what what, int device)
+{
+	struct tgt_op *op = ts->free_ops;
+	uint64_t id = 0;
+
+	if (op)
+		ts->free_ops = op->next;
+	else if (!(op = malloc(sizeof(*op))))
+		return 0;
+	/* A traced device reports the operation back under this id: the
+	 * monitor matches it to node. */
+	if (ompt__trace_on(device))
+		id = gt_monitor__correlate(t, node);
+	op->id = id ? id : local_id(t, ts);
+	op->node = node;
+	op->what = what;
+	op->next = ts->ops;
+	ts->ops = op;
+	if (++ts->n_ops > OPS_MAX) {
+		struct tgt_op **p = &ts->ops;
+
+		while ((*p)->next)
+			p = &(*p)->next;
+		(*p)->next = ts->free_ops;
+		ts->free_ops = *p;
+		*p = NULL;
+		ts->n_ops--;
+	}
+	op->t0 = gt_clock__ticks();
+	return op->id;
+}
+
+static void op__end(struct gt_thread *t, struct omp_target_thread *ts, uint64_t id)
+{
+	uint64_t now = gt_clock__ticks();
+
+	for (struct tgt_op **p = &ts->ops; *p; p = &(*p)->next) {
+		struct tgt_op *op = *p;
+
+		if (op->id != id)
+			continue;
+		*p = op->next;
+		ts->n_ops--;
+		gt_thread__enter(t);
+		add(t, op->node, op_desc[op->what].time,
+		    gt_clock__ticks_to_ns(now > op->t0 ? now - op->t0 : 0));
+		gt_thread__leave(t);
+		op->next = ts->free_ops;
+		ts->free_ops = op;
+		return;
+	}
+}
+
+static struct tgt_region *region_of(ompt_data_t *target_data)
+{
+	struct tgt_region *r = target_data ? target_data->ptr : NULL;
+
+	return r && r->magic == REGION_MAGIC ? r : NULL;
+}
+
+/* ---- EMI callbacks ---- */
+
+void ompt__on_target_emi(ompt_target_t kind, ompt_scope_endpoint_t endpoint, int device_num,
+			 ompt_data_t *task_data, ompt_data_t *target_task_data,
+			 ompt_data_t *target_data, const void *codeptr_ra)
+{
+	uintptr_t key = GT_UNWIND_KEY();
+	struct omp_target_thread *ts;
+	struct tgt_region *r;
+	struct gt_thread *t;
+
+	(void)target_task_data;
+	if (!target_data)
+		return;
+	if (endpoint == ompt_scope_begin) {
+		target_data->ptr = NULL;
+		if (!(t = self(&ts)))
+			return;
+		if (ompt__trace_any())
+			gt_monitor__drain(t);
+		target_data->ptr = region__begin(t, ts, kind, device_num,
+						 task_data ? task_data->ptr : NULL, codeptr_ra, key);
+	} else if (endpoint == ompt_scope_end) {
+		r = region_of(target_data);
+		/* Operations outside constructs get the same target_data:
+		 * they must not see this construct. */
+		target_data->ptr = NULL;
+		if (!r || !(t = self(&ts)))
+			return;
+		region__end(t, ts, r);
+		if (ompt__trace_any())
+			gt_monitor__drain(t);
+	}
+}
+
+void ompt__on_target_data_op_emi(ompt_scope_endpoint_t endpoint, ompt_data_t *target_task_data,
+				 ompt_data_t *target_data, ompt_id_t *host_op_id,
+				 ompt_target_data_op_t optype, void *src_addr, int src_device_num,
+				 void *dest_addr, int dest_device_num, size_t bytes,
+				 const void *codeptr_ra)
+{
+	uintptr_t key = GT_UNWIND_KEY();
+	struct omp_target_thread *ts;
+	struct gt_cct_node *node;
+	struct gt_thread *t;
+	enum op_what what;
+	int device = -1;
+
+	(void)target_task_data, (void)src_addr, (void)dest_addr;
+	if (!host_op_id || !(t = self(&ts)))
+		return;
+	if (endpoint == ompt_scope_end) {
+		op__end(t, ts, *host_op_id);
+		return;
+	}
+	if (endpoint != ompt_scope_begin)
+		return;
+	*host_op_id = 0;
+	what = data_op_what(optype, src_device_num, dest_device_num, &device);
+	if (what == OP__COUNT)
+		return;
+	gt_thread__enter(t);
+	node = op__charge(t, op_parent(t, region_of(target_data), device, codeptr_ra, key), what,
+			  bytes);
+	gt_thread__leave(t);
+	if (node)
+		*host_op_id = op__begin(t, ts, node, what, device);
+}
+
+void ompt__on_target_submit_emi(ompt_scope_endpoint_t endpoint, ompt_data_t *target_data,
+				ompt_id_t *host_op_id, unsigned int requested_num_teams)
+{
+	uintptr_t key = GT_UNWIND_KEY();
+	struct omp_target_thread *ts;
+	struct gt_cct_node *node;
+	struct tgt_region *r;
+	struct gt_thread *t;
+	int device = -1;
+
+	if (!host_op_id || !(t = self(&ts)))
+		return;
+	if (endpoint == ompt_scope_end) {
+		op__end(t, ts, *host_op_id);
+		return;
+	}
+	if (endpoint != ompt_scope_begin)
+		return;
+	*host_op_id = 0;
+	r = region_of(target_data);
+	if (r)
+		device = (int)((uintptr_t)r->dev == 0 ? -1 : 0); /* placeholder; see below */
+	gt_thread__enter(t);
+	node = op__charge(t, op_parent(t, r, -1, NULL, key), OP_KERNEL, requested_num_teams);
+	gt_thread__leave(t);
+	(void)device;
+	if (node)
+		*host_op_id = op__begin(t, ts, node, OP_KERNEL, r ? r->device : -1);
+}
