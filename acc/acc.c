@@ -16,12 +16,14 @@
 #include <string.h>
 
 #include "acc/acc-events.h"
+#include "acc/acc.h"
 #include "core/clock.h"
 #include "core/log.h"
 #include "core/sample.h"
 #include "core/thread.h"
 #include "core/tool.h"
 #include "core/unwind.h"
+#include "gpu/cupti/cupti.h"
 
 #define ACC_DEPTH 16
 
@@ -188,6 +190,20 @@ static void acc__device_init(acc_prof_info *pi, acc_event_info *ei, acc_api_info
 	add_time(t, gt_cct__placeholder(&t->cct, t->cct.root, GT_PH_ACC_DEVICE_INIT),
 		 GT_M_ACC_DEVICE_INIT_TIME, now - at->init_t0);
 	gt_thread__leave(t);
+	/* The runtime has loaded the CUDA driver for an NVIDIA device. */
+	if (gt_cupti__attach)
+		gt_cupti__attach("OpenACC device init");
+}
+
+struct gt_cct_node *gt_acc__current(struct gt_thread *t)
+{
+	struct acc_thread *at = t->acc;
+
+	if (!at)
+		return NULL;
+	if (at->op_node)
+		return at->op_node;
+	return at->depth > 0 && at->depth <= ACC_DEPTH ? at->stack[at->depth - 1].node : NULL;
 }
 
 static void acc__construct(acc_prof_info *pi, acc_event_info *ei, acc_api_info *ai)
@@ -346,5 +362,7 @@ __attribute__((visibility("default"))) void acc_register_library(acc_prof_reg re
 #define X(event, handler) reg(acc_ev_##event, acc__##handler, acc_reg);
 	GT_ACC_EVENTS(X)
 #undef X
+	if (gt_cupti__attach)
+		gt_cupti__attach("OpenACC");
 	gt_info("acc", "OpenACC profiling interface registered");
 }

@@ -87,8 +87,9 @@ struct gt_run {
 	struct gt_profile t;
 	uint32_t *slots; /* node hash: node ids, GT_NONE when empty */
 	uint32_t slot_cap, slot_used;
-	uint32_t *head; /* per node: first cell, GT_NONE if none */
-	uint32_t cap_head;
+	uint32_t *head;   /* per node: first cell, GT_NONE if none */
+	uint32_t *hashes; /* per node: the hash of its path */
+	uint32_t cap_head; /* of head and hashes */
 	struct gt_cell *cells;
 	uint32_t n_cells, cap_cells;
 	struct gt_proc *procs; /* one per profile of the run, in file order */
@@ -110,6 +111,9 @@ int gt_run__absorb(struct gt_run *dst, const struct gt_run *src);
  * absorb only. Decoding checks what it reads: -EINVAL on a bad buffer. */
 int gt_run__encode(const struct gt_run *r, char **buf, size_t *len);
 int gt_run__decode(struct gt_run *r, const char *buf, size_t len);
+/* Renumbers nodes, metrics and modules in an order that does not depend
+ * on the order profiles were merged in (merge.c says which). */
+int gt_run__canonicalize(struct gt_run *r);
 /* The cell of (node, metric), or NULL. */
 const struct gt_cell *gt_run__cell(const struct gt_run *r, uint32_t node, uint32_t metric);
 /* The proc's total of metric m, 0 if none. */
@@ -301,6 +305,8 @@ int gt_chrome__write(FILE *f, const char *path, const struct gt_run *r);
 
 int gt_launch__main(int argc, char **argv);
 int gt_report__main(int argc, char **argv, struct gt_team *team);
+/* Memory settings for reading many profiles in a row; call first. */
+void gt_report__tune_malloc(void);
 /* Under an MPI launcher with more than one rank (job size), else 0. */
 int gt_launch__job_size(void);
 

@@ -1,29 +1,31 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The gputool command: reads what libgputool.so measured.
+ * The gputool command: `run` measures a program with libgputool.so,
+ * `report` reads what it measured.
  *
- * Exit status: 0 on success, 1 when a profile cannot be read or the output
- * cannot be written, 2 on a usage error.
+ * Under an MPI launcher (`mpirun -np P gputool report DIR`), report hands
+ * over to gputool-mpi, the same command linked with MPI, which splits the
+ * profiles across the ranks; this binary never links MPI, so it runs where
+ * there is none.
  */
-#include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
+#include <unistd.h>
 
+#include "analysis/analysis-internal.h"
 #include "core/config.h"
+#include "core/output.h"
 #include "core/profile.h"
-#include "core/report.h"
 
 #ifndef GT_VERSION
 #define GT_VERSION "unknown"
 #endif
 
 #define EXIT_USAGE 2
-#define PROFILE_SUFFIX ".gtprof"
-#define MAX_TOP 1000000u
 
 struct command {
 	const char *name;
@@ -32,31 +34,54 @@ struct command {
 	int (*run)(int argc, char **argv); /* argv[0] is the command's name */
 };
 
+static int cmd_run(int argc, char **argv);
 static int cmd_report(int argc, char **argv);
 static int cmd_help(int argc, char **argv);
 
 static const struct command commands[] = {
-	{ "report", "PATH [--format text|json] [-o FILE] [--top N]",
-	  "print the profile PATH (a .gtprof file), or each profile in the measurement directory PATH",
+	{ "run", "[-o DIR] [--trace] [--sample-hz N] [--backends LIST] [--] PROGRAM [ARGS...]",
+	  "run PROGRAM measured by libgputool.so (works under mpirun; exits as PROGRAM does)", cmd_run },
+	{ "report",
+	  "PATH [--view top-down|bottom-up|flat] [--metric M] [--top N] [--format text|json|folded|chrome|html] "
+	  "[-o FILE]",
+	  "report the run in the measurement directory PATH (all processes and threads merged), or one profile",
 	  cmd_report },
-	/* The launcher's "run PROGRAM [ARGS...]" belongs here, before help. */
-	{ "help", "[env]", "show this help, or the GPUTOOL_* environment variables", cmd_help },
+	{ "help", "[run|report|env]", "show this help, or the GPUTOOL_* environment variables", cmd_help },
 };
 
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
+
+static const char run_help[] =
+	"run options:\n"
+	"  -o, --output DIR      where the profiles go (default gputool-<program>-<job id or pid>;\n"
+	"                        under mpirun every rank uses the job's id, so all share one DIR)\n"
+	"  --trace               also record a trace (when the library supports it)\n"
+	"  --sample-hz N         CPU-time samples per second per thread (0: none; default 200)\n"
+	"  --backends LIST       which of omp,acc,cuda,opencl to enable (default all)\n"
+	"  PROGRAM runs in gputool's place, with OMP_TOOL_LIBRARIES, ACC_PROFLIB, OPENCL_LAYERS\n"
+	"  and CUDA_INJECTION64_PATH naming libgputool.so (settings of your own are kept);\n"
+	"  the exit status is PROGRAM's (125: gputool failed, 126/127: PROGRAM cannot run).\n";
+
+static const char report_help[] =
+	"report options:\n"
+	"  --view V              top-down (default), bottom-up or flat (text; the page's first tab)\n"
+	"  --metric M            the metric the views show: CPUTIME (default when measured), a\n"
+	"                        GPU metric such as GKER, GPUOP (all GPU operations), any other\n"
+	"  --top N               rows per list, lines of a tree (default 30)\n"
+	"  --format F            text (default), json (docs/report.schema.json), folded (flame\n"
+	"                        graph stacks), chrome (trace-event JSON from recorded traces),\n"
+	"                        html (one self-contained page)\n"
+	"  -o, --output FILE     write to FILE instead of standard output\n"
+	"  A .gtprof file alone, in text or json without --view or --metric, is shown as it is:\n"
+	"  its per-process report, or its JSON form (docs/PROFILE.md).\n"
+	"  Under mpirun (mpirun -np P gputool report DIR) the ranks share the merge.\n";
 
 static void usage(FILE *f)
 {
 	fputs("usage: gputool COMMAND [ARGS]\n       gputool --version\n\ncommands:\n", f);
 	for (size_t i = 0; i < N_COMMANDS; i++)
 		fprintf(f, "  %s %s\n      %s\n", commands[i].name, commands[i].args, commands[i].summary);
-	fputs("\nreport options:\n"
-	      "  --format text|json  text (default): the per-region report; json: the whole\n"
-	      "                      profile (docs/PROFILE.md); a directory with several\n"
-	      "                      profiles gives a JSON array of them\n"
-	      "  -o, --output FILE   write to FILE instead of standard output\n"
-	      "  --top N             rows per section of the text report (default 20)\n",
-	      f);
+	fprintf(f, "\n%s\n%s", run_help, report_help);
 }
 
 __attribute__((format(printf, 1, 2))) static int usage_error(const char *fmt, ...)
@@ -71,277 +96,42 @@ __attribute__((format(printf, 1, 2))) static int usage_error(const char *fmt, ..
 	return EXIT_USAGE;
 }
 
-/* ---- report ---- */
-
-enum format { FORMAT_TEXT, FORMAT_JSON };
-
-struct report_opts {
-	const char *path;
-	const char *output;
-	enum format format;
-	unsigned top;
-};
-
-/* The value of option name at argv[*i] ("--name V" or "--name=V"); NULL and
- * *bad set when the value is missing. */
-static const char *option_value(int argc, char **argv, int *i, const char *name, int *matched, int *bad)
+static int cmd_run(int argc, char **argv)
 {
-	size_t len = strlen(name);
-	const char *a = argv[*i];
-
-	*matched = 0;
-	if (strncmp(a, name, len))
-		return NULL;
-	if (a[len] == '=') {
-		*matched = 1;
-		return a + len + 1;
-	}
-	if (a[len])
-		return NULL;
-	*matched = 1;
-	if (*i + 1 >= argc) {
-		*bad = 1;
-		return NULL;
-	}
-	return argv[++*i];
+	return gt_launch__main(argc, argv);
 }
 
-static int parse_report_args(int argc, char **argv, struct report_opts *o)
-{
-	int only_paths = 0;
-
-	memset(o, 0, sizeof(*o));
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i], *v;
-		int matched, bad = 0;
-
-		if (!only_paths && !strcmp(a, "--")) {
-			only_paths = 1;
-			continue;
-		}
-		if (only_paths || a[0] != '-' || !a[1]) {
-			if (o->path)
-				return usage_error("report takes one PATH (got '%s' and '%s')", o->path, a);
-			o->path = a;
-			continue;
-		}
-		if ((v = option_value(argc, argv, &i, "--format", &matched, &bad)) || matched) {
-			if (bad)
-				return usage_error("--format needs a value: text or json");
-			if (!strcmp(v, "text"))
-				o->format = FORMAT_TEXT;
-			else if (!strcmp(v, "json"))
-				o->format = FORMAT_JSON;
-			else
-				return usage_error("unknown format '%s' (text or json)", v);
-			continue;
-		}
-		if ((v = option_value(argc, argv, &i, "--top", &matched, &bad)) || matched) {
-			char *end;
-			unsigned long n;
-
-			if (bad)
-				return usage_error("--top needs a number");
-			errno = 0;
-			n = strtoul(v, &end, 10);
-			if (*v < '0' || *v > '9' || *end || errno || n < 1 || n > MAX_TOP)
-				return usage_error("--top takes a whole number from 1 to %u, not '%s'", MAX_TOP, v);
-			o->top = (unsigned)n;
-			continue;
-		}
-		if (!strcmp(a, "-o") && i + 1 < argc) {
-			o->output = argv[++i];
-			continue;
-		}
-		if (!strncmp(a, "-o", 2) && a[2]) {
-			o->output = a + 2;
-			continue;
-		}
-		if ((v = option_value(argc, argv, &i, "--output", &matched, &bad)) || matched) {
-			if (bad)
-				return usage_error("--output needs a file name");
-			o->output = v;
-			continue;
-		}
-		if (!strcmp(a, "-o"))
-			return usage_error("-o needs a file name");
-		return usage_error("unknown option '%s' for report", a);
-	}
-	if (!o->path)
-		return usage_error("report needs a PATH: a .gtprof file or a measurement directory");
-	return 0;
-}
-
-static int has_suffix(const char *s, const char *suffix)
-{
-	size_t n = strlen(s), k = strlen(suffix);
-
-	return n > k && !strcmp(s + n - k, suffix);
-}
-
-static int profile_entry(const struct dirent *d)
-{
-	return has_suffix(d->d_name, PROFILE_SUFFIX);
-}
-
-/* The profiles PATH names: itself, or the *.gtprof files in it, sorted by
- * name. Returns 0, or 1 after printing why not. */
-static int list_profiles(const char *path, char ***out, int *count)
-{
-	struct dirent **ents = NULL;
-	struct stat st;
-	char **names;
-	int n;
-
-	if (stat(path, &st)) {
-		fprintf(stderr, "gputool: cannot open %s: %s\n", path, strerror(errno));
-		return 1;
-	}
-	if (!S_ISDIR(st.st_mode)) {
-		names = malloc(sizeof(*names));
-		if (!names || !(names[0] = strdup(path))) {
-			free(names);
-			fprintf(stderr, "gputool: out of memory\n");
-			return 1;
-		}
-		*out = names;
-		*count = 1;
-		return 0;
-	}
-	n = scandir(path, &ents, profile_entry, alphasort);
-	if (n < 0) {
-		fprintf(stderr, "gputool: cannot list %s: %s\n", path, strerror(errno));
-		return 1;
-	}
-	names = calloc(n ? (size_t)n : 1, sizeof(*names));
-	for (int i = 0; i < n; i++) {
-		if (names && asprintf(&names[i], "%s/%s", path, ents[i]->d_name) < 0)
-			names[i] = NULL;
-		if (names && !names[i]) {
-			for (int k = 0; k < i; k++)
-				free(names[k]);
-			free(names);
-			names = NULL;
-		}
-		free(ents[i]);
-	}
-	free(ents);
-	if (!names) {
-		fprintf(stderr, "gputool: out of memory\n");
-		return 1;
-	}
-	if (!n) {
-		free(names);
-		fprintf(stderr, "gputool: no *%s files in %s\n", PROFILE_SUFFIX, path);
-		return 1;
-	}
-	*out = names;
-	*count = n;
-	return 0;
-}
-
-/* Reads one profile; 0, or 1 after printing why it cannot be read. */
-static int load(const char *file, struct gt_profile *p)
-{
-	char why[256];
-	FILE *f = fopen(file, "rb");
-	int err;
-
-	if (!f) {
-		fprintf(stderr, "gputool: cannot open %s: %s\n", file, strerror(errno));
-		return 1;
-	}
-	err = gt_profile__read(p, f, why, sizeof(why));
-	fclose(f);
-	if (err == -EINVAL) {
-		fprintf(stderr, "gputool: %s is not a valid profile: %s\n", file, why);
-		return 1;
-	}
-	if (err) {
-		fprintf(stderr, "gputool: cannot read %s: %s\n", file, why[0] ? why : strerror(-err));
-		return 1;
-	}
-	return 0;
-}
-
+/* Under a launcher with several ranks, gputool-mpi (next to this binary)
+ * takes over; without it, rank 0 merges alone and the others stand by. */
 static int cmd_report(int argc, char **argv)
 {
-	struct report_opts o;
-	char **files = NULL;
-	int n = 0, status, written = 0;
-	FILE *out = stdout;
+	struct gt_team solo = { .rank = 0, .size = 1 };
+	char self[PATH_MAX], mpi[PATH_MAX + 16];
 
-	status = parse_report_args(argc, argv, &o);
-	if (status)
-		return status;
-	if (list_profiles(o.path, &files, &n))
-		return 1;
-	if (o.output && strcmp(o.output, "-")) {
-		out = fopen(o.output, "w");
-		if (!out) {
-			fprintf(stderr, "gputool: cannot write %s: %s\n", o.output, strerror(errno));
-			status = 1;
-			goto out_free_files;
-		}
-	}
-	/* Merging the processes of a run (ranks, or several processes) into
-	 * one profile is not available yet: each is reported on its own. */
-	if (n > 1 && o.format == FORMAT_TEXT)
-		fprintf(out, "%d profiles in %s; each is reported separately (merging across processes is not "
-			     "available yet)\n",
-			n, o.path);
-	else if (n > 1)
-		fprintf(stderr, "gputool: %d profiles in %s, written as a JSON array (merging across processes is "
-				"not available yet)\n",
-			n, o.path);
-	if (n > 1 && o.format == FORMAT_JSON)
-		fputs("[\n", out);
-	for (int i = 0; i < n; i++) {
-		struct gt_profile p;
-		int err;
+	gt_report__tune_malloc();
+	if (gt_launch__job_size() > 1) {
+		char *slash;
 
-		if (load(files[i], &p)) {
-			status = 1;
-			continue;
+		if (realpath("/proc/self/exe", self) && (slash = strrchr(self, '/'))) {
+			*slash = '\0';
+			snprintf(mpi, sizeof(mpi), "%s/gputool-mpi", self);
+			if (!access(mpi, X_OK)) {
+				char **args = calloc((size_t)argc + 2, sizeof(*args));
+
+				if (args) {
+					args[0] = mpi;
+					memcpy(args + 1, argv, (size_t)argc * sizeof(*args));
+					execv(mpi, args);
+					free(args);
+				}
+			}
 		}
-		if (o.format == FORMAT_JSON) {
-			if (written)
-				fputs(",\n", out);
-			err = gt_profile__write_json(&p, out);
-		} else {
-			if (n > 1)
-				fprintf(out, "\n==> %s <==\n", files[i]);
-			err = gt_report__write_text(&p, out, o.top);
-		}
-		gt_profile__fini(&p);
-		if (err) {
-			fprintf(stderr, "gputool: cannot report %s: %s\n", files[i], strerror(-err));
-			status = 1;
-			if (err == -EIO)
-				break;
-			continue;
-		}
-		written++;
+		if (gt_output__rank() != 0)
+			return 0;
+		fprintf(stderr, "gputool: gputool-mpi is not installed next to gputool; rank 0 merges alone\n");
 	}
-	if (n > 1 && o.format == FORMAT_JSON)
-		fputs("]\n", out);
-	if (fflush(out) || ferror(out)) {
-		fprintf(stderr, "gputool: cannot write %s: %s\n", out == stdout ? "the output" : o.output,
-			strerror(errno));
-		status = 1;
-	}
-	if (out != stdout && fclose(out)) {
-		fprintf(stderr, "gputool: cannot write %s: %s\n", o.output, strerror(errno));
-		status = 1;
-	}
-out_free_files:
-	for (int i = 0; i < n; i++)
-		free(files[i]);
-	free(files);
-	return status;
+	return gt_report__main(argc, argv, &solo);
 }
-
-/* ---- help ---- */
 
 static int cmd_help(int argc, char **argv)
 {
@@ -352,8 +142,12 @@ static int cmd_help(int argc, char **argv)
 		gt_config__describe(stdout);
 		return 0;
 	}
+	if (argc == 2 && !strcmp(argv[1], "run")) {
+		printf("usage: gputool run %s\n\n%s", commands[0].args, run_help);
+		return 0;
+	}
 	if (argc == 2 && strcmp(argv[1], "report"))
-		return usage_error("no help on '%s' (topics: env, report)", argv[1]);
+		return usage_error("no help on '%s' (topics: run, report, env)", argv[1]);
 	usage(stdout);
 	return 0;
 }

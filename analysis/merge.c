@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "analysis/analysis-internal.h"
+#include "core/metrics.h"
 
 #define UNMAPPED (GT_NONE - 1)
 /* Dense rows of one profile are processed in column batches of at most
@@ -47,6 +48,14 @@ struct gt_run_scratch {
 	size_t cap_smap, cap_modmap, cap_metmap, cap_col, cap_cols, cap_L, cap_lm, cap_lp;
 	uint32_t *stamp, *loc; /* per run node */
 	size_t cap_stamp, cap_loc;
+	/* The previous profile's run node of each of its node indices: ranks
+	 * of one program have nearly the same tree, so most lookups are one
+	 * comparison with what the same index was last time. */
+	uint32_t *prev;
+	size_t cap_prev;
+	uint32_t n_prev;
+	uint8_t *dupl; /* per local node: two nodes of the profile share it */
+	size_t cap_dupl;
 	uint32_t cur;
 	struct slot *slots;
 	size_t cap_slots;
@@ -184,8 +193,9 @@ int gt_run__init(struct gt_run *r, uint32_t n_procs)
 	r->procs = calloc(n_procs ? n_procs : 1, sizeof(*r->procs));
 	r->s = calloc(1, sizeof(*r->s));
 	r->head = malloc(64 * sizeof(*r->head));
+	r->hashes = malloc(64 * sizeof(*r->hashes));
 	r->cap_head = 64;
-	if (!r->procs || !r->s || !r->head || gt_profile__node(&r->t, &root) != 0) {
+	if (!r->procs || !r->s || !r->head || !r->hashes || gt_profile__node(&r->t, &root) != 0) {
 		gt_run__fini(r);
 		return -ENOMEM;
 	}
@@ -212,6 +222,7 @@ void gt_run__fini(struct gt_run *r)
 
 	gt_profile__fini(&r->t);
 	free(r->slots);
+	free(r->hashes);
 	free(r->head);
 	for (uint32_t i = 0; r->cells && i < r->n_cells; i++)
 		free(r->cells[i].per_proc);
@@ -232,6 +243,8 @@ void gt_run__fini(struct gt_run *r)
 		free(s->lparent);
 		free(s->stamp);
 		free(s->loc);
+		free(s->prev);
+		free(s->dupl);
 		free(s->slots);
 		free(s->mv);
 		free(s);
@@ -297,7 +310,7 @@ static int slots__grow(struct gt_run *r)
 
 		if (id == GT_NONE)
 			continue;
-		for (h = node_hash(&r->t.nodes[id]) & (cap - 1); ns[h] != GT_NONE; h = (h + 1) & (cap - 1))
+		for (h = r->hashes[id] & (cap - 1); ns[h] != GT_NONE; h = (h + 1) & (cap - 1))
 			;
 		ns[h] = id;
 	}
@@ -307,21 +320,31 @@ static int slots__grow(struct gt_run *r)
 	return 0;
 }
 
+/* Node id has k's path. Its offset stands for all the instructions merged
+ * into it: the smallest, so that it does not depend on merge order. */
+static uint32_t node__seen(struct gt_run *r, uint32_t id, const struct gt_prof_node *k)
+{
+	if (k->offset < r->t.nodes[id].offset)
+		r->t.nodes[id].offset = k->offset;
+	return id;
+}
+
 /* The node with k's path, added if new; GT_NONE when out of memory. */
 static uint32_t node__get(struct gt_run *r, const struct gt_prof_node *k)
 {
-	uint32_t h, id;
+	uint32_t h, id, hash = node_hash(k);
 
 	if ((uint64_t)(r->slot_used + 1) * 2 > r->slot_cap && slots__grow(r))
 		return GT_NONE;
-	for (h = node_hash(k) & (r->slot_cap - 1); r->slots[h] != GT_NONE; h = (h + 1) & (r->slot_cap - 1))
-		if (node_eq(&r->t.nodes[r->slots[h]], k))
-			return r->slots[h];
+	for (h = hash & (r->slot_cap - 1); r->slots[h] != GT_NONE; h = (h + 1) & (r->slot_cap - 1))
+		if (r->hashes[r->slots[h]] == hash && node_eq(&r->t.nodes[r->slots[h]], k))
+			return node__seen(r, r->slots[h], k);
 	if (r->t.n_nodes >= r->cap_head) {
-		size_t cap = r->cap_head;
+		size_t cap = r->cap_head, hcap = r->cap_head;
 		uint32_t old = r->cap_head;
 
-		if (ensure(&r->head, &cap, (size_t)r->t.n_nodes + 1, sizeof(*r->head)) || cap > GT_NONE)
+		if (ensure(&r->head, &cap, (size_t)r->t.n_nodes + 1, sizeof(*r->head)) || cap > GT_NONE ||
+		    ensure(&r->hashes, &hcap, cap, sizeof(*r->hashes)))
 			return GT_NONE;
 		r->cap_head = (uint32_t)cap;
 		memset(r->head + old, 0xff, (cap - old) * sizeof(*r->head));
@@ -330,6 +353,7 @@ static uint32_t node__get(struct gt_run *r, const struct gt_prof_node *k)
 	if (id == GT_NONE)
 		return GT_NONE;
 	r->head[id] = GT_NONE;
+	r->hashes[id] = hash;
 	r->slots[h] = id;
 	r->slot_used++;
 	return id;
@@ -504,24 +528,32 @@ static int map_nodes(struct gt_run *r, const struct gt_profile *p, uint32_t *nl_
 			if ((n->name != GT_NONE && k.name == GT_NONE) || (n->file != GT_NONE && k.file == GT_NONE) ||
 			    (n->module != GT_NONE && k.module == GT_NONE))
 				return -ENOMEM;
-			g = node__get(r, &k);
+			g = i < s->n_prev ? s->prev[i] : GT_NONE;
+			if (g != GT_NONE && node_eq(&r->t.nodes[g], &k))
+				node__seen(r, g, &k);
+			else
+				g = node__get(r, &k);
 			if (g == GT_NONE)
 				return -ENOMEM;
 		}
+		s->prev[i] = g;
 		if (ensure(&s->stamp, &s->cap_stamp, (size_t)g + 1, sizeof(*s->stamp)) ||
 		    ensure(&s->loc, &s->cap_loc, (size_t)g + 1, sizeof(*s->loc)))
 			return -ENOMEM;
 		if (s->stamp[g] == s->cur) {
 			s->L[i] = s->loc[g];
+			s->dupl[s->loc[g]] = 1;
 			*dup = 1;
 			continue;
 		}
+		s->dupl[nl] = 0;
 		s->stamp[g] = s->cur;
 		s->loc[g] = nl;
 		s->lmerged[nl] = g;
 		s->lparent[nl] = i ? s->L[n->parent] : GT_NONE;
 		s->L[i] = nl++;
 	}
+	s->n_prev = p->n_nodes;
 	*nl_out = nl;
 	return 0;
 }
@@ -551,7 +583,8 @@ static int map_metrics(struct gt_run *r, const struct gt_profile *p, uint32_t *k
 			s->cols[k++] = s->metmap[m];
 		}
 	}
-	qsort(s->cols, k, sizeof(*s->cols), u32_cmp);
+	if (k)
+		qsort(s->cols, k, sizeof(*s->cols), u32_cmp);
 	/* Two metrics of p with one name share a column. */
 	for (uint32_t i = 1; i < k; i++)
 		if (s->cols[i] == s->cols[i - 1])
@@ -589,22 +622,27 @@ static int values_unique(const struct gt_profile *p)
 	return 1;
 }
 
+/*
+ * How values reach the slots: every (local node, column, thread) of p once
+ * (DIRECT); or so, except on local nodes that two nodes of p share, whose
+ * values are sorted aside and summed (SHARED); or everything sorted and
+ * summed (SORTED: values out of order, or two metrics of one name).
+ */
+enum fill { FILL_DIRECT, FILL_SHARED, FILL_SORTED };
+
 /* Sums p's values of columns [c0, c0 + kb) into the slots. */
-static int fill_slots(struct gt_run *r, const struct gt_profile *p, uint32_t c0, uint32_t kb, int unique,
-		      uint64_t n_mv)
+static void fill_slots(struct gt_run *r, const struct gt_profile *p, uint32_t c0, uint32_t kb, enum fill how,
+		       uint64_t n_mv)
 {
 	struct gt_run_scratch *s = r->s;
 
-	if (unique) {
-		for (uint64_t i = 0; i < p->n_values; i++) {
-			const struct gt_prof_value *v = &p->values[i];
-			uint32_t c = s->col[v->metric];
+	for (uint64_t i = 0; how != FILL_SORTED && i < p->n_values; i++) {
+		const struct gt_prof_value *v = &p->values[i];
+		uint32_t c = s->col[v->metric], ln = s->L[v->node];
 
-			if (!v->value || c < c0 || c >= c0 + kb)
-				continue;
-			slot__thread(&s->slots[(size_t)s->L[v->node] * kb + (c - c0)], v->value);
-		}
-		return 0;
+		if (!v->value || c < c0 || c >= c0 + kb || (how == FILL_SHARED && s->dupl[ln]))
+			continue;
+		slot__thread(&s->slots[(size_t)ln * kb + (c - c0)], v->value);
 	}
 	/* Sorted (local node, column, thread): sum each run, then count it once. */
 	for (uint64_t i = 0, j; i < n_mv; i = j) {
@@ -615,7 +653,6 @@ static int fill_slots(struct gt_run *r, const struct gt_profile *p, uint32_t c0,
 		if (s->mv[i].col >= c0 && s->mv[i].col < c0 + kb)
 			slot__thread(&s->slots[(size_t)s->mv[i].ln * kb + (s->mv[i].col - c0)], sum);
 	}
-	return 0;
 }
 
 /* Folds the slots up the local tree and moves them into the run's cells. */
@@ -664,7 +701,8 @@ int gt_run__add(struct gt_run *r, uint32_t proc, const struct gt_profile *p)
 	struct gt_proc *pr;
 	uint32_t nl, k, kb;
 	uint64_t n_mv = 0;
-	int dup_nodes, dup_metrics, unique, err;
+	int dup_nodes, dup_metrics, err;
+	enum fill how;
 
 	if (proc >= r->n_procs || !p->n_nodes)
 		return -EINVAL;
@@ -676,8 +714,12 @@ int gt_run__add(struct gt_run *r, uint32_t proc, const struct gt_profile *p)
 	    ensure(&s->cols, &s->cap_cols, p->n_metrics, sizeof(*s->cols)) ||
 	    ensure(&s->L, &s->cap_L, p->n_nodes, sizeof(*s->L)) ||
 	    ensure(&s->lmerged, &s->cap_lm, p->n_nodes, sizeof(*s->lmerged)) ||
-	    ensure(&s->lparent, &s->cap_lp, p->n_nodes, sizeof(*s->lparent)))
+	    ensure(&s->lparent, &s->cap_lp, p->n_nodes, sizeof(*s->lparent)) ||
+	    ensure(&s->prev, &s->cap_prev, p->n_nodes, sizeof(*s->prev)) ||
+	    ensure(&s->dupl, &s->cap_dupl, p->n_nodes, sizeof(*s->dupl)))
 		return -ENOMEM;
+	for (uint32_t i = s->n_prev; i < p->n_nodes; i++)
+		s->prev[i] = GT_NONE;
 	for (uint32_t i = 0; i < p->n_strings; i++)
 		s->smap[i] = UNMAPPED;
 	for (uint32_t i = 0; i < p->n_modules; i++)
@@ -685,17 +727,19 @@ int gt_run__add(struct gt_run *r, uint32_t proc, const struct gt_profile *p)
 
 	if ((err = map_nodes(r, p, &nl, &dup_nodes)) || (err = map_metrics(r, p, &k, &dup_metrics)))
 		return err;
-	unique = !dup_nodes && !dup_metrics && values_unique(p);
-	if (!unique) {
+	how = dup_metrics || !values_unique(p) ? FILL_SORTED : dup_nodes ? FILL_SHARED : FILL_DIRECT;
+	if (how != FILL_DIRECT) {
 		if (ensure(&s->mv, &s->cap_mv, p->n_values, sizeof(*s->mv)))
 			return -ENOMEM;
 		for (uint64_t i = 0; i < p->n_values; i++) {
 			const struct gt_prof_value *v = &p->values[i];
+			uint32_t ln = s->L[v->node];
 
-			if (v->value && s->col[v->metric] != GT_NONE)
-				s->mv[n_mv++] = (struct mval){ s->L[v->node], s->col[v->metric], v->thread, v->value };
+			if (v->value && s->col[v->metric] != GT_NONE && (how == FILL_SORTED || s->dupl[ln]))
+				s->mv[n_mv++] = (struct mval){ ln, s->col[v->metric], v->thread, v->value };
 		}
-		qsort(s->mv, n_mv, sizeof(*s->mv), mval_cmp);
+		if (n_mv)
+			qsort(s->mv, n_mv, sizeof(*s->mv), mval_cmp);
 	}
 
 	proc__clear(pr);
@@ -712,8 +756,9 @@ int gt_run__add(struct gt_run *r, uint32_t proc, const struct gt_profile *p)
 		if (ensure(&s->slots, &s->cap_slots, (size_t)nl * width, sizeof(*s->slots)))
 			return -ENOMEM;
 		memset(s->slots, 0, (size_t)nl * width * sizeof(*s->slots));
-		if ((err = fill_slots(r, p, c0, width, unique, n_mv)) ||
-		    (err = emit_slots(r, proc, nl, c0, width, pr->totals)))
+		fill_slots(r, p, c0, width, how, n_mv);
+		err = emit_slots(r, proc, nl, c0, width, pr->totals);
+		if (err)
 			return err;
 	}
 	proc__describe(pr, p);
@@ -818,5 +863,250 @@ int gt_run__absorb(struct gt_run *dst, const struct gt_run *src)
 	err = 0;
 out_free:
 	free(nmap);
+	return err;
+}
+
+/* ---- a canonical order ---- */
+
+/*
+ * The numbering of nodes, metrics and modules follows the order profiles
+ * were merged in, which differs between one process and an MPI team.
+ * Canonical order makes every output independent of it: metrics in the
+ * order of the tool's table (core/metrics.h), others after by name;
+ * modules by path; nodes depth first, siblings by kind, name, file, line,
+ * module path and offset.
+ */
+static const struct gt_run *canon_run; /* qsort has no context argument */
+
+static int str_cmp(const char *a, const char *b)
+{
+	if (!a || !b)
+		return !a && !b ? 0 : !a ? -1 : 1;
+	return strcmp(a, b);
+}
+
+static int metric_rank(const struct gt_profile *t, uint32_t m)
+{
+	const char *name = gt_profile__str(t, t->metrics[m].name);
+
+	for (int k = 0; k < GT_M__COUNT; k++)
+		if (name && !strcmp(name, gt_metric_descs[k].name))
+			return k;
+	return GT_M__COUNT;
+}
+
+static int canon_metric_cmp(const void *x, const void *y)
+{
+	const struct gt_profile *t = &canon_run->t;
+	uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
+	int ra = metric_rank(t, a), rb = metric_rank(t, b);
+
+	if (ra != rb)
+		return ra < rb ? -1 : 1;
+	return str_cmp(gt_profile__str(t, t->metrics[a].name), gt_profile__str(t, t->metrics[b].name));
+}
+
+static int canon_module_cmp(const void *x, const void *y)
+{
+	const struct gt_profile *t = &canon_run->t;
+
+	return str_cmp(gt_profile__str(t, t->modules[*(const uint32_t *)x]),
+		       gt_profile__str(t, t->modules[*(const uint32_t *)y]));
+}
+
+static int canon_node_cmp(const void *x, const void *y)
+{
+	const struct gt_profile *t = &canon_run->t;
+	const struct gt_prof_node *a = &t->nodes[*(const uint32_t *)x], *b = &t->nodes[*(const uint32_t *)y];
+	int c;
+
+	if (a->kind != b->kind)
+		return a->kind < b->kind ? -1 : 1;
+	if ((c = str_cmp(gt_profile__str(t, a->name), gt_profile__str(t, b->name))) ||
+	    (c = str_cmp(gt_profile__str(t, a->file), gt_profile__str(t, b->file))))
+		return c;
+	if (a->line != b->line)
+		return a->line < b->line ? -1 : 1;
+	if ((c = str_cmp(a->module == GT_NONE ? NULL : gt_profile__str(t, t->modules[a->module]),
+			 b->module == GT_NONE ? NULL : gt_profile__str(t, t->modules[b->module]))))
+		return c;
+	if (node_koff(a) != node_koff(b))
+		return node_koff(a) < node_koff(b) ? -1 : 1;
+	return a->offset < b->offset ? -1 : a->offset > b->offset;
+}
+
+static int cell_metric_cmp(const void *x, const void *y)
+{
+	const struct gt_cell *a = x, *b = y;
+
+	return a->metric < b->metric ? -1 : a->metric > b->metric;
+}
+
+static int total_cmp(const void *x, const void *y)
+{
+	const struct gt_metric_total *a = x, *b = y;
+
+	return a->metric < b->metric ? -1 : a->metric > b->metric;
+}
+
+int gt_run__canonicalize(struct gt_run *r)
+{
+	const struct gt_profile *t = &r->t;
+	uint32_t n = t->n_nodes, nm = t->n_metrics, nmod = t->n_modules;
+	uint32_t *morder, *mnew, *modorder, *modnew, *order, *nnew, *kids, *first, *stack, sp = 0, done = 0;
+	struct gt_profile t2;
+	struct gt_cell *cells = NULL;
+	uint32_t *head = NULL, *hashes = NULL, nc = 0;
+	int err = -ENOMEM;
+
+	morder = malloc((nm + 1) * sizeof(*morder));
+	mnew = malloc((nm + 1) * sizeof(*mnew));
+	modorder = malloc((nmod + 1) * sizeof(*modorder));
+	modnew = malloc((nmod + 1) * sizeof(*modnew));
+	order = malloc((n + 1) * sizeof(*order));
+	nnew = malloc((n + 1) * sizeof(*nnew));
+	kids = malloc((n + 1) * sizeof(*kids));
+	first = malloc((n + 1) * sizeof(*first));
+	stack = malloc((n + 1) * sizeof(*stack));
+	gt_profile__init(&t2);
+	if (!morder || !mnew || !modorder || !modnew || !order || !nnew || !kids || !first || !stack || !n)
+		goto out_free;
+	canon_run = r;
+	for (uint32_t i = 0; i < nm; i++)
+		morder[i] = i;
+	qsort(morder, nm, sizeof(*morder), canon_metric_cmp);
+	for (uint32_t i = 0; i < nmod; i++)
+		modorder[i] = i;
+	qsort(modorder, nmod, sizeof(*modorder), canon_module_cmp);
+	/* Children of each node, sorted, as runs in kids[]; first[i] their start. */
+	{
+		uint32_t *cnt = calloc(n + 1, sizeof(*cnt));
+
+		if (!cnt)
+			goto out_free;
+		for (uint32_t i = 1; i < n; i++)
+			cnt[t->nodes[i].parent + 1]++;
+		for (uint32_t i = 0; i < n; i++)
+			cnt[i + 1] += cnt[i];
+		memcpy(first, cnt, (n + 1) * sizeof(*first));
+		for (uint32_t i = 1; i < n; i++)
+			kids[cnt[t->nodes[i].parent]++] = i;
+		free(cnt);
+		for (uint32_t i = 0; i < n; i++)
+			qsort(kids + first[i], first[i + 1] - first[i], sizeof(*kids), canon_node_cmp);
+	}
+	/* Depth first: push children in reverse so the first comes out first. */
+	stack[sp++] = 0;
+	while (sp) {
+		uint32_t u = stack[--sp];
+
+		order[done++] = u;
+		for (uint32_t k = first[u + 1]; k-- > first[u];)
+			stack[sp++] = kids[k];
+	}
+	canon_run = NULL;
+	for (uint32_t i = 0; i < nm; i++) {
+		const struct gt_prof_metric *m = &t->metrics[morder[i]];
+
+		mnew[morder[i]] = gt_profile__metric(&t2, gt_profile__str(t, m->name), gt_profile__str(t, m->unit),
+						     gt_profile__str(t, m->desc));
+		if (mnew[morder[i]] == GT_NONE)
+			goto out_free;
+	}
+	for (uint32_t i = 0; i < nmod; i++)
+		if ((modnew[modorder[i]] = gt_profile__module(&t2, gt_profile__str(t, t->modules[modorder[i]]))) ==
+		    GT_NONE)
+			goto out_free;
+	for (uint32_t k = 0; k < done; k++) {
+		const struct gt_prof_node *o = &t->nodes[order[k]];
+		struct gt_prof_node nn = {
+			.parent = k ? nnew[o->parent] : GT_NONE,
+			.kind = o->kind,
+			.name = gt_profile__string(&t2, gt_profile__str(t, o->name)),
+			.file = gt_profile__string(&t2, gt_profile__str(t, o->file)),
+			.line = o->line,
+			.module = o->module == GT_NONE ? GT_NONE : modnew[o->module],
+			.offset = o->offset,
+		};
+
+		if ((o->name != GT_NONE && nn.name == GT_NONE) || (o->file != GT_NONE && nn.file == GT_NONE) ||
+		    (nnew[order[k]] = gt_profile__node(&t2, &nn)) != k)
+			goto out_free;
+	}
+	cells = malloc((r->n_cells ? r->n_cells : 1) * sizeof(*cells));
+	head = malloc((size_t)n * sizeof(*head));
+	hashes = malloc((size_t)n * sizeof(*hashes));
+	if (!cells || !head || !hashes)
+		goto out_free;
+	for (uint32_t k = 0; k < done; k++) {
+		uint32_t start = nc;
+
+		head[k] = GT_NONE;
+		for (uint32_t c = r->head[order[k]]; c != GT_NONE; c = r->cells[c].next) {
+			cells[nc] = r->cells[c];
+			cells[nc++].metric = mnew[r->cells[c].metric];
+		}
+		qsort(cells + start, nc - start, sizeof(*cells), cell_metric_cmp);
+		for (uint32_t c = start; c < nc; c++)
+			cells[c].next = c + 1 < nc ? c + 1 : GT_NONE;
+		if (nc > start)
+			head[k] = start;
+	}
+	for (uint32_t i = 0; i < r->n_procs; i++) {
+		struct gt_proc *p = &r->procs[i];
+
+		for (uint32_t k = 0; k < p->n_totals; k++)
+			p->totals[k].metric = mnew[p->totals[k].metric];
+		if (p->n_totals)
+			qsort(p->totals, p->n_totals, sizeof(*p->totals), total_cmp);
+	}
+	/* In with the new; the node hash is rebuilt for the new numbering. */
+	gt_profile__fini(&r->t);
+	r->t = t2;
+	gt_profile__init(&t2);
+	free(r->cells);
+	r->cells = cells;
+	r->cap_cells = r->n_cells ? r->n_cells : 1;
+	cells = NULL;
+	free(r->head);
+	r->head = head;
+	head = NULL;
+	free(r->hashes);
+	r->hashes = hashes;
+	hashes = NULL;
+	r->cap_head = n;
+	for (uint32_t i = 0; i < n; i++)
+		r->hashes[i] = node_hash(&r->t.nodes[i]);
+	free(r->slots);
+	r->slots = NULL;
+	r->slot_cap = r->slot_used = 0;
+	r->s->n_prev = 0;
+	err = 0;
+	for (uint32_t i = 1; i < n && !err; i++) {
+		uint32_t h;
+
+		if ((uint64_t)(r->slot_used + 1) * 2 > r->slot_cap && slots__grow(r)) {
+			err = -ENOMEM;
+			break;
+		}
+		for (h = r->hashes[i] & (r->slot_cap - 1); r->slots[h] != GT_NONE; h = (h + 1) & (r->slot_cap - 1))
+			;
+		r->slots[h] = i;
+		r->slot_used++;
+	}
+out_free:
+	gt_profile__fini(&t2);
+	free(cells);
+	free(head);
+	free(hashes);
+	free(morder);
+	free(mnew);
+	free(modorder);
+	free(modnew);
+	free(order);
+	free(nnew);
+	free(kids);
+	free(first);
+	free(stack);
 	return err;
 }

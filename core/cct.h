@@ -70,7 +70,8 @@
 	X(OMP_DELETE, "<omp delete>")                     \
 	X(OMP_KERNEL, "<omp kernel>")                     \
 	X(OMP_ASSOCIATE, "<omp associate>")               \
-	X(OMP_DISASSOCIATE, "<omp disassociate>")
+	X(OMP_DISASSOCIATE, "<omp disassociate>")         \
+	X(GPU_JIT, "<gpu jit>")
 
 enum gt_placeholder {
 #define X(id, name) GT_PH_##id,

@@ -26,7 +26,11 @@
 	X(report_stderr, "GPUTOOL_REPORT_STDERR", BOOL, 0, 0, 1,                       \
 	  "also print the text report on stderr at exit")                              \
 	X(max_depth, "GPUTOOL_MAX_DEPTH", UINT, 256, 8, 512,                          \
-	  "deepest call path recorded; deeper frames are cut at the root side")
+	  "deepest call path recorded; deeper frames are cut at the root side")        \
+	X(cupti_path, "GPUTOOL_CUPTI_PATH", STR, 0, 0, 0,                              \
+	  "libcupti to use, or its folder (default: CUDA_HOME, /usr/local/cuda, the loader)") \
+	X(cupti_record, "GPUTOOL_CUPTI_RECORD", STR, 0, 0, 0,                          \
+	  "folder to write CUPTI's activity buffers to, for tests (slow)")
 
 #define GT_CONFIG_TYPE_UINT uint64_t
 #define GT_CONFIG_TYPE_BOOL int

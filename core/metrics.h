@@ -136,7 +136,36 @@
 	X(OMP_TGT_OTHER_COUNT, "OMP_TGT_OTHER_COUNT", "count",                          \
 	  "other OpenMP data operations (associate, disassociate)")                     \
 	X(OMP_TGT_OTHER_TIME, "OMP_TGT_OTHER_TIME", "ns",                               \
-	  "host time in other OpenMP data operations")
+	  "host time in other OpenMP data operations")                                  \
+	X(GJIT, "GJIT", "ns", "host time compiling device code at run time (OpenCL program builds)") \
+	X(GJIT_COUNT, "GJIT_COUNT", "count", "run-time compilations of device code")      \
+	X(SINGLE_DEVICE_USE_AOT_COMPILATION, "SINGLE_DEVICE_USE_AOT_COMPILATION", "count", \
+	  "programs compiled from source or IL at run time while the process used one device") \
+	X(OUTPUT_OF_KERNEL_INPUT_TO_ANOTHER_KERNEL, "OUTPUT_OF_KERNEL_INPUT_TO_ANOTHER_KERNEL", "count", \
+	  "host-to-device transfers of data read back from a device and not changed since") \
+	X(KERNEL_PARAMS_NOT_ALIASED, "KERNEL_PARAMS_NOT_ALIASED", "count",              \
+	  "kernel launches whose buffer arguments do not overlap, the kernel not declaring them restrict") \
+	X(KERNEL_TO_MULTIPLE_QUEUES_MULTIPLE_CONTEXTS, "KERNEL_TO_MULTIPLE_QUEUES_MULTIPLE_CONTEXTS", "count", \
+	  "first launches of a kernel in a context other than the first it ran in")     \
+	X(INORDER_QUEUE, "INORDER_QUEUE", "count", "in-order command queues created")    \
+	X(ALL_DEVICES_NOT_USED, "ALL_DEVICES_NOT_USED", "count",                        \
+	  "contexts created while devices of the platforms stayed unused")              \
+	X(CPU_IDLE, "CPU_IDLE", "ns",                                                   \
+	  "time threads waited in GPU synchronizations, at the sync's call site")       \
+	X(CPU_IDLE_CAUSE, "CPU_IDLE_CAUSE", "ns",                                       \
+	  "CPU_IDLE charged to the launch sites of the GPU operations that ran during the wait") \
+	X(CPU_IDLE_OVERHEAD, "CPU_IDLE_OVERHEAD", "ns",                                 \
+	  "part of CPU_IDLE when none of the awaited GPU operations ran, at the sync's call site") \
+	X(GPU_IDLE_CAUSE, "GPU_IDLE_CAUSE", "ns",                                       \
+	  "CPU time sampled while no GPU the process used had anything in flight")      \
+	X(GPU_IDLE_CAUSE_D0, "GPU_IDLE_CAUSE_D0", "ns",                                 \
+	  "CPU time sampled while GPU 0 had nothing in flight (processes using several GPUs)") \
+	X(GPU_IDLE_CAUSE_D1, "GPU_IDLE_CAUSE_D1", "ns",                                 \
+	  "CPU time sampled while GPU 1 had nothing in flight (processes using several GPUs)") \
+	X(GPU_IDLE_CAUSE_D2, "GPU_IDLE_CAUSE_D2", "ns",                                 \
+	  "CPU time sampled while GPU 2 had nothing in flight (processes using several GPUs)") \
+	X(GPU_IDLE_CAUSE_D3, "GPU_IDLE_CAUSE_D3", "ns",                                 \
+	  "CPU time sampled while GPU 3 had nothing in flight (processes using several GPUs)")
 
 enum gt_metric {
 #define X(id, name, unit, desc) GT_M_##id,

@@ -14,6 +14,8 @@
 #include <string.h>
 
 #include "core/profile.h"
+#include "core/report-advice.h"
+#include "core/report-blame.h"
 
 #define DEFAULT_TOP 20
 #define LINE_COLS 150    /* paths are shortened to keep lines about this wide */
@@ -469,6 +471,11 @@ static int nodes_by(const struct rep *r, const uint64_t *key, uint32_t **out, ui
 
 static void section_header(struct rep *r)
 {
+	static const char *const facts[][2] = {
+		{ "omp_devices", "OMP devices" },
+		{ "omp_images", "OMP images" },
+		{ "omp_target_timing", "OMP timing" },
+	};
 	const struct gt_profile *p = r->p;
 	const char *exe = gt_profile__get_meta(p, "exe");
 	const char *cmd = gt_profile__get_meta(p, "cmdline");
@@ -534,6 +541,17 @@ static void section_header(struct rep *r)
 	}
 	if (meta_u64(p, "dropped_samples", &dropped) && dropped)
 		fprintf(r->f, "  %-12s %" PRIu64 " samples (not in the profile)\n", "dropped", dropped);
+	/* Facts the backends set (docs/OMP-TARGET.md). */
+	for (unsigned k = 0; k < sizeof(facts) / sizeof(facts[0]); k++) {
+		const char *v = gt_profile__get_meta(p, facts[k][0]);
+		struct sb b = { 0 };
+
+		if (!v)
+			continue;
+		sb__add_clean(&b, v);
+		fprintf(r->f, "  %-12s %s\n", facts[k][1], b.s ? b.s : "");
+		free(b.s);
+	}
 }
 
 static int section_parallel(struct rep *r)
@@ -1023,7 +1041,9 @@ int gt_report__write_text(const struct gt_profile *p, FILE *f, unsigned top)
 		r.cpu_total += r.cpu_excl[i];
 
 	section_header(&r);
-	if ((err = section_parallel(&r)) || (err = section_acc(&r)) || (err = section_cpu(&r)) ||
+	if ((err = section_parallel(&r)) || (err = section_acc(&r)) ||
+	    (err = gt_report__gpu_sections(p, f, r.top)) || (err = gt_report__blame(p, f, r.top)) ||
+	    (err = section_cpu(&r)) ||
 	    (err = section_waits(&r)) ||
 	    (err = section_tree(&r)))
 		goto out_free;

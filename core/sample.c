@@ -18,6 +18,9 @@ static uint64_t period_ns;
 /* Written by init/fini (release), read by handlers and thread start (acquire). */
 static atomic_int active;
 static gt_sample_stitch_fn stitch_fn;
+/* Release store by the setter, acquire load by handlers: the hook's own
+ * state, set up before, is visible to the handler that calls it. */
+static _Atomic(gt_sample_hook_fn) hook_fn;
 
 static void sample__handler(int sig, siginfo_t *si, void *uc)
 {
@@ -25,6 +28,7 @@ static void sample__handler(int sig, siginfo_t *si, void *uc)
 	struct gt_frame frames[SAMPLE_FRAMES];
 	struct gt_stitch st = { 0 };
 	struct gt_cct_node *node;
+	gt_sample_hook_fn hook;
 	int saved_errno = errno;
 	uint64_t weight;
 	int n;
@@ -50,6 +54,9 @@ static void sample__handler(int sig, siginfo_t *si, void *uc)
 		goto out_done;
 	}
 	t->samples++;
+	hook = atomic_load_explicit(&hook_fn, memory_order_acquire);
+	if (hook)
+		hook(t, node, weight);
 out_done:
 	atomic_store_explicit(&t->in_handler, 0, memory_order_release);
 out:
@@ -88,6 +95,11 @@ int gt_sample__init(unsigned hz)
 void gt_sample__set_stitch(gt_sample_stitch_fn fn)
 {
 	stitch_fn = fn;
+}
+
+void gt_sample__set_hook(gt_sample_hook_fn fn)
+{
+	atomic_store_explicit(&hook_fn, fn, memory_order_release);
 }
 
 void gt_sample__stitch(struct gt_thread *t, struct gt_stitch *st)

@@ -21,6 +21,14 @@ typedef void (*gt_sample_stitch_fn)(struct gt_thread *t, struct gt_stitch *st);
 
 int gt_sample__init(unsigned hz);
 void gt_sample__set_stitch(gt_sample_stitch_fn fn);
+/*
+ * Called by the handler after it charged a sample's CPU time (@weight ns)
+ * to @node of @t's tree; it may add to that tree in signal context
+ * (gt_cct__add(..., 1)). Must be async-signal-safe. One hook (GPU-idle
+ * blame, gpu/blame.c); NULL removes it. Any thread, at any time.
+ */
+typedef void (*gt_sample_hook_fn)(struct gt_thread *t, struct gt_cct_node *node, uint64_t weight);
+void gt_sample__set_hook(gt_sample_hook_fn fn);
 /* Where a context of the calling thread hangs now, by the installed hook
  * (a full context when none is installed). Other layers use it too: an
  * OpenACC construct inside an OpenMP task hangs under that task. */

@@ -118,7 +118,8 @@ static struct mod_index *mod_index__get(struct gt_symbolizer *s, Dwfl_Module *mo
 			mi->n++;
 		}
 	}
-	qsort(mi->r, mi->n, sizeof(*mi->r), by_lo);
+	if (mi->n) /* a module without ranges has no array to sort */
+		qsort(mi->r, mi->n, sizeof(*mi->r), by_lo);
 	return mi;
 }
 

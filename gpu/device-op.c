@@ -149,3 +149,19 @@ int gt_device_op__attribute(struct gt_cct *cct, struct gt_cct_node *placeholder,
 	}
 	}
 }
+
+int gt_device_op__add(struct gt_cct *cct, struct gt_cct_node *placeholder,
+		      const struct gt_device_op *op, enum gt_metric m, uint64_t value)
+{
+	struct gt_cct_node *node = placeholder ? placeholder : cct->root;
+
+	if (op->kind != GT_DEVOP_OTHER && op->kind <= GT_DEVOP_SYNC) {
+		if (!is_gpu_placeholder(node))
+			node = gt_cct__placeholder(cct, node, gt_device_op__placeholder(op));
+		if (node && op->kind == GT_DEVOP_KERNEL && op->name)
+			node = gt_cct__child(cct, node, GT_NODE_NAME, (uint64_t)(uintptr_t)op->name, 0);
+		if (!node)
+			return -ENOMEM;
+	}
+	return gt_cct__add(cct, node, m, value, 0);
+}

@@ -104,4 +104,14 @@ enum gt_placeholder gt_device_op__placeholder(const struct gt_device_op *op);
 int gt_device_op__attribute(struct gt_cct *cct, struct gt_cct_node *placeholder,
 			    const struct gt_device_op *op);
 
+/*
+ * Adds @value to metric @m at the node where gt_device_op__attribute charges
+ * @op's own metrics under @placeholder (its kernel's name node, its GPU
+ * placeholder), so that blame sits beside the time it explains; at
+ * @placeholder itself (NULL: the root) for GT_DEVOP_OTHER. Same rules of use
+ * as gt_device_op__attribute. Returns 0 or -ENOMEM.
+ */
+int gt_device_op__add(struct gt_cct *cct, struct gt_cct_node *placeholder,
+		      const struct gt_device_op *op, enum gt_metric m, uint64_t value);
+
 #endif

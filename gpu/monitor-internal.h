@@ -17,21 +17,36 @@ struct gt_thread;
 enum mon_record_type {
 	MON_CORRELATION = 1,
 	MON_ACTIVITY = 2,
+	MON_SYNC = 3, /* gt_blame__sync */
 };
 
 /* Payload of a thread's to_monitor channel. */
 struct mon_record {
 	uint32_t type; /* enum mon_record_type */
-	/* MON_CORRELATION: the node op.correlation was issued at. */
+	/* MON_CORRELATION: the node op.correlation was issued at.
+	 * MON_SYNC: the sync's node. */
 	struct gt_cct_node *placeholder;
-	/* MON_ACTIVITY: the whole op. MON_CORRELATION: only op.correlation. */
+	/*
+	 * MON_ACTIVITY: the whole op. MON_CORRELATION: op.correlation, and
+	 * op.device, the device the operation is counted in flight on
+	 * (GT_BLAME_NO_DEVICE: not counted). MON_SYNC: start_ns, end_ns,
+	 * device (GT_BLAME_NO_DEVICE: all) and stream of the wait.
+	 */
 	struct gt_device_op op;
+};
+
+enum mon_measurement_type {
+	MEAS_OP = 0,	/* charge op's metrics at placeholder */
+	MEAS_BLAME = 1, /* add value to metric where op's metrics go */
 };
 
 /* Payload of a thread's to_thread channel. */
 struct mon_measurement {
 	struct gt_cct_node *placeholder;
 	struct gt_device_op op;
+	uint32_t type;	 /* enum mon_measurement_type */
+	uint32_t metric; /* MEAS_BLAME: enum gt_metric */
+	uint64_t value;	 /* MEAS_BLAME */
 };
 
 /* Where a thread stands in the monitor's list of channels to poll. */
@@ -102,6 +117,10 @@ struct corr_entry {
 	struct gt_gpu_thread *owner;
 	struct gt_cct_node *placeholder;
 	uint32_t head, tail; /* parked activities, slot index + 1; 0: none */
+	/* Set with owner (gt_blame__issued): the device the operation is
+	 * counted in flight on, or GT_BLAME_NO_DEVICE, and its epoch there. */
+	uint32_t device;
+	uint64_t epoch;
 };
 
 struct corr_parked {
@@ -141,6 +160,23 @@ int gt_corrmap__park(struct corr_map *m, const struct gt_device_op *op);
 /* Moves the oldest activity parked under @e into @out and frees its slot;
  * returns 1, or 0 when none is parked. @e stays in the map. */
 int gt_corrmap__unpark(struct corr_map *m, struct corr_entry *e, struct gt_device_op *out);
+
+/* ---- the monitor (gpu/monitor.c), for gpu/blame.c ---- */
+
+/*
+ * Monitor thread only: sends @owner a measurement record that adds @value
+ * to @metric at the node @op's metrics go to under @placeholder
+ * (gt_device_op__add).
+ */
+void gt_monitor__send_blame(struct gt_gpu_thread *owner, struct gt_cct_node *placeholder,
+			    const struct gt_device_op *op, enum gt_metric metric, uint64_t value);
+
+/*
+ * Thread @t itself: sends a MON_SYNC record. Returns 0, or -EAGAIN when
+ * the monitor is not running, -ENOMEM when the channel could not grow.
+ */
+int gt_monitor__send_sync(struct gt_thread *t, struct gt_cct_node *sync_node, uint64_t begin_ns,
+			  uint64_t end_ns, uint32_t device, uint64_t stream);
 
 /* ---- the backend table (gpu/backend.c), for the monitor ---- */
 

@@ -26,6 +26,8 @@
 #include "core/log.h"
 #include "core/thread.h"
 #include "core/tool.h"
+#include "gpu/blame-internal.h"
+#include "gpu/blame.h"
 #include "gpu/monitor-internal.h"
 
 _Static_assert(GT_MAX_THREADS <= (1ull << (64 - GT_CORRELATION_SEQ_BITS)),
@@ -177,6 +179,12 @@ static void thread__lost(struct gt_gpu_thread *g)
 
 uint64_t gt_monitor__correlate(struct gt_thread *t, struct gt_cct_node *placeholder)
 {
+	return gt_monitor__correlate_device(t, placeholder, -1);
+}
+
+uint64_t gt_monitor__correlate_device(struct gt_thread *t, struct gt_cct_node *placeholder,
+				      int device)
+{
 	struct gt_gpu_thread *g;
 	struct mon_record *r;
 	uint64_t id;
@@ -195,6 +203,13 @@ uint64_t gt_monitor__correlate(struct gt_thread *t, struct gt_cct_node *placehol
 	r->type = MON_CORRELATION;
 	r->placeholder = placeholder;
 	r->op.correlation = id;
+	r->op.device = GT_BLAME_NO_DEVICE;
+	if (device >= 0 && device < GT_BLAME_MAX_DEVICES) {
+		/* Before the commit, whose release orders it before the
+		 * monitor's decrement. */
+		gt_blame__launched((uint32_t)device);
+		r->op.device = (uint32_t)device;
+	}
 	gt_bichannel__produce_commit(g->to_monitor, r);
 	return id;
 }
@@ -220,13 +235,44 @@ void gt_monitor__activity(struct gt_thread *t, const struct gt_device_op *op)
 	gt_bichannel__produce_commit(g->to_monitor, r);
 }
 
+int gt_monitor__send_sync(struct gt_thread *t, struct gt_cct_node *sync_node, uint64_t begin_ns,
+			  uint64_t end_ns, uint32_t device, uint64_t stream)
+{
+	struct gt_gpu_thread *g;
+	struct mon_record *r;
+
+	if (!t || !gt_monitor__running())
+		return -EAGAIN;
+	g = gpu_thread(t);
+	if (!g)
+		return -ENOMEM;
+	r = gt_bichannel__produce_begin(g->to_monitor);
+	if (!r) {
+		thread__lost(g);
+		return -ENOMEM;
+	}
+	memset(&r->op, 0, sizeof(r->op));
+	r->type = MON_SYNC;
+	r->placeholder = sync_node;
+	r->op.start_ns = begin_ns;
+	r->op.end_ns = end_ns;
+	r->op.device = device;
+	r->op.stream = stream;
+	gt_bichannel__produce_commit(g->to_monitor, r);
+	return 0;
+}
+
 /* Applies one measurement record to the tree of the thread in @arg. */
 static void measurement__apply(void *payload, void *arg)
 {
 	struct gt_thread *t = arg;
 	struct mon_measurement *m = payload;
 
-	gt_device_op__attribute(&t->cct, m->placeholder, &m->op);
+	if (m->type == MEAS_BLAME)
+		gt_device_op__add(&t->cct, m->placeholder, &m->op, (enum gt_metric)m->metric,
+				  m->value);
+	else
+		gt_device_op__attribute(&t->cct, m->placeholder, &m->op);
 }
 
 size_t gt_monitor__drain(struct gt_thread *t)
@@ -343,8 +389,9 @@ static void threads__scan(void)
 	}
 }
 
-static void monitor__deliver(struct gt_gpu_thread *owner, struct gt_cct_node *placeholder,
-			     const struct gt_device_op *op)
+static void monitor__send(struct gt_gpu_thread *owner, struct gt_cct_node *placeholder,
+			  const struct gt_device_op *op, uint32_t type, uint32_t metric,
+			  uint64_t value)
 {
 	struct mon_measurement *m = gt_bichannel__produce_begin(owner->to_thread);
 
@@ -354,6 +401,9 @@ static void monitor__deliver(struct gt_gpu_thread *owner, struct gt_cct_node *pl
 	}
 	m->placeholder = placeholder;
 	m->op = *op;
+	m->type = type;
+	m->metric = metric;
+	m->value = value;
 	gt_bichannel__produce_commit(owner->to_thread, m);
 	mon.priv.measurements++;
 	/* Single writer (the monitor). */
@@ -362,8 +412,20 @@ static void monitor__deliver(struct gt_gpu_thread *owner, struct gt_cct_node *pl
 			      memory_order_relaxed);
 }
 
+static void monitor__deliver(struct gt_gpu_thread *owner, struct gt_cct_node *placeholder,
+			     const struct gt_device_op *op)
+{
+	monitor__send(owner, placeholder, op, MEAS_OP, 0, 0);
+}
+
+void gt_monitor__send_blame(struct gt_gpu_thread *owner, struct gt_cct_node *placeholder,
+			    const struct gt_device_op *op, enum gt_metric metric, uint64_t value)
+{
+	monitor__send(owner, placeholder, op, MEAS_BLAME, (uint32_t)metric, value);
+}
+
 static void on_correlation(struct gt_gpu_thread *owner, uint64_t id,
-			   struct gt_cct_node *placeholder)
+			   struct gt_cct_node *placeholder, uint32_t device)
 {
 	struct corr_entry *e = gt_corrmap__find(&mon.map, id);
 	struct gt_device_op op;
@@ -374,19 +436,25 @@ static void on_correlation(struct gt_gpu_thread *owner, uint64_t id,
 		e = gt_corrmap__insert(&mon.map, id);
 		if (!e) {
 			mon.priv.lost++;
+			if (device < GT_BLAME_MAX_DEVICES)
+				gt_blame__unlaunched(device);
 			return;
 		}
 	}
 	e->owner = owner;
 	e->placeholder = placeholder;
+	gt_blame__issued(e, device);
 	/* Activities that came first: deliver them in arrival order. */
 	while (gt_corrmap__unpark(&mon.map, e, &op)) {
 		monitor__deliver(owner, placeholder, &op);
+		gt_blame__finished(e, &op);
 		if (!(op.flags & GT_DEVOP_F_MORE))
 			complete = 1;
 	}
-	if (complete)
+	if (complete) {
+		gt_blame__completed(e);
 		gt_corrmap__remove(&mon.map, e);
+	}
 }
 
 static void on_record(void *payload, void *arg);
@@ -430,8 +498,11 @@ static void on_activity(const struct gt_device_op *op)
 		e = route__find(op->correlation);
 	if (e && e->owner) {
 		monitor__deliver(e->owner, e->placeholder, op);
-		if (!(op->flags & GT_DEVOP_F_MORE))
+		gt_blame__finished(e, op);
+		if (!(op->flags & GT_DEVOP_F_MORE)) {
+			gt_blame__completed(e);
 			gt_corrmap__remove(&mon.map, e);
+		}
 		return;
 	}
 	mon.priv.early++;
@@ -439,12 +510,46 @@ static void on_activity(const struct gt_device_op *op)
 		mon.priv.unmatched++;
 }
 
+/*
+ * A sync record of @owner. What other threads launched before the sync
+ * ended was committed to their channels before this record was: read every
+ * other channel once first (not recursing), so that those correlations are
+ * in the map when the sync takes its horizon.
+ */
+static void on_sync(struct gt_gpu_thread *owner, struct mon_record *r)
+{
+	struct gt_gpu_thread *outer = mon.current;
+	/* Acquire: pairs with the release increment in gpu_thread(). */
+	uint32_t gen = atomic_load_explicit(&mon.generation, memory_order_acquire);
+
+	if (!mon.nested) {
+		if (gen != mon.seen_generation) {
+			mon.seen_generation = gen;
+			threads__scan();
+		}
+		mon.nested = 1;
+		for (uint32_t i = 0; i < mon.n_threads; i++) {
+			struct gt_gpu_thread *g = mon.threads[i];
+
+			if (g == outer)
+				continue;
+			mon.current = g;
+			gt_bichannel__drain(g->to_monitor, on_record, g);
+		}
+		mon.current = outer;
+		mon.nested = 0;
+	}
+	gt_blame__on_sync(owner, r->placeholder, &r->op);
+}
+
 static void on_record(void *payload, void *arg)
 {
 	struct mon_record *r = payload;
 
 	if (r->type == MON_CORRELATION)
-		on_correlation(arg, r->op.correlation, r->placeholder);
+		on_correlation(arg, r->op.correlation, r->placeholder, r->op.device);
+	else if (r->type == MON_SYNC)
+		on_sync(arg, r);
 	else
 		on_activity(&r->op);
 }
@@ -512,6 +617,7 @@ static void monitor__publish(void)
 #undef X
 	for (int i = 0; i < STAT_N; i++)
 		atomic_store_explicit(&mon.pub[i], v[i], memory_order_relaxed);
+	gt_blame__publish();
 }
 
 /*
@@ -549,6 +655,8 @@ static void monitor__serve(uint32_t ticket)
 /* At the end: what never matched is counted, and the map's memory freed. */
 static void monitor__leftovers(void)
 {
+	/* Syncs still waiting are blamed with what is known. */
+	gt_blame__fini();
 	mon.priv.unmeasured = 0;
 	for (uint32_t i = 0; i < mon.map.cap; i++)
 		if (mon.map.slots[i].id && mon.map.slots[i].owner)
@@ -607,6 +715,7 @@ static void monitor__atfork_child(void)
 	atomic_store_explicit(&mon.alive, 0, memory_order_relaxed);
 	atomic_store_explicit(&mon.state, MON_STOPPED, memory_order_release);
 	gt_backend__atfork_child();
+	gt_blame__atfork_child();
 }
 
 static void monitor__start_once(void)
@@ -615,6 +724,7 @@ static void monitor__start_once(void)
 	int err;
 
 	gt_corrmap__init(&mon.map, GT_MONITOR_PENDING_MAX);
+	gt_blame__init();
 	atomic_store_explicit(&mon.alive, 1, memory_order_relaxed);
 	/* The monitor takes no signal meant for the application: it starts
 	 * with every signal blocked. */

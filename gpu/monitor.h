@@ -85,6 +85,20 @@ int gt_monitor__running(void);
 uint64_t gt_monitor__correlate(struct gt_thread *t, struct gt_cct_node *placeholder);
 
 /*
+ * gt_monitor__correlate for an operation that will run on @device (the
+ * number the backend puts in gt_device_op.device; < GT_BLAME_MAX_DEVICES):
+ * also counts it in flight on @device until its last activity reaches the
+ * monitor. Blame shifting (gpu/blame.h) needs it for kernels, copies and
+ * memsets: syncs wait for the operations counted, and samples taken while
+ * no device has anything in flight are GPU_IDLE_CAUSE. A @device out of
+ * range (e.g. -1) counts nothing. Every operation counted must get its
+ * activity (one without GT_DEVOP_F_MORE last), or its device looks busy
+ * until exit. Wait-free.
+ */
+uint64_t gt_monitor__correlate_device(struct gt_thread *t, struct gt_cct_node *placeholder,
+				      int device);
+
+/*
  * Sends a completed operation to the monitor; op->correlation names it. @t
  * is the calling thread (a vendor callback thread registers itself with
  * gt_thread__self(GT_THREAD_OTHER)). Wait-free. The monitor may sleep up to

@@ -8,6 +8,7 @@
 #include "core/clock.h"
 #include "core/sample.h"
 #include "core/unwind.h"
+#include "gpu/blame.h"
 #include "ompt/ompt-internal.h"
 
 struct omp_thread *ompt__thread_state(struct gt_thread *t)
@@ -349,7 +350,8 @@ void ompt__on_sync_region_wait(ompt_sync_region_t kind, ompt_scope_endpoint_t en
 	uintptr_t key = GT_UNWIND_KEY();
 	struct gt_thread *t = gt_thread__peek();
 	struct omp_task *task = task_of(task_data);
-	uint64_t now;
+	struct gt_cct_node *sync_node = NULL;
+	uint64_t now, wait_ticks = 0;
 
 	(void)parallel_data;
 	if (!t || !t->ompt || !task)
@@ -406,9 +408,20 @@ void ompt__on_sync_region_wait(ompt_sync_region_t kind, ompt_scope_endpoint_t en
 		add_time(t, task->wait_node, GT_M_OMP_WAIT, d);
 		add(t, task->wait_node, GT_M_OMP_WAIT_COUNT, 1);
 		task->wait_ns += d;
+		if (kind == ompt_sync_region_taskwait || kind == ompt_sync_region_taskgroup)
+			sync_node = busy ? NULL : task->wait_node;
+		wait_ticks = d;
 		task->wait_node = NULL;
 	}
 	gt_thread__leave(t);
+	/* A taskwait or taskgroup of a process that uses a device may be
+	 * waiting for it (target nowait regions): a sync point for blame.
+	 * Waits that ran tasks meanwhile were not idle, and are left out. */
+	if (sync_node && gt_blame__devices_used()) {
+		uint64_t end_ns = gt_clock__now();
+
+		gt_blame__sync(t, sync_node, end_ns - gt_clock__ticks_to_ns(wait_ticks), end_ns, -1, 0);
+	}
 }
 
 void ompt__on_masked(ompt_scope_endpoint_t endpoint, ompt_data_t *parallel_data,

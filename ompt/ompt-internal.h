@@ -57,6 +57,11 @@ struct omp_task {
 	/* A deferred target task (target nowait, ...): node is its creation
 	 * site, under which its target construct hangs (ompt/target.c). */
 	int is_target;
+	/* The device node of its construct, in target_owner's tree: data
+	 * operations the runtime completes for the task after the construct's
+	 * end callback (deferred releases) still belong to it. */
+	struct gt_cct_node *target_dev;
+	struct gt_thread *target_owner;
 	struct omp_task *next_free;
 };
 
@@ -74,6 +79,8 @@ struct omp_thread {
 	/* Target regions and operations of this thread (ompt/target.c). */
 	struct omp_target_thread *target;
 };
+
+struct gt_stitch;
 
 extern ompt_get_task_info_t gt_ompt_get_task_info;
 extern ompt_get_state_t gt_ompt_get_state;

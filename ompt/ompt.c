@@ -9,6 +9,7 @@
 #include "core/tool.h"
 #include "ompt/host.h"
 #include "ompt/ompt-internal.h"
+#include "ompt/target.h"
 
 ompt_get_task_info_t gt_ompt_get_task_info;
 ompt_get_state_t gt_ompt_get_state;
@@ -21,6 +22,50 @@ static const char *const set_result_names[] = {
 	[ompt_set_sometimes_paired] = "sometimes paired",
 	[ompt_set_always] = "always",
 };
+
+static int refused(ompt_set_result_t r)
+{
+	return r == ompt_set_never || r == ompt_set_error;
+}
+
+/* Registers one callback; says (at info level) when it will not always fire. */
+static ompt_set_result_t ompt__register(ompt_set_callback_t set_callback, ompt_callbacks_t event,
+					ompt_callback_t cb, const char *name)
+{
+	ompt_set_result_t r = set_callback(event, cb);
+
+	if (r != ompt_set_always && r != ompt_set_sometimes_paired)
+		gt_info("ompt", "callback %s: %s", name,
+			r <= ompt_set_always ? set_result_names[r] : "?");
+	return r;
+}
+
+/* The target callbacks: EMI first, the OpenMP 5.0 form where EMI is refused. */
+static void ompt__register_target(ompt_set_callback_t set_callback)
+{
+	ompt_set_result_t got[64] = { 0 };
+
+	_Static_assert(ompt_callback_target_map_emi < 64, "got[] too small");
+	ompt__target_init();
+#define X(event, type)                                                                    \
+	{                                                                                 \
+		ompt_callback_##type##_t typed = ompt__on_##event;                        \
+		got[ompt_callback_##event] = ompt__register(                              \
+			set_callback, ompt_callback_##event, (ompt_callback_t)typed, #event); \
+	}
+	GT_OMPT_TARGET_EVENTS(X)
+#undef X
+#define X(event, type, emi)                                                               \
+	if (refused(got[ompt_callback_##emi])) {                                          \
+		ompt_callback_##type##_t typed = ompt__on_##event;                        \
+		got[ompt_callback_##event] = ompt__register(                              \
+			set_callback, ompt_callback_##event, (ompt_callback_t)typed, #event); \
+	}
+	GT_OMPT_TARGET_FALLBACK_EVENTS(X)
+#undef X
+	ompt__target_set_data_ops_reported(!refused(got[ompt_callback_target_data_op_emi]) ||
+					   !refused(got[ompt_callback_target_data_op]));
+}
 
 static int ompt__initialize(ompt_function_lookup_t lookup, int initial_device_num,
 			    ompt_data_t *tool_data)
@@ -39,18 +84,14 @@ static int ompt__initialize(ompt_function_lookup_t lookup, int initial_device_nu
 #define X(event, type)                                                                    \
 	{                                                                                 \
 		ompt_callback_##type##_t typed = ompt__on_##event;                        \
-		ompt_set_result_t r = set_callback(ompt_callback_##event,                 \
-						   (ompt_callback_t)typed);               \
-		if (r != ompt_set_always && r != ompt_set_sometimes_paired) {             \
-			gt_info("ompt", "callback " #event ": %s",                        \
-				r <= ompt_set_always ? set_result_names[r] : "?");       \
-			missing += r == ompt_set_never || r == ompt_set_error;            \
-		}                                                                         \
+		missing += refused(ompt__register(set_callback, ompt_callback_##event,    \
+						  (ompt_callback_t)typed, #event));       \
 	}
 	GT_OMPT_HOST_EVENTS(X)
 #undef X
 	if (missing)
 		gt_info("ompt", "%d host callbacks unavailable; their metrics will be missing", missing);
+	ompt__register_target(set_callback);
 	gt_sample__set_stitch(ompt__stitch_sample);
 	ompt__host_init();
 	return 1;

@@ -28,6 +28,7 @@
  */
 #include "ompt/target.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -98,6 +99,7 @@ struct tgt_region {
 	uint64_t target_id;	  /* the runtime's id (OpenMP 5.0 callbacks); 0 with EMI */
 	atomic_int ended;	  /* ended on another thread: the owner recycles it */
 	uint32_t magic;		  /* REGION_MAGIC while in progress */
+	int device;
 };
 
 /* A data operation or kernel submission in progress. */
@@ -106,6 +108,9 @@ struct tgt_op {
 	struct gt_cct_node *node; /* its placeholder, in this thread's tree */
 	uint64_t id;		 /* what the runtime holds in *host_op_id */
 	uint64_t t0;		 /* ticks */
+	uint64_t begin_ns;	 /* host kernels: start on the tool's timeline */
+	int device;
+	int host_kernel;	 /* a kernel of the host device, reported to the monitor */
 	enum op_what what;
 };
 
@@ -156,7 +161,10 @@ static const char *device_name(int num)
  * "device N" (or "device ?"); said once. */
 static void check_device(int num)
 {
-	atomic_store_explicit(&seen, 1, memory_order_relaxed);
+	/* A load first: every thread comes here, and a store per construct
+	 * would bounce the line between them. */
+	if (!atomic_load_explicit(&seen, memory_order_relaxed))
+		atomic_store_explicit(&seen, 1, memory_order_relaxed);
 	if (gt_ompt__device(num) || atomic_exchange_explicit(&warned_unknown, 1, memory_order_relaxed))
 		return;
 	gt_info("ompt", "target work for device %d, which the runtime never initialized", num);
@@ -175,6 +183,13 @@ static void add(struct gt_thread *t, struct gt_cct_node *n, enum gt_metric m, ui
 {
 	if (n && v && m != GT_M__COUNT)
 		gt_cct__add(&t->cct, n, m, v, 0);
+}
+
+/* A node of owner's tree as a node of t's tree. */
+static struct gt_cct_node *in_tree(struct gt_thread *t, struct gt_thread *owner,
+				    struct gt_cct_node *node)
+{
+	return owner == t ? node : gt_thread__import(t, node);
 }
 
 static struct gt_cct_node *device_node(struct gt_thread *t, struct gt_cct_node *under, int device)
@@ -260,7 +275,12 @@ static struct tgt_region *region__begin(struct gt_thread *t, struct omp_target_t
 	r->dev = device_node(t, ph, device);
 	add(t, r->dev, GT_M_OMP_TGT_COUNT, 1);
 	gt_thread__leave(t);
+	if (task && task->is_target) {
+		task->target_dev = r->dev;
+		task->target_owner = t;
+	}
 	r->owner = t;
+	r->device = device;
 	r->target_id = 0;
 	atomic_store_explicit(&r->ended, 0, memory_order_relaxed);
 	r->magic = REGION_MAGIC;
@@ -288,7 +308,7 @@ static void region__end(struct gt_thread *t, struct omp_target_thread *ts, struc
 		r->next = ts->free_regions;
 		ts->free_regions = r;
 	} else {
-		add(t, gt_thread__import(t, r->dev), GT_M_OMP_TGT_TIME, ns);
+		add(t, in_tree(t, r->owner, r->dev), GT_M_OMP_TGT_TIME, ns);
 		/* Pairs with the acquire load in regions__prune; r is the
 		 * owner's from here on. */
 		atomic_store_explicit(&r->ended, 1, memory_order_release);
@@ -335,16 +355,23 @@ static enum op_what data_op_what(ompt_target_data_op_t optype, int src, int dst,
 
 /*
  * The device node, in t's tree, under which an operation of the construct
- * whose record is r goes; with no construct, a device node under the call
- * site (ra) of the operation. Under gt_thread__enter(t).
+ * whose record is r goes. With no construct: in a deferred target task, its
+ * construct's (an asynchronous plugin releases the construct's data after
+ * its end callback); else a device node under the operation's call site
+ * (omp_target_alloc, omp_target_memcpy, ...). Under gt_thread__enter(t).
  */
 static struct gt_cct_node *op_parent(struct gt_thread *t, struct tgt_region *r, int device,
 				     const void *ra, uintptr_t key)
 {
+	struct omp_task *task;
+
 	if (r)
-		return r->owner == t ? r->dev : gt_thread__import(t, r->dev);
+		return in_tree(t, r->owner, r->dev);
+	task = current_task();
+	if (task && task->is_target && task->target_dev)
+		return in_tree(t, task->target_owner, task->target_dev);
 	check_device(device);
-	return device_node(t, context(t, current_task(), ra, key), device);
+	return device_node(t, context(t, task, ra, key), device);
 }
 
 /* Charges one operation's count and amount; returns its node. */
@@ -360,6 +387,19 @@ static struct gt_cct_node *op__charge(struct gt_thread *t, struct gt_cct_node *p
 }
 
 /* Records an operation in progress on t; returns the id for *host_op_id. */
+/*
+ * The host-offload device runs a kernel inside its submission, on the thread
+ * that submits it: the submission's begin and end are the kernel's, as a
+ * device would report them. Such kernels go through the monitor like any
+ * device operation, so that blame shifting sees them.
+ */
+static int host_device(int device)
+{
+	struct gt_ompt_device *d = gt_ompt__device(device);
+
+	return d && (strstr(d->type, "generic") || strstr(d->type, "x86_64"));
+}
+
 static uint64_t op__begin(struct gt_thread *t, struct omp_target_thread *ts, struct gt_cct_node *node,
 			  enum op_what what, int device)
 {
@@ -370,10 +410,17 @@ static uint64_t op__begin(struct gt_thread *t, struct omp_target_thread *ts, str
 		ts->free_ops = op->next;
 	else if (!(op = malloc(sizeof(*op))))
 		return 0;
+	op->host_kernel = 0;
+	op->device = device;
 	/* A traced device reports the operation back under this id: the
 	 * monitor matches it to node. */
-	if (ompt__trace_on(device))
+	if (ompt__trace_on(device)) {
 		id = gt_monitor__correlate(t, node);
+	} else if (what == OP_KERNEL && host_device(device) && !gt_monitor__start()) {
+		id = gt_monitor__correlate_device(t, node, device);
+		op->host_kernel = id != 0;
+		op->begin_ns = gt_clock__now();
+	}
 	op->id = id ? id : local_id(t, ts);
 	op->node = node;
 	op->what = what;
@@ -408,6 +455,18 @@ static void op__end(struct gt_thread *t, struct omp_target_thread *ts, uint64_t 
 		add(t, op->node, op_desc[op->what].time,
 		    gt_clock__ticks_to_ns(now > op->t0 ? now - op->t0 : 0));
 		gt_thread__leave(t);
+		if (op->host_kernel) {
+			struct gt_device_op dop = {
+				.correlation = op->id,
+				.start_ns = op->begin_ns,
+				.end_ns = gt_clock__now(),
+				.device = (uint32_t)op->device,
+				.kind = GT_DEVOP_KERNEL,
+			};
+
+			gt_monitor__activity(t, &dop);
+			gt_monitor__notify();
+		}
 		op->next = ts->free_ops;
 		ts->free_ops = op;
 		return;
@@ -498,7 +557,6 @@ void ompt__on_target_submit_emi(ompt_scope_endpoint_t endpoint, ompt_data_t *tar
 	struct gt_cct_node *node;
 	struct tgt_region *r;
 	struct gt_thread *t;
-	int device = -1;
 
 	if (!host_op_id || !(t = self(&ts)))
 		return;
@@ -510,12 +568,318 @@ void ompt__on_target_submit_emi(ompt_scope_endpoint_t endpoint, ompt_data_t *tar
 		return;
 	*host_op_id = 0;
 	r = region_of(target_data);
-	if (r)
-		device = (int)((uintptr_t)r->dev == 0 ? -1 : 0); /* placeholder; see below */
 	gt_thread__enter(t);
+	/* A submission names no device: its construct's, else "device ?". */
 	node = op__charge(t, op_parent(t, r, -1, NULL, key), OP_KERNEL, requested_num_teams);
 	gt_thread__leave(t);
-	(void)device;
 	if (node)
 		*host_op_id = op__begin(t, ts, node, OP_KERNEL, r ? r->device : -1);
+}
+
+/*
+ * The mapped items of a construct. Used only when the runtime reports no
+ * data operations, which otherwise count the same bytes; no times then.
+ */
+static void map_items(struct gt_thread *t, struct tgt_region *r, unsigned int nitems,
+		      const size_t *bytes, const unsigned int *flags, const void *ra, uintptr_t key)
+{
+	struct gt_cct_node *parent;
+
+	if (atomic_load_explicit(&data_ops_reported, memory_order_relaxed) || !bytes || !flags)
+		return;
+	gt_thread__enter(t);
+	parent = op_parent(t, r, r ? r->device : -1, ra, key);
+	for (unsigned int i = 0; i < nitems; i++) {
+		if (flags[i] & ompt_target_map_flag_alloc)
+			op__charge(t, parent, OP_ALLOC, bytes[i]);
+		if (flags[i] & ompt_target_map_flag_to)
+			op__charge(t, parent, OP_H2D, bytes[i]);
+		if (flags[i] & ompt_target_map_flag_from)
+			op__charge(t, parent, OP_D2H, bytes[i]);
+		if (flags[i] & (ompt_target_map_flag_release | ompt_target_map_flag_delete))
+			op__charge(t, parent, OP_DELETE, 0);
+	}
+	gt_thread__leave(t);
+}
+
+void ompt__on_target_map_emi(ompt_data_t *target_data, unsigned int nitems, void **host_addr,
+			     void **device_addr, size_t *bytes, unsigned int *mapping_flags,
+			     const void *codeptr_ra)
+{
+	uintptr_t key = GT_UNWIND_KEY();
+	struct omp_target_thread *ts;
+	struct gt_thread *t;
+
+	(void)host_addr, (void)device_addr;
+	if ((t = self(&ts)))
+		map_items(t, region_of(target_data), nitems, bytes, mapping_flags, codeptr_ra, key);
+}
+
+/* ---- OpenMP 5.0 callbacks (no EMI): constructs by target_id, operations
+ * in one callback each, so counts and bytes but no operation times ---- */
+
+void ompt__on_target(ompt_target_t kind, ompt_scope_endpoint_t endpoint, int device_num,
+		     ompt_data_t *task_data, ompt_id_t target_id, const void *codeptr_ra)
+{
+	uintptr_t key = GT_UNWIND_KEY();
+	struct omp_target_thread *ts;
+	struct tgt_region *r;
+	struct gt_thread *t;
+
+	if (!(t = self(&ts)))
+		return;
+	if (endpoint == ompt_scope_begin) {
+		r = region__begin(t, ts, kind, device_num, task_data ? task_data->ptr : NULL,
+				  codeptr_ra, key);
+		if (r)
+			r->target_id = target_id;
+	} else if (endpoint == ompt_scope_end && (r = region__by_id(ts, target_id))) {
+		region__end(t, ts, r);
+	}
+}
+
+void ompt__on_target_data_op(ompt_id_t target_id, ompt_id_t host_op_id,
+			     ompt_target_data_op_t optype, void *src_addr, int src_device_num,
+			     void *dest_addr, int dest_device_num, size_t bytes,
+			     const void *codeptr_ra)
+{
+	uintptr_t key = GT_UNWIND_KEY();
+	struct omp_target_thread *ts;
+	struct gt_thread *t;
+	enum op_what what;
+	int device = -1;
+
+	(void)host_op_id, (void)src_addr, (void)dest_addr;
+	if (!(t = self(&ts)))
+		return;
+	what = data_op_what(optype, src_device_num, dest_device_num, &device);
+	if (what == OP__COUNT)
+		return;
+	gt_thread__enter(t);
+	op__charge(t, op_parent(t, region__by_id(ts, target_id), device, codeptr_ra, key), what,
+		   bytes);
+	gt_thread__leave(t);
+}
+
+void ompt__on_target_submit(ompt_id_t target_id, ompt_id_t host_op_id,
+			    unsigned int requested_num_teams)
+{
+	uintptr_t key = GT_UNWIND_KEY();
+	struct omp_target_thread *ts;
+	struct gt_thread *t;
+
+	(void)host_op_id;
+	if (!(t = self(&ts)))
+		return;
+	gt_thread__enter(t);
+	op__charge(t, op_parent(t, region__by_id(ts, target_id), -1, NULL, key), OP_KERNEL,
+		   requested_num_teams);
+	gt_thread__leave(t);
+}
+
+void ompt__on_target_map(ompt_id_t target_id, unsigned int nitems, void **host_addr,
+			 void **device_addr, size_t *bytes, unsigned int *mapping_flags,
+			 const void *codeptr_ra)
+{
+	uintptr_t key = GT_UNWIND_KEY();
+	struct omp_target_thread *ts;
+	struct gt_thread *t;
+
+	(void)host_addr, (void)device_addr;
+	if ((t = self(&ts)))
+		map_items(t, region__by_id(ts, target_id), nitems, bytes, mapping_flags, codeptr_ra,
+			  key);
+}
+
+/* ---- devices ---- */
+
+void ompt__on_device_initialize(int device_num, const char *type, ompt_device_t *device,
+				ompt_function_lookup_t lookup, const char *documentation)
+{
+	struct gt_ompt_device *d;
+
+	(void)documentation;
+	atomic_store_explicit(&seen, 1, memory_order_relaxed);
+	if (device_num < 0 || device_num >= GT_OMPT_MAX_DEVICES) {
+		gt_info("ompt", "device %d (%s): beyond the %d devices measured one by one", device_num,
+			type ? type : "?", GT_OMPT_MAX_DEVICES);
+		return;
+	}
+	d = &gt_ompt_devices[device_num];
+	/* Its strings are written once, before the first publication. */
+	if (atomic_load_explicit(&d->state, memory_order_acquire) == GT_DEV_UNSEEN) {
+		snprintf(d->type, sizeof(d->type), "%s", type && *type ? type : "?");
+		snprintf(d->full_name, sizeof(d->full_name), "device %d (%s)", device_num, d->type);
+		atomic_store_explicit(&d->name, d->full_name, memory_order_release);
+	}
+	d->handle = device;
+	/* Pairs with the acquire load in gt_ompt__device. */
+	atomic_store_explicit(&d->state, GT_DEV_UP, memory_order_release);
+	gt_info("ompt", "device %d: %s", device_num, d->type);
+	if (lookup && !gt_tool__stopping())
+		ompt__trace_start(device_num, device, lookup);
+}
+
+void ompt__on_device_finalize(int device_num)
+{
+	struct gt_ompt_device *d = gt_ompt__device(device_num);
+
+	if (!d)
+		return;
+	ompt__trace_stop(device_num);
+	atomic_store_explicit(&d->state, GT_DEV_DOWN, memory_order_release);
+}
+
+void ompt__on_device_load(int device_num, const char *filename, int64_t offset_in_file,
+			  void *vma_in_file, size_t bytes, void *host_addr, void *device_addr,
+			  uint64_t module_id)
+{
+	struct gt_ompt_device *d;
+	int expected = 0;
+
+	(void)offset_in_file, (void)vma_in_file, (void)host_addr, (void)device_addr, (void)module_id;
+	atomic_store_explicit(&seen, 1, memory_order_relaxed);
+	if (device_num < 0 || device_num >= GT_OMPT_MAX_DEVICES)
+		return;
+	d = &gt_ompt_devices[device_num];
+	atomic_fetch_add_explicit(&d->images, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&d->image_bytes, bytes, memory_order_relaxed);
+	if (filename && *filename &&
+	    atomic_compare_exchange_strong_explicit(&d->file_state, &expected, 1, memory_order_relaxed,
+						    memory_order_relaxed)) {
+		snprintf(d->file, sizeof(d->file), "%s", filename);
+		/* Pairs with the acquire load when the facts are written. */
+		atomic_store_explicit(&d->file_state, 2, memory_order_release);
+	}
+}
+
+void ompt__on_device_unload(int device_num, uint64_t module_id)
+{
+	(void)module_id;
+	if (device_num >= 0 && device_num < GT_OMPT_MAX_DEVICES)
+		atomic_fetch_add_explicit(&gt_ompt_devices[device_num].unloads, 1, memory_order_relaxed);
+}
+
+/* ---- the report's facts ---- */
+
+/* Appends to buf[size] at *len; output that does not fit is cut. */
+__attribute__((format(printf, 4, 5))) static void append(char *buf, size_t size, size_t *len,
+							  const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (*len + 1 >= size)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(buf + *len, size - *len, fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		*len = *len + (size_t)n < size ? *len + (size_t)n : size - 1;
+}
+
+/* "0-3 generic-64bit": runs of devices of one type. */
+static void describe_devices(char *buf, size_t size)
+{
+	size_t len = 0;
+
+	buf[0] = 0;
+	for (int i = 0; i < GT_OMPT_MAX_DEVICES;) {
+		const struct gt_ompt_device *d = gt_ompt__device(i);
+		int j = i + 1;
+
+		if (!d) {
+			i++;
+			continue;
+		}
+		while (j < GT_OMPT_MAX_DEVICES && gt_ompt__device(j) &&
+		       !strcmp(gt_ompt_devices[j].type, d->type))
+			j++;
+		append(buf, size, &len, len ? ", " : "");
+		if (j - i > 1)
+			append(buf, size, &len, "%d-%d %s", i, j - 1, d->type);
+		else
+			append(buf, size, &len, "%d %s", i, d->type);
+		i = j;
+	}
+}
+
+static void describe_images(char *buf, size_t size)
+{
+	size_t len = 0;
+
+	buf[0] = 0;
+	for (int i = 0; i < GT_OMPT_MAX_DEVICES; i++) {
+		struct gt_ompt_device *d = &gt_ompt_devices[i];
+		uint64_t n = atomic_load_explicit(&d->images, memory_order_relaxed);
+
+		if (!n)
+			continue;
+		append(buf, size, &len, "%sdevice %d: %llu image%s, %llu bytes", len ? "; " : "", i,
+		       (unsigned long long)n, n == 1 ? "" : "s",
+		       (unsigned long long)atomic_load_explicit(&d->image_bytes, memory_order_relaxed));
+		if (atomic_load_explicit(&d->file_state, memory_order_acquire) == 2)
+			append(buf, size, &len, " (%s)", d->file);
+	}
+}
+
+static void target__facts(void)
+{
+	char buf[224], traced[64];
+
+	if (!atomic_load_explicit(&seen, memory_order_relaxed))
+		return;
+	describe_devices(buf, sizeof(buf));
+	if (buf[0])
+		gt_tool__set_fact("omp_devices", buf);
+	describe_images(buf, sizeof(buf));
+	if (buf[0])
+		gt_tool__set_fact("omp_images", buf);
+	ompt__trace_describe(traced, sizeof(traced));
+	if (traced[0])
+		snprintf(buf, sizeof(buf),
+			 "device timestamps from OMPT tracing on device %s (GKER, GXCOPY, GMEM under each "
+			 "operation); OMP_TGT_*_TIME from host callbacks",
+			 traced);
+	else
+		snprintf(buf, sizeof(buf),
+			 "host begin/end callbacks (OMP_TGT_*_TIME); the runtime offers no OMPT device tracing");
+	gt_tool__set_fact("omp_target_timing", buf);
+}
+
+/* ---- setup and the query for device backends ---- */
+
+void ompt__target_set_data_ops_reported(int yes)
+{
+	atomic_store_explicit(&data_ops_reported, yes, memory_order_relaxed);
+}
+
+void ompt__target_init(void)
+{
+	static atomic_int done;
+
+	if (atomic_exchange_explicit(&done, 1, memory_order_acq_rel))
+		return;
+	for (int i = 0; i < GT_OMPT_MAX_DEVICES; i++) {
+		struct gt_ompt_device *d = &gt_ompt_devices[i];
+
+		snprintf(d->plain_name, sizeof(d->plain_name), "device %d", i);
+		atomic_store_explicit(&d->name, d->plain_name, memory_order_release);
+	}
+	gt_tool__on_stop(target__facts);
+}
+
+struct gt_cct_node *gt_ompt__current_target_placeholder(struct gt_thread *t)
+{
+	struct omp_thread *ot = t ? t->ompt : NULL;
+	struct omp_target_thread *ts = ot ? ot->target : NULL;
+
+	if (!ts)
+		return NULL;
+	if (ts->ops)
+		return ts->ops->node;
+	for (struct tgt_region *r = ts->active; r; r = r->next)
+		if (!atomic_load_explicit(&r->ended, memory_order_acquire))
+			return r->dev;
+	return NULL;
 }

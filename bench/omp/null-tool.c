@@ -1,16 +1,18 @@
 /*
  * gtnulltool: a null OMPT tool.
  *
- * Registers the same host callbacks that gputool registers, each with an empty
- * body.  Running a program with this tool measures what the OpenMP runtime
+ * Registers the same host and target callbacks that gputool registers, each
+ * with an empty body.  Running a program with this tool measures what the OpenMP runtime
  * itself pays for having a tool attached (OMPT bookkeeping, indirect calls);
  * the difference between this tool and gputool is the cost of gputool's own
  * work in those callbacks (plus its sampling).
  *
  *   OMP_TOOL_LIBRARIES=/path/libgtnulltool.so ./app
  *
- * The list of callbacks is gputool's own: GT_OMPT_HOST_EVENTS from
- * ompt/ompt-events.h, so the two cannot drift apart.  Built outside the
+ * The list of callbacks is gputool's own: GT_OMPT_HOST_EVENTS and
+ * GT_OMPT_TARGET_EVENTS (with GT_OMPT_TARGET_FALLBACK_EVENTS where the
+ * runtime refuses an EMI callback) from ompt/ompt-events.h, so the two cannot
+ * drift apart.  Built outside the
  * source tree, a copy of that list is used.  An empty handler exists for
  * every OMPT host callback type, so any host event added to the list builds.
  *
@@ -232,6 +234,145 @@ HANDLER void on_error(ompt_severity_t severity, const char *message, size_t leng
     UNUSED(codeptr_ra);
 }
 
+/* ---- one empty handler per OMPT target callback type ---- */
+
+HANDLER void on_device_initialize(int device_num, const char *type, ompt_device_t *device,
+                                  ompt_function_lookup_t lookup, const char *documentation)
+{
+    UNUSED(device_num);
+    UNUSED(type);
+    UNUSED(device);
+    UNUSED(lookup);
+    UNUSED(documentation);
+}
+
+HANDLER void on_device_finalize(int device_num)
+{
+    UNUSED(device_num);
+}
+
+HANDLER void on_device_load(int device_num, const char *filename, int64_t offset_in_file,
+                            void *vma_in_file, size_t bytes, void *host_addr, void *device_addr,
+                            uint64_t module_id)
+{
+    UNUSED(device_num);
+    UNUSED(filename);
+    UNUSED(offset_in_file);
+    UNUSED(vma_in_file);
+    UNUSED(bytes);
+    UNUSED(host_addr);
+    UNUSED(device_addr);
+    UNUSED(module_id);
+}
+
+HANDLER void on_device_unload(int device_num, uint64_t module_id)
+{
+    UNUSED(device_num);
+    UNUSED(module_id);
+}
+
+HANDLER void on_target_emi(ompt_target_t kind, ompt_scope_endpoint_t endpoint, int device_num,
+                           ompt_data_t *task_data, ompt_data_t *target_task_data,
+                           ompt_data_t *target_data, const void *codeptr_ra)
+{
+    UNUSED(kind);
+    UNUSED(endpoint);
+    UNUSED(device_num);
+    UNUSED(task_data);
+    UNUSED(target_task_data);
+    UNUSED(target_data);
+    UNUSED(codeptr_ra);
+}
+
+HANDLER void on_target_data_op_emi(ompt_scope_endpoint_t endpoint, ompt_data_t *target_task_data,
+                                   ompt_data_t *target_data, ompt_id_t *host_op_id,
+                                   ompt_target_data_op_t optype, void *src_addr,
+                                   int src_device_num, void *dest_addr, int dest_device_num,
+                                   size_t bytes, const void *codeptr_ra)
+{
+    UNUSED(endpoint);
+    UNUSED(target_task_data);
+    UNUSED(target_data);
+    UNUSED(host_op_id);
+    UNUSED(optype);
+    UNUSED(src_addr);
+    UNUSED(src_device_num);
+    UNUSED(dest_addr);
+    UNUSED(dest_device_num);
+    UNUSED(bytes);
+    UNUSED(codeptr_ra);
+}
+
+HANDLER void on_target_submit_emi(ompt_scope_endpoint_t endpoint, ompt_data_t *target_data,
+                                  ompt_id_t *host_op_id, unsigned int requested_num_teams)
+{
+    UNUSED(endpoint);
+    UNUSED(target_data);
+    UNUSED(host_op_id);
+    UNUSED(requested_num_teams);
+}
+
+HANDLER void on_target_map_emi(ompt_data_t *target_data, unsigned int nitems, void **host_addr,
+                               void **device_addr, size_t *bytes, unsigned int *mapping_flags,
+                               const void *codeptr_ra)
+{
+    UNUSED(target_data);
+    UNUSED(nitems);
+    UNUSED(host_addr);
+    UNUSED(device_addr);
+    UNUSED(bytes);
+    UNUSED(mapping_flags);
+    UNUSED(codeptr_ra);
+}
+
+HANDLER void on_target(ompt_target_t kind, ompt_scope_endpoint_t endpoint, int device_num,
+                       ompt_data_t *task_data, ompt_id_t target_id, const void *codeptr_ra)
+{
+    UNUSED(kind);
+    UNUSED(endpoint);
+    UNUSED(device_num);
+    UNUSED(task_data);
+    UNUSED(target_id);
+    UNUSED(codeptr_ra);
+}
+
+HANDLER void on_target_data_op(ompt_id_t target_id, ompt_id_t host_op_id,
+                               ompt_target_data_op_t optype, void *src_addr, int src_device_num,
+                               void *dest_addr, int dest_device_num, size_t bytes,
+                               const void *codeptr_ra)
+{
+    UNUSED(target_id);
+    UNUSED(host_op_id);
+    UNUSED(optype);
+    UNUSED(src_addr);
+    UNUSED(src_device_num);
+    UNUSED(dest_addr);
+    UNUSED(dest_device_num);
+    UNUSED(bytes);
+    UNUSED(codeptr_ra);
+}
+
+HANDLER void on_target_submit(ompt_id_t target_id, ompt_id_t host_op_id,
+                              unsigned int requested_num_teams)
+{
+    UNUSED(target_id);
+    UNUSED(host_op_id);
+    UNUSED(requested_num_teams);
+}
+
+HANDLER void on_target_map(ompt_id_t target_id, unsigned int nitems, void **host_addr,
+                           void **device_addr, size_t *bytes, unsigned int *mapping_flags,
+                           const void *codeptr_ra)
+{
+    UNUSED(target_id);
+    UNUSED(nitems);
+    UNUSED(host_addr);
+    UNUSED(device_addr);
+    UNUSED(bytes);
+    UNUSED(mapping_flags);
+    UNUSED(codeptr_ra);
+}
+
 /* ---- registration ---- */
 
 static const char *set_result_name(ompt_set_result_t r)
@@ -256,17 +397,19 @@ static const char *set_result_name(ompt_set_result_t r)
 static int registered;
 static int refused;
 
-static void reg(ompt_set_callback_t set_cb, ompt_callbacks_t event, ompt_callback_t cb,
-                const char *name, int verbose)
+/* Returns 1 when the runtime took the callback. */
+static int reg(ompt_set_callback_t set_cb, ompt_callbacks_t event, ompt_callback_t cb,
+               const char *name, int verbose, int quiet_refusal)
 {
     ompt_set_result_t r = set_cb(event, cb);
     int ok = r == ompt_set_always || r == ompt_set_sometimes || r == ompt_set_sometimes_paired;
     if (ok)
         registered++;
-    else
+    else if (!quiet_refusal)
         refused++;
-    if (verbose || !ok)
+    if (verbose || (!ok && !quiet_refusal))
         fprintf(stderr, "gtnulltool: %-24s %s\n", name, set_result_name(r));
+    return ok || r == ompt_set_impossible;
 }
 
 static int tool_initialize(ompt_function_lookup_t lookup, int initial_device_num,
@@ -289,10 +432,32 @@ static int tool_initialize(ompt_function_lookup_t lookup, int initial_device_num
 #define X(event, type)                                                                    \
     {                                                                                     \
         ompt_callback_##type##_t typed = on_##type;                                       \
-        reg(set_cb, ompt_callback_##event, (ompt_callback_t)typed, #event, verbose);      \
+        reg(set_cb, ompt_callback_##event, (ompt_callback_t)typed, #event, verbose, 0);   \
     }
     GT_OMPT_HOST_EVENTS(X)
 #undef X
+#ifdef GT_OMPT_TARGET_EVENTS
+    /* Target callbacks, as gputool registers them: a runtime without
+     * offloading support refuses some, which is not worth a line. */
+    {
+        int took[64] = {0};
+#define X(event, type)                                                                    \
+    {                                                                                     \
+        ompt_callback_##type##_t typed = on_##type;                                       \
+        took[ompt_callback_##event] =                                                     \
+            reg(set_cb, ompt_callback_##event, (ompt_callback_t)typed, #event, verbose, 1); \
+    }
+        GT_OMPT_TARGET_EVENTS(X)
+#undef X
+#define X(event, type, emi)                                                               \
+    if (!took[ompt_callback_##emi]) {                                                     \
+        ompt_callback_##type##_t typed = on_##type;                                       \
+        reg(set_cb, ompt_callback_##event, (ompt_callback_t)typed, #event, verbose, 1);   \
+    }
+        GT_OMPT_TARGET_FALLBACK_EVENTS(X)
+#undef X
+    }
+#endif
 
     if (verbose || refused)
         fprintf(stderr, "gtnulltool: %d callbacks registered, %d refused\n", registered, refused);

@@ -84,6 +84,7 @@ const char *gt_ocl__intern(const char *s, size_t len);
 
 struct ocl_device {
 	cl_device_id id;
+	int index; /* from 0, in order of first use: gt_device_op.device */
 	/*
 	 * Device timestamps + offset = CLOCK_MONOTONIC ns. Known once when the
 	 * runtime has clGetDeviceAndHostTimer; otherwise estimated from each
@@ -123,9 +124,11 @@ struct ocl_kernel {
 	cl_context ctx;
 	const char *name; /* interned; NULL when unknown */
 	uint8_t restrict_declared;
-	uint8_t dispatched; /* 1 after its first dispatch (context check done) */
-	uint8_t verdict;    /* 0 unknown, 1 aliased or too few buffers, 2 not aliased */
-	uint32_t n_args;    /* 1 + highest argument index set */
+	/* Dispatches may come from several threads at once (clSetKernelArg may
+	 * not, OpenCL 3.0 A.2): these two are atomic. */
+	atomic_uchar dispatched; /* 1 after its first dispatch (context check done) */
+	atomic_uchar verdict;	 /* 0 unknown, 1 aliased or too few buffers, 2 not aliased */
+	uint32_t n_args;	 /* 1 + highest argument index set */
 	struct ocl_range args[OCL_MAX_ARGS];
 };
 
@@ -157,6 +160,14 @@ extern struct ocl_map gt_ocl_queues, gt_ocl_kernels, gt_ocl_mems, gt_ocl_program
 struct ocl_device *gt_ocl__device(cl_device_id id);
 struct ocl_queue *gt_ocl__queue(cl_command_queue q);
 struct ocl_kernel *gt_ocl__kernel(cl_kernel k);
+/* The record of a kernel, registered on first sight if it was created in a
+ * way we did not see (an extension's entry point). */
+struct ocl_kernel *gt_ocl__kernel_or_register(cl_kernel k);
+/* A program made by clLinkProgram: compiled at run time when any input was,
+ * restrict where an input's source said so. */
+void gt_ocl__program_linked(cl_program out, cl_context ctx, const cl_program *in, cl_uint n);
+/* 1 when p was compiled from source or IL at run time. */
+int gt_ocl__program_jit(cl_program p);
 /* Records a queue the application created (a record is recycled or made). */
 struct ocl_queue *gt_ocl__queue_new(cl_command_queue q, cl_context ctx, cl_device_id dev);
 /* 1 when some queue had profiling added by us: only then can an
@@ -217,6 +228,8 @@ struct ocl_call {
 	struct gt_cct_node *site; /* the call site, once computed */
 };
 int gt_ocl__begin(struct ocl_call *c, uintptr_t ra, uintptr_t key);
+/* The same for calls that record nothing at their call site. */
+void gt_ocl__touch(void);
 /* The call site's node in the thread's tree, under gt_thread__enter. */
 struct gt_cct_node *gt_ocl__site(struct ocl_call *c);
 /* Adds v to metric m at the call site (or at placeholder ph under it when

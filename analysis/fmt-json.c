@@ -1,0 +1,319 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The JSON form of a merged run (docs/REPORT.md, docs/report.schema.json).
+ * One object; one node per line. Integers are exact unsigned 64-bit
+ * values; ratios and means are decimal numbers.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/analysis-internal.h"
+
+#define HTML_MIN_SHARE 1e-4 /* the page leaves out contexts under this share of every metric */
+
+struct js {
+	FILE *f;
+	const struct gt_analysis *a;
+	int html;
+	uint32_t *pos;   /* run process index -> position in "processes" */
+	uint32_t *used;  /* metrics with a nonzero total */
+	uint32_t n_used;
+	uint64_t *total; /* per used metric */
+};
+
+static void num(FILE *f, double v)
+{
+	if (!isfinite(v))
+		v = 0;
+	if (v == floor(v) && fabs(v) < 1e15)
+		fprintf(f, "%.0f", v);
+	else
+		fprintf(f, "%.9g", v);
+}
+
+static void str(const struct js *j, const char *s)
+{
+	gt_json__str(j->f, s, j->html);
+}
+
+static const char *mname(const struct gt_profile *t, uint32_t m)
+{
+	const char *s = gt_profile__str(t, t->metrics[m].name);
+
+	return s ? s : "?";
+}
+
+static void pstat(const struct js *j, const struct gt_pstat *s)
+{
+	uint32_t n = j->a->run->n_merged;
+
+	fprintf(j->f, "{\"sum\":%" PRIu64 ",\"min\":%" PRIu64 ",\"mean\":", s->sum, gt_pstat__min(s, n));
+	num(j->f, gt_pstat__mean(s, n));
+	fprintf(j->f, ",\"max\":%" PRIu64 ",\"stddev\":", s->max);
+	num(j->f, gt_pstat__stddev(s, n));
+	fputs(",\"imbalance\":", j->f);
+	num(j->f, gt_pstat__imbalance(s, n));
+	fprintf(j->f, ",\"processes\":%" PRIu32, s->n);
+	if (s->n < n)
+		fputs(",\"min_process\":null", j->f);
+	else
+		fprintf(j->f, ",\"min_process\":%" PRIu32, j->pos[s->min_at]);
+	if (s->n)
+		fprintf(j->f, ",\"max_process\":%" PRIu32, j->pos[s->max_at]);
+	else
+		fputs(",\"max_process\":null", j->f);
+	fputc('}', j->f);
+}
+
+/* excl and threads only when the context measured something itself. */
+static void cell(const struct js *j, const struct gt_cell *c)
+{
+	double mean = gt_tstat__mean(&c->thr, c->excl.sum);
+
+	fputs("{\"incl\":", j->f);
+	pstat(j, &c->incl);
+	if (c->excl.n) {
+		fputs(",\"excl\":", j->f);
+		pstat(j, &c->excl);
+	}
+	if (c->thr.n) {
+		fprintf(j->f, ",\"threads\":{\"threads\":%" PRIu64 ",\"min\":%" PRIu64 ",\"mean\":", c->thr.n,
+			c->thr.min);
+		num(j->f, mean);
+		fprintf(j->f, ",\"max\":%" PRIu64 ",\"imbalance\":", c->thr.max);
+		num(j->f, mean > 0 ? (double)c->thr.max / mean : 0.0);
+		fputc('}', j->f);
+	}
+	if (c->per_proc) {
+		fputs(",\"per_process\":[", j->f);
+		for (uint32_t k = 0; k < j->a->n_proc_order; k++)
+			fprintf(j->f, "%s%" PRIu64, k ? "," : "", c->per_proc[j->a->proc_order[k]]);
+		fputc(']', j->f);
+	}
+	fputc('}', j->f);
+}
+
+static int keep(const struct js *j, uint32_t i)
+{
+	if (!j->html || i == 0)
+		return 1;
+	for (uint32_t k = 0; k < j->n_used; k++) {
+		const struct gt_cell *c = gt_run__cell(j->a->run, i, j->used[k]);
+
+		if (c && (double)c->incl.sum >= HTML_MIN_SHARE * (double)j->total[k])
+			return 1;
+	}
+	return 0;
+}
+
+static void node(const struct js *j, uint32_t i)
+{
+	const struct gt_analysis *a = j->a;
+	const struct gt_prof_node *n = &a->t->nodes[i];
+	static const char *const kinds[] = { "root", "frame", "placeholder", "name" };
+	struct gt_sb lab = { 0 };
+	int first = 1;
+
+	fprintf(j->f, "{\"id\":%" PRIu32 ",\"parent\":", i);
+	if (i)
+		fprintf(j->f, "%" PRIu32, n->parent);
+	else
+		fputs("null", j->f);
+	fprintf(j->f, ",\"kind\":\"%s\",\"name\":", n->kind < 4 ? kinds[n->kind] : "other");
+	str(j, gt_profile__str(a->t, n->name));
+	fputs(",\"file\":", j->f);
+	str(j, gt_profile__str(a->t, n->file));
+	fprintf(j->f, ",\"line\":%" PRIu32 ",\"module\":", n->line);
+	if (n->module == GT_NONE)
+		fputs("null", j->f);
+	else
+		fprintf(j->f, "%" PRIu32, n->module);
+	fprintf(j->f, ",\"offset\":%" PRIu64 ",\"label\":", n->offset);
+	gt_label(&lab, a->t, i, GT_LABEL_SHORT_FILE);
+	str(j, lab.oom ? "?" : lab.s ? lab.s : "");
+	free(lab.s);
+	fputs(",\"metrics\":{", j->f);
+	for (uint32_t c = a->run->head[i]; c != GT_NONE; c = a->run->cells[c].next) {
+		const struct gt_cell *cl = &a->run->cells[c];
+
+		if (!first)
+			fputc(',', j->f);
+		first = 0;
+		str(j, mname(a->t, cl->metric));
+		fputc(':', j->f);
+		cell(j, cl);
+	}
+	fputs("},\"importance\":{\"I_C\":", j->f);
+	num(j->f, gt_analysis__I_C(a, i));
+	fputs(",\"I_G\":", j->f);
+	num(j->f, gt_analysis__I_G(a, i));
+	fputs(",\"I_G_j\":{", j->f);
+	first = 1;
+	for (uint32_t g = 0; g < a->n_gpu; g++) {
+		if (!a->Gj[g][i] || !a->G_P)
+			continue;
+		fputs(first ? "" : ",", j->f);
+		first = 0;
+		str(j, mname(a->t, a->gpu_metric[g]));
+		fputc(':', j->f);
+		num(j->f, (double)a->Gj[g][i] / (double)a->G_P);
+	}
+	fputs("}}}", j->f);
+}
+
+static void id_list(FILE *f, const uint32_t *ids, uint32_t n)
+{
+	fputc('[', f);
+	for (uint32_t k = 0; k < n; k++)
+		fprintf(f, "%s%" PRIu32, k ? "," : "", ids[k]);
+	fputc(']', f);
+}
+
+static void process(const struct js *j, uint32_t i)
+{
+	const struct gt_proc *p = &j->a->run->procs[i];
+
+	fprintf(j->f, "{\"index\":%" PRIu32 ",\"file\":", j->pos[i]);
+	str(j, p->file);
+	fputs(",\"rank\":", j->f);
+	if (p->rank >= 0)
+		fprintf(j->f, "%" PRId64, p->rank);
+	else
+		fputs("null", j->f);
+	fprintf(j->f, ",\"pid\":%" PRIu64 ",\"host\":", p->pid);
+	str(j, p->host);
+	fputs(",\"exe\":", j->f);
+	str(j, p->exe);
+	fputs(",\"cmdline\":", j->f);
+	str(j, p->cmdline);
+	fprintf(j->f, ",\"threads\":%" PRIu32 ",\"wall_ns\":%" PRIu64 ",\"start_ns\":%" PRIu64 ",\"totals\":{",
+		p->n_threads, p->wall_ns, p->start_ns);
+	for (uint32_t k = 0; k < p->n_totals; k++) {
+		fputs(k ? "," : "", j->f);
+		str(j, mname(j->a->t, p->totals[k].metric));
+		fprintf(j->f, ":%" PRIu64, p->totals[k].value);
+	}
+	fputs("}}", j->f);
+}
+
+static const char *const bound_names[] = {
+	[GT_BOUND_NOTHING] = "nothing", [GT_BOUND_CPU_ONLY] = "cpu-only",
+	[GT_BOUND_CPU] = "cpu",         [GT_BOUND_GPU] = "gpu",
+};
+
+static void importance(const struct js *j)
+{
+	const struct gt_analysis *a = j->a;
+	FILE *f = j->f;
+
+	fputs("\"importance\":{\"cpu_metric\":", f);
+	str(j, a->cpu_metric == GT_NONE ? NULL : mname(a->t, a->cpu_metric));
+	fputs(",\"gpu_metrics\":[", f);
+	for (uint32_t g = 0; g < a->n_gpu; g++) {
+		fputs(g ? "," : "", f);
+		str(j, mname(a->t, a->gpu_metric[g]));
+	}
+	fprintf(f, "],\"C_P\":%" PRIu64 ",\"G_P\":%" PRIu64 ",\"I_C_P\":", a->C_P, a->G_P);
+	num(f, a->I_C_P);
+	fputs(",\"I_G_P_j\":{", f);
+	for (uint32_t g = 0, first = 1; g < a->n_gpu; g++) {
+		if (!a->Gj[g][0])
+			continue;
+		fputs(first ? "" : ",", f);
+		first = 0;
+		str(j, mname(a->t, a->gpu_metric[g]));
+		fputc(':', f);
+		num(f, (double)a->Gj[g][0] / (double)a->G_P);
+	}
+	fprintf(f, "},\"bound\":\"%s\",\"cpu_hot_path\":", bound_names[a->bound]);
+	id_list(f, a->cpu_hot, a->n_cpu_hot);
+	fputs(",\"gpu_hot_path\":", f);
+	id_list(f, a->gpu_hot, a->n_gpu_hot);
+	fputs(",\"gpu_sites\":[", f);
+	for (uint32_t k = 0; k < a->n_sites; k++) {
+		fprintf(f, "%s{\"node\":%" PRIu32 ",\"metric\":", k ? "," : "", a->sites[k].node);
+		str(j, mname(a->t, a->gpu_metric[a->sites[k].j]));
+		fprintf(f, ",\"value\":%" PRIu64 ",\"I_G_ij\":", a->sites[k].value);
+		num(f, a->G_P ? (double)a->sites[k].value / (double)a->G_P : 0.0);
+		fputc('}', f);
+	}
+	fputs("]}", f);
+}
+
+int gt_json__write(FILE *f, const struct gt_analysis *a, const struct gt_out_opts *o, int html)
+{
+	const struct gt_run *r = a->run;
+	const struct gt_profile *t = a->t;
+	struct js j = { .f = f, .a = a, .html = html };
+	int err = -ENOMEM, first;
+
+	j.pos = calloc(r->n_procs ? r->n_procs : 1, sizeof(*j.pos));
+	j.used = malloc((t->n_metrics ? t->n_metrics : 1) * sizeof(*j.used));
+	j.total = malloc((t->n_metrics ? t->n_metrics : 1) * sizeof(*j.total));
+	if (!j.pos || !j.used || !j.total)
+		goto out_free;
+	for (uint32_t k = 0; k < a->n_proc_order; k++)
+		j.pos[a->proc_order[k]] = k;
+	for (uint32_t m = 0; m < t->n_metrics; m++) {
+		const struct gt_cell *c = gt_run__cell(r, 0, m);
+
+		if (c && c->incl.sum) {
+			j.total[j.n_used] = c->incl.sum;
+			j.used[j.n_used++] = m;
+		}
+	}
+
+	fprintf(f, "{\"format\":\"gputool-report\",\"version\":1,\"source\":");
+	str(&j, o->path);
+	fputs(",\"metric\":", f);
+	str(&j, a->metric_name);
+	fprintf(f, ",\n\"run\":{\"processes\":%" PRIu32 ",\"failed\":%" PRIu32 ",\"threads\":%" PRIu64
+		   ",\"per_process_values\":%s},\n\"metrics\":[",
+		r->n_merged, r->n_failed, r->n_threads, r->detail ? "true" : "false");
+	for (uint32_t k = 0; k < j.n_used; k++) {
+		const struct gt_prof_metric *m = &t->metrics[j.used[k]];
+
+		fputs(k ? ",\n  {\"name\":" : "\n  {\"name\":", f);
+		str(&j, gt_profile__str(t, m->name));
+		fputs(",\"unit\":", f);
+		str(&j, gt_profile__str(t, m->unit));
+		fputs(",\"description\":", f);
+		str(&j, gt_profile__str(t, m->desc));
+		fprintf(f, ",\"total\":%" PRIu64 "}", j.total[k]);
+	}
+	fputs("],\n\"processes\":[", f);
+	for (uint32_t k = 0; k < a->n_proc_order; k++) {
+		fputs(k ? ",\n  " : "\n  ", f);
+		process(&j, a->proc_order[k]);
+	}
+	fputs("],\n", f);
+	importance(&j);
+	fputs(",\n\"imbalance\":{\"processes\":", f);
+	id_list(f, a->imb, a->n_imb);
+	fputs(",\"threads\":", f);
+	id_list(f, a->timb, a->n_timb);
+	fputs("},\n\"modules\":[", f);
+	for (uint32_t m = 0; m < t->n_modules; m++) {
+		fputs(m ? ",\n  " : "\n  ", f);
+		str(&j, gt_profile__str(t, t->modules[m]));
+	}
+	fputs("],\n\"nodes\":[", f);
+	first = 1;
+	for (uint32_t i = 0; i < t->n_nodes; i++) {
+		if (!keep(&j, i))
+			continue;
+		fputs(first ? "\n  " : ",\n  ", f);
+		first = 0;
+		node(&j, i);
+	}
+	fputs("]}\n", f);
+	err = ferror(f) || fflush(f) ? -EIO : 0;
+out_free:
+	free(j.pos);
+	free(j.used);
+	free(j.total);
+	return err;
+}

@@ -1,0 +1,631 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The text report of a merged run, for a terminal: what was measured,
+ * where the time goes (importance metrics and the top-down guidance they
+ * give), the processes and their imbalance, and one view (top-down,
+ * bottom-up or flat) of the chosen metric. docs/REPORT.md shows an
+ * example.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/analysis-internal.h"
+
+#define LINE_COLS 160
+#define TREE_MIN_SHARE 0.01 /* tree nodes under this share of the total are left out */
+#define TREE_DEPTH 40
+#define BU_DEPTH 6
+#define IMB_ROWS 5
+#define PROC_COLS 3 /* contexts with per-process values in the process table */
+
+struct out {
+	FILE *f;
+	const struct gt_analysis *a;
+	const struct gt_out_opts *o;
+	struct gt_scale sc; /* for the view's metric */
+	int stats;          /* min/mean/max columns: several processes, a real metric */
+	int imp;            /* importance columns: GPU time was measured */
+	unsigned lines;
+	int err;
+};
+
+static const char *unit_label(const struct gt_scale *sc)
+{
+	return sc->suffix[0] ? sc->suffix : "#";
+}
+
+static void val(const struct out *o, char *buf, size_t len, double v)
+{
+	gt_scale__fmt(&o->sc, buf, len, v);
+}
+
+static void pct(char *buf, size_t len, double part, double whole)
+{
+	if (whole <= 0)
+		snprintf(buf, len, "-");
+	else
+		snprintf(buf, len, "%.1f%%", 100.0 * part / whole);
+}
+
+/* The label of node i, fitted to width columns. */
+static char *label(const struct gt_analysis *a, uint32_t i, int flags, size_t width)
+{
+	struct gt_sb b = { 0 }, fit = { 0 };
+
+	gt_label(&b, a->t, i, flags | GT_LABEL_SHORT_FILE);
+	if (!b.oom)
+		gt_sb__add_fit(&fit, b.s, width);
+	free(b.s);
+	if (b.oom || fit.oom) {
+		free(fit.s);
+		return NULL;
+	}
+	return fit.s ? fit.s : strdup("");
+}
+
+/*
+ * The path from the root's child to node i, joined by " > ", at most width
+ * columns: when too long, whole contexts from the middle give way to "…",
+ * keeping the outermost and as many of the innermost as fit.
+ */
+static char *path(const struct gt_analysis *a, uint32_t i, size_t width)
+{
+	struct gt_sb out = { 0 };
+	char **lab;
+	uint32_t *chain, n = 0, keep;
+	size_t w;
+
+	chain = malloc((a->n_nodes ? a->n_nodes : 1) * sizeof(*chain));
+	if (!chain)
+		return NULL;
+	for (uint32_t v = i; v != 0 && v != GT_NONE; v = a->t->nodes[v].parent)
+		chain[n++] = v; /* innermost first */
+	if (!n) {
+		free(chain);
+		return strdup("<program>");
+	}
+	lab = calloc(n, sizeof(*lab));
+	if (!lab) {
+		free(chain);
+		return NULL;
+	}
+	for (uint32_t k = 0; k < n; k++) {
+		struct gt_sb b = { 0 };
+
+		gt_label(&b, a->t, chain[k], GT_LABEL_SHORT_FILE);
+		lab[k] = b.oom ? NULL : b.s;
+		if (!lab[k])
+			goto out_free;
+	}
+	/* The outermost (lab[n - 1]) always; then innermost ones while they fit. */
+	w = gt_cols(lab[n - 1]);
+	for (keep = 0; keep + 1 < n; keep++) {
+		size_t more = gt_cols(lab[keep]) + 3 + (keep + 2 < n ? 4 : 0);
+
+		if (w + more > width)
+			break;
+		w += gt_cols(lab[keep]) + 3;
+	}
+	gt_sb__add(&out, lab[n - 1]);
+	if (keep + 1 < n)
+		gt_sb__add(&out, " > …");
+	for (uint32_t k = keep; k-- > 0;) {
+		gt_sb__add(&out, " > ");
+		gt_sb__add(&out, lab[k]);
+	}
+	if (keep == 0 && n > 1) { /* not even the innermost fits: cut it */
+		struct gt_sb fit = { 0 };
+
+		gt_sb__add(&out, " > ");
+		gt_sb__add_fit(&fit, lab[0], width > w + 7 ? width - w - 7 : 10);
+		gt_sb__add(&out, fit.s ? fit.s : "");
+		free(fit.s);
+	}
+out_free:
+	for (uint32_t k = 0; k < n; k++)
+		free(lab[k]);
+	free(lab);
+	free(chain);
+	if (out.oom || !out.s) {
+		free(out.s);
+		return NULL;
+	}
+	return out.s;
+}
+
+static const char *proc_name(const struct gt_proc *p, char *buf, size_t len)
+{
+	if (p->rank >= 0)
+		snprintf(buf, len, "rank %" PRId64, p->rank);
+	else
+		snprintf(buf, len, "pid %" PRIu64, p->pid);
+	return buf;
+}
+
+/* ---- header ---- */
+
+static void header(struct out *o)
+{
+	const struct gt_analysis *a = o->a;
+	const struct gt_run *r = a->run;
+	const struct gt_proc *first = a->n_proc_order ? &r->procs[a->proc_order[0]] : NULL;
+	int64_t rmin = INT64_MAX, rmax = -1;
+	uint64_t wall = 0;
+	uint32_t hosts = 0;
+	char tot[32];
+
+	for (uint32_t k = 0; k < a->n_proc_order; k++) {
+		const struct gt_proc *p = &r->procs[a->proc_order[k]];
+		int seen = 0;
+
+		if (p->rank >= 0 && p->rank < rmin)
+			rmin = p->rank;
+		if (p->rank > rmax)
+			rmax = p->rank;
+		if (p->wall_ns > wall)
+			wall = p->wall_ns;
+		for (uint32_t q = 0; q < k && !seen; q++) {
+			const struct gt_proc *o2 = &r->procs[a->proc_order[q]];
+
+			seen = (!p->host && !o2->host) || (p->host && o2->host && !strcmp(p->host, o2->host));
+		}
+		hosts += !seen;
+	}
+	fprintf(o->f, "gputool report: %s\n", o->o->path ? o->o->path : "");
+	if (first && first->exe) {
+		struct gt_sb b = { 0 };
+
+		gt_sb__add_clean(&b, first->exe);
+		fprintf(o->f, "  %-12s %s\n", "program", b.s ? b.s : "");
+		free(b.s);
+	}
+	if (first && first->cmdline) {
+		struct gt_sb b = { 0 }, fit = { 0 };
+
+		gt_sb__add_clean(&b, first->cmdline);
+		if (b.s)
+			gt_sb__add_fit(&fit, b.s, LINE_COLS - 15);
+		fprintf(o->f, "  %-12s %s\n", "command", fit.s ? fit.s : "");
+		free(b.s);
+		free(fit.s);
+	}
+	fprintf(o->f, "  %-12s %" PRIu32, "processes", r->n_merged);
+	if (rmax >= 0 && r->n_merged > 1)
+		fprintf(o->f, " (ranks %" PRId64 "-%" PRId64 ")", rmin, rmax);
+	else if (rmax >= 0)
+		fprintf(o->f, " (rank %" PRId64 ", pid %" PRIu64 ")", rmax, first ? first->pid : 0);
+	fprintf(o->f, " on %" PRIu32 " host%s\n", hosts, hosts == 1 ? "" : "s");
+	fprintf(o->f, "  %-12s %" PRIu64 "\n", "threads", r->n_threads);
+	if (wall)
+		fprintf(o->f, "  %-12s %.3f s%s\n", "wall time", (double)wall / 1e9,
+			r->n_merged > 1 ? " (the longest process)" : "");
+	val(o, tot, sizeof(tot), (double)a->total);
+	fprintf(o->f, "  %-12s %s, total %s %s\n", "metric", a->metric_name, tot, unit_label(&o->sc));
+	if (r->n_failed)
+		fprintf(o->f, "  %-12s %" PRIu32 " profile%s could not be read and %s left out (see the messages above)\n",
+			"left out", r->n_failed, r->n_failed == 1 ? "" : "s", r->n_failed == 1 ? "is" : "are");
+}
+
+/* ---- importance ---- */
+
+static void hot(struct out *o, const char *what, const uint32_t *p, uint32_t n, int gpu)
+{
+	const struct gt_analysis *a = o->a;
+
+	if (!n) {
+		fprintf(o->f, "  no single hot path (%s): no context holds half of its caller's; see the views below\n",
+			what);
+		return;
+	}
+	fprintf(o->f, "  hot path (%s), from the top; %%: %s\n", what, gpu ? "I_G" : "I_C");
+	for (uint32_t k = 0; k < n; k++) {
+		char *l = label(a, p[k], 0, LINE_COLS - 20 - 2 * (k < 20 ? k : 20));
+		char c[16];
+
+		pct(c, sizeof(c), gpu ? gt_analysis__I_G(a, p[k]) : gt_analysis__I_C(a, p[k]), 1.0);
+		fprintf(o->f, "  %7s  %*s%s\n", c, (int)(2 * (k < 20 ? k : 20)), "", l ? l : "?");
+		free(l);
+	}
+	if (gpu && a->n_sites) {
+		uint32_t last = p[n - 1];
+
+		if (gt_analysis__is_gpu_placeholder(a, last)) {
+			fprintf(o->f, "           there, by operation type:");
+			for (uint32_t j = 0; j < a->n_gpu; j++) {
+				char c[16];
+
+				if (!a->Gj[j][last])
+					continue;
+				pct(c, sizeof(c), (double)a->Gj[j][last], (double)a->G_P);
+				fprintf(o->f, " %s %s", gt_profile__str(a->t, a->t->metrics[a->gpu_metric[j]].name), c);
+			}
+			fputc('\n', o->f);
+		}
+	}
+}
+
+static void importance(struct out *o)
+{
+	const struct gt_analysis *a = o->a;
+	char c[32], g[32], s[16];
+
+	fprintf(o->f, "\nWhere the time goes (importance metrics: I_C, I_G, I_G,j)\n");
+	if (a->bound == GT_BOUND_NOTHING) {
+		fprintf(o->f, "  no CPU time (CPUTIME) and no GPU operations were measured\n");
+		return;
+	}
+	snprintf(c, sizeof(c), "%.3f", (double)a->C_P / 1e9);
+	snprintf(g, sizeof(g), "%.3f", (double)a->G_P / 1e9);
+	pct(s, sizeof(s), a->I_C_P, 1.0);
+	fprintf(o->f, "  CPU time %s s, GPU operations %s s; I_C of the program %s\n", c, g, s);
+	if (a->G_P) {
+		fprintf(o->f, "  GPU operations by type (I_G,j of the program):");
+		for (uint32_t j = 0; j < a->n_gpu; j++) {
+			if (!a->Gj[j][0])
+				continue;
+			pct(s, sizeof(s), (double)a->Gj[j][0], (double)a->G_P);
+			fprintf(o->f, " %s %s", gt_profile__str(a->t, a->t->metrics[a->gpu_metric[j]].name), s);
+		}
+		fputc('\n', o->f);
+	}
+	switch (a->bound) {
+	case GT_BOUND_CPU_ONLY:
+		fprintf(o->f, "  No GPU operations were measured: the CPU does all the work (I_G = 0).\n"
+			      "  Start with the CPU contexts on the hot path below.\n");
+		hot(o, "CPU time", a->cpu_hot, a->n_cpu_hot, 0);
+		break;
+	case GT_BOUND_CPU:
+		fprintf(o->f, "  CPU-bound: most CPU time is not overlapped by GPU work (I_C >= 50%%).\n"
+			      "  Start with the CPU contexts on the hot path below (a context's I_C counts its CPU time\n"
+			      "  beyond the GPU time it covers); offloading them may pay more than tuning GPU code.\n");
+		hot(o, "CPU time not covered by GPU time", a->cpu_hot, a->n_cpu_hot, 0);
+		hot(o, "GPU time", a->gpu_hot, a->n_gpu_hot, 1);
+		break;
+	case GT_BOUND_GPU:
+		fprintf(o->f, "  GPU-bound: GPU operations cover most CPU time (I_C < 50%%). Follow the GPU hot path to\n"
+			      "  the operation that dominates, then its type: copies and syncs first, then kernels.\n");
+		hot(o, "GPU time", a->gpu_hot, a->n_gpu_hot, 1);
+		break;
+	default:
+		break;
+	}
+	if (a->n_sites) {
+		uint32_t shown = a->n_sites < o->o->top ? a->n_sites : o->o->top;
+		struct gt_scale sc = gt_scale__for("ns", a->sites[0].value);
+
+		fprintf(o->f, "\n  GPU operations by importance (%" PRIu32 " of %" PRIu32 ")\n", shown, a->n_sites);
+		fprintf(o->f, "  %8s %10s  %-12s  %s\n", "I_G,i,j", sc.suffix, "type", "call site > operation");
+		for (uint32_t k = 0; k < shown; k++) {
+			const struct gt_gpu_site *st = &a->sites[k];
+			char v[32], *p = path(a, st->node, LINE_COLS - 40);
+
+			pct(s, sizeof(s), (double)st->value, (double)a->G_P);
+			gt_scale__fmt(&sc, v, sizeof(v), (double)st->value);
+			fprintf(o->f, "  %8s %10s  %-12s  %s\n", s, v,
+				gt_profile__str(a->t, a->t->metrics[a->gpu_metric[st->j]].name), p ? p : "?");
+			free(p);
+		}
+	}
+}
+
+/* ---- processes ---- */
+
+static void processes(struct out *o)
+{
+	const struct gt_analysis *a = o->a;
+	const struct gt_run *r = a->run;
+	uint32_t ncols = 0, cols[PROC_COLS], shown;
+	uint64_t wall_max = 0;
+
+	if (r->n_merged < 2)
+		return;
+	if (r->detail && a->metric != GT_METRIC_GPUOP)
+		for (uint32_t k = 0; k < a->n_imb && ncols < PROC_COLS; k++)
+			cols[ncols++] = a->imb[k];
+	for (uint32_t k = 0; k < a->n_proc_order; k++)
+		if (r->procs[a->proc_order[k]].wall_ns > wall_max)
+			wall_max = r->procs[a->proc_order[k]].wall_ns;
+	fprintf(o->f, "\nProcesses (%" PRIu32 "; %s in %s", r->n_merged, a->metric_name, unit_label(&o->sc));
+	if (ncols)
+		fprintf(o->f, "; [n]: the value at the n-th context of the imbalance list below");
+	else if (!r->detail)
+		fprintf(o->f, "; values per context are kept for runs of up to %u processes", GT_DETAIL_MAX);
+	fprintf(o->f, ")\n  %8s %10s %-16s %7s %9s %10s %7s", "rank", "pid", "host", "threads", "wall s", "total",
+		"%");
+	for (uint32_t c = 0; c < ncols; c++)
+		fprintf(o->f, " %9s[%u]", "", c + 1);
+	fputc('\n', o->f);
+	shown = a->n_proc_order < o->o->top ? a->n_proc_order : o->o->top;
+	for (uint32_t k = 0; k < shown; k++) {
+		uint32_t i = a->proc_order[k];
+		const struct gt_proc *p = &r->procs[i];
+		uint64_t total = 0;
+		char rk[24], v[32], pc[16];
+		struct gt_sb host = { 0 };
+
+		if (a->metric == GT_METRIC_GPUOP) {
+			for (uint32_t j = 0; j < a->n_gpu; j++)
+				total += gt_proc__total(p, a->gpu_metric[j]);
+		} else if (a->metric != GT_NONE) {
+			total = gt_proc__total(p, a->metric);
+		}
+		if (p->rank >= 0)
+			snprintf(rk, sizeof(rk), "%" PRId64, p->rank);
+		else
+			snprintf(rk, sizeof(rk), "-");
+		gt_sb__add_clean(&host, p->host ? p->host : "-");
+		val(o, v, sizeof(v), (double)total);
+		pct(pc, sizeof(pc), (double)total, (double)a->total);
+		fprintf(o->f, "  %8s %10" PRIu64 " %-16.16s %7" PRIu32 " %9.3f %10s %7s", rk, p->pid,
+			host.s ? host.s : "-", p->n_threads, (double)p->wall_ns / 1e9, v, pc);
+		free(host.s);
+		for (uint32_t c = 0; c < ncols; c++) {
+			const struct gt_cell *cell = gt_analysis__cell(a, cols[c]);
+
+			val(o, v, sizeof(v), cell && cell->per_proc ? (double)cell->per_proc[i] : 0.0);
+			fprintf(o->f, " %12s", v);
+		}
+		fputc('\n', o->f);
+	}
+	if (shown < a->n_proc_order)
+		fprintf(o->f, "  … %" PRIu32 " more (--top %" PRIu32 " shows them all)\n", a->n_proc_order - shown,
+			a->n_proc_order);
+}
+
+static void imbalance(struct out *o)
+{
+	const struct gt_analysis *a = o->a;
+	const struct gt_run *r = a->run;
+	uint32_t n = r->n_merged, shown;
+	char buf[5][32];
+
+	if (n >= 2 && a->n_imb) {
+		shown = a->n_imb < IMB_ROWS ? a->n_imb : IMB_ROWS;
+		fprintf(o->f, "\nLoad imbalance across processes (%s, inclusive, in %s; imb = max/mean; contexts over %.0f%% of the total)\n",
+			a->metric_name, unit_label(&o->sc), 100 * 0.05);
+		fprintf(o->f, "  %3s %6s %10s %10s %10s %10s %-12s %s\n", "", "imb", "max-mean", "min", "mean", "max",
+			"max at", "context");
+		for (uint32_t k = 0; k < shown; k++) {
+			const struct gt_cell *c = gt_analysis__cell(a, a->imb[k]);
+			double mean = gt_pstat__mean(&c->incl, n);
+			char at[32], *p = path(a, a->imb[k], LINE_COLS - 80);
+
+			val(o, buf[0], sizeof(buf[0]), (double)c->incl.max - mean);
+			val(o, buf[1], sizeof(buf[1]), (double)gt_pstat__min(&c->incl, n));
+			val(o, buf[2], sizeof(buf[2]), mean);
+			val(o, buf[3], sizeof(buf[3]), (double)c->incl.max);
+			proc_name(&r->procs[c->incl.max_at], at, sizeof(at));
+			fprintf(o->f, "  [%u] %5.2f %10s %10s %10s %10s %-12s %s\n", k + 1, gt_pstat__imbalance(&c->incl, n),
+				buf[0], buf[1], buf[2], buf[3], at, p ? p : "?");
+			free(p);
+		}
+	}
+	if (a->n_timb) {
+		shown = a->n_timb < IMB_ROWS ? a->n_timb : IMB_ROWS;
+		fprintf(o->f, "\nLoad imbalance across threads (%s, exclusive, in %s; over the threads that measured it)\n",
+			a->metric_name, unit_label(&o->sc));
+		fprintf(o->f, "  %6s %7s %10s %10s %10s  %s\n", "imb", "threads", "min", "mean", "max", "context");
+		for (uint32_t k = 0; k < shown; k++) {
+			const struct gt_cell *c = gt_analysis__cell(a, a->timb[k]);
+			double mean = gt_tstat__mean(&c->thr, c->excl.sum);
+			char *p = path(a, a->timb[k], LINE_COLS - 60);
+
+			val(o, buf[1], sizeof(buf[1]), (double)c->thr.min);
+			val(o, buf[2], sizeof(buf[2]), mean);
+			val(o, buf[3], sizeof(buf[3]), (double)c->thr.max);
+			fprintf(o->f, "  %6.2f %7" PRIu64 " %10s %10s %10s  %s\n", mean > 0 ? (double)c->thr.max / mean : 0.0,
+				c->thr.n, buf[1], buf[2], buf[3], p ? p : "?");
+			free(p);
+		}
+	}
+}
+
+/* ---- views ---- */
+
+static void row_stats(struct out *o, uint32_t i)
+{
+	const struct gt_cell *c = gt_analysis__cell(o->a, i);
+	uint32_t n = o->a->run->n_merged;
+	char b[3][32];
+
+	if (!o->stats)
+		return;
+	if (!c) {
+		fprintf(o->f, " %9s %9s %9s %5s", "", "", "", "");
+		return;
+	}
+	val(o, b[0], sizeof(b[0]), (double)gt_pstat__min(&c->incl, n));
+	val(o, b[1], sizeof(b[1]), gt_pstat__mean(&c->incl, n));
+	val(o, b[2], sizeof(b[2]), (double)c->incl.max);
+	fprintf(o->f, " %9s %9s %9s %5.2f", b[0], b[1], b[2], gt_pstat__imbalance(&c->incl, n));
+}
+
+static void row_importance(struct out *o, uint32_t i)
+{
+	char c[16], g[16];
+
+	if (!o->imp)
+		return;
+	pct(c, sizeof(c), gt_analysis__I_C(o->a, i), 1.0);
+	pct(g, sizeof(g), gt_analysis__I_G(o->a, i), 1.0);
+	fprintf(o->f, " %6s %6s", c, g);
+}
+
+static int tree(struct out *o, uint32_t node, unsigned depth)
+{
+	const struct gt_analysis *a = o->a;
+	uint32_t *kids, n;
+	int err = gt_analysis__children(a, node, &kids, &n);
+
+	if (err)
+		return err;
+	for (uint32_t k = 0; k < n && !err; k++) {
+		uint32_t c = kids[k];
+		char p[16], v1[32], v2[32], *l;
+		unsigned ind = depth < 30 ? depth : 30;
+
+		if ((double)a->incl[c] < TREE_MIN_SHARE * (double)a->total)
+			break;
+		if (o->lines >= o->o->top) {
+			o->lines++; /* counts what is left out */
+			continue;
+		}
+		pct(p, sizeof(p), (double)a->incl[c], (double)a->total);
+		val(o, v1, sizeof(v1), (double)a->incl[c]);
+		val(o, v2, sizeof(v2), (double)a->excl[c]);
+		fprintf(o->f, "  %6s %10s %10s", p, v1, v2);
+		row_stats(o, c);
+		row_importance(o, c);
+		l = label(a, c, 0, LINE_COLS - 40 - 2 * ind);
+		fprintf(o->f, "  %*s%s\n", (int)(2 * ind), "", l ? l : "?");
+		free(l);
+		o->lines++;
+		if (depth + 1 < TREE_DEPTH)
+			err = tree(o, c, depth + 1);
+	}
+	free(kids);
+	return err;
+}
+
+static int view_top_down(struct out *o)
+{
+	const struct gt_analysis *a = o->a;
+	int err;
+
+	fprintf(o->f, "\nTop-down view (%s, in %s; inclusive and exclusive summed over %" PRIu32 " process%s and %" PRIu64
+		      " thread%s; contexts over %.0f%% of the total)\n",
+		a->metric_name, unit_label(&o->sc), a->run->n_merged, a->run->n_merged == 1 ? "" : "es",
+		a->run->n_threads, a->run->n_threads == 1 ? "" : "s", 100 * TREE_MIN_SHARE);
+	fprintf(o->f, "  %6s %10s %10s", "%", "incl", "excl");
+	if (o->stats)
+		fprintf(o->f, " %9s %9s %9s %5s", "min", "mean", "max", "imb");
+	if (o->imp)
+		fprintf(o->f, " %6s %6s", "I_C", "I_G");
+	fprintf(o->f, "  context%s\n", o->stats ? " (min, mean, max: inclusive, over processes)" : "");
+	err = tree(o, 0, 0);
+	if (!err && o->lines > o->o->top)
+		fprintf(o->f, "  … %u more lines (--top N shows N lines)\n", o->lines - o->o->top);
+	return err;
+}
+
+static int callers(struct out *o, const struct gt_bottom_up *bu, uint32_t id, unsigned depth)
+{
+	const struct gt_analysis *a = o->a;
+	uint32_t *kids, n;
+	int err;
+
+	if (depth > BU_DEPTH)
+		return 0;
+	err = gt_bottom_up__children(bu, id, &kids, &n);
+	for (uint32_t k = 0; k < n && !err; k++) {
+		const struct gt_bu_node *b = &bu->n[kids[k]];
+		char p[16], v[32], *l;
+
+		if ((double)b->value < TREE_MIN_SHARE * (double)a->total || o->lines >= 4 * o->o->top)
+			break;
+		pct(p, sizeof(p), (double)b->value, (double)a->total);
+		val(o, v, sizeof(v), (double)b->value);
+		l = label(a, b->node, 0, LINE_COLS - 40 - 2 * depth);
+		fprintf(o->f, "  %6s %10s  %*s< %s\n", p, v, (int)(2 * depth), "", l ? l : "?");
+		free(l);
+		o->lines++;
+		err = callers(o, bu, kids[k], depth + 1);
+	}
+	free(kids);
+	return err;
+}
+
+static int view_bottom_up(struct out *o)
+{
+	const struct gt_analysis *a = o->a;
+	struct gt_bottom_up bu;
+	uint32_t shown;
+	int err = gt_bottom_up__build(&bu, a);
+
+	if (err)
+		return err;
+	shown = bu.n_roots < o->o->top ? bu.n_roots : o->o->top;
+	fprintf(o->f, "\nBottom-up view (%s, in %s; exclusive, by function; under each, the call sites that led there)\n",
+		a->metric_name, unit_label(&o->sc));
+	fprintf(o->f, "  %6s %10s  %s\n", "%", "excl", "function  < called from");
+	for (uint32_t k = 0; k < shown && !err; k++) {
+		const struct gt_bu_node *b = &bu.n[bu.roots[k]];
+		char p[16], v[32], *l = label(a, b->node, GT_LABEL_NO_LINE, LINE_COLS - 30);
+
+		pct(p, sizeof(p), (double)b->value, (double)a->total);
+		val(o, v, sizeof(v), (double)b->value);
+		fprintf(o->f, "  %6s %10s  %s\n", p, v, l ? l : "?");
+		free(l);
+		o->lines++;
+		err = callers(o, &bu, bu.roots[k], 1);
+	}
+	if (!err && shown < bu.n_roots)
+		fprintf(o->f, "  … %" PRIu32 " more functions (--top N shows N)\n", bu.n_roots - shown);
+	gt_bottom_up__fini(&bu);
+	return err;
+}
+
+static int view_flat(struct out *o)
+{
+	const struct gt_analysis *a = o->a;
+	struct gt_flat fl;
+	uint32_t shown, n = 0;
+	int err = gt_flat__build(&fl, a);
+
+	if (err)
+		return err;
+	for (uint32_t k = 0; k < fl.n; k++)
+		n += fl.f[k].incl != 0;
+	shown = n < o->o->top ? n : o->o->top;
+	fprintf(o->f, "\nFlat view (%s, in %s; by function, largest exclusive first)\n", a->metric_name,
+		unit_label(&o->sc));
+	fprintf(o->f, "  %6s %10s %6s %10s %8s  %s\n", "excl %", "excl", "incl %", "incl", "contexts", "function");
+	for (uint32_t k = 0, s = 0; k < fl.n && s < shown; k++) {
+		const struct gt_func *f = &fl.f[k];
+		char p1[16], p2[16], v1[32], v2[32], *l;
+
+		if (!f->incl)
+			continue;
+		pct(p1, sizeof(p1), (double)f->excl, (double)a->total);
+		pct(p2, sizeof(p2), (double)f->incl, (double)a->total);
+		val(o, v1, sizeof(v1), (double)f->excl);
+		val(o, v2, sizeof(v2), (double)f->incl);
+		l = label(a, f->node, GT_LABEL_NO_LINE, LINE_COLS - 60);
+		fprintf(o->f, "  %6s %10s %6s %10s %8" PRIu32 "  %s\n", p1, v1, p2, v2, f->contexts, l ? l : "?");
+		free(l);
+		s++;
+	}
+	if (shown < n)
+		fprintf(o->f, "  … %" PRIu32 " more functions (--top N shows N)\n", n - shown);
+	gt_flat__fini(&fl);
+	return 0;
+}
+
+int gt_text__write(FILE *f, const struct gt_analysis *a, const struct gt_out_opts *opts)
+{
+	struct out o = { .f = f, .a = a, .o = opts };
+	int err;
+
+	o.sc = gt_scale__for(a->metric_unit, a->total);
+	o.stats = a->run->n_merged >= 2 && a->metric != GT_METRIC_GPUOP && a->metric != GT_NONE;
+	o.imp = a->G_P != 0;
+	header(&o);
+	importance(&o);
+	processes(&o);
+	imbalance(&o);
+	if (!a->total) {
+		fprintf(f, "\nNothing was measured for %s.\n", a->metric_name);
+		err = 0;
+	} else if (opts->view == GT_VIEW_BOTTOM_UP) {
+		err = view_bottom_up(&o);
+	} else if (opts->view == GT_VIEW_FLAT) {
+		err = view_flat(&o);
+	} else {
+		err = view_top_down(&o);
+	}
+	if (!err && (ferror(f) || fflush(f)))
+		err = -EIO;
+	return err;
+}

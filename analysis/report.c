@@ -1,0 +1,304 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * `gputool report PATH`: options, then one of two things. A profile file
+ * given alone in text or JSON is shown as it is (core/report.h, the JSON of
+ * docs/PROFILE.md). Everything else is a run: every profile PATH names is
+ * merged (load.c), derived (derive.c) and written in the chosen format.
+ *
+ * Exit status: 0 on success, 1 when a profile cannot be read (the rest is
+ * still reported) or the output cannot be written, 2 on a usage error.
+ */
+#include <errno.h>
+#include <malloc.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "analysis/analysis-internal.h"
+#include "core/report.h"
+
+#define EXIT_USAGE 2
+#define MAX_TOP 1000000u
+#define DEFAULT_TOP 30
+
+enum format { FORMAT_TEXT, FORMAT_JSON, FORMAT_FOLDED, FORMAT_CHROME, FORMAT_HTML };
+
+static const char *const format_names[] = {
+	[FORMAT_TEXT] = "text", [FORMAT_JSON] = "json", [FORMAT_FOLDED] = "folded",
+	[FORMAT_CHROME] = "chrome", [FORMAT_HTML] = "html",
+};
+
+static const char *const view_names[] = {
+	[GT_VIEW_TOP_DOWN] = "top-down", [GT_VIEW_BOTTOM_UP] = "bottom-up", [GT_VIEW_FLAT] = "flat",
+};
+
+struct report_opts {
+	const char *path, *output, *metric;
+	enum format format;
+	enum gt_view view;
+	unsigned top;
+	int view_set;
+};
+
+__attribute__((format(printf, 1, 2))) static int usage_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("gputool: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputs("\n(`gputool help report` shows the usage)\n", stderr);
+	return EXIT_USAGE;
+}
+
+/* The value of option name at argv[*i] ("--name V" or "--name=V"); NULL
+ * and *bad set when the value is missing. */
+static const char *option_value(int argc, char **argv, int *i, const char *name, int *matched, int *bad)
+{
+	size_t len = strlen(name);
+	const char *a = argv[*i];
+
+	*matched = 0;
+	if (strncmp(a, name, len))
+		return NULL;
+	if (a[len] == '=') {
+		*matched = 1;
+		return a + len + 1;
+	}
+	if (a[len])
+		return NULL;
+	*matched = 1;
+	if (*i + 1 >= argc) {
+		*bad = 1;
+		return NULL;
+	}
+	return argv[++*i];
+}
+
+static int pick(const char *v, const char *const *names, int n)
+{
+	for (int k = 0; k < n; k++)
+		if (!strcmp(v, names[k]))
+			return k;
+	return -1;
+}
+
+static int parse(int argc, char **argv, struct report_opts *o)
+{
+	int only_paths = 0;
+
+	memset(o, 0, sizeof(*o));
+	o->top = DEFAULT_TOP;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i], *v;
+		int matched, bad = 0, k;
+
+		if (!only_paths && !strcmp(a, "--")) {
+			only_paths = 1;
+			continue;
+		}
+		if (only_paths || a[0] != '-' || !a[1]) {
+			if (o->path)
+				return usage_error("report takes one PATH (got '%s' and '%s')", o->path, a);
+			o->path = a;
+			continue;
+		}
+		if ((v = option_value(argc, argv, &i, "--format", &matched, &bad)) || matched) {
+			if (bad)
+				return usage_error("--format needs a value: text, json, folded, chrome or html");
+			if ((k = pick(v, format_names, 5)) < 0)
+				return usage_error("unknown format '%s' (text, json, folded, chrome or html)", v);
+			o->format = (enum format)k;
+			continue;
+		}
+		if ((v = option_value(argc, argv, &i, "--view", &matched, &bad)) || matched) {
+			if (bad)
+				return usage_error("--view needs a value: top-down, bottom-up or flat");
+			if ((k = pick(v, view_names, 3)) < 0)
+				return usage_error("unknown view '%s' (top-down, bottom-up or flat)", v);
+			o->view = (enum gt_view)k;
+			o->view_set = 1;
+			continue;
+		}
+		if ((v = option_value(argc, argv, &i, "--metric", &matched, &bad)) || matched) {
+			if (bad || !*v)
+				return usage_error("--metric needs a metric name, e.g. CPUTIME, GKER or GPUOP");
+			o->metric = v;
+			continue;
+		}
+		if ((v = option_value(argc, argv, &i, "--top", &matched, &bad)) || matched) {
+			char *end;
+			unsigned long n;
+
+			if (bad)
+				return usage_error("--top needs a number");
+			errno = 0;
+			n = strtoul(v, &end, 10);
+			if (*v < '0' || *v > '9' || *end || errno || n < 1 || n > MAX_TOP)
+				return usage_error("--top takes a whole number from 1 to %u, not '%s'", MAX_TOP, v);
+			o->top = (unsigned)n;
+			continue;
+		}
+		if (!strcmp(a, "-o") && i + 1 < argc) {
+			o->output = argv[++i];
+			continue;
+		}
+		if (!strncmp(a, "-o", 2) && a[2]) {
+			o->output = a + 2;
+			continue;
+		}
+		if ((v = option_value(argc, argv, &i, "--output", &matched, &bad)) || matched) {
+			if (bad)
+				return usage_error("--output needs a file name");
+			o->output = v;
+			continue;
+		}
+		if (!strcmp(a, "-o"))
+			return usage_error("-o needs a file name");
+		return usage_error("unknown option '%s' for report", a);
+	}
+	if (!o->path)
+		return usage_error("report needs a PATH: a measurement directory or a .gtprof file");
+	return 0;
+}
+
+static int is_file(const char *path)
+{
+	struct stat st;
+
+	return !stat(path, &st) && !S_ISDIR(st.st_mode);
+}
+
+/* One profile as it is: the process's text report or the profile's JSON. */
+static int report_profile(const struct report_opts *o, FILE *out)
+{
+	struct gt_profile p;
+	char why[256];
+	FILE *f = fopen(o->path, "rb");
+	int err;
+
+	if (!f) {
+		fprintf(stderr, "gputool: cannot open %s: %s\n", o->path, strerror(errno));
+		return 1;
+	}
+	err = gt_profile__read(&p, f, why, sizeof(why));
+	fclose(f);
+	if (err == -EINVAL) {
+		fprintf(stderr, "gputool: %s is not a valid profile: %s\n", o->path, why);
+		return 1;
+	}
+	if (err) {
+		fprintf(stderr, "gputool: cannot read %s: %s\n", o->path, why[0] ? why : strerror(-err));
+		return 1;
+	}
+	err = o->format == FORMAT_JSON ? gt_profile__write_json(&p, out) : gt_report__write_text(&p, out, o->top);
+	gt_profile__fini(&p);
+	if (err) {
+		fprintf(stderr, "gputool: cannot report %s: %s\n", o->path, strerror(-err));
+		return 1;
+	}
+	return 0;
+}
+
+static int write_run(const struct report_opts *o, const struct gt_run *r, FILE *out)
+{
+	struct gt_out_opts oo = { .view = o->view, .top = o->top, .path = o->path };
+	struct gt_analysis a;
+	char why[512] = "";
+	int err;
+
+	if (o->format == FORMAT_CHROME)
+		return gt_chrome__write(out, o->path, r);
+	err = gt_analysis__init(&a, r, o->metric, why, sizeof(why));
+	if (err) {
+		fprintf(stderr, "gputool: %s\n", why);
+		return err == -ENOENT ? EXIT_USAGE : 1;
+	}
+	switch (o->format) {
+	case FORMAT_JSON: err = gt_json__write(out, &a, &oo, 0); break;
+	case FORMAT_FOLDED: err = gt_folded__write(out, &a); break;
+	case FORMAT_HTML: err = gt_html__write(out, &a, &oo); break;
+	default: err = gt_text__write(out, &a, &oo); break;
+	}
+	gt_analysis__fini(&a);
+	if (err) {
+		fprintf(stderr, "gputool: cannot write the report: %s\n", strerror(-err));
+		return 1;
+	}
+	return 0;
+}
+
+static int close_output(FILE *out, const char *name)
+{
+	int status = 0;
+
+	if (fflush(out) || ferror(out)) {
+		fprintf(stderr, "gputool: cannot write %s: %s\n", name ? name : "the output", strerror(errno));
+		status = 1;
+	}
+	if (out != stdout && fclose(out)) {
+		fprintf(stderr, "gputool: cannot write %s: %s\n", name, strerror(errno));
+		status = 1;
+	}
+	return status;
+}
+
+void gt_report__tune_malloc(void)
+{
+	/* Profiles are read one after the other into blocks of similar sizes:
+	 * keep freed memory for the next one instead of returning it to the
+	 * kernel, which would zero it again on the next page fault. */
+	mallopt(M_MMAP_THRESHOLD, 256 << 20);
+	mallopt(M_TRIM_THRESHOLD, 512 << 20);
+}
+
+int gt_report__main(int argc, char **argv, struct gt_team *team)
+{
+	struct report_opts o;
+	struct gt_run r;
+	FILE *out = stdout;
+	int status, st;
+
+	status = parse(argc, argv, &o);
+	if (status)
+		return status;
+	if (o.output && !strcmp(o.output, "-"))
+		o.output = NULL;
+	if ((o.format == FORMAT_TEXT || o.format == FORMAT_JSON) && !o.view_set && !o.metric && is_file(o.path)) {
+		if (team->rank != 0)
+			return 0;
+		if (o.output && !(out = fopen(o.output, "w"))) {
+			fprintf(stderr, "gputool: cannot write %s: %s\n", o.output, strerror(errno));
+			return 1;
+		}
+		status = report_profile(&o, out);
+		st = close_output(out, o.output);
+		return status ? status : st;
+	}
+	status = gt_load__run(team, o.path, &r);
+	if (team->rank != 0) {
+		gt_run__fini(&r);
+		return status;
+	}
+	if (!r.procs || !r.n_merged) {
+		if (r.procs && r.n_procs)
+			fprintf(stderr, "gputool: no profile in %s could be read\n", o.path);
+		gt_run__fini(&r);
+		return 1;
+	}
+	if (o.output && !(out = fopen(o.output, "w"))) {
+		fprintf(stderr, "gputool: cannot write %s: %s\n", o.output, strerror(errno));
+		gt_run__fini(&r);
+		return 1;
+	}
+	st = write_run(&o, &r, out);
+	if (st)
+		status = st;
+	st = close_output(out, o.output);
+	if (st && !status)
+		status = st;
+	gt_run__fini(&r);
+	return status;
+}

@@ -1,0 +1,349 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The trace reader (trace.h, docs/REPORT.md). A trace is written while the
+ * program runs, chunk by chunk, so a program that dies leaves a trace
+ * without its END chunk, or with a torn last chunk: the reader keeps every
+ * complete chunk before the damage and says what it lost. Everything is
+ * checked before use, as in the profile reader.
+ */
+#include "analysis/trace.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { CH_END = 0, CH_STRINGS = 1, CH_TRACKS = 2, CH_EVENTS = 3 };
+
+#define HEADER_BYTES 16u
+#define CHUNK_BYTES 12u /* tag, length; the payload is followed by its CRC */
+#define NONE UINT32_MAX
+
+static const char *const kind_names[GT_EV__COUNT] = {
+	[GT_EV_REGION] = "region",      [GT_EV_API] = "api",         [GT_EV_KERNEL] = "kernel",
+	[GT_EV_COPY_H2D] = "copy h2d",  [GT_EV_COPY_D2H] = "copy d2h", [GT_EV_COPY_D2D] = "copy d2d",
+	[GT_EV_COPY_OTHER] = "copy",    [GT_EV_MEMSET] = "memset",   [GT_EV_ALLOC] = "alloc",
+	[GT_EV_SYNC] = "sync",          [GT_EV_OTHER] = "other",
+};
+
+const char *gt_trace__event_kind_name(uint32_t kind)
+{
+	return kind < GT_EV__COUNT ? kind_names[kind] : "other";
+}
+
+static uint32_t crc32_of(const uint8_t *d, size_t n)
+{
+	static uint32_t table[256];
+	static int ready;
+	uint32_t c = 0xffffffffu;
+
+	if (!ready) {
+		for (uint32_t i = 0; i < 256; i++) {
+			uint32_t r = i;
+
+			for (int k = 0; k < 8; k++)
+				r = (r >> 1) ^ (0xedb88320u & (0u - (r & 1)));
+			table[i] = r;
+		}
+		ready = 1;
+	}
+	for (size_t i = 0; i < n; i++)
+		c = table[(c ^ d[i]) & 0xff] ^ (c >> 8);
+	return c ^ 0xffffffffu;
+}
+
+static uint64_t le(const uint8_t *p, int n)
+{
+	uint64_t v = 0;
+
+	for (int i = n; i-- > 0;)
+		v = v << 8 | p[i];
+	return v;
+}
+
+struct cur {
+	const uint8_t *d;
+	size_t pos, end;
+	int bad;
+};
+
+static uint64_t c__uv(struct cur *c)
+{
+	uint64_t v = 0;
+
+	for (unsigned shift = 0; shift < 64; shift += 7) {
+		uint8_t b;
+
+		if (c->pos >= c->end) {
+			c->bad = 1;
+			return 0;
+		}
+		b = c->d[c->pos++];
+		if (shift == 63 && b > 1) {
+			c->bad = 1;
+			return 0;
+		}
+		v |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80))
+			return v;
+	}
+	c->bad = 1;
+	return 0;
+}
+
+/* An optional reference: 0 none (NONE), k + 1 entry k of a table of n. */
+static uint32_t c__ref(struct cur *c, uint64_t n)
+{
+	uint64_t v = c__uv(c);
+
+	if (!v)
+		return NONE;
+	if (v > n) {
+		c->bad = 1;
+		return NONE;
+	}
+	return (uint32_t)(v - 1);
+}
+
+/* A count of records of at least min bytes each that must fit. */
+static uint64_t c__count(struct cur *c, size_t min)
+{
+	uint64_t v = c__uv(c);
+
+	if (v > (c->end - c->pos) / min) {
+		c->bad = 1;
+		return 0;
+	}
+	return v;
+}
+
+static int grow(void *arr, uint64_t *cap, uint64_t want, size_t size)
+{
+	void **a = arr, *q;
+	uint64_t c = *cap ? *cap : 64;
+
+	if (want <= *cap)
+		return 0;
+	while (c < want)
+		c *= 2;
+	if (c > SIZE_MAX / size)
+		return -ENOMEM;
+	q = realloc(*a, (size_t)c * size);
+	if (!q)
+		return -ENOMEM;
+	*a = q;
+	*cap = c;
+	return 0;
+}
+
+struct caps {
+	uint64_t strings, tracks, events;
+};
+
+static int chunk_strings(struct gt_trace *t, struct cur *c, struct caps *cap)
+{
+	uint64_t first = c__uv(c), n = c__count(c, 1);
+
+	if (c->bad || first != t->n_strings || n > UINT32_MAX - 1 - t->n_strings)
+		return -EINVAL;
+	if (grow(&t->strings, &cap->strings, t->n_strings + n, sizeof(*t->strings)))
+		return -ENOMEM;
+	for (uint64_t i = 0; i < n; i++) {
+		uint64_t len = c__uv(c);
+		char *s;
+
+		if (c->bad || len > c->end - c->pos || memchr(c->d + c->pos, 0, (size_t)len))
+			return -EINVAL;
+		s = malloc((size_t)len + 1);
+		if (!s)
+			return -ENOMEM;
+		memcpy(s, c->d + c->pos, (size_t)len);
+		s[len] = '\0';
+		c->pos += (size_t)len;
+		t->strings[t->n_strings++] = s;
+	}
+	return 0;
+}
+
+static int chunk_tracks(struct gt_trace *t, struct cur *c, struct caps *cap)
+{
+	uint64_t n = c__count(c, 5);
+
+	if (c->bad || n > UINT32_MAX - 1 - t->n_tracks)
+		return -EINVAL;
+	if (grow(&t->tracks, &cap->tracks, t->n_tracks + n, sizeof(*t->tracks)))
+		return -ENOMEM;
+	for (uint64_t i = 0; i < n; i++) {
+		struct gt_trace_track *tr = &t->tracks[t->n_tracks];
+		uint64_t id = c__uv(c), kind = c__uv(c);
+
+		tr->a = c__uv(c);
+		tr->b = c__uv(c);
+		tr->name = c__ref(c, t->n_strings);
+		if (c->bad || id > UINT32_MAX || kind > GT_TRACK_GPU)
+			return -EINVAL;
+		for (uint32_t k = 0; k < t->n_tracks; k++)
+			if (t->tracks[k].id == id)
+				return -EINVAL;
+		tr->id = (uint32_t)id;
+		tr->kind = (uint32_t)kind;
+		t->n_tracks++;
+	}
+	return 0;
+}
+
+static int chunk_events(struct gt_trace *t, struct cur *c, struct caps *cap)
+{
+	uint64_t track = c__uv(c), at = c__uv(c), n;
+	uint32_t ti = NONE;
+
+	n = c__count(c, 6);
+	if (c->bad)
+		return -EINVAL;
+	for (uint32_t k = 0; k < t->n_tracks; k++)
+		if (t->tracks[k].id == track)
+			ti = k;
+	if (ti == NONE)
+		return -EINVAL;
+	if (grow(&t->events, &cap->events, t->n_events + n, sizeof(*t->events)))
+		return -ENOMEM;
+	for (uint64_t i = 0; i < n; i++) {
+		struct gt_trace_event *e = &t->events[t->n_events];
+		uint64_t delta = c__uv(c), node;
+
+		e->dur = c__uv(c);
+		e->kind = (uint32_t)(c__uv(c) & 0xffffffffu);
+		e->name = c__ref(c, t->n_strings);
+		node = c__uv(c);
+		e->corr = c__uv(c);
+		if (c->bad || at + delta < at || node > UINT32_MAX)
+			return -EINVAL;
+		if (e->kind >= GT_EV__COUNT)
+			e->kind = GT_EV_OTHER;
+		at += delta;
+		e->start = at;
+		e->track = ti;
+		e->node = node ? (uint32_t)node - 1 : NONE;
+		t->n_events++;
+	}
+	return 0;
+}
+
+static int slurp(FILE *f, uint8_t **out, size_t *len)
+{
+	size_t cap = 1 << 16, n = 0, got;
+	uint8_t *d = malloc(cap), *q;
+
+	if (!d)
+		return -ENOMEM;
+	while ((got = fread(d + n, 1, cap - n, f)) > 0) {
+		n += got;
+		if (n < cap)
+			continue;
+		if (cap > SIZE_MAX / 2 || !(q = realloc(d, cap * 2))) {
+			free(d);
+			return -ENOMEM;
+		}
+		d = q;
+		cap *= 2;
+	}
+	if (ferror(f)) {
+		free(d);
+		return -EIO;
+	}
+	*out = d;
+	*len = n;
+	return 0;
+}
+
+__attribute__((format(printf, 2, 3))) static void stop(struct gt_trace *t, const char *fmt, ...)
+{
+	va_list ap;
+
+	t->truncated = 1;
+	va_start(ap, fmt);
+	vsnprintf(t->why, sizeof(t->why), fmt, ap);
+	va_end(ap);
+}
+
+int gt_trace__read(struct gt_trace *t, FILE *f, char *err, size_t errlen)
+{
+	struct caps cap = { 0 };
+	uint8_t *d;
+	size_t len, pos;
+	uint32_t version;
+	int rc;
+
+	memset(t, 0, sizeof(*t));
+	rc = slurp(f, &d, &len);
+	if (rc)
+		return rc;
+	if (len < HEADER_BYTES || memcmp(d, GT_TRACE_MAGIC, 8)) {
+		snprintf(err, errlen, "not a gputool trace (%s)", len < 8 ? "file too short" : "bad magic");
+		free(d);
+		return -EINVAL;
+	}
+	version = (uint32_t)le(d + 8, 4);
+	if (version == 0 || version > GT_TRACE_VERSION) {
+		snprintf(err, errlen, "trace format version %" PRIu32 " is not one this gputool reads (%u)", version,
+			 GT_TRACE_VERSION);
+		free(d);
+		return -EINVAL;
+	}
+	for (pos = HEADER_BYTES;;) {
+		struct cur c;
+		uint32_t tag;
+		uint64_t plen;
+
+		if (pos == len) {
+			stop(t, "no END chunk: the trace ends at byte %zu (the program may have stopped early)", len);
+			break;
+		}
+		if (len - pos < CHUNK_BYTES + 4) {
+			stop(t, "torn chunk at byte %zu", pos);
+			break;
+		}
+		tag = (uint32_t)le(d + pos, 4);
+		plen = le(d + pos + 4, 8);
+		if (plen > len - pos - CHUNK_BYTES - 4) {
+			stop(t, "torn chunk at byte %zu", pos);
+			break;
+		}
+		if (crc32_of(d + pos + CHUNK_BYTES, (size_t)plen) != (uint32_t)le(d + pos + CHUNK_BYTES + plen, 4)) {
+			stop(t, "damaged chunk at byte %zu (checksum mismatch)", pos);
+			break;
+		}
+		c = (struct cur){ .d = d, .pos = pos + CHUNK_BYTES, .end = pos + CHUNK_BYTES + (size_t)plen };
+		pos = c.end + 4;
+		if (tag == CH_END)
+			break;
+		switch (tag) {
+		case CH_STRINGS: rc = chunk_strings(t, &c, &cap); break;
+		case CH_TRACKS: rc = chunk_tracks(t, &c, &cap); break;
+		case CH_EVENTS: rc = chunk_events(t, &c, &cap); break;
+		default: rc = 0; /* a later version's chunk */
+		}
+		if (rc == -ENOMEM) {
+			free(d);
+			gt_trace__fini(t);
+			return rc;
+		}
+		if (rc) {
+			stop(t, "malformed chunk at byte %zu", c.end - (size_t)plen - CHUNK_BYTES);
+			break;
+		}
+	}
+	free(d);
+	return 0;
+}
+
+void gt_trace__fini(struct gt_trace *t)
+{
+	for (uint32_t i = 0; i < t->n_strings; i++)
+		free(t->strings[i]);
+	free(t->strings);
+	free(t->tracks);
+	free(t->events);
+	memset(t, 0, sizeof(*t));
+}

@@ -1,0 +1,144 @@
+// SPDX-License-Identifier: MIT
+//
+// A launch-bound loop: an empty kernel launched N times on the default
+// stream, one synchronization at the end. Prints ns per launch.
+//
+//   launch none   N    no tool in the process (run it without gputool)
+//   launch cupti  N    a minimal CUPTI subscriber of its own: the callbacks
+//                      and activity kinds gputool enables (the same tables,
+//                      gpu/cupti/cupti-apis.h), empty callbacks, records
+//                      counted; the baseline gputool is compared against
+//   launch plain  N    no subscriber of its own: run it with
+//                      CUDA_INJECTION64_PATH=libgputool.so
+//   launch memory N    like plain, printing the resident set size every
+//                      N/10 launches (memory must stay flat)
+//
+// bench/cuda/run.sh runs them in one go and prints the comparison.
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <cuda_runtime.h>
+#include <cupti.h>
+
+#include "gpu/cupti/cupti-apis.h"
+
+__global__ void empty_kernel() {}
+
+static std::atomic<unsigned long long> records;
+
+static void CUPTIAPI on_api(void *, CUpti_CallbackDomain, CUpti_CallbackId, const void *) {}
+
+static void CUPTIAPI buffer_requested(uint8_t **buf, size_t *size, size_t *max)
+{
+	*size = 2u << 20; // as gputool
+	*buf = (uint8_t *)aligned_alloc(8, *size);
+	*max = 0;
+}
+
+static void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t *buf, size_t, size_t valid)
+{
+	CUpti_Activity *r = nullptr;
+	unsigned long long n = 0;
+
+	while (cuptiActivityGetNextRecord(buf, valid, &r) == CUPTI_SUCCESS)
+		n++;
+	records += n;
+	free(buf);
+}
+
+static uint64_t CUPTIAPI timestamp()
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+static int subscribe()
+{
+	CUpti_SubscriberHandle sub;
+
+	if (cuptiSubscribe(&sub, on_api, nullptr) != CUPTI_SUCCESS)
+		return -1;
+#define EN_RUNTIME(name) \
+	cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_##name);
+#define EN_DRIVER(name) \
+	cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_##name);
+#define A(dom, name, cls) EN_##dom(name)
+#define K(dom, name, field) EN_##dom(name)
+#define Z(dom, name, field) EN_##dom(name)
+	GT_CUPTI_APIS(A, K, Z)
+#undef A
+#undef K
+#undef Z
+	cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_CREATED);
+	cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed);
+	cuptiActivityRegisterTimestampCallback(timestamp);
+#define X(kind) cuptiActivityEnable(CUPTI_ACTIVITY_KIND_##kind);
+	GT_CUPTI_ACTIVITY_KINDS(X)
+#undef X
+	cuptiActivityFlushPeriod(100);
+	return 0;
+}
+
+static double now_s()
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static long rss_kib()
+{
+	char line[256];
+	long kib = -1;
+	FILE *f = fopen("/proc/self/status", "r");
+
+	while (f && fgets(line, sizeof(line), f))
+		if (!strncmp(line, "VmRSS:", 6))
+			kib = atol(line + 6);
+	if (f)
+		fclose(f);
+	return kib;
+}
+
+int main(int argc, char **argv)
+{
+	const char *mode = argc > 1 ? argv[1] : "none";
+	long n = argc > 2 ? atol(argv[2]) : 200000;
+	int memory = !strcmp(mode, "memory");
+	double t0, t1;
+
+	if (!strcmp(mode, "cupti") && subscribe()) {
+		fprintf(stderr, "cannot subscribe to CUPTI\n");
+		return 1;
+	}
+	// Warm up: context, module, the tool's first contexts.
+	for (int i = 0; i < 2000; i++)
+		empty_kernel<<<1, 1>>>();
+	if (cudaDeviceSynchronize() != cudaSuccess) {
+		fprintf(stderr, "CUDA error\n");
+		return 1;
+	}
+	if (memory)
+		printf("launches 0 rss_kib %ld\n", rss_kib());
+	t0 = now_s();
+	for (long i = 1; i <= n; i++) {
+		empty_kernel<<<1, 1>>>();
+		if (memory && i % (n / 10) == 0) {
+			cudaDeviceSynchronize();
+			printf("launches %ld rss_kib %ld\n", i, rss_kib());
+		}
+	}
+	cudaDeviceSynchronize();
+	t1 = now_s();
+	printf("mode %s launches %ld ns_per_launch %.1f\n", mode, n, (t1 - t0) * 1e9 / n);
+	if (!strcmp(mode, "cupti")) {
+		cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+		printf("records %llu\n", (unsigned long long)records.load());
+	}
+	return 0;
+}

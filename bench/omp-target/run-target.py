@@ -1,0 +1,65 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""Overhead of gputool on OpenMP target regions (host offload by default):
+runs bench/omp-target/empty with no tool, with the null OMPT tool (the same
+host and target callbacks as gputool, empty bodies) and with gputool, in
+interleaved rounds, and prints the median microseconds per region of each
+and gputool's ratio to the others. Budget: gputool <= 1.2x no tool on empty
+regions (printed as PASS/OVER; the exit status does not depend on it).
+
+Usage: run-target.py EMPTY_EXE LIBGTNULLTOOL LIBGPUTOOL [ROUNDS [REGIONS]]
+The benchmark runs with LD_LIBRARY_PATH and LD_PRELOAD taken from
+GT_RUN_LD_LIBRARY_PATH and GT_RUN_LD_PRELOAD when they are set (an LLVM
+runtime carried to a GPU machine, docs/GPU-VALIDATION.md)."""
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+
+BUDGET = 1.2
+
+
+def run(exe, regions, tool):
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith("GPUTOOL_") and k != "OMP_TOOL_LIBRARIES"}
+    for k in ("LD_LIBRARY_PATH", "LD_PRELOAD"):
+        if os.environ.get("GT_RUN_" + k):
+            env[k] = os.environ["GT_RUN_" + k]
+    if tool:
+        env["OMP_TOOL_LIBRARIES"] = tool
+        env["GPUTOOL_OUTPUT"] = tempfile.mkdtemp(prefix="gputool-bench-")
+    out = subprocess.run([exe, str(regions), "5"], env=env, capture_output=True, text=True,
+                         check=True).stdout
+    return {line.split()[0]: float(line.split()[1]) for line in out.splitlines() if line.strip()}
+
+
+def main():
+    if len(sys.argv) < 4:
+        print(__doc__, file=sys.stderr)
+        return 2
+    exe, null, lib = (os.path.abspath(a) for a in sys.argv[1:4])
+    rounds = int(sys.argv[4]) if len(sys.argv) > 4 else 7
+    regions = int(sys.argv[5]) if len(sys.argv) > 5 else 20000
+    configs = (("no tool", None), ("null tool", null), ("gputool", lib))
+    got = {name: {"empty": [], "mapped": []} for name, _ in configs}
+    for _ in range(rounds):
+        for name, tool in configs:
+            for k, v in run(exe, regions, tool).items():
+                got[name][k].append(v)
+    med = {name: {k: statistics.median(v) for k, v in d.items()} for name, d in got.items()}
+    print("us per target region, median of %d rounds (each the best of 5 x %d regions)"
+          % (rounds, regions))
+    print("%-10s %10s %10s %10s %14s %14s" % ("region", "no tool", "null tool", "gputool",
+                                              "gputool/none", "gputool/null"))
+    for k in ("empty", "mapped"):
+        n, z, g = med["no tool"][k], med["null tool"][k], med["gputool"][k]
+        print("%-10s %10.3f %10.3f %10.3f %13.2fx %13.2fx" % (k, n, z, g, g / n, g / z))
+    ratio = med["gputool"]["empty"] / med["no tool"]["empty"]
+    print("budget: gputool <= %.1fx no tool on empty regions: %s (%.2fx)"
+          % (BUDGET, "PASS" if ratio <= BUDGET else "OVER", ratio))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

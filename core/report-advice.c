@@ -1,0 +1,301 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The GPU sections of the text report; see core/report-advice.h. Like
+ * core/report.c, everything here reads the profile only and finds metrics by
+ * name, so that a profile without them simply has no such section.
+ */
+#include "core/report-advice.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/profile.h"
+
+#define DEFAULT_TOP 20
+#define WHERE_COLS 96 /* a calling context is shortened to about this width */
+
+/* ---- per-node sums ---- */
+
+/* Exclusive per-node totals of a metric; zeros when the profile lacks it. */
+static uint64_t *excl_of(const struct gt_profile *p, const char *name)
+{
+	uint64_t *v = calloc(p->n_nodes ? p->n_nodes : 1, sizeof(*v));
+	uint32_t m = gt_profile__find_metric(p, name);
+
+	if (v && m != GT_NONE && gt_profile__metric_totals(p, m, v, NULL)) {
+		free(v);
+		return NULL;
+	}
+	return v;
+}
+
+/* Adds the exclusive totals of the named metrics into sum[]. */
+static int add_metrics(const struct gt_profile *p, const char *const *names, uint64_t *sum)
+{
+	for (; *names; names++) {
+		uint64_t *v = excl_of(p, *names);
+
+		if (!v)
+			return -ENOMEM;
+		for (uint32_t i = 0; i < p->n_nodes; i++)
+			sum[i] += v[i];
+		free(v);
+	}
+	return 0;
+}
+
+/* ---- labels and contexts ---- */
+
+static const char *base_name(const char *path)
+{
+	const char *s = strrchr(path, '/');
+
+	return s ? s + 1 : path;
+}
+
+/* Printable: control characters from the file become '?'. */
+static void put_clean(char *out, size_t cap, size_t *len, const char *s)
+{
+	for (; *s && *len + 1 < cap; s++)
+		out[(*len)++] = ((unsigned char)*s < 0x20 || *s == 0x7f) ? '?' : *s;
+	out[*len] = 0;
+}
+
+static void put_fmt(char *out, size_t cap, size_t *len, const char *fmt, uint64_t v)
+{
+	int n;
+
+	if (*len + 1 >= cap)
+		return;
+	n = snprintf(out + *len, cap - *len, fmt, v);
+	if (n > 0)
+		*len += (size_t)n < cap - *len ? (size_t)n : cap - *len - 1;
+}
+
+/* "function (file.c:12)", "module+0x1f", a placeholder's or a name's text. */
+static void label(const struct gt_profile *p, uint32_t i, char *out, size_t cap, size_t *len)
+{
+	const struct gt_prof_node *n = &p->nodes[i];
+	const char *name = gt_profile__str(p, n->name), *file = gt_profile__str(p, n->file);
+	const char *mod = n->module == GT_NONE ? NULL : gt_profile__str(p, p->modules[n->module]);
+
+	if (n->kind != GT_PNODE_FRAME) {
+		put_clean(out, cap, len, name ? name : "<unnamed>");
+		return;
+	}
+	if (name) {
+		put_clean(out, cap, len, name);
+	} else if (mod) {
+		put_clean(out, cap, len, base_name(mod));
+		put_fmt(out, cap, len, "+0x%" PRIx64, n->offset);
+	} else {
+		put_fmt(out, cap, len, "0x%" PRIx64, n->offset);
+	}
+	if (file) {
+		put_clean(out, cap, len, " (");
+		put_clean(out, cap, len, base_name(file));
+		if (n->line)
+			put_fmt(out, cap, len, ":%" PRIu64, n->line);
+		put_clean(out, cap, len, ")");
+	}
+}
+
+/* The context of node `from`, innermost first, cut at about WHERE_COLS. */
+static void where(const struct gt_profile *p, uint32_t from, char *out, size_t cap)
+{
+	size_t len = 0;
+
+	out[0] = 0;
+	for (uint32_t v = from; v != GT_NONE && v != 0; v = p->nodes[v].parent) {
+		if (len)
+			put_clean(out, cap, &len, " < ");
+		if (len > WHERE_COLS) {
+			put_clean(out, cap, &len, "...");
+			return;
+		}
+		label(p, v, out, cap, &len);
+	}
+	if (!len)
+		put_clean(out, cap, &len, "<root>");
+}
+
+/* ---- ranking ---- */
+
+struct row {
+	uint64_t key, key2;
+	uint32_t node;
+};
+
+static int by_key(const void *a, const void *b)
+{
+	const struct row *x = a, *y = b;
+
+	if (x->key != y->key)
+		return x->key > y->key ? -1 : 1;
+	if (x->key2 != y->key2)
+		return x->key2 > y->key2 ? -1 : 1;
+	return x->node < y->node ? -1 : x->node > y->node;
+}
+
+/* Nodes where key[], key2[] or alt[] is nonzero, by key, then key2, then
+ * index; key2 and alt may be NULL. */
+static struct row *ranked(const struct gt_profile *p, const uint64_t *key, const uint64_t *key2,
+			  const uint64_t *alt, uint32_t *n)
+{
+	struct row *r = malloc((p->n_nodes ? p->n_nodes : 1) * sizeof(*r));
+
+	*n = 0;
+	if (!r)
+		return NULL;
+	for (uint32_t i = 0; i < p->n_nodes; i++)
+		if (key[i] || (key2 && key2[i]) || (alt && alt[i]))
+			r[(*n)++] = (struct row){ .key = key[i], .key2 = key2 ? key2[i] : 0, .node = i };
+	qsort(r, *n, sizeof(*r), by_key);
+	return r;
+}
+
+/* ---- GPU operations ---- */
+
+/* Time on the device, and time of the host waiting for it or compiling. */
+static const char *const device_metrics[] = {
+	"GKER", "GXCOPY_H2D", "GXCOPY_D2H", "GXCOPY_D2D", "GXCOPY_OTHER", "GMSET", "GMEM", NULL,
+};
+static const char *const host_metrics[] = { "GSYNC", "GJIT", NULL };
+static const char *const count_metrics[] = {
+	"GKER_COUNT",	      "GXCOPY_H2D_COUNT", "GXCOPY_D2H_COUNT", "GXCOPY_D2D_COUNT", "GXCOPY_OTHER_COUNT",
+	"GMSET_COUNT",	      "GMEM_COUNT",	  "GSYNC_COUNT",      "GJIT_COUNT",	  NULL,
+};
+static const char *const byte_metrics[] = {
+	"GXCOPY_H2D_BYTES", "GXCOPY_D2H_BYTES", "GXCOPY_D2D_BYTES", "GXCOPY_OTHER_BYTES", "GMSET_BYTES", NULL,
+};
+
+static int section_gpu(const struct gt_profile *p, FILE *f, unsigned top)
+{
+	size_t n = p->n_nodes ? p->n_nodes : 1;
+	uint64_t *time = calloc(n, sizeof(*time)), *host = calloc(n, sizeof(*host));
+	uint64_t *count = calloc(n, sizeof(*count)), *bytes = calloc(n, sizeof(*bytes)), total = 0;
+	struct row *rows = NULL;
+	uint32_t nr = 0, shown;
+	int err = -ENOMEM;
+	char ctx[WHERE_COLS + 512], what[256];
+
+	if (!time || !host || !count || !bytes || add_metrics(p, device_metrics, time) ||
+	    add_metrics(p, host_metrics, host) || add_metrics(p, count_metrics, count) ||
+	    add_metrics(p, byte_metrics, bytes) || !(rows = ranked(p, time, host, count, &nr)))
+		goto out_free;
+	err = 0;
+	if (!nr)
+		goto out_free;
+	for (uint32_t i = 0; i < p->n_nodes; i++)
+		total += time[i];
+	shown = nr < top ? nr : top;
+	fprintf(f, "\nGPU operations (%" PRIu32 " of %" PRIu32 " contexts, by device time, then host time waiting or"
+		   " compiling; kernels by name under their launch site)\n",
+		shown, nr);
+	fprintf(f, "  %10s %6s %10s %9s %10s  %-24s %s\n", "device s", "%", "host s", "count", "MB", "operation",
+		"where (innermost first)");
+	for (uint32_t k = 0; k < shown; k++) {
+		uint32_t i = rows[k].node, parent = p->nodes[i].parent;
+		size_t len = 0;
+		char pct[16];
+
+		what[0] = 0;
+		if (p->nodes[i].kind == GT_PNODE_NAME && parent != GT_NONE) {
+			/* A kernel: "kernel name", at the site of its <gpu kernel>. */
+			put_clean(what, sizeof(what), &len, "kernel ");
+			label(p, i, what, sizeof(what), &len);
+			parent = p->nodes[parent].parent;
+		} else {
+			label(p, i, what, sizeof(what), &len);
+		}
+		where(p, parent, ctx, sizeof(ctx));
+		if (total && time[i])
+			snprintf(pct, sizeof(pct), "%.1f%%", 100.0 * (double)time[i] / (double)total);
+		else
+			snprintf(pct, sizeof(pct), "-");
+		fprintf(f, "  %10.6f %6s %10.6f %9" PRIu64 " %10.3f  %-24s %s\n", (double)time[i] / 1e9, pct,
+			(double)host[i] / 1e9, count[i], (double)bytes[i] / 1e6, what, ctx);
+	}
+out_free:
+	free(rows);
+	free(bytes);
+	free(count);
+	free(host);
+	free(time);
+	return err;
+}
+
+/* ---- OpenCL advice ---- */
+
+static const struct {
+	const char *metric;
+	const char *advice;
+} checks[] = {
+	{ "SINGLE_DEVICE_USE_AOT_COMPILATION",
+	  "compiled from source at run time though one device is used: compile ahead of time for it "
+	  "(an offline compiler, or a binary cached with clGetProgramInfo and clCreateProgramWithBinary)" },
+	{ "OUTPUT_OF_KERNEL_INPUT_TO_ANOTHER_KERNEL",
+	  "data read back from the device goes back unchanged: keep it on the device and pass the buffer to "
+	  "the next kernel" },
+	{ "KERNEL_PARAMS_NOT_ALIASED",
+	  "the buffer arguments never overlap: declare the kernel's pointer parameters restrict, so that "
+	  "the compiler may reorder their accesses" },
+	{ "KERNEL_TO_MULTIPLE_QUEUES_MULTIPLE_CONTEXTS",
+	  "the kernel runs in more than one context and is compiled for each: put its queues in one context" },
+	{ "INORDER_QUEUE",
+	  "an in-order queue runs its commands one at a time: where they are independent, use "
+	  "CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE and events for the dependencies" },
+	{ "ALL_DEVICES_NOT_USED",
+	  "devices of the platforms stay unused: share the work among them, in proportion to their speed" },
+};
+
+static int section_advice(const struct gt_profile *p, FILE *f, unsigned top)
+{
+	char ctx[WHERE_COLS + 512];
+	int header = 0;
+
+	for (size_t c = 0; c < sizeof(checks) / sizeof(checks[0]); c++) {
+		uint64_t *v = excl_of(p, checks[c].metric), total = 0;
+		struct row *rows;
+		uint32_t nr, shown;
+
+		if (!v)
+			return -ENOMEM;
+		rows = ranked(p, v, NULL, NULL, &nr);
+		if (!rows) {
+			free(v);
+			return -ENOMEM;
+		}
+		for (uint32_t k = 0; k < nr; k++)
+			total += rows[k].key;
+		if (nr && !header) {
+			fputs("\nOpenCL advice (best-practice checks: what was found, then where, innermost first)\n", f);
+			header = 1;
+		}
+		if (nr) {
+			fprintf(f, "  %s: %" PRIu64 "\n    %s\n", checks[c].metric, total, checks[c].advice);
+			shown = nr < top ? nr : top;
+			for (uint32_t k = 0; k < shown; k++) {
+				where(p, rows[k].node, ctx, sizeof(ctx));
+				fprintf(f, "    %8" PRIu64 "  %s\n", rows[k].key, ctx);
+			}
+			if (shown < nr)
+				fprintf(f, "    (%" PRIu32 " more contexts)\n", nr - shown);
+		}
+		free(rows);
+		free(v);
+	}
+	return 0;
+}
+
+int gt_report__gpu_sections(const struct gt_profile *p, FILE *f, unsigned top)
+{
+	int err;
+
+	if (!top)
+		top = DEFAULT_TOP;
+	err = section_gpu(p, f, top);
+	return err ? err : section_advice(p, f, top);
+}

@@ -1,0 +1,805 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The API side of the CUDA backend: CUPTI calls gt_cupti__callback on the
+ * application thread at the entry and exit of every function of
+ * cupti-apis.h. At the entry of the outermost one (a runtime call, or a
+ * driver call made outside any runtime call) the thread finds where the
+ * operation belongs, inserts its placeholder, sends the correlation to the
+ * monitor and files CUPTI's correlation id in the correlation table; driver
+ * calls the runtime makes underneath only file their own CUPTI id under the
+ * same operation. Allocations and synchronizations are measured here too:
+ * their operation record is built at the exit of the outermost call.
+ *
+ * Where an operation belongs, in order:
+ *   1. inside an OpenMP target operation (the OpenMP runtime's plugin calls
+ *      the driver): under that operation's node (ompt/target.h);
+ *   2. inside an OpenACC construct: under the construct's node (acc/acc.h);
+ *   3. else the user's calling context: unwound once per call path, the
+ *      static CUDA runtime's frames removed (elide.c), the runtime's and
+ *      the tool's elided by the unwinder; memoized per thread and checked
+ *      against the return addresses on the stack (see context()).
+ *
+ * Everything here runs on the application thread: no lock, no system call
+ * on the steady path; memory grows only with new contexts.
+ */
+#include <pthread.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/clock.h"
+#include "core/config.h"
+#include "core/modmap.h"
+#include "core/sample.h"
+#include "core/thread.h"
+#include "gpu/cupti/cupti-internal.h"
+/* cupti.h brings the functions' parameter structures (generated_*_meta.h). */
+#include "gpu/blame.h"
+#include "gpu/monitor.h"
+
+/* Hooks of the OpenMP target and OpenACC layers; NULL where they are not
+ * linked (tests). */
+struct gt_cct_node *gt_ompt__current_target_placeholder(struct gt_thread *t) __attribute__((weak));
+struct gt_cct_node *gt_acc__current(struct gt_thread *t) __attribute__((weak));
+
+#define CUPTI_FRAMES 320
+#define CUPTI_MEMO 64 /* a power of two */
+
+/* ---- classes ------------------------------------------------------------ */
+
+#define RT_IDS CUPTI_RUNTIME_TRACE_CBID_SIZE
+#define DRV_IDS CUPTI_DRIVER_TRACE_CBID_SIZE
+
+static uint8_t rt_class[RT_IDS], drv_class[DRV_IDS];
+static pthread_once_t classes_once = PTHREAD_ONCE_INIT;
+
+static void classes__init(void)
+{
+#define SET_RUNTIME(name, cls) rt_class[CUPTI_RUNTIME_TRACE_CBID_##name] = GT_CUPTI_##cls;
+#define SET_DRIVER(name, cls) drv_class[CUPTI_DRIVER_TRACE_CBID_##name] = GT_CUPTI_##cls;
+#define A(dom, name, cls) SET_##dom(name, cls)
+#define K(dom, name, field) SET_##dom(name, COPY_KIND)
+#define Z(dom, name, field) SET_##dom(name, ALLOC_SIZE)
+	GT_CUPTI_APIS(A, K, Z)
+#undef A
+#undef K
+#undef Z
+#undef SET_RUNTIME
+#undef SET_DRIVER
+}
+
+enum gt_cupti_class gt_cupti__class(CUpti_CallbackDomain domain, CUpti_CallbackId cbid)
+{
+	if (domain == CUPTI_CB_DOMAIN_RUNTIME_API && cbid < RT_IDS)
+		return (enum gt_cupti_class)rt_class[cbid];
+	if (domain == CUPTI_CB_DOMAIN_DRIVER_API && cbid < DRV_IDS)
+		return (enum gt_cupti_class)drv_class[cbid];
+	return GT_CUPTI_NONE;
+}
+
+CUptiResult gt_cupti__enable_callbacks(CUpti_SubscriberHandle sub)
+{
+	CUptiResult r = CUPTI_SUCCESS, e;
+
+	pthread_once(&classes_once, classes__init);
+#define EN(dom, cbid)                                                                      \
+	e = gt_cupti_lib.cuptiEnableCallback(1, sub, dom, cbid);                           \
+	if (e != CUPTI_SUCCESS && r == CUPTI_SUCCESS)                                      \
+		r = e;
+#define EN_RUNTIME(name) EN(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_##name)
+#define EN_DRIVER(name) EN(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_##name)
+#define A(dom, name, cls) EN_##dom(name)
+#define K(dom, name, field) EN_##dom(name)
+#define Z(dom, name, field) EN_##dom(name)
+	GT_CUPTI_APIS(A, K, Z)
+#undef A
+#undef K
+#undef Z
+	EN(CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_CREATED)
+#undef EN_RUNTIME
+#undef EN_DRIVER
+#undef EN
+	return r;
+}
+
+/* The cudaMemcpyKind of a COPY_KIND call. */
+static int copy_kind(CUpti_CallbackId cbid, const void *p)
+{
+	switch (cbid) {
+#define K_RUNTIME(name, field)                                                              \
+	case CUPTI_RUNTIME_TRACE_CBID_##name:                                               \
+		return (int)((const name##_params *)p)->field;
+#define A(dom, name, cls)
+#define K(dom, name, field) K_##dom(name, field)
+#define Z(dom, name, field)
+		GT_CUPTI_APIS(A, K, Z)
+#undef A
+#undef K
+#undef Z
+#undef K_RUNTIME
+	default:
+		return cudaMemcpyDefault;
+	}
+}
+
+/* The size of an ALLOC_SIZE call. */
+static uint64_t alloc_size(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void *p)
+{
+#define Z_RUNTIME(name, field)                                                              \
+	if (domain == CUPTI_CB_DOMAIN_RUNTIME_API && cbid == CUPTI_RUNTIME_TRACE_CBID_##name) \
+		return (uint64_t)((const name##_params *)p)->field;
+#define Z_DRIVER(name, field)                                                               \
+	if (domain == CUPTI_CB_DOMAIN_DRIVER_API && cbid == CUPTI_DRIVER_TRACE_CBID_##name)   \
+		return (uint64_t)((const name##_params *)p)->field;
+#define A(dom, name, cls)
+#define K(dom, name, field)
+#define Z(dom, name, field) Z_##dom(name, field)
+	GT_CUPTI_APIS(A, K, Z)
+#undef A
+#undef K
+#undef Z
+#undef Z_RUNTIME
+#undef Z_DRIVER
+	return 0;
+}
+
+static enum gt_placeholder class_placeholder(enum gt_cupti_class cls, CUpti_CallbackId cbid,
+					     const void *params)
+{
+	switch (cls) {
+	case GT_CUPTI_LAUNCH:
+		return GT_PH_GPU_KERNEL;
+	case GT_CUPTI_COPY_KIND:
+		switch (copy_kind(cbid, params)) {
+		case cudaMemcpyHostToDevice:
+			return GT_PH_GPU_COPY_H2D;
+		case cudaMemcpyDeviceToHost:
+			return GT_PH_GPU_COPY_D2H;
+		case cudaMemcpyDeviceToDevice:
+			return GT_PH_GPU_COPY_D2D;
+		case cudaMemcpyHostToHost:
+			return GT_PH_GPU_COPY;
+		default:
+			/* Unified addressing: the activity says, and the
+			 * monitor makes the placeholder of its direction. */
+			return GT_PH__COUNT;
+		}
+	case GT_CUPTI_COPY_H2D:
+		return GT_PH_GPU_COPY_H2D;
+	case GT_CUPTI_COPY_D2H:
+		return GT_PH_GPU_COPY_D2H;
+	case GT_CUPTI_COPY_D2D:
+		return GT_PH_GPU_COPY_D2D;
+	case GT_CUPTI_MEMSET:
+		return GT_PH_GPU_MEMSET;
+	case GT_CUPTI_ALLOC_SIZE:
+	case GT_CUPTI_ALLOC:
+		return GT_PH_GPU_ALLOC;
+	case GT_CUPTI_FREE:
+		return GT_PH_GPU_FREE;
+	case GT_CUPTI_SYNC:
+		return GT_PH_GPU_SYNC;
+	default:
+		/* A graph may hold kernels, copies and memsets: each activity
+		 * makes its own placeholder under the call site. */
+		return GT_PH__COUNT;
+	}
+}
+
+/* Operations measured at the API, not by an activity record. */
+static int api_measured(enum gt_cupti_class cls)
+{
+	return cls == GT_CUPTI_ALLOC_SIZE || cls == GT_CUPTI_ALLOC || cls == GT_CUPTI_FREE ||
+	       cls == GT_CUPTI_SYNC;
+}
+
+/* ---- the correlation table --------------------------------------------- */
+
+/*
+ * A seqlock per slot, with the CUPTI id as its sequence: ids are unique, so
+ * a reader that sees the same id before and after reading the payload read
+ * that id's payload.
+ *   writer: cid = 0 (relaxed); release fence; payload (relaxed); cid = id (release)
+ *   reader: cid (acquire) == id; payload (relaxed); acquire fence; cid == id
+ */
+struct corr_slot {
+	_Atomic uint32_t cid;
+	atomic_int parts;
+	_Atomic uint64_t id;
+};
+
+static struct corr_slot *corr;
+static pthread_once_t corr_once = PTHREAD_ONCE_INIT;
+
+static void corr__init(void)
+{
+	corr = calloc(GT_CUPTI_CORR_SLOTS, sizeof(*corr));
+}
+
+void gt_cupti_corr__reset(void)
+{
+	pthread_once(&corr_once, corr__init);
+	if (corr)
+		memset(corr, 0, GT_CUPTI_CORR_SLOTS * sizeof(*corr));
+}
+
+void gt_cupti_corr__put(uint32_t cupti_id, uint64_t id, int32_t parts)
+{
+	struct corr_slot *s;
+
+	pthread_once(&corr_once, corr__init);
+	if (!corr || !cupti_id)
+		return;
+	s = &corr[cupti_id & (GT_CUPTI_CORR_SLOTS - 1)];
+	atomic_store_explicit(&s->cid, 0, memory_order_relaxed);
+	atomic_thread_fence(memory_order_release);
+	atomic_store_explicit(&s->id, id, memory_order_relaxed);
+	atomic_store_explicit(&s->parts, parts > 0 ? parts : 1, memory_order_relaxed);
+	atomic_store_explicit(&s->cid, cupti_id, memory_order_release);
+}
+
+int gt_cupti_corr__get(uint32_t cupti_id, uint64_t *id, int *more)
+{
+	struct corr_slot *s;
+	uint32_t c;
+	int left;
+
+	*more = 0;
+	if (!corr || !cupti_id)
+		return 0;
+	s = &corr[cupti_id & (GT_CUPTI_CORR_SLOTS - 1)];
+	c = atomic_load_explicit(&s->cid, memory_order_acquire);
+	if (c != cupti_id) {
+		/* A later id took the slot, or the call was never seen. */
+		if (c > cupti_id)
+			atomic_fetch_add_explicit(&gt_cupti_stats.overwritten, 1,
+						  memory_order_relaxed);
+		return 0;
+	}
+	*id = atomic_load_explicit(&s->id, memory_order_relaxed);
+	left = atomic_load_explicit(&s->parts, memory_order_relaxed);
+	if (left > 1)
+		left = atomic_fetch_sub_explicit(&s->parts, 1, memory_order_relaxed);
+	atomic_thread_fence(memory_order_acquire);
+	if (atomic_load_explicit(&s->cid, memory_order_relaxed) != cupti_id)
+		return 0;
+	*more = left > 1;
+	return 1;
+}
+
+/* ---- graphs -------------------------------------------------------------- */
+
+/*
+ * Executable graph → the activities one launch produces (kernel, copy and
+ * memset nodes, child graphs included), counted at instantiation. Open
+ * addressing, inserted with a CAS, never removed: a destroyed graph's handle
+ * that comes back for a new graph is counted again at its instantiation. A
+ * graph the table cannot hold, or one with conditional nodes, counts 1: its
+ * first activity completes the operation and the rest are dropped.
+ */
+#define GRAPH_SLOTS 4096
+#define GRAPH_PROBE 64
+
+static struct {
+	_Atomic uintptr_t exec;
+	atomic_int parts;
+} graphs[GRAPH_SLOTS];
+
+static uint64_t mix64(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdull;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ull;
+	return x ^ (x >> 33);
+}
+
+static int graph__count(CUgraph g, int depth)
+{
+	CUgraphNode *nodes;
+	size_t n = 0;
+	int parts = 0;
+
+	if (depth > 8 || !gt_cupti_lib.cuGraphGetNodes || !gt_cupti_lib.cuGraphNodeGetType ||
+	    gt_cupti_lib.cuGraphGetNodes(g, NULL, &n) != CUDA_SUCCESS || !n)
+		return 0;
+	nodes = malloc(n * sizeof(*nodes));
+	if (!nodes || gt_cupti_lib.cuGraphGetNodes(g, nodes, &n) != CUDA_SUCCESS) {
+		free(nodes);
+		return -1;
+	}
+	for (size_t i = 0; i < n && parts >= 0; i++) {
+		CUgraphNodeType type;
+		CUgraph child;
+		int c;
+
+		if (gt_cupti_lib.cuGraphNodeGetType(nodes[i], &type) != CUDA_SUCCESS) {
+			parts = -1;
+			break;
+		}
+		switch (type) {
+		case CU_GRAPH_NODE_TYPE_KERNEL:
+		case CU_GRAPH_NODE_TYPE_MEMCPY:
+		case CU_GRAPH_NODE_TYPE_MEMSET:
+			parts++;
+			break;
+		case CU_GRAPH_NODE_TYPE_GRAPH:
+			if (!gt_cupti_lib.cuGraphChildGraphNodeGetGraph ||
+			    gt_cupti_lib.cuGraphChildGraphNodeGetGraph(nodes[i], &child) !=
+				    CUDA_SUCCESS ||
+			    (c = graph__count(child, depth + 1)) < 0)
+				parts = -1;
+			else
+				parts += c;
+			break;
+		case CU_GRAPH_NODE_TYPE_CONDITIONAL:
+			parts = -1;
+			break;
+		default:
+			break;
+		}
+	}
+	free(nodes);
+	return parts;
+}
+
+/* Every instantiation function starts its parameters with (exec *, graph). */
+struct graph_instantiate_params {
+	void **exec;
+	void *graph;
+};
+_Static_assert(offsetof(cudaGraphInstantiate_v12000_params, graph) ==
+		       offsetof(struct graph_instantiate_params, graph),
+	       "instantiation parameters");
+_Static_assert(offsetof(cuGraphInstantiateWithParams_params, hGraph) ==
+		       offsetof(struct graph_instantiate_params, graph),
+	       "instantiation parameters");
+
+static void graph__instantiated(const void *params)
+{
+	const struct graph_instantiate_params *p = params;
+	uintptr_t exec = p && p->exec ? (uintptr_t)*p->exec : 0;
+	int parts;
+	uint64_t h;
+
+	if (!exec)
+		return;
+	parts = graph__count((CUgraph)p->graph, 0);
+	h = mix64(exec);
+	for (unsigned i = 0; i < GRAPH_PROBE; i++) {
+		unsigned k = (unsigned)(h + i) & (GRAPH_SLOTS - 1);
+		uintptr_t cur = atomic_load_explicit(&graphs[k].exec, memory_order_acquire);
+
+		if (cur != exec && (cur || !atomic_compare_exchange_strong_explicit(
+						   &graphs[k].exec, &cur, exec,
+						   memory_order_acq_rel, memory_order_acquire)) &&
+		    cur != exec)
+			continue;
+		atomic_store_explicit(&graphs[k].parts, parts > 0 ? parts : 1, memory_order_release);
+		return;
+	}
+}
+
+static int graph__parts(uintptr_t exec)
+{
+	uint64_t h = mix64(exec);
+
+	for (unsigned i = 0; exec && i < GRAPH_PROBE; i++) {
+		unsigned k = (unsigned)(h + i) & (GRAPH_SLOTS - 1);
+		uintptr_t cur = atomic_load_explicit(&graphs[k].exec, memory_order_acquire);
+
+		if (cur == exec)
+			return atomic_load_explicit(&graphs[k].parts, memory_order_acquire);
+		if (!cur)
+			break;
+	}
+	return 1;
+}
+
+/* ---- per-thread state ---------------------------------------------------- */
+
+/*
+ * A call path seen before costs a lookup and a few loads: an entry is keyed
+ * by the stack position of the callback's own frame, the placeholder and the
+ * stitch point, and holds the return-address slots of the user frames of
+ * that path (address on the stack, value); it hits only while every slot
+ * still holds its value, that is while the same callers are on the stack
+ * (as the unwinder's memo for OpenMP events). Filling an entry takes a full
+ * unwind with stack pointers, which is slow (about 1 µs a frame): a thread
+ * whose entries keep missing (call paths that never repeat) spends at most
+ * SLOW_BUDGET of those, earning one back every 16 hits, and otherwise takes
+ * libunwind's fast path without remembering.
+ */
+#define MEMO_SLOTS 32
+#define SLOW_BUDGET 64
+
+struct memo_entry {
+	uint64_t hash;
+	struct gt_cct_node *node;
+	uint32_t nslots;
+	struct {
+		uintptr_t addr, val;
+	} slots[MEMO_SLOTS];
+};
+
+struct cupti_thread {
+	struct gt_thread *t;
+	int depth;		  /* intercepted calls in progress (nesting) */
+	enum gt_cupti_class cls;  /* of the outermost */
+	uint64_t id;		  /* its monitor id; 0: not measured */
+	int32_t parts;		  /* activities it expects */
+	uint32_t cupti_id;	  /* CUPTI's id of the outermost call */
+	int device;		  /* its device (CUPTI's numbering), -1: unknown */
+	uint64_t stream;	  /* a stream sync's CUPTI stream id, 0: all */
+	struct gt_cct_node *node; /* its placeholder (or context) */
+	uint64_t t0, bytes;	  /* API-measured operations */
+	CUcontext last_ctx;	  /* the device of the last context seen */
+	int last_device;
+	int capture_calls;	  /* capture functions in progress (nesting) */
+	int capturing;		  /* stream captures begun and not ended */
+	uint32_t hits, slow_budget;
+	struct memo_entry memo[CUPTI_MEMO];
+};
+
+static __thread struct cupti_thread *self_ct;
+static pthread_key_t thread_key;
+static pthread_once_t key_once = PTHREAD_ONCE_INIT;
+
+/* At thread exit: what the monitor measured for this thread is applied
+ * while its tree is still its own. */
+static void thread__end(void *arg)
+{
+	struct cupti_thread *ct = arg;
+
+	if (ct && ct->t)
+		gt_monitor__drain(ct->t);
+}
+
+static void key__init(void)
+{
+	pthread_key_create(&thread_key, thread__end);
+}
+
+static struct cupti_thread *thread__self(void)
+{
+	struct cupti_thread *ct = self_ct;
+	struct gt_thread *t;
+
+	if (ct)
+		return ct;
+	t = gt_thread__self(GT_THREAD_OTHER);
+	if (!t)
+		return NULL;
+	ct = calloc(1, sizeof(*ct));
+	if (!ct)
+		return NULL;
+	ct->t = t;
+	ct->slow_budget = SLOW_BUDGET;
+	pthread_once(&key_once, key__init);
+	pthread_setspecific(thread_key, ct);
+	self_ct = ct;
+	/* A thread that only CUDA saw gets CPU-time samples too (a no-op when
+	 * OpenMP or OpenACC started them). */
+	gt_sample__thread_start(t);
+	return ct;
+}
+
+/* ---- calling context ------------------------------------------------------ */
+
+static uint64_t memo__hash(uintptr_t key, const struct gt_stitch *st, enum gt_placeholder ph)
+{
+	return mix64(mix64(key ^ (uint64_t)ph << 56) ^ (uintptr_t)st->base ^ st->boundary << 1) | 1;
+}
+
+static struct gt_cct_node *memo__lookup(struct cupti_thread *ct, uint64_t h)
+{
+	const struct memo_entry *m = &ct->memo[h & (CUPTI_MEMO - 1)];
+
+	if (m->hash != h)
+		return NULL;
+	for (uint32_t i = 0; i < m->nslots; i++)
+		if (*(const uintptr_t *)m->slots[i].addr != m->slots[i].val)
+			return NULL;
+	if (++ct->hits % 16 == 0 && ct->slow_budget < SLOW_BUDGET)
+		ct->slow_budget++;
+	return m->node;
+}
+
+/* Remembers @node for the user frames of f[0..n) (with stack pointers). */
+static void memo__store(struct cupti_thread *ct, uint64_t h, const struct gt_frame *f, int n,
+			struct gt_cct_node *node)
+{
+	struct memo_entry *m = &ct->memo[h & (CUPTI_MEMO - 1)];
+	uint32_t k = 0;
+
+	m->hash = 0;
+	for (int i = 1; i < n; i++) {
+		if (gt_modmap__class(f[i].ip) != GT_MOD_USER || !f[i].sp)
+			continue;
+		if (k == MEMO_SLOTS)
+			return; /* too deep to check cheaply: not remembered */
+		m->slots[k].addr = f[i].sp - sizeof(uintptr_t);
+		m->slots[k].val = f[i].ip;
+		k++;
+	}
+	m->nslots = k;
+	m->node = node;
+	m->hash = h;
+}
+
+/*
+ * The placeholder @ph (none: GT_PH__COUNT) under the calling thread's user
+ * context. @key: the stack position of the callback's frame.
+ */
+static struct gt_cct_node *context(struct cupti_thread *ct, enum gt_placeholder ph, uintptr_t key)
+{
+	struct gt_thread *t = ct->t;
+	struct gt_frame f[CUPTI_FRAMES];
+	struct gt_stitch st = { 0 };
+	struct gt_cct_node *node;
+	uint64_t h;
+	int n, slow, max = (int)gt_config.max_depth + 64;
+
+	if (max > CUPTI_FRAMES)
+		max = CUPTI_FRAMES;
+	gt_sample__stitch(t, &st);
+	h = memo__hash(key, &st, ph);
+	node = memo__lookup(ct, h);
+	if (node)
+		return node;
+	if (gt_modmap__stale())
+		gt_modmap__refresh();
+	slow = ct->slow_budget > 0;
+	if (slow) {
+		ct->slow_budget--;
+		n = gt_unwind__raw(NULL, f, max);
+	} else {
+		n = gt_unwind__ips(NULL, f, max);
+	}
+	n = gt_cupti_elide__filter(f, n);
+	node = gt_unwind__frames_context(t, f, n, 0, &st, 0);
+	if (gt_modmap__stale()) {
+		/* A module loaded since the last look (the driver, CUPTI): its
+		 * frames were taken for the user's. Once more, knowing it. */
+		gt_modmap__refresh();
+		node = gt_unwind__frames_context(t, f, n, 0, &st, 0);
+		slow = slow && !gt_modmap__stale();
+	}
+	if (!node)
+		node = t->cct.root;
+	if (ph < GT_PH__COUNT)
+		node = gt_cct__placeholder(&t->cct, node, ph);
+	if (node && slow && n < max)
+		memo__store(ct, h, f, n, node);
+	return node;
+}
+
+uint64_t gt_cupti__issue(struct gt_thread *t, struct gt_cct_node *node, enum gt_placeholder ph,
+			 uint32_t cupti_id, int32_t parts, int device)
+{
+	uint64_t id;
+
+	if (ph < GT_PH__COUNT && node)
+		node = gt_cct__placeholder(&t->cct, node, ph);
+	id = cupti_id ? gt_monitor__correlate_device(t, node, device)
+		      : gt_monitor__correlate(t, node);
+	if (id && cupti_id)
+		gt_cupti_corr__put(cupti_id, id, parts);
+	return id;
+}
+
+/* The call-site address a recording names an operation by. */
+static uintptr_t site_of(const struct gt_cct_node *p, enum gt_placeholder ph)
+{
+	const struct gt_cct_node *n = ph < GT_PH__COUNT && p ? p->parent : p;
+
+	return n && n->kind == GT_NODE_FRAME ? (uintptr_t)n->key : 0;
+}
+
+/* CUPTI's number for the device of @ctx (as activity records number
+ * devices), cached for the thread's last context; -1 if unknown. */
+static int device_of(struct cupti_thread *ct, CUcontext ctx)
+{
+	uint32_t dev;
+
+	if (!ctx)
+		return -1;
+	if (ctx != ct->last_ctx) {
+		ct->last_ctx = ctx;
+		ct->last_device = gt_cupti_lib.cuptiGetDeviceId &&
+						  gt_cupti_lib.cuptiGetDeviceId(ctx, &dev) == CUPTI_SUCCESS
+					  ? (int)dev
+					  : -1;
+	}
+	return ct->last_device;
+}
+
+/* For a stream synchronization, CUPTI's id of the stream; 0 (all streams of
+ * the device) for the others. */
+static uint64_t sync_stream(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+			    const CUpti_CallbackData *cb)
+{
+	CUstream s = NULL;
+	uint32_t id;
+
+	if (domain == CUPTI_CB_DOMAIN_RUNTIME_API &&
+	    (cbid == CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020 ||
+	     cbid == CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_ptsz_v7000))
+		s = (CUstream)((const cudaStreamSynchronize_v3020_params *)cb->functionParams)->stream;
+	else if (domain == CUPTI_CB_DOMAIN_DRIVER_API &&
+		 (cbid == CUPTI_DRIVER_TRACE_CBID_cuStreamSynchronize ||
+		  cbid == CUPTI_DRIVER_TRACE_CBID_cuStreamSynchronize_ptsz))
+		s = ((const cuStreamSynchronize_params *)cb->functionParams)->hStream;
+	if (!s || !gt_cupti_lib.cuptiGetStreamId ||
+	    gt_cupti_lib.cuptiGetStreamId(cb->context, s, &id) != CUPTI_SUCCESS)
+		return 0;
+	return id;
+}
+
+/* A host wait: not cudaStreamWaitEvent, which only orders two streams. */
+static int host_wait(CUpti_CallbackDomain domain, CUpti_CallbackId cbid)
+{
+	return domain == CUPTI_CB_DOMAIN_RUNTIME_API
+		       ? cbid != CUPTI_RUNTIME_TRACE_CBID_cudaStreamWaitEvent_v3020 &&
+				 cbid != CUPTI_RUNTIME_TRACE_CBID_cudaStreamWaitEvent_ptsz_v7000
+		       : cbid != CUPTI_DRIVER_TRACE_CBID_cuStreamWaitEvent &&
+				 cbid != CUPTI_DRIVER_TRACE_CBID_cuStreamWaitEvent_ptsz;
+}
+
+static void enter(struct cupti_thread *ct, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+		  enum gt_cupti_class cls, const CUpti_CallbackData *cb, uintptr_t key)
+{
+	struct gt_thread *t = ct->t;
+	struct gt_cct_node *node = NULL;
+	enum gt_placeholder ph;
+	int from_ctx = 0;
+
+	if (ct->depth++ > 0) {
+		/* A driver call under an intercepted runtime call: the same
+		 * operation, under CUPTI's id for this call as well. */
+		if (ct->id && !api_measured(ct->cls) && cb->correlationId != ct->cupti_id) {
+			gt_cupti_corr__put(cb->correlationId, ct->id, ct->parts);
+			if (gt_cupti_recording)
+				gt_cupti_record__api(cb->correlationId, ct->id, ct->parts,
+						     GT_PH__COUNT, 0);
+		}
+		return;
+	}
+	ct->cls = cls;
+	ct->id = 0;
+	/* CUDA 13 gives a driver call made by a runtime call the runtime
+	 * call's id: filed once. */
+	ct->cupti_id = cb->correlationId;
+	/* While this thread captures a stream, what it launches becomes a
+	 * graph node and runs (and is measured) when the graph is launched. */
+	if (ct->capturing)
+		return;
+	ct->parts = cls == GT_CUPTI_GRAPH_LAUNCH
+			    ? graph__parts((uintptr_t)((const void *const *)cb->functionParams)[0])
+			    : 1;
+	ph = class_placeholder(cls, cbid, cb->functionParams);
+	gt_monitor__drain(t);
+	gt_thread__enter(t);
+	if (gt_ompt__current_target_placeholder)
+		node = gt_ompt__current_target_placeholder(t);
+	if (!node && gt_acc__current)
+		node = gt_acc__current(t);
+	if (node) {
+		/* The runtime's operation node: the activity makes the GPU
+		 * placeholder beneath it. */
+		ph = GT_PH__COUNT;
+	} else {
+		node = context(ct, ph, key);
+		from_ctx = 1;
+	}
+	ct->node = node;
+	ct->device = device_of(ct, cb->context);
+	ct->stream = 0;
+	ct->id = gt_cupti__issue(t, node, GT_PH__COUNT, api_measured(cls) ? 0 : cb->correlationId,
+				 ct->parts, ct->device);
+	gt_thread__leave(t);
+	if (!ct->id)
+		return;
+	atomic_fetch_add_explicit(&gt_cupti_stats.api_calls, 1, memory_order_relaxed);
+	if (gt_cupti_recording)
+		gt_cupti_record__api(api_measured(cls) ? 0 : cb->correlationId, ct->id, ct->parts,
+				     from_ctx ? ph : GT_PH__COUNT, from_ctx ? site_of(node, ph) : 0);
+	if (api_measured(cls)) {
+		ct->bytes = cls == GT_CUPTI_ALLOC_SIZE ? alloc_size(domain, cbid, cb->functionParams)
+						       : 0;
+		if (cls == GT_CUPTI_SYNC)
+			ct->stream = host_wait(domain, cbid) ? sync_stream(domain, cbid, cb) : UINT64_MAX;
+		ct->t0 = gt_clock__now();
+	}
+}
+
+static void leave(struct cupti_thread *ct, const CUpti_CallbackData *cb)
+{
+	const int *ret = cb->functionReturnValue;
+	struct gt_device_op op;
+
+	if (ct->depth == 0)
+		return; /* the backend started inside this call */
+	if (--ct->depth > 0 || !ct->id)
+		return;
+	memset(&op, 0, sizeof(op));
+	op.correlation = ct->id;
+	if (api_measured(ct->cls)) {
+		op.end_ns = gt_clock__now();
+		op.start_ns = ct->t0;
+		op.bytes = ct->bytes;
+		op.kind = ct->cls == GT_CUPTI_SYNC   ? GT_DEVOP_SYNC
+			  : ct->cls == GT_CUPTI_FREE ? GT_DEVOP_FREE
+						     : GT_DEVOP_ALLOC;
+		if (ret && *ret)
+			op.kind = GT_DEVOP_OTHER;
+	} else if (ret && *ret) {
+		/* Failed: no activity will come; close the operation. */
+		op.kind = GT_DEVOP_OTHER;
+	} else {
+		return;
+	}
+	if (op.kind == GT_DEVOP_OTHER)
+		atomic_fetch_add_explicit(&gt_cupti_stats.failed_calls, 1, memory_order_relaxed);
+	op.device = ct->device >= 0 ? (uint32_t)ct->device : 0;
+	if (gt_cupti_recording)
+		gt_cupti_record__op(&op);
+	gt_monitor__activity(ct->t, &op);
+	ct->id = 0;
+	/* Blame for the wait (CPU_IDLE here, CPU_IDLE_CAUSE at the launches
+	 * that kept the device busy). The kernels' activities reach the
+	 * monitor when CUPTI completes their buffer (within the flush
+	 * period); the monitor holds the sync until then. */
+	if (op.kind == GT_DEVOP_SYNC && ct->stream != UINT64_MAX)
+		gt_blame__sync(ct->t, ct->node, op.start_ns, op.end_ns, ct->device, ct->stream);
+}
+
+void CUPTIAPI gt_cupti__callback(void *userdata, CUpti_CallbackDomain domain,
+				 CUpti_CallbackId cbid, const void *data)
+{
+	const CUpti_CallbackData *cb = data;
+	uintptr_t key = GT_UNWIND_KEY();
+	enum gt_cupti_class cls;
+	struct cupti_thread *ct;
+
+	(void)userdata;
+	if (!atomic_load_explicit(&gt_cupti_live, memory_order_acquire))
+		return;
+	if (domain == CUPTI_CB_DOMAIN_RESOURCE) {
+		if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED) {
+			int n = 0;
+
+			if (gt_cupti_lib.cuDeviceGetCount(&n) == CUDA_SUCCESS)
+				for (int i = 0; i < n && i < GT_CUPTI_MAX_DEVICES; i++)
+					gt_cupti__device_probe(i);
+		}
+		return;
+	}
+	cls = gt_cupti__class(domain, cbid);
+	if (cls == GT_CUPTI_NONE)
+		return;
+	if (cls == GT_CUPTI_GRAPH_INSTANTIATE) {
+		const int *ret = cb->functionReturnValue;
+
+		if (cb->callbackSite == CUPTI_API_EXIT && ret && !*ret)
+			graph__instantiated(cb->functionParams);
+		return;
+	}
+	ct = thread__self();
+	if (!ct)
+		return;
+	if (cls == GT_CUPTI_CAPTURE_BEGIN || cls == GT_CUPTI_CAPTURE_END) {
+		const int *ret = cb->functionReturnValue;
+
+		/* Counted once for a runtime call and the driver call in it. */
+		if (cb->callbackSite == CUPTI_API_ENTER)
+			ct->capture_calls++;
+		else if (ct->capture_calls > 0 && --ct->capture_calls == 0 && ret && !*ret)
+			ct->capturing += cls == GT_CUPTI_CAPTURE_BEGIN ? 1 : ct->capturing > 0 ? -1 : 0;
+		return;
+	}
+	if (cb->callbackSite == CUPTI_API_ENTER)
+		enter(ct, domain, cbid, cls, cb, key);
+	else
+		leave(ct, cb);
+}

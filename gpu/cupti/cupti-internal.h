@@ -1,0 +1,230 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef GT_GPU_CUPTI_INTERNAL_H
+#define GT_GPU_CUPTI_INTERNAL_H
+
+/*
+ * What the files of gpu/cupti/ share. See docs/CUDA.md for the design.
+ *
+ *   cupti.c     loading libcupti and libcuda, start, flush, stop, fork,
+ *               InitializeInjection, devices and report facts
+ *   callback.c  the API callbacks: calling context, placeholder,
+ *               correlation; the correlation table and the graph table
+ *   activity.c  activity buffers: conversion to struct gt_device_op,
+ *               kernel names, occupancy
+ *   elide.c     the static CUDA runtime's frames inside the application
+ *   record.c    GPUTOOL_CUPTI_RECORD: raw buffers to a file, and reading
+ *               them back (tests/cupti replays them)
+ */
+
+#include <cupti.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/cct.h"
+#include "core/unwind.h"
+#include "gpu/cupti/cupti-apis.h"
+#include "gpu/device-op.h"
+
+struct gt_thread;
+
+/* Two-level, so that a name cuda.h defines as a macro (cuMemAlloc →
+ * cuMemAlloc_v2) is looked up by the symbol it stands for. */
+#define GT_CUPTI_STR2(x) #x
+#define GT_CUPTI_STR(x) GT_CUPTI_STR2(x)
+
+/* Entry points resolved with dlsym; optional ones may stay NULL. */
+#define GT_CUPTI_FNS(X)                         \
+	X(cuptiGetVersion, 1)                   \
+	X(cuptiGetResultString, 1)              \
+	X(cuptiSubscribe, 1)                    \
+	X(cuptiUnsubscribe, 1)                  \
+	X(cuptiEnableCallback, 1)               \
+	X(cuptiActivityEnable, 1)               \
+	X(cuptiActivityDisable, 1)              \
+	X(cuptiActivityRegisterCallbacks, 1)    \
+	X(cuptiActivityRegisterTimestampCallback, 0) \
+	X(cuptiActivityFlushAll, 1)             \
+	X(cuptiActivityGetNextRecord, 1)        \
+	X(cuptiActivityGetNumDroppedRecords, 1) \
+	X(cuptiActivityFlushPeriod, 0)          \
+	X(cuptiGetDeviceId, 0)                  \
+	X(cuptiGetStreamId, 0)                  \
+	X(cuptiGetTimestamp, 0)                 \
+	X(cuptiFinalize, 0)
+
+#define GT_CUDA_FNS(X)                      \
+	X(cuInit, 1)                        \
+	X(cuDriverGetVersion, 1)            \
+	X(cuDeviceGetCount, 1)              \
+	X(cuDeviceGet, 1)                   \
+	X(cuDeviceGetName, 1)               \
+	X(cuDeviceGetAttribute, 1)          \
+	X(cuCtxGetDevice, 1)                \
+	X(cuGetErrorString, 0)              \
+	X(cuGraphGetNodes, 0)               \
+	X(cuGraphNodeGetType, 0)            \
+	X(cuGraphChildGraphNodeGetGraph, 0)
+
+struct gt_cupti_lib {
+#define X(f, required) __typeof__(&f) f;
+	GT_CUPTI_FNS(X)
+	GT_CUDA_FNS(X)
+#undef X
+	/* __cxa_demangle, when the process has a C++ runtime; else NULL. */
+	char *(*demangle)(const char *, char *, size_t *, int *);
+};
+extern struct gt_cupti_lib gt_cupti_lib;
+
+/* What each intercepted function does (cupti-apis.h). */
+enum gt_cupti_class {
+	GT_CUPTI_NONE = 0,
+	GT_CUPTI_LAUNCH,
+	GT_CUPTI_GRAPH_LAUNCH,
+	GT_CUPTI_GRAPH_INSTANTIATE,
+	GT_CUPTI_CAPTURE_BEGIN, /* a stream capture: launches build a graph */
+	GT_CUPTI_CAPTURE_END,
+	GT_CUPTI_COPY_KIND, /* direction from a cudaMemcpyKind parameter */
+	GT_CUPTI_COPY_H2D,
+	GT_CUPTI_COPY_D2H,
+	GT_CUPTI_COPY_D2D,
+	GT_CUPTI_COPY, /* direction known only from the activity */
+	GT_CUPTI_MEMSET,
+	GT_CUPTI_ALLOC_SIZE, /* an allocation whose size is a parameter */
+	GT_CUPTI_ALLOC,
+	GT_CUPTI_FREE,
+	GT_CUPTI_SYNC,
+};
+
+/* ---- devices (cupti.c) ------------------------------------------------- */
+
+#define GT_CUPTI_MAX_DEVICES 64
+
+/* Written once per device before ready is set (release); readers load ready
+ * with acquire. Indexed by the CUDA device ordinal, as activity records
+ * number devices. */
+struct gt_cupti_device {
+	atomic_int ready;
+	int cc_major, cc_minor;
+	int sm_count, warp_size;
+	int max_threads_per_sm, max_blocks_per_sm;
+	int regs_per_sm, regs_per_block;
+	int smem_per_sm, smem_reserved_per_block;
+	int clock_khz, mem_clock_khz;
+	char name[96];
+};
+extern struct gt_cupti_device gt_cupti_devices[GT_CUPTI_MAX_DEVICES];
+
+/* Fills devices[ordinal] through libcuda, once. */
+void gt_cupti__device_probe(int ordinal);
+
+/* ---- counters ---------------------------------------------------------- */
+
+/* Relaxed counters, summed for the report header at stop. */
+struct gt_cupti_stats {
+	atomic_uint_least64_t buffers;	   /* buffers CUPTI completed */
+	atomic_uint_least64_t records;	   /* records handed to the monitor */
+	atomic_uint_least64_t untracked;   /* records of calls the tool did not see */
+	atomic_uint_least64_t overwritten; /* correlations evicted from the table */
+	atomic_uint_least64_t dropped;	   /* records CUPTI dropped (no buffer space) */
+	atomic_uint_least64_t api_calls;   /* intercepted calls that issued an operation */
+	atomic_uint_least64_t failed_calls; /* of those, calls that returned an error */
+};
+extern struct gt_cupti_stats gt_cupti_stats;
+
+/* 1 while callbacks and buffers are processed; 0 before start, after stop
+ * and in a forked child. Acquire loads; release stores. */
+extern atomic_int gt_cupti_live;
+
+/* ---- callback.c -------------------------------------------------------- */
+
+void CUPTIAPI gt_cupti__callback(void *userdata, CUpti_CallbackDomain domain,
+				 CUpti_CallbackId cbid, const void *data);
+/* Enables every callback of cupti-apis.h (and the resource callbacks) for
+ * @sub; returns the first error. */
+CUptiResult gt_cupti__enable_callbacks(CUpti_SubscriberHandle sub);
+enum gt_cupti_class gt_cupti__class(CUpti_CallbackDomain domain, CUpti_CallbackId cbid);
+
+/*
+ * The correlation table: CUPTI's correlation id of an API call → the
+ * monitor's id of the operation it issued. Written by the application thread
+ * in the API callback; read by whichever thread converts the activity.
+ * Fixed size (GT_CUPTI_CORR_SLOTS), indexed by the CUPTI id: a slot is
+ * reused by the id GT_CUPTI_CORR_SLOTS later, so an operation is lost only
+ * if that many API calls were issued while its record was still in CUPTI's
+ * buffers (counted in gt_cupti_stats.overwritten).
+ *
+ * @parts: the activities expected for this id (a graph launch: its kernels,
+ * copies and memsets), 1 otherwise. get() takes one part and sets *more
+ * while others remain.
+ */
+#define GT_CUPTI_CORR_SLOTS (1u << 18)
+void gt_cupti_corr__put(uint32_t cupti_id, uint64_t id, int32_t parts);
+int gt_cupti_corr__get(uint32_t cupti_id, uint64_t *id, int *more);
+void gt_cupti_corr__reset(void);
+
+/* An operation issued by @t under @ctx (its placeholder @ph made there
+ * first; GT_PH__COUNT: @ctx itself): correlated with the monitor, on
+ * @device when it produces activities (@cupti_id != 0), whose CUPTI id is
+ * filed in the table. Returns the monitor's id or 0. Shared by the callback
+ * and the replay test. */
+uint64_t gt_cupti__issue(struct gt_thread *t, struct gt_cct_node *ctx, enum gt_placeholder ph,
+			 uint32_t cupti_id, int32_t parts, int device);
+
+/* ---- activity.c -------------------------------------------------------- */
+
+#define GT_CUPTI_BUFFER_SIZE (2u << 20)
+
+int gt_cupti_activity__start(void);
+void gt_cupti_activity__stop(void);
+/* Converts @r; returns 1 when *op is to be handed to the monitor. */
+int gt_cupti__convert(const CUpti_Activity *r, struct gt_device_op *op);
+/* Converts every record of a completed buffer on the calling thread and
+ * hands them to the monitor; @next iterates the records. */
+typedef int (*gt_cupti_next_fn)(uint8_t *buf, size_t valid, CUpti_Activity **rec);
+void gt_cupti_activity__deliver(uint8_t *buf, size_t valid, gt_cupti_next_fn next);
+/* Theoretical occupancy in 1/1000 of the device's thread slots. */
+uint32_t gt_cupti__occupancy(const struct gt_cupti_device *d, uint32_t threads, uint32_t regs,
+			     uint32_t smem);
+/* One interned, demangled copy of a kernel name, keyed by CUPTI's pointer. */
+const char *gt_cupti__kernel_name(const char *cupti_name);
+
+/* ---- elide.c ----------------------------------------------------------- */
+
+/* Scans the application's load modules for a statically linked CUDA
+ * runtime and for nvcc's launch stubs. Normal context, once at start. */
+void gt_cupti_elide__build(void);
+/* Removes their frames from f[0..n); returns the new n. Wait-free. */
+int gt_cupti_elide__filter(struct gt_frame *f, int n);
+/* Tests: the ranges of one ELF file, at its link-time addresses. */
+int gt_cupti_elide__build_file(const char *path);
+/* Address ranges found, for tests and the log. */
+unsigned gt_cupti_elide__ranges(void);
+/* 1 if pc lies in a range: exposed for tests. */
+int gt_cupti_elide__covers(uintptr_t pc);
+
+/* ---- record.c ---------------------------------------------------------- */
+
+/* 1 while GPUTOOL_CUPTI_RECORD writes a recording. */
+extern int gt_cupti_recording;
+int gt_cupti_record__open(const char *dir);
+void gt_cupti_record__api(uint32_t cupti_id, uint64_t id, int32_t parts, enum gt_placeholder ph,
+			  uintptr_t site);
+void gt_cupti_record__op(const struct gt_device_op *op);
+void gt_cupti_record__buffer(uint8_t *buf, size_t valid, gt_cupti_next_fn next);
+void gt_cupti_record__device(int ordinal, const struct gt_cupti_device *d);
+void gt_cupti_record__close(void);
+
+/* Reading a recording back: one call per chunk, in file order. */
+struct gt_cupti_replay {
+	void (*api)(void *arg, uint32_t cupti_id, uint64_t id, int32_t parts,
+		    enum gt_placeholder ph, const char *site);
+	void (*op)(void *arg, const struct gt_device_op *op);
+	/* @rec: the records' offsets in @buf, names already patched in. */
+	void (*buffer)(void *arg, uint8_t *buf, size_t valid, const uint32_t *rec, size_t n);
+	void (*device)(void *arg, int ordinal, const struct gt_cupti_device *d);
+	void *arg;
+};
+int gt_cupti_record__replay(const char *path, const struct gt_cupti_replay *r);
+
+#endif

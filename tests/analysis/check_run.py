@@ -1,0 +1,128 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""`gputool run`: the environment it gives the program, the output
+directory, and the program's exit status and signals passed through.
+
+Usage: check_run.py BUILD_DIR"""
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+
+BUILD = os.path.abspath(sys.argv[1])
+GPUTOOL = os.path.join(BUILD, "gputool")
+LIB = os.path.realpath(os.path.join(BUILD, "libgputool.so"))
+SPLIT = os.path.join(BUILD, "samples", "omp-host", "split")
+TOOL_VARS = ("OMP_TOOL_LIBRARIES", "OPENCL_LAYERS", "ACC_PROFLIB", "CUDA_INJECTION64_PATH")
+JOB_VARS = ("SLURM_JOB_ID", "PBS_JOBID", "LSB_JOBID", "FLUX_JOB_ID", "OMPI_MCA_ess_base_jobid", "PMIX_NAMESPACE")
+failures = []
+
+
+def check(cond, msg):
+    if not cond:
+        failures.append(msg)
+        print("FAIL " + msg)
+
+
+def clean_env(**extra):
+    e = {k: v for k, v in os.environ.items()
+         if not k.startswith("GPUTOOL_") and k not in TOOL_VARS + JOB_VARS and not k.startswith("OMPI_")
+         and not k.startswith("PMIX_")}
+    e.update(extra)
+    return e
+
+
+def run(args, env, cwd):
+    p = subprocess.run([GPUTOOL, "run"] + args, capture_output=True, text=True, env=env, cwd=cwd, timeout=300)
+    return p.returncode, p.stdout, p.stderr
+
+
+def env_of(args, cwd, **extra):
+    code, out, err = run(args + ["--", "env"], clean_env(**extra), cwd)
+    check(code == 0, "gputool run %s -- env: exit %d: %s" % (args, code, err))
+    return dict(l.split("=", 1) for l in out.splitlines() if "=" in l), err
+
+
+def main():
+    tmp = tempfile.mkdtemp(prefix="gt-run-")
+    if not os.path.exists(LIB):
+        print("FAIL no %s" % LIB)
+        sys.exit(1)
+
+    # Every backend's variable names the library; output and sampling set.
+    env, err = env_of(["-o", "out1", "--sample-hz", "1000"], tmp)
+    for v in TOOL_VARS:
+        check(env.get(v) == LIB, "%s=%r, expected %s" % (v, env.get(v), LIB))
+    check(env.get("GPUTOOL_OUTPUT") == "out1" and os.path.isdir(os.path.join(tmp, "out1")), "output directory")
+    check(env.get("GPUTOOL_SAMPLE_HZ") == "1000", "GPUTOOL_SAMPLE_HZ")
+    check(not err, "unexpected notes: %r" % err)
+
+    # The user's own settings are kept: lists joined, single ones left alone.
+    env, err = env_of(["--backends", "omp,opencl,acc,cuda"], tmp, OMP_TOOL_LIBRARIES="/x/other.so",
+                      OPENCL_LAYERS="/x/layer.so", ACC_PROFLIB="/x/acc.so", CUDA_INJECTION64_PATH="/x/inj.so",
+                      GPUTOOL_OUTPUT="mine")
+    check(env["OMP_TOOL_LIBRARIES"] == LIB + ":/x/other.so", "OMP_TOOL_LIBRARIES %r" % env["OMP_TOOL_LIBRARIES"])
+    check(env["OPENCL_LAYERS"] == "/x/layer.so:" + LIB, "OPENCL_LAYERS %r" % env["OPENCL_LAYERS"])
+    check(env["ACC_PROFLIB"] == "/x/acc.so" and env["CUDA_INJECTION64_PATH"] == "/x/inj.so",
+          "single-library variables must be left alone")
+    check("CUDA is not measured" in err and "OpenACC is not measured" in err and "goes first" in err,
+          "notes about the user's settings: %r" % err)
+    check(env["GPUTOOL_OUTPUT"] == "mine", "a GPUTOOL_OUTPUT of the user's is kept")
+    # Already there: not added twice. Only some backends.
+    env, _ = env_of([], tmp, OMP_TOOL_LIBRARIES=LIB, CUDA_INJECTION64_PATH=LIB)
+    check(env["OMP_TOOL_LIBRARIES"] == LIB and env["CUDA_INJECTION64_PATH"] == LIB, "no duplicates")
+    env, _ = env_of(["--backends", "omp"], tmp)
+    check(env.get("OMP_TOOL_LIBRARIES") == LIB and not any(env.get(v) for v in TOOL_VARS[1:]), "--backends omp")
+    # Notes come from rank 0 only.
+    _, err = env_of([], tmp, OMPI_COMM_WORLD_RANK="1", CUDA_INJECTION64_PATH="/x/inj.so")
+    check(not err, "rank 1 should stay quiet: %r" % err)
+    # The default directory: the program and the job id, the same on every rank.
+    for rank in ("0", "3"):
+        env, _ = env_of([], tmp, SLURM_JOB_ID="4711", SLURM_PROCID=rank)
+        check(env.get("GPUTOOL_OUTPUT") == "gputool-env-4711", "default directory %r" % env.get("GPUTOOL_OUTPUT"))
+    env, _ = env_of([], tmp, OMPI_MCA_ess_base_jobid="12345")
+    check(env.get("GPUTOOL_OUTPUT") == "gputool-env-12345", "OpenMPI job id")
+    env, _ = env_of([], tmp)
+    check(env.get("GPUTOOL_OUTPUT", "").startswith("gputool-env-"), "pid directory %r" % env.get("GPUTOOL_OUTPUT"))
+    # --trace: set only when the library reads it.
+    env, err = env_of(["--trace"], tmp)
+    check(env.get("GPUTOOL_TRACE") == "1" or ("does not record traces" in err and "GPUTOOL_TRACE" not in env),
+          "--trace: %r %r" % (env.get("GPUTOOL_TRACE"), err))
+
+    # Exit status and signals are the program's.
+    code, _, _ = run(["--", "sh", "-c", "exit 3"], clean_env(), tmp)
+    check(code == 3, "exit status 3 came back as %d" % code)
+    code, _, _ = run(["--", "sh", "-c", "kill -TERM $$"], clean_env(), tmp)
+    check(code == -signal.SIGTERM, "SIGTERM came back as %d" % code)
+    code, _, err = run(["--", os.path.join(tmp, "no-such-program")], clean_env(), tmp)
+    check(code == 127 and "cannot run" in err, "a missing program: %d %r" % (code, err))
+    code, _, err = run(["--bogus", "--", "true"], clean_env(), tmp)
+    check(code == 2 and "unknown option" in err, "a bad option: %d %r" % (code, err))
+    code, _, err = run(["--sample-hz", "lots", "--", "true"], clean_env(), tmp)
+    check(code == 2, "a bad --sample-hz: %d" % code)
+    code, _, err = run([], clean_env(), tmp)
+    check(code == 2 and "needs a program" in err, "no program: %d %r" % (code, err))
+    code, _, err = run(["-o", "/proc/no/such/dir", "--", "true"], clean_env(), tmp)
+    check(code == 125 and "cannot create" in err, "an impossible directory: %d %r" % (code, err))
+
+    # A real measurement: the profile lands in the directory; the program's
+    # output is untouched.
+    if os.path.exists(SPLIT):
+        p = subprocess.run([SPLIT, "500000"], capture_output=True, text=True, env=clean_env(OMP_NUM_THREADS="2"))
+        code, out, err = run(["-o", "meas", "--", SPLIT, "500000"], clean_env(OMP_NUM_THREADS="2"), tmp)
+        files = os.listdir(os.path.join(tmp, "meas"))
+        check(code == 0 and out == p.stdout, "split under gputool run: %d %r" % (code, err))
+        check(any(f.startswith("split-0-") and f.endswith(".gtprof") for f in files), "no profile in %s" % files)
+        r = subprocess.run([GPUTOOL, "report", os.path.join(tmp, "meas")], capture_output=True, text=True)
+        check(r.returncode == 0 and "compute (split.c:" in r.stdout, "report of the measurement: %s" % r.stderr)
+
+    if failures:
+        print("check_run: %d failures (files in %s)" % (len(failures), tmp))
+        sys.exit(1)
+    shutil.rmtree(tmp)
+    print("check_run: ok")
+
+
+main()

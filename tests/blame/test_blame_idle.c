@@ -1,0 +1,176 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * GPU_IDLE_CAUSE from real CPU-time samples (1 kHz per thread), with a fake
+ * device:
+ *
+ *   idle    device 0 has been used, nothing is in flight: a function that
+ *           spins 0.4 s of CPU gets GPU_IDLE_CAUSE equal to its sampled
+ *           CPU time, within 10 % of the CPU time it measured itself
+ *   busy    an operation is in flight for the whole spin: nothing
+ *   mixed   devices 0 and 1 used, an operation in flight on 1 only: no
+ *           GPU_IDLE_CAUSE, GPU_IDLE_CAUSE_D0 as in "idle", no _D1
+ *   latency how long after a completion is handed to the monitor the
+ *           device reads idle, with and without gt_monitor__notify: each
+ *           completion under-counts GPU_IDLE_CAUSE by at most that much
+ *           CPU time (docs/BLAME.md)
+ *
+ * The spinning functions live in their own load module (blame_spin.c).
+ */
+#include <dlfcn.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "core/clock.h"
+#include "core/modmap.h"
+#include "core/sample.h"
+#include "core/unwind.h"
+#include "tests/blame/blame-test.h"
+#include "tests/blame/blame_spin.h"
+
+enum { HZ = 1000, RUNS = 200 };
+
+struct at_fn {
+	const char *sym;
+	enum gt_metric m;
+	uint64_t sum;
+};
+
+static int in_fn(const struct gt_cct_node *n, const char *sym)
+{
+	Dl_info di;
+
+	if (!n || n->kind != GT_NODE_FRAME)
+		return 0;
+	return dladdr((void *)(uintptr_t)n->key, &di) && di.dli_sname && !strcmp(di.dli_sname, sym);
+}
+
+static void at_fn__visit(struct gt_cct_node *n, void *arg)
+{
+	struct at_fn *a = arg;
+
+	/* The outermost frames of the function: their subtrees, once. */
+	if (in_fn(n, a->sym) && !in_fn(n->parent, a->sym))
+		a->sum += incl(n, a->m);
+}
+
+/* Metric @m inclusive at the function named @sym, wherever it was called. */
+static uint64_t at_fn(struct gt_thread *t, const char *sym, enum gt_metric m)
+{
+	struct at_fn a = { sym, m, 0 };
+
+	gt_cct__walk(t->cct.root, at_fn__visit, &a);
+	return a.sum;
+}
+
+static int u64_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Time from handing a completion to the monitor to the device reading idle. */
+static void latency(struct gt_thread *t, struct gt_cct_node *L, int notify, uint64_t *median,
+		    uint64_t *max)
+{
+	static uint64_t lat[RUNS];
+
+	for (int i = 0; i < RUNS; i++) {
+		uint64_t id = launch(t, L, 0), t0;
+		struct gt_device_op op;
+
+		memset(&op, 0, sizeof(op));
+		op.correlation = id;
+		op.kind = GT_DEVOP_KERNEL;
+		op.start_ns = gt_clock__now();
+		op.end_ns = op.start_ns + 1000;
+		t0 = gt_clock__now();
+		gt_monitor__activity(t, &op);
+		if (notify)
+			gt_monitor__notify();
+		while (gt_blame__in_flight(0) > 0)
+			;
+		lat[i] = gt_clock__now() - t0;
+		gt_monitor__drain(t);
+	}
+	qsort(lat, RUNS, sizeof(lat[0]), u64_cmp);
+	*median = lat[RUNS / 2];
+	*max = lat[RUNS - 1];
+}
+
+static void check_near(uint64_t got, uint64_t want, const char *what)
+{
+	double err = (double)got / (double)want - 1;
+
+	printf("  %-40s %.3f s, against %.3f s (%+.1f %%)\n", what, (double)got / 1e9,
+	       (double)want / 1e9, 100 * err);
+	CHECK(err > -0.10 && err < 0.10);
+}
+
+int main(void)
+{
+	struct gt_thread *t;
+	struct gt_cct_node *L;
+	uint64_t id, id1, cpu_idle, cpu_busy, cpu_mixed, med_n, max_n, med_q, max_q, now;
+
+	CHECK(gt_modmap__init() == 0);
+	gt_unwind__init();
+	CHECK(gt_sample__init(HZ) == 0);
+	t = gt_thread__self(GT_THREAD_INITIAL);
+	CHECK(t);
+	gt_sample__thread_start(t);
+	CHECK(t->has_timer);
+	CHECK(gt_monitor__start() == 0);
+	L = site(t, 0x1000, GT_PH_GPU_KERNEL);
+
+	/* idle: the process used device 0; nothing in flight now. */
+	id = launch(t, L, 0);
+	now = gt_clock__now();
+	complete(t, id, now, now + 1000, 0, 1, NULL);
+	settle(t);
+	CHECK_EQ_U(gt_blame__in_flight(0), 0);
+	cpu_idle = blame_spin_idle(400 * MS);
+
+	/* busy: one operation in flight for the whole spin. */
+	id = launch(t, L, 0);
+	cpu_busy = blame_spin_busy(200 * MS);
+	now = gt_clock__now();
+	complete(t, id, now - 200 * MS, now, 0, 1, NULL);
+	settle(t);
+
+	/* mixed: device 1 busy, device 0 idle. */
+	id1 = launch(t, L, 1);
+	cpu_mixed = blame_spin_mixed(200 * MS);
+	now = gt_clock__now();
+	complete(t, id1, now - 200 * MS, now, 1, 1, NULL);
+	settle(t);
+
+	latency(t, L, 1, &med_n, &max_n);
+	latency(t, L, 0, &med_q, &max_q);
+	gt_sample__thread_stop(t);
+	gt_monitor__stop();
+
+	printf("GPU_IDLE_CAUSE at %d Hz:\n", HZ);
+	check_near(at_fn(t, "blame_spin_idle", GT_M_GPU_IDLE_CAUSE), cpu_idle,
+		   "idle spin: GPU_IDLE_CAUSE");
+	CHECK_EQ_U(at_fn(t, "blame_spin_idle", GT_M_GPU_IDLE_CAUSE),
+		   at_fn(t, "blame_spin_idle", GT_M_CPUTIME));
+	CHECK_EQ_U(at_fn(t, "blame_spin_idle", GT_M_GPU_IDLE_CAUSE_D0), 0); /* one device then */
+	check_near(at_fn(t, "blame_spin_busy", GT_M_CPUTIME), cpu_busy, "busy spin: CPUTIME");
+	CHECK_EQ_U(at_fn(t, "blame_spin_busy", GT_M_GPU_IDLE_CAUSE), 0);
+	printf("  %-40s 0\n", "busy spin: GPU_IDLE_CAUSE");
+	CHECK_EQ_U(at_fn(t, "blame_spin_mixed", GT_M_GPU_IDLE_CAUSE), 0);
+	check_near(at_fn(t, "blame_spin_mixed", GT_M_GPU_IDLE_CAUSE_D0), cpu_mixed,
+		   "mixed spin: GPU_IDLE_CAUSE_D0");
+	CHECK_EQ_U(at_fn(t, "blame_spin_mixed", GT_M_GPU_IDLE_CAUSE_D1), 0);
+	printf("completion seen by the monitor after (%d runs): median %.1f us, max %.1f us with "
+	       "gt_monitor__notify; median %.1f us, max %.1f us without\n",
+	       RUNS, (double)med_n / 1e3, (double)max_n / 1e3, (double)med_q / 1e3,
+	       (double)max_q / 1e3);
+	/* Loose bounds: the machine is shared. Without a notify, the monitor
+	 * sleeps at most GT_MONITOR_IDLE_MAX_NS between rounds. */
+	CHECK(med_n < 10 * MS);
+	CHECK(med_q < GT_MONITOR_IDLE_MAX_NS + 10 * MS);
+	return 0;
+}

@@ -1,0 +1,603 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The CUDA backend without a GPU: its record conversion, correlation table,
+ * kernel names, occupancy, and the whole path from CUPTI's buffers to the
+ * calling-context tree, through the real code and the monitor thread.
+ *
+ *   test_cupti                    synthetic records (always)
+ *   test_cupti replay FILE SHORT  a recording made on a GPU machine by
+ *                                 samples/cuda/ops SHORT under
+ *                                 GPUTOOL_CUPTI_RECORD (tests/cupti/data/)
+ *   test_cupti elide EXE          the static CUDA runtime and nvcc's stubs
+ *                                 of an nvcc-built program are found
+ */
+#include <fcntl.h>
+#include <gelf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/cct.h"
+#include "core/thread.h"
+#include "gpu/cupti/cupti-internal.h"
+#include "gpu/monitor.h"
+#include "tests/unit/test.h"
+
+static const struct gt_cupti_device h100 = {
+	.cc_major = 9, .warp_size = 32, .max_threads_per_sm = 2048, .max_blocks_per_sm = 32,
+	.regs_per_sm = 65536, .regs_per_block = 65536, .smem_per_sm = 233472,
+	.smem_reserved_per_block = 1024, .sm_count = 132,
+};
+
+static void test_occupancy(void)
+{
+	/* 8 blocks of 8 warps fill the 64 warp slots. */
+	CHECK_EQ_U(gt_cupti__occupancy(&h100, 256, 16, 0), 1000);
+	/* 64 registers: 2048 per warp, 32 warps fit: 4 blocks. */
+	CHECK_EQ_U(gt_cupti__occupancy(&h100, 256, 64, 0), 500);
+	/* 48 KiB + 1 KiB reserved per block: 4 blocks. */
+	CHECK_EQ_U(gt_cupti__occupancy(&h100, 256, 16, 48 << 10), 500);
+	/* One warp per block: the 32 block slots bound it. */
+	CHECK_EQ_U(gt_cupti__occupancy(&h100, 32, 16, 0), 500);
+	/* 255 registers with 1024 threads do not fit at all. */
+	CHECK_EQ_U(gt_cupti__occupancy(&h100, 1024, 255, 0), 0);
+	CHECK_EQ_U(gt_cupti__occupancy(NULL, 256, 16, 0), 0);
+	CHECK_EQ_U(gt_cupti__occupancy(&h100, 0, 16, 0), 0);
+}
+
+static void test_names(void)
+{
+	char a[] = "_Z5scalePffi", b[] = "_Z5scalePffi", c[] = "empty_kernel";
+	const char *na, *nb, *nc;
+
+	/* Without a C++ runtime names stay mangled; one text, one pointer. */
+	gt_cupti_lib.demangle = NULL;
+	na = gt_cupti__kernel_name(a);
+	nb = gt_cupti__kernel_name(b);
+	nc = gt_cupti__kernel_name(c);
+	CHECK(na && nb && nc);
+	CHECK(!strcmp(na, "_Z5scalePffi") && na == nb && na != a);
+	CHECK(!strcmp(nc, "empty_kernel"));
+	CHECK(gt_cupti__kernel_name(a) == na);
+	CHECK(gt_cupti__kernel_name(NULL) == NULL);
+}
+
+static void test_corr(void)
+{
+	uint64_t id = 0;
+	int more = 1;
+
+	gt_cupti_corr__reset();
+	gt_cupti_corr__put(7, 1007, 1);
+	CHECK(gt_cupti_corr__get(7, &id, &more) && id == 1007 && !more);
+	CHECK(!gt_cupti_corr__get(8, &id, &more));
+	/* A graph: three parts, the last one without "more". */
+	gt_cupti_corr__put(9, 1009, 3);
+	CHECK(gt_cupti_corr__get(9, &id, &more) && id == 1009 && more);
+	CHECK(gt_cupti_corr__get(9, &id, &more) && more);
+	CHECK(gt_cupti_corr__get(9, &id, &more) && !more);
+	/* The slot of a later id: the earlier one is gone, and counted. */
+	gt_cupti_corr__put(7 + GT_CUPTI_CORR_SLOTS, 2007, 1);
+	CHECK(!gt_cupti_corr__get(7, &id, &more));
+	CHECK(atomic_load(&gt_cupti_stats.overwritten) == 1);
+	CHECK(gt_cupti_corr__get(7 + GT_CUPTI_CORR_SLOTS, &id, &more) && id == 2007);
+}
+
+/* ---- synthetic buffers ----------------------------------------------------- */
+
+struct synth {
+	uint8_t buf[4096] __attribute__((aligned(8)));
+	size_t len;
+	uint32_t offs[32];
+	size_t n;
+};
+
+static void *synth__add(struct synth *s, size_t size)
+{
+	void *p = s->buf + s->len;
+
+	memset(p, 0, size);
+	s->offs[s->n++] = (uint32_t)s->len;
+	s->len += (size + 7) / 8 * 8;
+	return p;
+}
+
+/* Iterates the records of the buffer being delivered, by recorded offsets. */
+static const uint32_t *iter_offs;
+static size_t iter_n, iter_i;
+
+static int iter_next(uint8_t *buf, size_t valid, CUpti_Activity **rec)
+{
+	(void)valid;
+	if (iter_i == iter_n)
+		return -1;
+	*rec = (CUpti_Activity *)(buf + iter_offs[iter_i++]);
+	return 0;
+}
+
+static void deliver(uint8_t *buf, size_t len, const uint32_t *offs, size_t n)
+{
+	iter_offs = offs;
+	iter_n = n;
+	iter_i = 0;
+	gt_cupti_activity__deliver(buf, len, iter_next);
+}
+
+static uint64_t metric_at(struct gt_cct_node *n, enum gt_metric m)
+{
+	return n ? gt_cct__get(n, m) : 0;
+}
+
+static struct gt_cct_node *child(struct gt_cct_node *parent, enum gt_node_kind kind, uint64_t key)
+{
+	for (struct gt_cct_node *c = parent ? parent->children : NULL; c; c = c->sibling)
+		if (c->kind == (uint32_t)kind && c->key == key)
+			return c;
+	return NULL;
+}
+
+static struct gt_cct_node *child_named(struct gt_cct_node *parent, const char *name)
+{
+	for (struct gt_cct_node *c = parent ? parent->children : NULL; c; c = c->sibling)
+		if (c->kind == GT_NODE_NAME && !strcmp((const char *)(uintptr_t)c->key, name))
+			return c;
+	return NULL;
+}
+
+static void test_synthetic(void)
+{
+	static const char site_a[] = "site_a", site_b[] = "site_b";
+	static char kname[] = "_Z4axpyPfPKffi";
+	struct gt_thread *t;
+	struct gt_cct_node *a, *b, *kph, *k, *h2d, *ms;
+	struct synth s = { 0 };
+	CUpti_ActivityKernel10 *kr;
+	CUpti_ActivityMemcpy6 *mr;
+	CUpti_ActivityMemset4 *sr;
+	struct gt_monitor_stats st;
+
+	gt_cupti_lib.demangle = NULL;
+	gt_cupti_corr__reset();
+	memcpy((void *)&gt_cupti_devices[0], &h100, sizeof(h100));
+	atomic_store(&gt_cupti_devices[0].ready, 1);
+	CHECK(gt_monitor__start() == 0);
+	t = gt_thread__self(GT_THREAD_INITIAL);
+	gt_thread__enter(t);
+	a = gt_cct__child(&t->cct, t->cct.root, GT_NODE_NAME, (uintptr_t)site_a, 0);
+	b = gt_cct__child(&t->cct, t->cct.root, GT_NODE_NAME, (uintptr_t)site_b, 0);
+	/* Two launches from a (CUPTI ids 11, 12), a copy and a memset from b
+	 * (13; 14 under a driver call too), and a graph of two kernels (15). */
+	CHECK(gt_cupti__issue(t, a, GT_PH_GPU_KERNEL, 11, 1, 0));
+	CHECK(gt_cupti__issue(t, a, GT_PH_GPU_KERNEL, 12, 1, 0));
+	CHECK(gt_cupti__issue(t, b, GT_PH__COUNT, 13, 1, 0));
+	gt_cupti_corr__put(14, gt_cupti__issue(t, b, GT_PH_GPU_MEMSET, 16, 1, 0), 1);
+	CHECK(gt_cupti__issue(t, b, GT_PH__COUNT, 15, 2, 0));
+	gt_thread__leave(t);
+
+	for (int i = 0; i < 2; i++) {
+		kr = synth__add(&s, sizeof(*kr));
+		kr->kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+		kr->correlationId = 11 + (uint32_t)i;
+		kr->start = 1000;
+		kr->end = 1500 + (uint64_t)i * 100;
+		kr->gridX = 64, kr->gridY = 1, kr->gridZ = 1;
+		kr->blockX = 256, kr->blockY = 1, kr->blockZ = 1;
+		kr->registersPerThread = 16;
+		kr->dynamicSharedMemory = 1024;
+		kr->name = kname;
+	}
+	mr = synth__add(&s, sizeof(*mr));
+	mr->kind = CUPTI_ACTIVITY_KIND_MEMCPY;
+	mr->copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_HTOD;
+	mr->correlationId = 13, mr->bytes = 1 << 20, mr->start = 10, mr->end = 20;
+	sr = synth__add(&s, sizeof(*sr));
+	sr->kind = CUPTI_ACTIVITY_KIND_MEMSET;
+	sr->correlationId = 14, sr->bytes = 4096, sr->start = 30, sr->end = 35;
+	for (int i = 0; i < 2; i++) {
+		kr = synth__add(&s, sizeof(*kr));
+		kr->kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+		kr->correlationId = 15, kr->start = 100, kr->end = 200;
+		kr->gridX = kr->gridY = kr->gridZ = 1;
+		kr->blockX = kr->blockY = kr->blockZ = 1;
+		kr->name = kname;
+	}
+	/* A record of a call the tool never saw. */
+	mr = synth__add(&s, sizeof(*mr));
+	mr->kind = CUPTI_ACTIVITY_KIND_MEMCPY;
+	mr->correlationId = 99;
+	deliver(s.buf, s.len, s.offs, s.n);
+
+	gt_monitor__flush();
+	gt_monitor__drain(t);
+	kph = child(a, GT_NODE_PLACEHOLDER, GT_PH_GPU_KERNEL);
+	k = kph ? kph->children : NULL;
+	CHECK(k && k->kind == GT_NODE_NAME && !strcmp((const char *)(uintptr_t)k->key, kname));
+	CHECK_EQ_U(metric_at(k, GT_M_GKER_COUNT), 2);
+	CHECK_EQ_U(metric_at(k, GT_M_GKER), 500 + 600);
+	CHECK_EQ_U(metric_at(k, GT_M_GKER_BLKS), 2 * 64);
+	CHECK_EQ_U(metric_at(k, GT_M_GKER_BLK_THR), 2 * 256);
+	CHECK_EQ_U(metric_at(k, GT_M_GKER_THR_REG), 2 * 16);
+	CHECK_EQ_U(metric_at(k, GT_M_GKER_DYMEM), 2 * 1024);
+	/* 256 threads, 16 registers, 1 KiB + 1 KiB: 8 blocks, full. */
+	CHECK_EQ_U(metric_at(k, GT_M_GKER_OCC_THR), 2 * 1000);
+	/* The copy issued without a placeholder got the one of its direction. */
+	h2d = child(b, GT_NODE_PLACEHOLDER, GT_PH_GPU_COPY_H2D);
+	CHECK_EQ_U(metric_at(h2d, GT_M_GXCOPY_H2D_BYTES), 1 << 20);
+	CHECK_EQ_U(metric_at(h2d, GT_M_GXCOPY_H2D_COUNT), 1);
+	CHECK_EQ_U(metric_at(h2d, GT_M_GXCOPY_H2D), 10);
+	ms = child(b, GT_NODE_PLACEHOLDER, GT_PH_GPU_MEMSET);
+	CHECK_EQ_U(metric_at(ms, GT_M_GMSET_BYTES), 4096);
+	/* Both kernels of the graph, under the call site's own <gpu kernel>. */
+	k = child_named(child(b, GT_NODE_PLACEHOLDER, GT_PH_GPU_KERNEL), kname);
+	CHECK_EQ_U(metric_at(k, GT_M_GKER_COUNT), 2);
+	CHECK(atomic_load(&gt_cupti_stats.untracked) == 1);
+	gt_monitor__stats(&st);
+	CHECK_EQ_U(st.map_size, 0);
+	CHECK_EQ_U(st.pending, 0);
+}
+
+/* ---- the API callbacks ----------------------------------------------------------- */
+
+struct ph_sum {
+	enum gt_placeholder ph;
+	enum gt_metric m;
+	uint64_t v;
+	unsigned nodes;
+};
+
+static void ph_sum__visit(struct gt_cct_node *n, void *arg)
+{
+	struct ph_sum *s = arg;
+
+	if (n->kind != GT_NODE_PLACEHOLDER || n->key != (uint64_t)s->ph)
+		return;
+	s->nodes++;
+	s->v += gt_cct__get(n, s->m);
+	for (struct gt_cct_node *c = n->children; c; c = c->sibling)
+		s->v += gt_cct__get(c, s->m);
+}
+
+static uint64_t tree_sum(struct gt_thread *t, enum gt_placeholder ph, enum gt_metric m)
+{
+	struct ph_sum s = { ph, m, 0, 0 };
+
+	gt_cct__walk(t->cct.root, ph_sum__visit, &s);
+	return s.v;
+}
+
+static void api(CUpti_CallbackDomain dom, CUpti_CallbackId cbid, uint32_t cid, const void *params,
+		int ret, void (*inner)(void))
+{
+	CUpti_CallbackData cb = { .callbackSite = CUPTI_API_ENTER, .functionParams = params,
+				  .functionReturnValue = &ret, .correlationId = cid };
+
+	gt_cupti__callback(NULL, dom, cbid, &cb);
+	if (inner)
+		inner();
+	cb.callbackSite = CUPTI_API_EXIT;
+	gt_cupti__callback(NULL, dom, cbid, &cb);
+}
+
+static void driver_copy(void)
+{
+	cuMemcpyHtoD_v2_params p = { 0 };
+
+	api(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoD_v2, 102, &p, 0, NULL);
+}
+
+static CUptiResult CUPTIAPI enable(uint32_t e, CUpti_SubscriberHandle h, CUpti_CallbackDomain d,
+				   CUpti_CallbackId c)
+{
+	(void)e, (void)h, (void)d, (void)c;
+	return CUPTI_SUCCESS;
+}
+
+static void test_callbacks(void)
+{
+	cudaMemcpy_v3020_params h2d = { .count = 4096, .kind = cudaMemcpyHostToDevice };
+	cudaMemcpy_v3020_params dflt = { .count = 8192, .kind = cudaMemcpyDefault };
+	cudaMalloc_v3020_params alloc = { .size = 1 << 20 };
+	cudaLaunchKernel_v7000_params launch = { 0 };
+	struct gt_thread *t;
+	struct synth s = { 0 };
+	CUpti_ActivityMemcpy6 *mr;
+	struct gt_monitor_stats st;
+
+	gt_cupti_corr__reset();
+	CHECK(gt_monitor__start() == 0);
+	t = gt_thread__self(GT_THREAD_INITIAL);
+	/* The class table is filled when callbacks are enabled. */
+	gt_cupti_lib.cuptiEnableCallback = enable;
+	CHECK(gt_cupti__enable_callbacks(NULL) == CUPTI_SUCCESS);
+	atomic_store(&gt_cupti_live, 1);
+	/* A runtime copy with the driver call it makes inside (CUPTI ids 101,
+	 * 102); an allocation; a synchronization; a launch that fails; a copy
+	 * whose direction only the activity knows (106). */
+	api(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020, 101, &h2d, 0,
+	    driver_copy);
+	api(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020, 103, &alloc, 0,
+	    NULL);
+	api(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSynchronize_v3020, 104,
+	    NULL, 0, NULL);
+	api(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, 105,
+	    &launch, 1, NULL);
+	api(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020, 106, &dflt, 0,
+	    NULL);
+	/* A function the backend does not intercept. */
+	api(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaGetDevice_v3020, 107, NULL, 0,
+	    NULL);
+
+	/* The copy's record carries the driver call's id. */
+	mr = synth__add(&s, sizeof(*mr));
+	mr->kind = CUPTI_ACTIVITY_KIND_MEMCPY;
+	mr->copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_HTOD;
+	mr->correlationId = 102, mr->bytes = 4096, mr->start = 5, mr->end = 9;
+	mr = synth__add(&s, sizeof(*mr));
+	mr->kind = CUPTI_ACTIVITY_KIND_MEMCPY;
+	mr->copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_DTOH;
+	mr->correlationId = 106, mr->bytes = 8192, mr->start = 10, mr->end = 30;
+	deliver(s.buf, s.len, s.offs, s.n);
+	gt_monitor__flush();
+	gt_monitor__drain(t);
+
+	CHECK_EQ_U(tree_sum(t, GT_PH_GPU_COPY_H2D, GT_M_GXCOPY_H2D_BYTES), 4096);
+	CHECK_EQ_U(tree_sum(t, GT_PH_GPU_COPY_H2D, GT_M_GXCOPY_H2D), 4);
+	CHECK_EQ_U(tree_sum(t, GT_PH_GPU_COPY_D2H, GT_M_GXCOPY_D2H_BYTES), 8192);
+	CHECK_EQ_U(tree_sum(t, GT_PH_GPU_ALLOC, GT_M_GMEM_BYTES), 1 << 20);
+	CHECK_EQ_U(tree_sum(t, GT_PH_GPU_ALLOC, GT_M_GMEM_COUNT), 1);
+	CHECK_EQ_U(tree_sum(t, GT_PH_GPU_SYNC, GT_M_GSYNC_COUNT), 1);
+	CHECK_EQ_U(tree_sum(t, GT_PH_GPU_KERNEL, GT_M_GKER_COUNT), 0);
+	CHECK_EQ_U(atomic_load(&gt_cupti_stats.failed_calls), 1);
+	CHECK_EQ_U(atomic_load(&gt_cupti_stats.api_calls), 5);
+	gt_monitor__stats(&st);
+	CHECK_EQ_U(st.map_size, 0);
+	CHECK_EQ_U(st.pending, 0);
+	atomic_store(&gt_cupti_live, 0);
+}
+
+/* ---- replay ------------------------------------------------------------------ */
+
+#define MAX_OPS 65536
+
+struct replay {
+	struct gt_thread *t;
+	uint64_t from[MAX_OPS], to[MAX_OPS]; /* recorded id → id issued now */
+	size_t n;
+	const char *sites[256];
+	size_t n_sites;
+};
+
+static uint64_t replay__map(struct replay *r, uint64_t orig)
+{
+	for (size_t i = r->n; i-- > 0;)
+		if (r->from[i] == orig)
+			return r->to[i];
+	return 0;
+}
+
+static void replay__api(void *arg, uint32_t cupti_id, uint64_t id, int32_t parts,
+			enum gt_placeholder ph, const char *site)
+{
+	struct replay *r = arg;
+	struct gt_cct_node *node = r->t->cct.root;
+	uint64_t now = replay__map(r, id);
+	size_t i;
+
+	if (now) {
+		/* A driver call under a runtime call: the same operation. */
+		gt_cupti_corr__put(cupti_id, now, parts);
+		return;
+	}
+	if (site) {
+		for (i = 0; i < r->n_sites && strcmp(r->sites[i], site); i++)
+			;
+		if (i == r->n_sites && r->n_sites < 256)
+			r->sites[r->n_sites++] = site;
+		node = gt_cct__child(&r->t->cct, node, GT_NODE_NAME, (uintptr_t)r->sites[i], 0);
+	}
+	gt_thread__enter(r->t);
+	now = gt_cupti__issue(r->t, node, ph, cupti_id, parts, 0);
+	gt_thread__leave(r->t);
+	CHECK(now && r->n < MAX_OPS);
+	r->from[r->n] = id;
+	r->to[r->n++] = now;
+}
+
+static void replay__op(void *arg, const struct gt_device_op *op)
+{
+	struct replay *r = arg;
+	struct gt_device_op o = *op;
+
+	o.correlation = replay__map(r, op->correlation);
+	CHECK(o.correlation);
+	gt_monitor__activity(r->t, &o);
+}
+
+static void replay__buffer(void *arg, uint8_t *buf, size_t valid, const uint32_t *rec, size_t n)
+{
+	(void)arg;
+	deliver(buf, valid, rec, n);
+}
+
+static void replay__device(void *arg, int ordinal, const struct gt_cupti_device *d)
+{
+	(void)arg;
+	if (ordinal >= 0 && ordinal < GT_CUPTI_MAX_DEVICES) {
+		memcpy((void *)&gt_cupti_devices[ordinal], d, sizeof(*d));
+		atomic_store(&gt_cupti_devices[ordinal].ready, 1);
+	}
+}
+
+/* Sums a metric over the nodes under sites whose function is @fn (NULL:
+ * every site), at placeholder @ph, below kernel names containing @kernel
+ * (NULL: on the placeholder itself): CUPTI's names may be mangled or not. */
+static uint64_t sum(struct replay *r, const char *fn, enum gt_placeholder ph, const char *kernel,
+		    enum gt_metric m)
+{
+	uint64_t v = 0;
+
+	for (struct gt_cct_node *s = r->t->cct.root->children; s; s = s->sibling) {
+		const char *name = s->kind == GT_NODE_NAME ? (const char *)(uintptr_t)s->key : "";
+		struct gt_cct_node *p;
+
+		/* "_ZL6uploadPfPKf (ops.cu:82)" is a site of upload. */
+		if (fn && !strstr(name, fn))
+			continue;
+		p = child(s, GT_NODE_PLACEHOLDER, ph);
+		if (!kernel) {
+			v += metric_at(p, m);
+			continue;
+		}
+		for (struct gt_cct_node *k = p ? p->children : NULL; k; k = k->sibling)
+			if (k->kind == GT_NODE_NAME && strstr((const char *)(uintptr_t)k->key, kernel))
+				v += metric_at(k, m);
+	}
+	return v;
+}
+
+#define EXPECT(got, want)                                                                  \
+	do {                                                                               \
+		uint64_t g_ = (got), w_ = (want);                                          \
+		printf("  %-62s %10llu (expected %llu)\n", #got, (unsigned long long)g_,   \
+		       (unsigned long long)w_);                                            \
+		if (g_ != w_)                                                              \
+			failed++;                                                          \
+	} while (0)
+
+static int replay(const char *path, unsigned short_launches)
+{
+	static struct replay r;
+	const struct gt_cupti_replay cb = {
+		.api = replay__api, .op = replay__op, .buffer = replay__buffer,
+		.device = replay__device, .arg = &r,
+	};
+	struct gt_monitor_stats st;
+	int failed = 0;
+
+	gt_cupti_lib.demangle = NULL; /* names as CUPTI gives them (mangled) */
+	gt_cupti_corr__reset();
+	CHECK(gt_monitor__start() == 0);
+	r.t = gt_thread__self(GT_THREAD_INITIAL);
+	CHECK(gt_cupti_record__replay(path, &cb) == 0);
+	gt_monitor__flush();
+	gt_monitor__drain(r.t);
+	printf("%s: %zu operations from %zu call sites\n", path, r.n, r.n_sites);
+	EXPECT(sum(&r, "upload", GT_PH_GPU_COPY_H2D, NULL, GT_M_GXCOPY_H2D_BYTES), 4u << 20);
+	EXPECT(sum(&r, "upload", GT_PH_GPU_COPY_H2D, NULL, GT_M_GXCOPY_H2D_COUNT), 4);
+	EXPECT(sum(&r, "download", GT_PH_GPU_COPY_D2H, NULL, GT_M_GXCOPY_D2H_BYTES), 3u * (512 << 10));
+	EXPECT(sum(&r, "shuffle", GT_PH_GPU_COPY_D2D, NULL, GT_M_GXCOPY_D2D_BYTES), 2u * (256 << 10));
+	EXPECT(sum(&r, "clear", GT_PH_GPU_MEMSET, NULL, GT_M_GMSET_BYTES), 5u * (64 << 10));
+	EXPECT(sum(&r, "clear", GT_PH_GPU_MEMSET, NULL, GT_M_GMSET_COUNT), 5);
+	EXPECT(sum(&r, "many_short", GT_PH_GPU_KERNEL, "empty_kernel", GT_M_GKER_COUNT),
+	       short_launches);
+	EXPECT(sum(&r, "streams", GT_PH_GPU_KERNEL, "scale", GT_M_GKER_COUNT), 200);
+	EXPECT(sum(&r, "streams", GT_PH_GPU_KERNEL, "scale", GT_M_GKER_BLKS), 200 * 64);
+	EXPECT(sum(&r, "streams", GT_PH_GPU_KERNEL, "scale", GT_M_GKER_BLK_THR), 200 * 256);
+	EXPECT(sum(&r, "streams", GT_PH_GPU_COPY_D2H, NULL, GT_M_GXCOPY_D2H_BYTES), 4u * (128 << 10));
+	EXPECT(sum(&r, NULL, GT_PH_GPU_KERNEL, "axpy", GT_M_GKER_COUNT), 400 + 10);
+	EXPECT(sum(&r, "stencil_run", GT_PH_GPU_KERNEL, "stencil", GT_M_GKER_COUNT), 20);
+	EXPECT(sum(&r, "stencil_run", GT_PH_GPU_KERNEL, "stencil", GT_M_GKER_DYMEM),
+	       20 * 1024);
+	EXPECT(sum(&r, "graph", GT_PH_GPU_KERNEL, "scale", GT_M_GKER_COUNT), 10);
+	EXPECT(sum(&r, "graph", GT_PH_GPU_KERNEL, "axpy", GT_M_GKER_COUNT), 10);
+	EXPECT(sum(&r, "graph", GT_PH_GPU_KERNEL, "stencil", GT_M_GKER_COUNT), 10);
+	EXPECT(sum(&r, "driver_calls", GT_PH_GPU_MEMSET, NULL, GT_M_GMSET_BYTES), 3u * (32 << 10));
+	EXPECT(sum(&r, "many_short", GT_PH_GPU_SYNC, NULL, GT_M_GSYNC_COUNT), 1);
+	EXPECT(sum(&r, "streams", GT_PH_GPU_SYNC, NULL, GT_M_GSYNC_COUNT), 4);
+	EXPECT(sum(&r, "event_wait", GT_PH_GPU_SYNC, NULL, GT_M_GSYNC_COUNT), 1);
+	EXPECT(sum(&r, "main", GT_PH_GPU_ALLOC, NULL, GT_M_GMEM_COUNT), 4);
+	EXPECT(sum(&r, "main", GT_PH_GPU_ALLOC, NULL, GT_M_GMEM_BYTES), 4u << 20);
+	EXPECT(sum(&r, "main", GT_PH_GPU_FREE, NULL, GT_M_GMEM_COUNT), 4);
+	gt_monitor__stats(&st);
+	printf("  monitor: %llu correlations, %llu activities, %llu waiting at the end\n",
+	       (unsigned long long)st.correlations, (unsigned long long)st.activities,
+	       (unsigned long long)st.map_size);
+	EXPECT(st.map_size, 0);
+	EXPECT(atomic_load(&gt_cupti_stats.overwritten), 0);
+	return failed;
+}
+
+/* ---- elide --------------------------------------------------------------------- */
+
+/* The link-time address of @name in @path, or 0. */
+static uintptr_t symbol(const char *path, const char *name, int prefix_only)
+{
+	int fd = open(path, O_RDONLY);
+	Elf *elf = fd >= 0 ? elf_begin(fd, ELF_C_READ_MMAP, NULL) : NULL;
+	Elf_Scn *scn = NULL;
+	uintptr_t addr = 0;
+
+	while (elf && !addr && (scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB || !(d = elf_getdata(scn, NULL)))
+			continue;
+		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Sym s;
+			const char *n;
+
+			if (!gelf_getsym(d, (int)i, &s) || GELF_ST_TYPE(s.st_info) != STT_FUNC ||
+			    !s.st_value || !(n = elf_strptr(elf, sh.sh_link, s.st_name)))
+				continue;
+			if (prefix_only ? !strncmp(n, name, strlen(name)) : !strcmp(n, name)) {
+				addr = (uintptr_t)s.st_value + 1;
+				break;
+			}
+		}
+	}
+	if (elf)
+		elf_end(elf);
+	if (fd >= 0)
+		close(fd);
+	return addr;
+}
+
+static int elide(const char *exe)
+{
+	static const struct {
+		const char *name;
+		int prefix, elided; /* 2: elided where present */
+	} want[] = {
+		{ "cudaMalloc", 0, 1 },		 { "cudaMemcpy", 0, 1 },
+		{ "__cudaLaunchKernel", 0, 1 },	 { "libcudart_static_", 1, 1 },
+		{ "_Z5scalePffi", 0, 1 },		 /* host stub of a kernel */
+		{ "_Z12empty_kernelv", 0, 1 },	 { "_Z26__device_stub__Z5scalePffiPffi", 0, 1 },
+		{ "_ZL25__cudaLaunchKernel_helper", 1, 2 }, /* inlined at -O2 */
+		{ "main", 0, 0 },			 { "_ZL6uploadPfPKf", 0, 0 },
+		{ "_ZL10many_shorti", 0, 0 },	 { "_ZL7streamsPfS_", 0, 0 },
+	};
+	int failed = 0;
+
+	CHECK(elf_version(EV_CURRENT) != EV_NONE);
+	CHECK(gt_cupti_elide__build_file(exe) == 0);
+	printf("%s: %u ranges\n", exe, gt_cupti_elide__ranges());
+	for (size_t i = 0; i < sizeof(want) / sizeof(*want); i++) {
+		uintptr_t a = symbol(exe, want[i].name, want[i].prefix);
+		int got = a && gt_cupti_elide__covers(a);
+
+		printf("  %-40s %s (expected %s)\n", want[i].name, !a ? "absent" : got ? "elided" : "kept",
+		       want[i].elided ? "elided" : "kept");
+		if (want[i].elided == 2 ? a && !got : !a || got != want[i].elided)
+			failed++;
+	}
+	return failed;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct test_case cases[] = {
+		{ "occupancy", test_occupancy },
+		{ "kernel names", test_names },
+		{ "correlation table", test_corr },
+		{ "records through the monitor", test_synthetic },
+		{ "API callbacks: nesting, API-measured operations, failures", test_callbacks },
+	};
+
+	if (argc > 3 && !strcmp(argv[1], "replay"))
+		return replay(argv[2], (unsigned)atoi(argv[3])) ? 1 : 0;
+	if (argc > 2 && !strcmp(argv[1], "elide"))
+		return elide(argv[2]) ? 1 : 0;
+	return test__run(cases, sizeof(cases) / sizeof(*cases));
+}

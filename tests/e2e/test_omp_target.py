@@ -1,0 +1,245 @@
+# SPDX-License-Identifier: MIT
+"""OpenMP target offload measurement, end to end: the samples in
+samples/omp-target run under libgputool.so (offloaded to the host, which
+fires every OMPT target callback); the profile must show the bytes, counts
+and contexts the samples are known to produce.
+Usage: test_omp_target.py BUILD_DIR"""
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(__file__))
+from gtrun import Fail, check, main, profiles, run_under_tool  # noqa: E402
+
+BUILD = os.path.abspath(sys.argv[1])
+LIB = os.path.join(BUILD, "libgputool.so")
+GPUTOOL = os.path.join(BUILD, "gputool")
+SAMPLES = os.path.join(BUILD, "samples", "omp-target")
+# The samples find LLVM's libomp and libomptarget through their rpath.
+ENV = {"OMP_NUM_THREADS": "2"}
+if os.environ.get("GT_TARGET_PRELOAD"):
+    # Sanitizer builds: the samples are not instrumented, the tool is.
+    ENV["LD_PRELOAD"] = os.environ["GT_TARGET_PRELOAD"]
+
+CONSTRUCTS = ("<omp target>", "<omp target enter data>", "<omp target exit data>",
+              "<omp target update>")
+OPS = {  # placeholder: (count, bytes) metrics
+    "<omp alloc>": ("OMP_TGT_ALLOC_COUNT", "OMP_TGT_ALLOC_BYTES"),
+    "<omp copy h2d>": ("OMP_TGT_H2D_COUNT", "OMP_TGT_H2D_BYTES"),
+    "<omp copy d2h>": ("OMP_TGT_D2H_COUNT", "OMP_TGT_D2H_BYTES"),
+    "<omp copy d2d>": ("OMP_TGT_D2D_COUNT", "OMP_TGT_D2D_BYTES"),
+    "<omp delete>": ("OMP_TGT_DELETE_COUNT", None),
+    "<omp kernel>": ("OMP_TGT_KERNEL_COUNT", "OMP_TGT_KERNEL_TEAMS"),
+}
+OP_TIMES = ("OMP_TGT_ALLOC_TIME", "OMP_TGT_H2D_TIME", "OMP_TGT_D2H_TIME", "OMP_TGT_D2D_TIME",
+            "OMP_TGT_DELETE_TIME", "OMP_TGT_KERNEL_TIME")
+D = 8  # bytes per double
+
+
+def sample(name):
+    exe = os.path.join(SAMPLES, name)
+    if not os.path.exists(exe):
+        raise Fail("%s was not built" % exe)
+    return exe
+
+
+def one_profile(outdir):
+    ps = profiles(GPUTOOL, outdir)
+    check(len(ps) == 1, "expected one profile in %s, found %d" % (outdir, len(ps)))
+    return ps[0]
+
+
+def no_runtime_frames(p):
+    """No frame of libomp, libomptarget or the tool anywhere in the tree."""
+    mods = p.doc.get("modules", [])
+    for n in p.doc["nodes"]:
+        if n.get("kind") != "frame" or n.get("module") is None:
+            continue
+        m = os.path.basename(mods[n["module"]])
+        check(not m.startswith("libomp") and not m.startswith("libgputool"),
+              "runtime frame %s (%s) at %s" % (n.get("name"), m, "/".join(p.names(n))))
+
+
+def shape(p):
+    """Every operation sits under a device node; a device node sits under a
+    construct or a frame (operations outside constructs); every construct
+    holds only device nodes."""
+    for n in p.doc["nodes"]:
+        name = n.get("name") or ""
+        parent = p.nodes.get(n.get("parent"))
+        if name in OPS:
+            check(parent and parent.get("kind") == "name" and parent["name"].startswith("device "),
+                  "%s at %s is not under a device" % (name, "/".join(p.names(n))))
+        if n.get("kind") == "name" and name.startswith("device "):
+            check(parent and (parent.get("name") in CONSTRUCTS or parent.get("kind") == "frame"),
+                  "device node at %s" % "/".join(p.names(n)))
+        if name in CONSTRUCTS:
+            kids = p.children.get(n["id"], [])
+            check(kids and all(k.get("kind") == "name" for k in kids),
+                  "%s children: %s" % (name, [k.get("name") for k in kids]))
+
+
+def constructs(p, kind, caller):
+    return [n for n in p.find(kind) if caller in p.names(n)]
+
+
+def totals(p, nodes):
+    """Inclusive sums over the given nodes, by metric."""
+    out = {}
+    for n in nodes:
+        for k, v in n.get("inclusive", {}).items():
+            out[k] = out.get(k, 0) + v
+    return out
+
+
+def expect(got, want, where):
+    for m, v in want.items():
+        check(got.get(m, 0) == v, "%s: %s = %s, expected %s" % (where, m, got.get(m, 0), v))
+
+
+def region_times_consistent(p):
+    """A construct's time covers the operations it contains (one clock,
+    nested callbacks on one thread)."""
+    for n in p.doc["nodes"]:
+        if n.get("kind") != "name" or not (n.get("name") or "").startswith("device "):
+            continue
+        parent = p.nodes.get(n.get("parent"))
+        if not parent or parent.get("name") not in CONSTRUCTS:
+            continue
+        ops = sum(n["inclusive"].get(m, 0) for m in OP_TIMES)
+        t = p.excl(n, "OMP_TGT_TIME")
+        check(t > 0, "no OMP_TGT_TIME at %s" % "/".join(p.names(n)))
+        check(t >= ops, "%s: construct time %d < its operations' %d" % ("/".join(p.names(n)), t, ops))
+
+
+def site_bytes(calls, n):
+    return {"OMP_TGT_COUNT": calls,
+            "OMP_TGT_ALLOC_COUNT": 3 * calls, "OMP_TGT_ALLOC_BYTES": 3 * calls * n * D,
+            "OMP_TGT_H2D_COUNT": 2 * calls, "OMP_TGT_H2D_BYTES": 2 * calls * n * D,
+            "OMP_TGT_D2H_COUNT": 2 * calls, "OMP_TGT_D2H_BYTES": 2 * calls * n * D,
+            "OMP_TGT_DELETE_COUNT": 3 * calls, "OMP_TGT_KERNEL_COUNT": calls}
+
+
+def test_transfer():
+    outdir, err = run_under_tool(LIB, sample("transfer"), env=ENV)
+    lines = [l for l in err.splitlines() if l.strip()]
+    check(len(lines) == 1 and lines[0].startswith("gputool: report "),
+          "expected one line on stderr, got %r" % err)
+    p = one_profile(outdir)
+    no_runtime_frames(p)
+    shape(p)
+    region_times_consistent(p)
+    # One construct, two callers, each with its own bytes.
+    n_small, c_small, n_large, c_large, N, upd_to, upd_from = 256, 3, 1024, 5, 4096, 100, 200
+    for caller, calls, n in (("path_small", c_small, n_small), ("path_large", c_large, n_large)):
+        rs = constructs(p, "<omp target>", caller)
+        check(len(rs) == 1, "expected one <omp target> under %s, found %d" % (caller, len(rs)))
+        names = p.names(rs[0])
+        check(names[0] == "main" and names[-2] == "site" and names[-3] == caller,
+              "%s construct context is %s" % (caller, "/".join(names)))
+        devs = p.children.get(rs[0]["id"], [])
+        check(len(devs) == 1 and devs[0]["name"] == "device 0 (generic-64bit)",
+              "device nodes %s" % [d.get("name") for d in devs])
+        expect(totals(p, rs), site_bytes(calls, n), caller)
+        # The kernel hangs under its construct's device node.
+        kernels = [k for k in p.children.get(devs[0]["id"], []) if k["name"] == "<omp kernel>"]
+        check(len(kernels) == 1 and p.excl(kernels[0], "OMP_TGT_KERNEL_COUNT") == calls,
+              "%s kernels %s" % (caller, kernels))
+    # Data kept on the device.
+    expect(totals(p, constructs(p, "<omp target enter data>", "resident")),
+           {"OMP_TGT_COUNT": 1, "OMP_TGT_ALLOC_COUNT": 2, "OMP_TGT_ALLOC_BYTES": 2 * N * D,
+            "OMP_TGT_H2D_COUNT": 1, "OMP_TGT_H2D_BYTES": N * D}, "enter data")
+    updates = constructs(p, "<omp target update>", "resident")
+    check(len(updates) == 2, "expected two update sites, found %d" % len(updates))
+    expect(totals(p, updates), {"OMP_TGT_COUNT": 2, "OMP_TGT_H2D_BYTES": upd_to * D,
+                                "OMP_TGT_D2H_BYTES": upd_from * D, "OMP_TGT_H2D_COUNT": 1,
+                                "OMP_TGT_D2H_COUNT": 1}, "update")
+    expect(totals(p, constructs(p, "<omp target exit data>", "resident")),
+           {"OMP_TGT_COUNT": 1, "OMP_TGT_D2H_COUNT": 1, "OMP_TGT_D2H_BYTES": N * D,
+            "OMP_TGT_DELETE_COUNT": 2, "OMP_TGT_ALLOC_COUNT": 0, "OMP_TGT_H2D_COUNT": 0},
+           "exit data")
+    # The kernel on present data moves nothing.
+    expect(totals(p, constructs(p, "<omp target>", "resident")),
+           {"OMP_TGT_COUNT": 1, "OMP_TGT_KERNEL_COUNT": 1, "OMP_TGT_ALLOC_COUNT": 0,
+            "OMP_TGT_H2D_COUNT": 0, "OMP_TGT_D2H_COUNT": 0}, "resident kernel")
+    # Whole program, per direction.
+    small, large = site_bytes(c_small, n_small), site_bytes(c_large, n_large)
+    expect(p.nodes[0]["inclusive"],
+           {"OMP_TGT_H2D_BYTES": small["OMP_TGT_H2D_BYTES"] + large["OMP_TGT_H2D_BYTES"] +
+            N * D + upd_to * D,
+            "OMP_TGT_D2H_BYTES": small["OMP_TGT_D2H_BYTES"] + large["OMP_TGT_D2H_BYTES"] +
+            N * D + upd_from * D,
+            "OMP_TGT_COUNT": c_small + c_large + 5,
+            "OMP_TGT_KERNEL_COUNT": c_small + c_large + 1}, "program")
+    # What the report says about the devices and the timing source.
+    check("generic-64bit" in (p.meta("omp_devices") or ""), "omp_devices %r" % p.meta("omp_devices"))
+    check("device 0:" in (p.meta("omp_images") or ""), "omp_images %r" % p.meta("omp_images"))
+    check((p.meta("omp_target_timing") or "").startswith("host begin/end callbacks"),
+          "omp_target_timing %r" % p.meta("omp_target_timing"))
+    report = open([os.path.join(outdir, f) for f in os.listdir(outdir) if f.endswith(".txt")][0]).read()
+    check("generic-64bit" in report and "host begin/end callbacks" in report,
+          "text report header lacks the devices or the timing source")
+
+
+def test_nowait():
+    outdir, _ = run_under_tool(LIB, sample("nowait"), env=ENV)
+    p = one_profile(outdir)
+    no_runtime_frames(p)
+    shape(p)
+    region_times_consistent(p)
+    chunks, chunk, rounds = 4, 512, 3
+    every = p.find("<omp target>")
+    rs = constructs(p, "<omp target>", "async_site")
+    check(rs and len(rs) == len(every), "targets outside async_site: %s" %
+          ["/".join(p.names(r)) for r in every if r not in rs])
+    for r in rs:
+        check(p.names(r)[-2] == "async_site", "deferred target at %s" % "/".join(p.names(r)))
+    k = chunks * rounds
+    expect(totals(p, rs), {"OMP_TGT_COUNT": k, "OMP_TGT_KERNEL_COUNT": k,
+                           "OMP_TGT_ALLOC_COUNT": k, "OMP_TGT_ALLOC_BYTES": k * chunk * D,
+                           "OMP_TGT_H2D_COUNT": k, "OMP_TGT_H2D_BYTES": k * chunk * D,
+                           "OMP_TGT_D2H_COUNT": k, "OMP_TGT_D2H_BYTES": k * chunk * D,
+                           "OMP_TGT_DELETE_COUNT": k}, "nowait")
+    # Target tasks are not counted as explicit tasks.
+    check(not p.find("<omp task>"), "target tasks reported as <omp task>")
+    check(constructs(p, "<omp taskwait>", "async_site"), "no taskwait under async_site")
+
+
+def test_threads():
+    outdir, _ = run_under_tool(LIB, sample("threads"), env=ENV)
+    p = one_profile(outdir)
+    no_runtime_frames(p)
+    shape(p)
+    region_times_consistent(p)
+    threads, reps, slice_ = 4, 10, 256
+    rs = p.find("<omp target>")
+    for r in rs:
+        names = p.names(r)
+        check("offload_team" in names and "<omp parallel>" in names,
+              "target at %s" % "/".join(names))
+    k = threads * reps
+    expect(totals(p, rs), {"OMP_TGT_COUNT": k, "OMP_TGT_KERNEL_COUNT": k,
+                           "OMP_TGT_ALLOC_BYTES": k * slice_ * D,
+                           "OMP_TGT_H2D_BYTES": k * slice_ * D, "OMP_TGT_D2H_BYTES": k * slice_ * D,
+                           "OMP_TGT_DELETE_COUNT": k}, "threads")
+    # Each thread of the team offloaded its own regions, under the same context.
+    who = {}
+    for r in rs:
+        for dev in p.children.get(r["id"], []):
+            for tid, v in dev.get("threads", {}).get("OMP_TGT_COUNT", {}).items():
+                who[tid] = who.get(tid, 0) + v
+    check(len(who) == threads and all(v == reps for v in who.values()),
+          "regions per thread %s, expected %d threads x %d" % (who, threads, reps))
+
+
+def test_sampling_off_same_numbers():
+    outdir, _ = run_under_tool(LIB, sample("transfer"), env=dict(ENV, GPUTOOL_SAMPLE_HZ="0"))
+    p = one_profile(outdir)
+    expect(p.nodes[0]["inclusive"], {"OMP_TGT_COUNT": 13, "OMP_TGT_KERNEL_COUNT": 9}, "no sampling")
+
+
+main([
+    ("transfer: bytes per direction and context, counts, devices", test_transfer),
+    ("nowait targets under their call site", test_nowait),
+    ("targets from every thread of a parallel region", test_threads),
+    ("sampling off: same counts", test_sampling_off_same_numbers),
+])

@@ -1,0 +1,171 @@
+# SPDX-License-Identifier: MIT
+"""On a machine with an NVIDIA GPU: the profile of samples/cuda/ops SHORT,
+run under libgputool.so (CUDA injection + OMPT), against what the sample
+does. Usage: check_cuda.py GPUTOOL OUTDIR SHORT
+
+With SHORT = acc: the profile of samples/openacc/sites offloaded by GCC to
+the GPU under ACC_PROFLIB alone: the CUDA backend starts at the OpenACC
+device initialization, and the kernels and copies the runtime makes nest
+under their constructs."""
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "e2e"))
+from gtrun import check, main, profiles  # noqa: E402
+
+GPUTOOL, OUTDIR, SHORT = os.path.abspath(sys.argv[1]), sys.argv[2], sys.argv[3]
+KIB, MIB = 1 << 10, 1 << 20
+P = None
+
+
+def profile():
+    global P
+    if P is None:
+        ps = profiles(GPUTOOL, OUTDIR)
+        check(len(ps) == 1, "expected one profile in %s, found %d" % (OUTDIR, len(ps)))
+        P = ps[0]
+    return P
+
+
+def total(ph, site, metric, kernel=None):
+    """Sums @metric over placeholders @ph whose context passes through a
+    frame naming @site (None: anywhere), on the kernel-name children that
+    contain @kernel when given."""
+    p, v = profile(), 0
+    for n in p.find(ph):
+        if site and not any(site in x for x in p.names(n)[:-1]):
+            continue
+        if kernel is None:
+            v += p.excl(n, metric)
+        else:
+            v += sum(p.excl(k, metric) for k in p.children.get(n["id"], [])
+                     if kernel in (k.get("name") or ""))
+    return v
+
+
+def expect(rows):
+    bad = []
+    for label, got, want in rows:
+        ok = got == want if not callable(want) else want(got)
+        print("  %-52s %12s  %s" % (label, got, "ok" if ok else "MISMATCH (expected %s)" % (
+            want if not callable(want) else want.__doc__)))
+        if not ok:
+            bad.append(label)
+    check(not bad, "mismatches: %s" % ", ".join(bad))
+
+
+def positive(x):
+    """> 0"""
+    return x > 0
+
+
+def test_facts():
+    p = profile()
+    for k in ("cuda_devices", "cuda_driver", "cupti_version", "cupti_records"):
+        print("  %-14s %s" % (k, p.meta(k)))
+        check(p.meta(k), "no %s in the report header" % k)
+
+
+def test_copies_memsets_allocs():
+    expect([
+        ("upload: <gpu copy h2d> bytes", total("<gpu copy h2d>", "upload", "GXCOPY_H2D_BYTES"), 4 * MIB),
+        ("upload: <gpu copy h2d> count", total("<gpu copy h2d>", "upload", "GXCOPY_H2D_COUNT"), 4),
+        ("upload: <gpu copy h2d> time (ns)", total("<gpu copy h2d>", "upload", "GXCOPY_H2D"), positive),
+        ("download: <gpu copy d2h> bytes", total("<gpu copy d2h>", "download", "GXCOPY_D2H_BYTES"), 3 * 512 * KIB),
+        ("shuffle: <gpu copy d2d> bytes", total("<gpu copy d2d>", "shuffle", "GXCOPY_D2D_BYTES"), 2 * 256 * KIB),
+        ("streams: <gpu copy d2h> bytes", total("<gpu copy d2h>", "streams", "GXCOPY_D2H_BYTES"), 4 * 128 * KIB),
+        ("clear: <gpu memset> bytes", total("<gpu memset>", "clear", "GMSET_BYTES"), 5 * 64 * KIB),
+        ("clear: <gpu memset> count", total("<gpu memset>", "clear", "GMSET_COUNT"), 5),
+        ("driver_calls (cuMemsetD32): <gpu memset> bytes", total("<gpu memset>", "driver_calls", "GMSET_BYTES"), 3 * 32 * KIB),
+        ("main: <gpu alloc> count", total("<gpu alloc>", "main", "GMEM_COUNT"), 4),
+        ("main: <gpu alloc> bytes", total("<gpu alloc>", "main", "GMEM_BYTES"), 4 * MIB),
+        ("main: <gpu free> count", total("<gpu free>", "main", "GMEM_COUNT"), 4),
+    ])
+
+
+def test_kernels():
+    expect([
+        ("many_short: empty_kernel launches", total("<gpu kernel>", "many_short", "GKER_COUNT", "empty_kernel"), SHORT),
+        ("streams: scale launches", total("<gpu kernel>", "streams", "GKER_COUNT", "scale"), 200),
+        ("streams: scale blocks (sum)", total("<gpu kernel>", "streams", "GKER_BLKS", "scale"), 200 * 64),
+        ("streams: scale threads/block (sum)", total("<gpu kernel>", "streams", "GKER_BLK_THR", "scale"), 200 * 256),
+        ("streams: scale registers/thread (sum)", total("<gpu kernel>", "streams", "GKER_THR_REG", "scale"), positive),
+        ("streams: scale occupancy (permille, sum)", total("<gpu kernel>", "streams", "GKER_OCC_THR", "scale"),
+         lambda x: 0 < x <= 200 * 1000),
+        ("workers (4 OpenMP threads): axpy launches", total("<gpu kernel>", "workers", "GKER_COUNT", "axpy"), 400),
+        ("stencil_run: stencil launches", total("<gpu kernel>", "stencil_run", "GKER_COUNT", "stencil"), 20),
+        ("stencil_run: stencil dynamic shared memory (sum)", total("<gpu kernel>", "stencil_run", "GKER_DYMEM", "stencil"), 20 * 1024),
+        ("graph: scale launches", total("<gpu kernel>", "graph", "GKER_COUNT", "scale"), 10),
+        ("graph: axpy launches", total("<gpu kernel>", "graph", "GKER_COUNT", "axpy"), 10),
+        ("graph: stencil launches", total("<gpu kernel>", "graph", "GKER_COUNT", "stencil"), 10),
+        ("all: kernel time (ns)", total("<gpu kernel>", None, "GKER", ""), positive),
+    ])
+
+
+def test_syncs():
+    expect([
+        ("many_short: <gpu sync> count", total("<gpu sync>", "many_short", "GSYNC_COUNT"), 1),
+        ("streams: <gpu sync> count", total("<gpu sync>", "streams", "GSYNC_COUNT"), 4),
+        ("workers: <gpu sync> count", total("<gpu sync>", "workers", "GSYNC_COUNT"), 4),
+        ("event_wait: <gpu sync> count", total("<gpu sync>", "event_wait", "GSYNC_COUNT"), 1),
+        ("many_short: <gpu sync> time (ns)", total("<gpu sync>", "many_short", "GSYNC"), positive),
+    ])
+
+
+GPU_PLACEHOLDERS = ("<gpu kernel>", "<gpu copy h2d>", "<gpu copy d2h>", "<gpu copy d2d>", "<gpu copy>",
+                    "<gpu memset>", "<gpu alloc>", "<gpu free>", "<gpu sync>")
+RUNTIME_NAMES = ("libcudart_static", "__device_stub", "cudaLaunchKernel", "__cudaLaunch", "cudaMemcpy",
+                 "cudaDeviceSynchronize", "cudaMalloc")
+
+
+def test_contexts():
+    """Each operation hangs under the user's call site: no CUDA runtime
+    (static in the binary), launch stub, driver or CUPTI frame in the
+    context of any GPU operation."""
+    p = profile()
+    bad = set()
+    for ph in GPU_PLACEHOLDERS:
+        for n in p.find(ph):
+            bad.update(x for x in p.names(n) if any(s in x for s in RUNTIME_NAMES) or x == "?")
+    check(not bad, "runtime or unknown frames in GPU contexts: %s" % sorted(bad)[:8])
+    sampled = {n.get("name") for n in p.doc["nodes"] if n.get("kind") == "frame" and
+               any(s in (n.get("name") or "") for s in RUNTIME_NAMES)}
+    print("  (CPU samples inside the static CUDA runtime keep %d of its frames)" % len(sampled))
+    for ph, site in (("<gpu kernel>", "many_short"), ("<gpu copy h2d>", "upload"), ("<gpu sync>", "event_wait")):
+        ns = [n for n in p.find(ph) if any(site in x for x in p.names(n))]
+        check(ns, "no %s under %s" % (ph, site))
+        for n in ns:
+            names = p.names(n)
+            print("  %-16s %s" % (ph, " > ".join(names[-4:])))
+            check(site in names[-2], "%s hangs under %s, not at the call site in %s" % (ph, names[-2], site))
+    for n in p.find("<gpu kernel>"):
+        if any("workers" in x for x in p.names(n)):
+            print("  %-16s %s" % ("worker kernel", " > ".join(p.names(n)[-5:])))
+            break
+
+
+def test_acc():
+    p = profile()
+    under_acc = lambda n: any(x.startswith("<acc ") for x in p.names(n))
+    kernels = [n for n in p.find("<gpu kernel>")]
+    launches = sum(p.incl(n, "GKER_COUNT") for n in kernels if under_acc(n))
+    stray = sum(p.incl(n, "GKER_COUNT") for n in kernels if not under_acc(n))
+    h2d = sum(p.excl(n, "GXCOPY_H2D_BYTES") for n in p.find("<gpu copy h2d>") if under_acc(n))
+    d2h = sum(p.excl(n, "GXCOPY_D2H_BYTES") for n in p.find("<gpu copy d2h>") if under_acc(n))
+    for n in kernels[:3]:
+        print("  %s" % " > ".join(p.names(n)[-5:]))
+    expect([("kernels under OpenACC constructs", launches, 40),
+            ("kernels outside them", stray, 0),
+            ("bytes up under constructs (at least the mapped arrays)", h2d, lambda x: x >= (2 * 30 + 10) * 400000),
+            ("bytes down under constructs", d2h, lambda x: x >= 40 * 400000)])
+    print("  cuda_devices %s" % p.meta("cuda_devices"))
+
+
+if SHORT == "acc":
+    main([("OpenACC on the GPU: kernels and copies under their constructs", test_acc)])
+SHORT = int(SHORT)
+main([("report header: devices, driver, CUPTI", test_facts),
+      ("copies, memsets and allocations per call site", test_copies_memsets_allocs),
+      ("kernels per call site: counts, launch facts, graph kernels", test_kernels),
+      ("synchronizations per call site", test_syncs),
+      ("contexts end at the user's call site", test_contexts)])

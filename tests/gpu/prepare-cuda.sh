@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+#
+# On the build machine: collects what tests/gpu/run.sh needs on a GPU
+# machine (Ubuntu 24.04 with the NVIDIA driver and CUDA, but no LLVM and no
+# elfutils): the library, the gputool command, the CUDA sample and
+# benchmark, the replay test, and the shared libraries they need that the
+# GPU machine lacks.
+#
+# Usage: tests/gpu/prepare-cuda.sh BUILD_DIR DEST
+set -eu
+B=$1
+D=$2
+ninja -C "$B" gputool_lib gputool_cli cuda_ops bench_cuda_launch test_cupti >/dev/null
+mkdir -p "$D/lib"
+cp "$B/libgputool.so" "$B/gputool" "$B/samples/cuda/ops" "$B/bench/cuda/launch" \
+	"$B/tests/cupti/test_cupti" "$D/"
+for l in libunwind.so.8 libdw.so.1 libelf.so.1 liblzma.so.5 libbz2.so.1.0; do
+	cp -L "/lib/x86_64-linux-gnu/$l" "$D/lib/"
+done
+# LLVM's OpenMP runtime (OMPT), which the sample is linked with.
+cp -L /usr/lib/llvm-19/lib/libomp.so.5 "$D/lib/"
+du -sh "$D"

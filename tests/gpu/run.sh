@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+#
+# The CUDA backend on a machine with an NVIDIA GPU, in one go: the sample
+# with known numbers under the tool (checked by check_cuda.py), a recording
+# of CUPTI's buffers replayed at once by the test that CI runs on it, a
+# program holding CUPTI itself, and the launch benchmark (bench/cuda). Prints
+# a summary; docs/GPU-VALIDATION.md and docs/PERFORMANCE.md have the figures.
+#
+# Usage: tests/gpu/run.sh PREPARED OUT [ACC]
+#   PREPARED  what tests/gpu/prepare-cuda.sh made on the build machine
+#             (libgputool.so, gputool, the sample, the benchmark, test_cupti,
+#             and the shared libraries the GPU machine lacks, in lib/)
+#   OUT       where the summary, the recording and the report land
+#   ACC       optional: samples/openacc/sites offloaded by GCC (sites-nvptx)
+#             with GCC's libgomp and its nvptx plugin in ACC/lib, as
+#             docs/GPU-VALIDATION.md's OpenACC section prepares them
+set -u
+D=$(cd "$1" && pwd)
+OUT=$(mkdir -p "$2" && cd "$2" && pwd)
+SRC=$(cd "$(dirname "$0")/../.." && pwd)
+TMP=$(mktemp -d /tmp/gputool-cuda.XXXXXX)
+LIB=$D/libgputool.so
+SHORT=200 # short launches of the recorded run
+export LD_LIBRARY_PATH=$D/lib:/usr/local/cuda/targets/x86_64-linux/lib:${LD_LIBRARY_PATH:-}
+status=0
+
+note() { echo "== $*"; }
+fail() { echo "FAIL: $*"; status=1; }
+under_tool() { # OUTDIR ARGS...: the program under gputool (CUDA injection + OMPT)
+	local o=$1; shift
+	CUDA_INJECTION64_PATH=$LIB OMP_TOOL_LIBRARIES=$LIB GPUTOOL_OUTPUT=$o "$@"
+}
+
+note "machine"
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
+nvcc --version 2>/dev/null | tail -1
+date -u +%F
+
+note "samples/cuda/ops: bare, then under the tool"
+"$D/ops" >"$TMP/bare.out" 2>"$TMP/bare.err" || fail "ops exits $? without the tool"
+t0=$(date +%s.%N)
+under_tool "$TMP/ops" "$D/ops" >"$TMP/tool.out" 2>"$TMP/tool.err" || fail "ops exits $? under the tool"
+t1=$(date +%s.%N)
+cmp -s "$TMP/bare.out" "$TMP/tool.out" || fail "stdout changed under the tool"
+echo "stdout: $(tr '\n' ' ' <"$TMP/tool.out")"
+echo "tool stderr:"; sed 's/^/  /' "$TMP/tool.err"
+echo "wall under the tool: $(awk "BEGIN { printf \"%.2f\", $t1 - $t0 }") s"
+python3 "$SRC/tests/gpu/check_cuda.py" "$D/gputool" "$TMP/ops" 2000 || fail "check_cuda.py (2000)"
+"$D/gputool" report "$TMP"/ops/*.gtprof --format json >"$OUT/ops-profile.json" 2>/dev/null
+cp "$TMP"/ops/*.txt "$OUT/ops-report.txt"
+
+note "recording CUPTI's buffers (ops $SHORT), and replaying them"
+GPUTOOL_CUPTI_RECORD=$TMP/rec under_tool "$TMP/ops-rec" "$D/ops" $SHORT >"$TMP/rec.out" 2>"$TMP/rec.err" ||
+	fail "ops $SHORT exits $? while recording"
+sed 's/^/  /' "$TMP/rec.err"
+python3 "$SRC/tests/gpu/check_cuda.py" "$D/gputool" "$TMP/ops-rec" $SHORT || fail "check_cuda.py ($SHORT)"
+rec=$(ls "$TMP"/rec/cupti-*.rec | head -1)
+ls -l "$rec"
+cp "$rec" "$OUT/ops-$SHORT.rec"
+"$D/test_cupti" replay "$rec" $SHORT || fail "replay of the recording"
+"$D/test_cupti" elide "$D/ops" || fail "static runtime ranges"
+
+note "a program that holds CUPTI itself (its own subscriber)"
+under_tool "$TMP/sub" "$D/launch" cupti 1000 >"$TMP/sub.out" 2>"$TMP/sub.err"
+echo "exit $?: $(tr '\n' ' ' <"$TMP/sub.out")"
+sed 's/^/  /' "$TMP/sub.err"
+n=$(grep -c '^gputool\[cupti\]' "$TMP/sub.err")
+[ "$n" = 1 ] && grep -q 'already has a subscriber' "$TMP/sub.err" ||
+	echo "note: the tool did not report another subscriber ($n lines)"
+
+if [ -n "${3:-}" ]; then
+	note "OpenACC (GCC, nvptx) under ACC_PROFLIB alone: the CUDA backend starts at device init"
+	A=$(cd "$3" && pwd)
+	LD_LIBRARY_PATH=$A/lib:$LD_LIBRARY_PATH ACC_PROFLIB=$LIB GPUTOOL_OUTPUT=$TMP/acc \
+		"$A/sites-nvptx" >"$TMP/acc.out" 2>"$TMP/acc.err" || fail "sites-nvptx exits $?"
+	sed 's/^/  /' "$TMP/acc.err"
+	python3 "$SRC/tests/gpu/check_cuda.py" "$D/gputool" "$TMP/acc" acc || fail "check_cuda.py acc"
+fi
+
+note "bench/cuda: launch-bound loop, 200000 launches, 5 rounds"
+for r in 1 2 3 4 5; do
+	"$D/launch" none 200000 | grep ns_per_launch
+	"$D/launch" cupti 200000 | grep ns_per_launch
+	under_tool "$TMP/bench$r" "$D/launch" plain 200000 2>"$TMP/bench$r.err" | grep ns_per_launch |
+		sed 's/mode plain/mode gputool/'
+	GPUTOOL_SAMPLE_HZ=0 under_tool "$TMP/bench-ns$r" "$D/launch" plain 200000 2>/dev/null |
+		grep ns_per_launch | sed 's/mode plain/mode gputool_nosampling/'
+done | tee "$TMP/bench.txt"
+python3 - "$TMP/bench.txt" <<'EOF'
+import re, statistics, sys
+by = {}
+for line in open(sys.argv[1]):
+    m = re.search(r"mode (\w+) launches \d+ ns_per_launch ([\d.]+)", line)
+    if m:
+        by.setdefault(m.group(1), []).append(float(m.group(2)))
+med = {k: statistics.median(v) for k, v in by.items()}
+for k in ("none", "cupti", "gputool", "gputool_nosampling"):
+    print("%-8s median %8.1f ns/launch  (rounds: %s)" % (k, med.get(k, 0), ", ".join("%.1f" % x for x in by.get(k, []))))
+if med.get("cupti"):
+    print("gputool / CUPTI-only: %.3fx   CUPTI-only / none: %.3fx" % (med["gputool"] / med["cupti"], med["cupti"] / med["none"]))
+EOF
+"$D/gputool" report "$TMP"/bench1/*.gtprof 2>/dev/null | grep -iE "cupti|cuda_|GKER" | head -8
+
+note "memory over 1,000,000 launches under the tool"
+under_tool "$TMP/mem" "$D/launch" memory 1000000 2>"$TMP/mem.err" | tee "$TMP/mem.txt"
+"$D/gputool" report "$TMP"/mem/*.gtprof 2>/dev/null | grep -iE "cupti_records" | head -3
+
+note "status $status"
+exit $status

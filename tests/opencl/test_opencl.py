@@ -1,0 +1,242 @@
+# SPDX-License-Identifier: MIT
+"""The OpenCL layer end to end: the samples in samples/opencl run bare and
+under OPENCL_LAYERS=libgputool.so on the machine's OpenCL platform (PoCL in
+CI); their output must not change, and the profile must hold exactly what
+they are known to do, where they do it.
+Usage: test_opencl.py BUILD_DIR  (exit 77: no OpenCL platform, skipped)"""
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "e2e"))
+from gtrun import Fail, check, main, profiles, run  # noqa: E402
+
+BUILD = os.path.abspath(sys.argv[1])
+LIB = os.path.join(BUILD, "libgputool.so")
+GPUTOOL = os.path.join(BUILD, "gputool")
+SAMPLES = os.path.join(BUILD, "samples", "opencl")
+# PoCL's CPU driver, twice: a platform with two devices.
+TWO = {"POCL_DEVICES": "pthread pthread"}
+ADVICE = ["SINGLE_DEVICE_USE_AOT_COMPILATION", "OUTPUT_OF_KERNEL_INPUT_TO_ANOTHER_KERNEL",
+          "KERNEL_PARAMS_NOT_ALIASED", "KERNEL_TO_MULTIPLE_QUEUES_MULTIPLE_CONTEXTS",
+          "INORDER_QUEUE", "ALL_DEVICES_NOT_USED"]
+RUNTIME_MODULES = ("libOpenCL", "libpocl", "libgputool", "liboclog")
+
+
+def clean_env(env):
+    e = {k: v for k, v in os.environ.items()
+         if not k.startswith("GPUTOOL_") and k not in ("OPENCL_LAYERS", "POCL_DEVICES", "OMP_TOOL_LIBRARIES")}
+    e.update(env or {})
+    return e
+
+
+def run_env(cmd, env):
+    p = subprocess.run(cmd, env=clean_env(env), capture_output=True, text=True, timeout=300)
+    return p.returncode, p.stdout, p.stderr
+
+
+def run_both(sample, env=None):
+    """Runs a sample bare and under the layer; checks exit code and stdout
+    are the same; returns (profile, stderr of the bare run, of the tool run)."""
+    exe = os.path.join(SAMPLES, sample)
+    code0, out0, err0 = run_env([exe], env)
+    check(code0 == 0, "%s failed bare (%d): %s" % (sample, code0, err0))
+    outdir = tempfile.mkdtemp(prefix="gputool-ocl-")
+    code1, out1, err1 = run_env([exe], dict(env or {}, OPENCL_LAYERS=LIB, GPUTOOL_OUTPUT=outdir))
+    check(code1 == code0, "%s exit code changed: %d vs %d (%s)" % (sample, code0, code1, err1))
+    check(out0 == out1, "%s stdout changed:\n%s\nvs\n%s" % (sample, out0, out1))
+    lines = [l for l in err1.splitlines() if l.startswith("gputool")]
+    check(len(lines) == 1 and lines[0].startswith("gputool: report "),
+          "%s: expected one gputool line on stderr, got %r" % (sample, err1))
+    ps = profiles(GPUTOOL, outdir)
+    check(len(ps) == 1, "expected one profile in %s, found %d" % (outdir, len(ps)))
+    return ps[0], err0, err1
+
+
+def funcs(p, node):
+    """Function names of the frames on node's path, outermost first."""
+    return [n.get("name") or "?" for n in p.path(node) if n.get("kind") == "frame"]
+
+
+def nodes_with(p, metric):
+    return [n for n in p.doc["nodes"] if p.excl(n, metric)]
+
+
+def total(p, metric, pred=lambda n: True):
+    return sum(p.excl(n, metric) for n in p.doc["nodes"] if pred(n))
+
+
+def in_func(p, name):
+    return lambda n: name in funcs(p, n)
+
+
+def no_runtime_frames(p):
+    mods = p.doc.get("modules", [])
+    for n in p.doc["nodes"]:
+        if n.get("kind") != "frame" or n.get("module") is None:
+            continue
+        m = os.path.basename(mods[n["module"]])
+        # Samples may land in the runtime's compiler while it builds; the
+        # calling contexts of GPU operations must not.
+        if any(m.startswith(r) for r in RUNTIME_MODULES):
+            kids = [c for c in p.doc["nodes"] if c.get("parent") == n["id"]]
+            check(not any((c.get("name") or "").startswith("<gpu") for c in kids),
+                  "runtime frame %s (%s) above a GPU operation" % (n.get("name"), m))
+
+
+def advice_found(p):
+    """{metric: {(innermost function, its caller, node name): value}}."""
+    out = {}
+    for m in ADVICE:
+        for n in nodes_with(p, m):
+            f = funcs(p, n)
+            key = (f[-1] if f else "?", f[-2] if len(f) > 1 else "-", n.get("name") if n.get("kind") != "frame" else "")
+            out.setdefault(m, {})
+            out[m][key] = out[m].get(key, 0) + p.excl(n, m)
+    return out
+
+
+def check_advice(p, expected, what):
+    found = advice_found(p)
+    for m in ADVICE:
+        check(found.get(m, {}) == expected.get(m, {}),
+              "%s: %s found %s, expected %s" % (what, m, found.get(m, {}), expected.get(m, {})))
+
+
+def test_counts():
+    p, _, _ = run_both("counts", TWO)
+    no_runtime_frames(p)
+    kernels = [n for n in p.find("scale") if n.get("kind") == "name"]
+    for caller, launches, nbytes in (("run_small", 30, 4096), ("run_big", 10, 262144)):
+        ks = [n for n in kernels if caller in funcs(p, n)]
+        check(len(ks) == 1, "%s: %d scale nodes" % (caller, len(ks)))
+        f = funcs(p, ks[0])
+        check(f[-3:] == ["main", caller, "run_scale"], "%s: kernel context %s" % (caller, f))
+        check(p.names(ks[0])[-2:] == ["<gpu kernel>", "scale"], "kernel under %s" % p.names(ks[0]))
+        check(p.excl(ks[0], "GKER_COUNT") == launches, "%s launches %d" % (caller, p.excl(ks[0], "GKER_COUNT")))
+        check(p.excl(ks[0], "GKER") > 0, "%s: no kernel time" % caller)
+        for d in ("H2D", "D2H"):
+            ph = [n for n in p.find("<gpu copy %s>" % d.lower()) if caller in funcs(p, n)]
+            check(len(ph) == 1, "%s: %d %s nodes" % (caller, len(ph), d))
+            check(p.excl(ph[0], "GXCOPY_%s_BYTES" % d) == nbytes and p.excl(ph[0], "GXCOPY_%s_COUNT" % d) == 1,
+                  "%s %s: %d bytes, %d copies" % (caller, d, p.excl(ph[0], "GXCOPY_%s_BYTES" % d),
+                                                 p.excl(ph[0], "GXCOPY_%s_COUNT" % d)))
+        check(total(p, "GSYNC_COUNT", in_func(p, caller)) == 3, "%s: waits" % caller)
+    o = in_func(p, "other_ops")
+    for metric, want in (("GMSET_BYTES", 4096), ("GMSET_COUNT", 1),
+                         ("GXCOPY_D2D_BYTES", 4096 + 256), ("GXCOPY_D2D_COUNT", 2),
+                         ("GXCOPY_D2H_BYTES", 256 + 4096 + 2048 + 4096 + 4096), ("GXCOPY_D2H_COUNT", 5),
+                         ("GXCOPY_H2D_BYTES", 256 + 0 + 2048), ("GXCOPY_H2D_COUNT", 3),
+                         ("GKER_COUNT", 1), ("GSYNC_COUNT", 7 + 5)):
+        check(total(p, metric, o) == want, "other_ops %s = %d, expected %d" % (metric, total(p, metric, o), want))
+    one = [n for n in p.find("one") if n.get("kind") == "name"]
+    check(len(one) == 1 and p.excl(one[0], "GKER_COUNT") == 1, "task: %s" % one)
+    # Nothing else anywhere.
+    for metric, want in (("GKER_COUNT", 41), ("GXCOPY_H2D_COUNT", 5), ("GXCOPY_D2H_COUNT", 7),
+                         ("GXCOPY_H2D_BYTES", 4096 + 262144 + 2304),
+                         ("GXCOPY_D2H_BYTES", 4096 + 262144 + 14592), ("GJIT_COUNT", 1), ("GSYNC_COUNT", 18)):
+        check(total(p, metric) == want, "%s = %d, expected %d" % (metric, total(p, metric), want))
+    for ph in p.find("<gpu jit>"):
+        check(funcs(p, ph) == ["main"], "build at %s" % funcs(p, ph))
+    check_advice(p, {}, "counts (nothing to advise)")
+
+
+EXPECTED_ADVICE = {
+    "ALL_DEVICES_NOT_USED": {("make_context_one", "main", ""): 1,
+                             ("make_context_one", "run_in_second_context", ""): 1},
+    "SINGLE_DEVICE_USE_AOT_COMPILATION": {("build", "main", "<gpu jit>"): 1,
+                                          ("build", "run_in_second_context", "<gpu jit>"): 1},
+    "INORDER_QUEUE": {("make_inorder_queue", "main", ""): 1},
+    "KERNEL_PARAMS_NOT_ALIASED": {("dispatch_distinct", "main", "add"): 3,
+                                  ("dispatch_sub_disjoint", "main", "pair"): 1},
+    "KERNEL_TO_MULTIPLE_QUEUES_MULTIPLE_CONTEXTS": {("run_in_second_context", "main", "add"): 1},
+    "OUTPUT_OF_KERNEL_INPUT_TO_ANOTHER_KERNEL": {("resend_unchanged", "main", "<gpu copy h2d>"): 1,
+                                                 ("resend_async", "main", "<gpu copy h2d>"): 1,
+                                                 ("resend_create", "main", ""): 1},
+}
+
+
+def test_advice_two_devices():
+    p, _, _ = run_both("advice", TWO)
+    no_runtime_frames(p)
+    check_advice(p, EXPECTED_ADVICE, "advice, two devices")
+    d = p.meta("output_dir")
+    report = open(os.path.join(d, [f for f in os.listdir(d) if f.endswith(".txt")][0])).read()
+    check("OpenCL advice" in report and "restrict" in report and "resend_unchanged" in report,
+          "text report lacks the advice section")
+
+
+def test_advice_one_device():
+    p, _, _ = run_both("advice")
+    expected = {k: v for k, v in EXPECTED_ADVICE.items() if k != "ALL_DEVICES_NOT_USED"}
+    check_advice(p, expected, "advice, one device")
+
+
+def test_events_and_kernel_time():
+    p, err0, err1 = run_both("events")
+    app = int(re.search(r"app-kernel-ns (\d+)", err1).group(1))
+    plain = int(re.search(r"app-plain-ns (\d+)", err1).group(1))
+    busy = [n for n in p.find("busy") if n.get("kind") == "name"]
+    timed = [n for n in busy if "timed_launches" in funcs(p, n)]
+    check(len(timed) == 1 and p.excl(timed[0], "GKER_COUNT") == 20, "timed launches: %s" % timed)
+    ker = p.excl(timed[0], "GKER")
+    check(abs(ker - app) <= 0.10 * app, "kernel time %d ns, the application measured %d ns" % (ker, app))
+    pl = sum(p.excl(n, "GKER") for n in busy if "plain_launches" in funcs(p, n))
+    check(sum(p.excl(n, "GKER_COUNT") for n in busy if "plain_launches" in funcs(p, n)) == 5, "plain launches")
+    check(0.5 * plain <= pl <= 1.05 * plain,
+          "unprofiled kernels %d ns, the application waited %d ns for them" % (pl, plain))
+    check_advice(p, {"SINGLE_DEVICE_USE_AOT_COMPILATION": {("main", "-", "<gpu jit>"): 1},
+                     "INORDER_QUEUE": {("main", "-", ""): 2, ("array_queue", "main", ""): 1}},
+                 "events")
+
+
+def test_threads():
+    p, _, _ = run_both("threads", TWO)
+    bump = [n for n in p.find("bump") if n.get("kind") == "name"]
+    check(len(bump) == 1, "bump nodes: %d" % len(bump))
+    check(funcs(p, bump[0])[-1] == "worker", "launches at %s" % funcs(p, bump[0]))
+    per = sorted(bump[0].get("threads", {}).get("GKER_COUNT", {}).values())
+    check(per == [10, 20, 30], "launches per thread %s, expected 10, 20, 30" % per)
+    check_advice(p, {}, "threads")
+
+
+def test_disabled():
+    exe = os.path.join(SAMPLES, "counts")
+    outdir = tempfile.mkdtemp(prefix="gputool-ocl-off-")
+    os.rmdir(outdir)
+    code0, out0, _ = run_env([exe], TWO)
+    code1, out1, err1 = run_env([exe], dict(TWO, OPENCL_LAYERS=LIB, GPUTOOL_OUTPUT=outdir, GPUTOOL_DISABLE="1"))
+    check(code0 == code1 == 0 and out0 == out1, "disabled run differs: %s" % err1)
+    check("gputool" not in err1 and not os.path.exists(outdir), "disabled tool wrote output: %r" % err1)
+
+
+def test_loads_without_opencl():
+    undefined = subprocess.run(["nm", "-D", "--undefined-only", LIB], capture_output=True, text=True).stdout
+    if "__asan_" in undefined or "__tsan_" in undefined:
+        print("     (a sanitizer build: the library loads only into sanitized programs)")
+        return
+    code, out, err = run_env([sys.executable, "-c",
+                              "import ctypes,sys; ctypes.CDLL(sys.argv[1]);"
+                              "print(any('libOpenCL' in l for l in open('/proc/self/maps')))", LIB],
+                             {"GPUTOOL_DISABLE": "1"})
+    check(code == 0 and out.strip() == "False", "loading libgputool.so: %s %s" % (out, err))
+
+
+def platform_present():
+    code, _, err = run_env([os.path.join(SAMPLES, "counts")], None)
+    return code == 0 or "clGetPlatformIDs" not in err
+
+
+if __name__ == "__main__":
+    if not platform_present():
+        print("no OpenCL platform: skipped")
+        sys.exit(77)
+    main([("counts and bytes per calling context", test_counts),
+          ("each check fires where planted and nowhere else (two devices)", test_advice_two_devices),
+          ("the same on one device", test_advice_one_device),
+          ("the application's events, callbacks and profiling queries; kernel time", test_events_and_kernel_time),
+          ("three threads, each its own queue: launches per thread", test_threads),
+          ("GPUTOOL_DISABLE=1 passes everything through", test_disabled),
+          ("the library loads without OpenCL", test_loads_without_opencl)])
