@@ -23,6 +23,7 @@
 #include "core/thread.h"
 #include "core/tool.h"
 #include "core/unwind.h"
+#include "gpu/blame.h"
 #include "gpu/cupti/cupti.h"
 
 #define ACC_DEPTH 16
@@ -210,6 +211,8 @@ static void acc__construct(acc_prof_info *pi, acc_event_info *ei, acc_api_info *
 {
 	struct gt_thread *t = gt_thread__self(GT_THREAD_OTHER);
 	struct acc_thread *at;
+	struct gt_cct_node *wait_node = NULL;
+	uint64_t wait_ticks = 0;
 	int start;
 
 	(void)ai;
@@ -242,10 +245,20 @@ static void acc__construct(acc_prof_info *pi, acc_event_info *ei, acc_api_info *
 	} else if (at->depth > 0) {
 		struct gt_cct_node *n = at->stack[--at->depth].node;
 
-		add_time(t, n, GT_M_ACC_TIME, gt_clock__ticks() - at->stack[at->depth].t0);
+		wait_ticks = gt_clock__ticks() - at->stack[at->depth].t0;
+		add_time(t, n, GT_M_ACC_TIME, wait_ticks);
 		add(t, n, GT_M_ACC_COUNT, 1);
+		if (pi->event_type == acc_ev_wait_end)
+			wait_node = n;
 	}
 	gt_thread__leave(t);
+	/* An OpenACC wait is a sync point for blame when a device backend
+	 * reports the operations it waits for. */
+	if (wait_node && gt_blame__devices_used()) {
+		uint64_t end_ns = gt_clock__now();
+
+		gt_blame__sync(t, wait_node, end_ns - gt_clock__ticks_to_ns(wait_ticks), end_ns, -1, 0);
+	}
 }
 
 static void acc__launch(acc_prof_info *pi, acc_event_info *ei, acc_api_info *ai)

@@ -446,13 +446,18 @@ static pthread_key_t thread_key;
 static pthread_once_t key_once = PTHREAD_ONCE_INIT;
 
 /* At thread exit: what the monitor measured for this thread is applied
- * while its tree is still its own. */
+ * while its tree is still its own, and its state is freed (a CUDA call
+ * from a later destructor of the thread makes a new one). */
 static void thread__end(void *arg)
 {
 	struct cupti_thread *ct = arg;
 
-	if (ct && ct->t)
+	if (!ct)
+		return;
+	if (ct->t)
 		gt_monitor__drain(ct->t);
+	self_ct = NULL;
+	free(ct);
 }
 
 static void key__init(void)
