@@ -27,6 +27,8 @@ static const char *const runtime_prefixes[] = {
 	"libomp.", "libomp-", "libiomp", "libomptarget", "libgomp", "libcuda.", "libcudart",
 	"libcupti", "libnvidia-", "libnvrtc", "libOpenCL", "libpocl", "libaccinj", "libnvhpc",
 	"libacc", "libpgi", "libnvomp", "libze_", "libamdhip", "libhsa",
+	/* Compilers that runtimes call at run time (OpenCL builds, JIT). */
+	"libclang", "libLLVM", "libnvJitLink", "libnvptxcompiler",
 };
 
 static const char *const system_prefixes[] = {

@@ -464,7 +464,8 @@ static void sync__blame(const struct blame_sync *s)
 		bl.events[2 * i] = (struct event){ bl.parts[i].a, (uint32_t)i, 1 };
 		bl.events[2 * i + 1] = (struct event){ bl.parts[i].b, (uint32_t)i, -1 };
 	}
-	qsort(bl.events, (size_t)(2 * n), sizeof(*bl.events), event_cmp);
+	if (n > 0)
+		qsort(bl.events, (size_t)(2 * n), sizeof(*bl.events), event_cmp);
 	for (long i = 0; i < 2 * n; i++) {
 		const struct event *e = &bl.events[i];
 
