@@ -32,9 +32,10 @@
 #include "core/modmap.h"
 #include "core/sample.h"
 #include "core/thread.h"
-#include "gpu/cupti/cupti-internal.h"
-/* cupti.h brings the functions' parameter structures (generated_*_meta.h). */
 #include "gpu/blame.h"
+/* Through cupti.h, also the functions' parameter structures
+ * (generated_cuda_meta.h, generated_cuda_runtime_api_meta.h). */
+#include "gpu/cupti/cupti-internal.h"
 #include "gpu/monitor.h"
 
 /* Hooks of the OpenMP target and OpenACC layers; NULL where they are not

@@ -215,10 +215,13 @@ static const char *replay__intern(char ***names, size_t *n, const char *s)
 	return grown[(*n)++];
 }
 
+/* The call sites' names of the last replay: tree nodes point at them. */
+static struct site_name *snames;
+static size_t n_snames;
+
 int gt_cupti_record__replay(const char *path, const struct gt_cupti_replay *r)
 {
-	struct site_name *snames = NULL;
-	size_t n_snames = 0, n_names = 0, size, pos;
+	size_t n_names = 0, size, pos;
 	char **names = NULL;
 	uint8_t *data, *buf = NULL;
 	size_t buf_len = 0;
@@ -329,8 +332,8 @@ int gt_cupti_record__replay(const char *path, const struct gt_cupti_replay *r)
 		}
 	}
 	free(buf);
-	free(snames);
-	/* Names stay: the profile's nodes point at them until exit. */
+	/* Names stay: the tree's nodes point at them until exit (the kernel
+	 * names through the backend's name table, the sites from here). */
 	free(names);
 	free(data);
 	return err;
