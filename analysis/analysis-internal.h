@@ -8,8 +8,9 @@
  * statistics per context, the metrics derived from it, and the writers of
  * each output format. docs/REPORT.md describes what a user sees.
  *
- * Everything here runs in the gputool command, single-threaded; nothing is
- * shared between threads.
+ * Everything here runs in the gputool command, in one thread, except the
+ * reader thread of load.c, which only parses profiles and hands them over
+ * (load.c says how).
  */
 #include <stddef.h>
 #include <stdint.h>

@@ -11,20 +11,28 @@
 #include "analysis/analysis-internal.h"
 #include "analysis/report-html.h"
 
+/* Where the page takes the run's JSON, and its first tab (the string
+ * after the mark is the page's own default). */
 #define DATA_MARK "/*GPUTOOL-DATA*/"
+#define VIEW_MARK "/*GPUTOOL-VIEW*/\"top-down\""
 
 int gt_html__write(FILE *f, const struct gt_analysis *a, const struct gt_out_opts *o)
 {
-	const char *mark = strstr(gt_html_template, DATA_MARK);
+	static const char *const views[] = { [GT_VIEW_TOP_DOWN] = "top-down", [GT_VIEW_BOTTOM_UP] = "bottom-up",
+					     [GT_VIEW_FLAT] = "flat" };
+	const char *data = strstr(gt_html_template, DATA_MARK), *view;
 	int err;
 
-	if (!mark)
+	if (!data || !(view = strstr(data, VIEW_MARK)))
 		return -EINVAL;
-	fwrite(gt_html_template, 1, (size_t)(mark - gt_html_template), f);
+	fwrite(gt_html_template, 1, (size_t)(data - gt_html_template), f);
 	/* Strings escape '<', so the data cannot end its script element. */
 	err = gt_json__write(f, a, o, 1);
 	if (err)
 		return err;
-	fputs(mark + strlen(DATA_MARK), f);
+	data += strlen(DATA_MARK);
+	fwrite(data, 1, (size_t)(view - data), f);
+	fprintf(f, "\"%s\"", views[o->view]);
+	fputs(view + strlen(VIEW_MARK), f);
 	return ferror(f) || fflush(f) ? -EIO : 0;
 }

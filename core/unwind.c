@@ -3,6 +3,7 @@
 #include "core/unwind.h"
 
 #include <libunwind.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
@@ -139,9 +140,26 @@ struct gt_cct_node *gt_unwind__ips_context(struct gt_thread *t, const struct gt_
 	return gt_unwind__frames_context(t, f, n, 0, st, 0);
 }
 
-static int elided(enum gt_module_class c)
+/* Written once by a backend at its start (release), read by every unwind
+ * including signal handlers (acquire). */
+static int (*_Atomic elide_hook)(uintptr_t pc);
+
+void gt_unwind__set_elide_hook(int (*covers)(uintptr_t pc))
+{
+	atomic_store_explicit(&elide_hook, covers, memory_order_release);
+}
+
+static int elided_class(enum gt_module_class c)
 {
 	return c == GT_MOD_TOOL || c == GT_MOD_RUNTIME;
+}
+
+/* A frame of the tool or of a runtime: left out of contexts. */
+static int elided(uintptr_t pc)
+{
+	int (*hook)(uintptr_t) = atomic_load_explicit(&elide_hook, memory_order_acquire);
+
+	return elided_class(gt_modmap__class(pc)) || (hook && hook(pc));
 }
 
 /*
@@ -170,11 +188,9 @@ static int select_frames(const struct gt_frame *f, int n, uintptr_t ra, const st
 		int u = i, runtime = 0;
 
 		for (; u < n; u++) {
-			enum gt_module_class c = gt_modmap__class(f[u].ip);
-
-			if (c == GT_MOD_USER)
+			if (!elided(f[u].ip) && gt_modmap__class(f[u].ip) == GT_MOD_USER)
 				break;
-			runtime |= elided(c);
+			runtime |= elided(f[u].ip);
 		}
 		if (runtime)
 			i = u;
@@ -182,7 +198,7 @@ static int select_frames(const struct gt_frame *f, int n, uintptr_t ra, const st
 	for (; i < n; i++) {
 		if (st->boundary && f[i].sp && f[i].sp >= st->boundary)
 			break;
-		if (elided(gt_modmap__class(f[i].ip))) {
+		if (elided(f[i].ip)) {
 			/* Without stack pointers, the runtime frame that called
 			 * the task's body is its boundary. */
 			if (st->boundary && !f[i].sp && m > 0)

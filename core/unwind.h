@@ -77,6 +77,13 @@ struct gt_cct_node *gt_unwind__ips_context(struct gt_thread *t, const struct gt_
  * cache is set up outside any signal handler). */
 void gt_unwind__thread_init(void);
 
+/*
+ * A backend that knows of runtime code inside user modules (a statically
+ * linked CUDA runtime) says so: frames whose pc it covers are elided like
+ * a runtime library's. @covers must be async-signal-safe; set once.
+ */
+void gt_unwind__set_elide_hook(int (*covers)(uintptr_t pc));
+
 /* Counters for tests and benchmarks. */
 struct gt_unwind_stats {
 	uint64_t memo_hits, memo_misses, full_unwinds;

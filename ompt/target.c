@@ -39,6 +39,7 @@
 #include "core/thread.h"
 #include "core/tool.h"
 #include "core/unwind.h"
+#include "gpu/cupti/cupti.h"
 #include "gpu/monitor.h"
 #include "ompt/ompt-internal.h"
 #include "ompt/target-internal.h"
@@ -718,6 +719,10 @@ void ompt__on_device_initialize(int device_num, const char *type, ompt_device_t 
 	gt_info("ompt", "device %d: %s", device_num, d->type);
 	if (lookup && !gt_tool__stopping())
 		ompt__trace_start(device_num, device, lookup);
+	/* An NVIDIA device brings libcuda in: the CUDA backend measures the
+	 * work libomptarget issues, under this layer's placeholders. */
+	if (gt_cupti__attach && !ompt__trace_on(device_num))
+		gt_cupti__attach("OpenMP device initialize");
 }
 
 void ompt__on_device_finalize(int device_num)

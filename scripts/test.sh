@@ -8,7 +8,12 @@ jobs=$(nproc)
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build
 (cd build && ctest --output-on-failure -j "$jobs")
+# The sanitizer build runs everything but the ThreadSanitizer and stress
+# tests (built and run above) and the OpenMP offload end-to-end tests: with
+# the sanitizer runtime preloaded into an offloading program, libomptarget
+# never connects to libomp's OMPT, so no target callback fires there. The
+# target handlers still run under the sanitizers (unit.omp_target).
 cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DGT_SANITIZE=ON >/dev/null
 cmake --build build-asan
-(cd build-asan && ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=print_stacktrace=1 \
-  ctest --output-on-failure -j "$jobs" -LE "tsan|stress|bench")
+(cd build-asan && ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  ctest --output-on-failure -j "$jobs" -LE "tsan|stress|bench|offload")

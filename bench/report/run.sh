@@ -16,6 +16,7 @@ repeat=${REPEAT:-3}
 if [ ! -f "$dir/done" ]; then
   echo "generating $procs profiles of $contexts contexts in $dir"
   rm -rf "$dir"
+  mkdir -p "$(dirname "$dir")"
   "$GEN" "$dir" "$procs" "$contexts"
   touch "$dir/done"
 fi

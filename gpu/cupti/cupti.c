@@ -22,6 +22,7 @@
 
 #include "core/config.h"
 #include "core/log.h"
+#include "core/unwind.h"
 #include "core/modmap.h"
 #include "core/tool.h"
 #include "gpu/backend.h"
@@ -451,6 +452,8 @@ static void attach(int injected, const char *how)
 	/* The driver and CUPTI were just loaded: their frames are elided. */
 	gt_modmap__refresh();
 	gt_cupti_elide__build();
+	/* CPU samples and other contexts skip the static CUDA runtime too. */
+	gt_unwind__set_elide_hook(gt_cupti_elide__covers);
 	if (gt_backend__register(&cupti_backend)) {
 		gt_cupti_lib.cuptiUnsubscribe(cupti.sub);
 		pthread_mutex_unlock(&cupti.lock);

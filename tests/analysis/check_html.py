@@ -101,6 +101,18 @@ def main():
             else:
                 print("ok   %s %s" % (tab, metric or ""))
             shutil.rmtree(profile_dir, ignore_errors=True)
+    # --view chooses the tab the page opens on.
+    src = os.path.join(tmp, "report-bu.html")
+    subprocess.run([GPUTOOL, "report", d, "--format", "html", "--view", "bottom-up", "-o", src], check=True)
+    r = subprocess.run([chrome, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                        "--disable-component-update", "--no-first-run", "--user-data-dir=" + os.path.join(tmp, "p-bu"),
+                        "--virtual-time-budget=5000", "--dump-dom", "file://" + src],
+                       capture_output=True, text=True, timeout=120)
+    if 'data-status="ok"' not in r.stdout or "rendered bottom-up" not in r.stdout:
+        failed += 1
+        print("FAIL --view bottom-up: the page did not open on that tab")
+    else:
+        print("ok   --view bottom-up")
     if failed:
         print("check_html: %d failures (files in %s)" % (failed, tmp))
         sys.exit(1)

@@ -6,60 +6,62 @@
  */
 #define EXPORT __attribute__((visibility("default")))
 
-enum { NO_DEVICE = 100 };
+/* The driver's own result type, by name: calls through the tool's typed
+ * pointers must match it (UBSan checks function types). */
+typedef enum cudaError_enum { FAKE_SUCCESS = 0, NO_DEVICE = 100 } CUresult;
 
-EXPORT int cuInit(unsigned flags);
-EXPORT int cuDriverGetVersion(int *v);
-EXPORT int cuDeviceGetCount(int *n);
-EXPORT int cuDeviceGet(int *d, int ordinal);
-EXPORT int cuDeviceGetName(char *name, int len, int d);
-EXPORT int cuDeviceGetAttribute(int *v, int attr, int d);
-EXPORT int cuCtxGetDevice(int *d);
-EXPORT int cuGetErrorString(int e, const char **s);
+EXPORT CUresult cuInit(unsigned flags);
+EXPORT CUresult cuDriverGetVersion(int *v);
+EXPORT CUresult cuDeviceGetCount(int *n);
+EXPORT CUresult cuDeviceGet(int *d, int ordinal);
+EXPORT CUresult cuDeviceGetName(char *name, int len, int d);
+EXPORT CUresult cuDeviceGetAttribute(int *v, int attr, int d);
+EXPORT CUresult cuCtxGetDevice(int *d);
+EXPORT CUresult cuGetErrorString(CUresult e, const char **s);
 
-int cuInit(unsigned flags)
+CUresult cuInit(unsigned flags)
 {
 	(void)flags;
 	return NO_DEVICE;
 }
 
-int cuDriverGetVersion(int *v)
+CUresult cuDriverGetVersion(int *v)
 {
 	*v = 13000;
 	return 0;
 }
 
-int cuDeviceGetCount(int *n)
+CUresult cuDeviceGetCount(int *n)
 {
 	*n = 0;
 	return NO_DEVICE;
 }
 
-int cuDeviceGet(int *d, int ordinal)
+CUresult cuDeviceGet(int *d, int ordinal)
 {
 	(void)d, (void)ordinal;
 	return NO_DEVICE;
 }
 
-int cuDeviceGetName(char *name, int len, int d)
+CUresult cuDeviceGetName(char *name, int len, int d)
 {
 	(void)name, (void)len, (void)d;
 	return NO_DEVICE;
 }
 
-int cuDeviceGetAttribute(int *v, int attr, int d)
+CUresult cuDeviceGetAttribute(int *v, int attr, int d)
 {
 	(void)v, (void)attr, (void)d;
 	return NO_DEVICE;
 }
 
-int cuCtxGetDevice(int *d)
+CUresult cuCtxGetDevice(int *d)
 {
 	(void)d;
 	return NO_DEVICE;
 }
 
-int cuGetErrorString(int e, const char **s)
+CUresult cuGetErrorString(CUresult e, const char **s)
 {
 	*s = e == NO_DEVICE ? "no CUDA-capable device is detected" : "unknown error";
 	return 0;

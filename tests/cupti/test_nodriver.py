@@ -14,6 +14,9 @@ GPUTOOL = os.path.join(BUILD, "gputool")
 NODRIVER = os.path.join(BUILD, "tests", "cupti", "nodriver")
 FAKE_CUDA = os.path.join(BUILD, "tests", "cupti", "fake-cuda", "libcuda.so.1")
 SITES = os.path.join(BUILD, "samples", "openacc", "sites")
+# Sanitizer builds: the gcc-built sample is not instrumented, the tool is;
+# the sanitizer runtime comes preloaded for it.
+BASE = {"LD_PRELOAD": os.environ["GT_TARGET_PRELOAD"]} if os.environ.get("GT_TARGET_PRELOAD") else {}
 
 
 def tool_lines(err, subsys):
@@ -36,8 +39,8 @@ def test_openacc_with_driver_but_no_device():
     the CUDA backend is off (cuInit), the OpenACC measurements are there."""
     outdir = tempfile.mkdtemp(prefix="gputool-cupti-")
     code0, out0, _ = run([SITES])
-    code, out, err = run([SITES], env={"ACC_PROFLIB": LIB, "GPUTOOL_OUTPUT": outdir,
-                                       "LD_PRELOAD": FAKE_CUDA})
+    code, out, err = run([SITES], env={**BASE, "ACC_PROFLIB": LIB, "GPUTOOL_OUTPUT": outdir,
+                                       "LD_PRELOAD": " ".join(filter(None, [BASE.get("LD_PRELOAD"), FAKE_CUDA]))})
     check(code == code0 == 0 and out == out0, "exit code or output changed: %r" % err)
     lines = tool_lines(err, "cupti")
     check(len(lines) == 1 and "off (cuInit: no CUDA-capable device" in lines[0],
@@ -50,7 +53,7 @@ def test_openacc_with_driver_but_no_device():
 def test_not_attached_without_cuda():
     """A program that never loads CUDA: the backend says nothing."""
     outdir = tempfile.mkdtemp(prefix="gputool-cupti-")
-    code, _, err = run([SITES], env={"ACC_PROFLIB": LIB, "GPUTOOL_OUTPUT": outdir})
+    code, _, err = run([SITES], env={**BASE, "ACC_PROFLIB": LIB, "GPUTOOL_OUTPUT": outdir})
     check(code == 0 and not tool_lines(err, "cupti"), "stderr: %r" % err)
 
 

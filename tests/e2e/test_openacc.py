@@ -13,13 +13,17 @@ BUILD = os.path.abspath(sys.argv[1])
 LIB = os.path.join(BUILD, "libgputool.so")
 GPUTOOL = os.path.join(BUILD, "gputool")
 EXE = os.path.join(BUILD, "samples", "openacc", "sites")
+# Sanitizer builds: the sample (built by gcc) is not instrumented, the tool
+# is; the sanitizer runtime comes preloaded.
+BASE = {"LD_PRELOAD": os.environ["GT_TARGET_PRELOAD"]} if os.environ.get("GT_TARGET_PRELOAD") else {}
 
 
 def run_acc(env=None):
     import tempfile
     outdir = tempfile.mkdtemp(prefix="gputool-acc-")
+    env = dict(BASE, **(env or {}))
     code0, out0, _ = run([EXE], env=env)
-    code1, out1, err1 = run([EXE], env=dict(env or {}, ACC_PROFLIB=LIB, GPUTOOL_OUTPUT=outdir))
+    code1, out1, err1 = run([EXE], env=dict(env, ACC_PROFLIB=LIB, GPUTOOL_OUTPUT=outdir))
     check(code0 == code1 == 0, "exit codes %d %d" % (code0, code1))
     check(out0 == out1, "stdout changed: %r vs %r" % (out0, out1))
     ps = profiles(GPUTOOL, outdir)
@@ -58,7 +62,7 @@ def test_sites_and_counts():
 def test_disabled():
     import tempfile
     outdir = tempfile.mkdtemp(prefix="gputool-acc-")
-    code, out, err = run([EXE], env={"ACC_PROFLIB": LIB, "GPUTOOL_OUTPUT": outdir, "GPUTOOL_DISABLE": "1"})
+    code, out, err = run([EXE], env=dict(BASE, ACC_PROFLIB=LIB, GPUTOOL_OUTPUT=outdir, GPUTOOL_DISABLE="1"))
     check(code == 0 and err == "" and os.listdir(outdir) == [], "GPUTOOL_DISABLE=1 still measured")
 
 
