@@ -146,6 +146,32 @@ static const char *proc_name(const struct gt_proc *p, char *buf, size_t len)
 
 /* ---- header ---- */
 
+static int host_cmp(const void *x, const void *y)
+{
+	const char *a = *(const char *const *)x, *b = *(const char *const *)y;
+
+	if (!a || !b)
+		return !a && !b ? 0 : !a ? -1 : 1;
+	return strcmp(a, b);
+}
+
+/* Distinct host names among the merged processes. */
+static uint32_t count_hosts(const struct gt_analysis *a)
+{
+	const char **h = malloc((a->n_proc_order ? a->n_proc_order : 1) * sizeof(*h));
+	uint32_t n = 0;
+
+	if (!h)
+		return 0;
+	for (uint32_t k = 0; k < a->n_proc_order; k++)
+		h[k] = a->run->procs[a->proc_order[k]].host;
+	qsort(h, a->n_proc_order, sizeof(*h), host_cmp);
+	for (uint32_t k = 0; k < a->n_proc_order; k++)
+		n += !k || host_cmp(&h[k - 1], &h[k]);
+	free(h);
+	return n;
+}
+
 static void header(struct out *o)
 {
 	const struct gt_analysis *a = o->a;
@@ -153,12 +179,11 @@ static void header(struct out *o)
 	const struct gt_proc *first = a->n_proc_order ? &r->procs[a->proc_order[0]] : NULL;
 	int64_t rmin = INT64_MAX, rmax = -1;
 	uint64_t wall = 0;
-	uint32_t hosts = 0;
+	uint32_t hosts = count_hosts(a);
 	char tot[32];
 
 	for (uint32_t k = 0; k < a->n_proc_order; k++) {
 		const struct gt_proc *p = &r->procs[a->proc_order[k]];
-		int seen = 0;
 
 		if (p->rank >= 0 && p->rank < rmin)
 			rmin = p->rank;
@@ -166,12 +191,6 @@ static void header(struct out *o)
 			rmax = p->rank;
 		if (p->wall_ns > wall)
 			wall = p->wall_ns;
-		for (uint32_t q = 0; q < k && !seen; q++) {
-			const struct gt_proc *o2 = &r->procs[a->proc_order[q]];
-
-			seen = (!p->host && !o2->host) || (p->host && o2->host && !strcmp(p->host, o2->host));
-		}
-		hosts += !seen;
 	}
 	fprintf(o->f, "gputool report: %s\n", o->o->path ? o->o->path : "");
 	if (first && first->exe) {

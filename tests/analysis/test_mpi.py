@@ -5,8 +5,9 @@ units of OpenMP work, run as `mpirun -np 4 gputool run -- imbalance`.
 
 Usage: test_mpi.py BUILD_DIR MPIRUN [MPIRUN FLAGS...]
 
-The merged report must show each rank's CPU time in the work context in
-the ratio 1:2:3:4 and an imbalance (max/mean) of 1.6, within 10 %; every
+The merged report must show each rank's parallel regions (exactly 1, 2,
+3, 4) and its CPU time in the work context in the ratio 1:2:3:4 (each rank
+within 10 % of its share) and an imbalance (max/mean) of 1.6, within 10 %; every
 rank writes its own files into the one directory; the application's exit
 status comes back through gputool run and mpirun; `mpirun gputool report`
 gives the same report as one process."""
@@ -22,7 +23,7 @@ MPIRUN = sys.argv[2:]
 GPUTOOL = os.path.join(BUILD, "gputool")
 APP = os.path.join(BUILD, "samples", "mpi", "imbalance")
 RANKS = 4
-UNIT = "150000000"  # iterations per unit of work: about 0.1 s of CPU
+UNIT = "200000000"  # iterations per unit of work: about 0.15 s of CPU
 TOL = 0.10
 failures = []
 
@@ -74,14 +75,24 @@ def main():
     doc = json.loads(r.stdout)
     check([x["rank"] for x in doc["processes"]] == list(range(RANKS)), "processes %s" % doc["processes"])
     w = work_node(doc)
+    # Exact: one parallel region per unit, r + 1 on rank r.
+    regions = [n for n in doc["nodes"] if n["name"] == "<omp parallel>" and "OMP_PAR_COUNT" in n["metrics"]]
+    if check(len(regions) == 1, "expected one parallel region, found %d" % len(regions)):
+        c = regions[0]["metrics"]["OMP_PAR_COUNT"]["excl"]
+        check(regions[0]["metrics"]["OMP_PAR_COUNT"]["per_process"] == list(range(1, RANKS + 1)),
+              "regions per rank %s" % regions[0]["metrics"]["OMP_PAR_COUNT"]["per_process"])
+        check(abs(c["imbalance"] - 2.0 * RANKS / (RANKS + 1)) < 1e-9, "region count imbalance %s" % c["imbalance"])
     if check(w is not None and "CPUTIME" in w["metrics"], "no main > work context with CPU time"):
         c = w["metrics"]["CPUTIME"]
         per = c["per_process"]
         print("work CPU time per rank (ms): %s; imbalance %.3f" % ([round(v / 1e6, 1) for v in per],
                                                                    c["incl"]["imbalance"]))
+        # Rank k's share of the work is (k + 1) / (1 + 2 + ... + RANKS).
+        units = RANKS * (RANKS + 1) // 2
         for k in range(RANKS):
-            ratio = per[k] / per[0] if per[0] else 0
-            check(abs(ratio - (k + 1)) <= TOL * (k + 1), "rank %d: %.3f times rank 0, expected %d" % (k, ratio, k + 1))
+            want = sum(per) * (k + 1) / units
+            check(abs(per[k] - want) <= TOL * want, "rank %d: %.1f ms, expected %.1f (+-%d%%)" %
+                  (k, per[k] / 1e6, want / 1e6, TOL * 100))
         want = 2.0 * RANKS / (RANKS + 1)
         check(abs(c["incl"]["imbalance"] - want) <= TOL * want, "imbalance %.3f, expected %.2f" %
               (c["incl"]["imbalance"], want))
@@ -102,6 +113,13 @@ def main():
     m = mpirun(2, [GPUTOOL, "report", out, "--format", "json"])
     check(m.returncode == 0 and json.loads(m.stdout or "null") == doc, "mpirun -np 2 gputool report differs: %s" %
           m.stderr[-2000:])
+
+    # Without -o, every rank picks the same directory (the job's id).
+    d = subprocess.run(MPIRUN + ["-np", "2", GPUTOOL, "run", "--", "env"], capture_output=True, text=True,
+                       env=env(), cwd=tmp, timeout=300)
+    dirs = {l.split("=", 1)[1] for l in d.stdout.splitlines() if l.startswith("GPUTOOL_OUTPUT=")}
+    check(d.returncode == 0 and len(dirs) == 1 and os.path.isdir(os.path.join(tmp, dirs.pop())),
+          "ranks disagree on the default directory: %s" % d.stdout)
 
     # Exit status through gputool run and mpirun; a signal too.
     e = mpirun(2, [GPUTOOL, "run", "-o", os.path.join(tmp, "exit"), "--", APP, "1000", "--exit", "3"])
