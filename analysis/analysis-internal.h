@@ -17,6 +17,7 @@
 #include <stdio.h>
 
 #include "core/profile.h"
+#include "core/text.h"
 
 /* Runs of up to this many processes keep each process's value per context
  * (the per-rank tables); larger runs keep only the statistics. */
@@ -243,34 +244,7 @@ void gt_bottom_up__fini(struct gt_bottom_up *bu);
 int gt_bottom_up__children(const struct gt_bottom_up *bu, uint32_t i, uint32_t **out, uint32_t *n);
 int gt_analysis__children(const struct gt_analysis *a, uint32_t node, uint32_t **out, uint32_t *n);
 
-/* ---- text helpers (util.c) ---- */
-
-struct gt_sb {
-	char *s;
-	size_t len, cap;
-	int oom;
-};
-
-void gt_sb__addn(struct gt_sb *b, const char *s, size_t n);
-void gt_sb__add(struct gt_sb *b, const char *s);
-__attribute__((format(printf, 2, 3))) void gt_sb__addf(struct gt_sb *b, const char *fmt, ...);
-/* Control characters become '?': names come from files. */
-void gt_sb__add_clean(struct gt_sb *b, const char *s);
-void gt_sb__add_fit(struct gt_sb *b, const char *s, size_t width);
-size_t gt_cols(const char *s);
-const char *gt_base_name(const char *path);
-
-enum {
-	GT_LABEL_SHORT_FILE = 1, /* base name of the file */
-	GT_LABEL_NO_LINE = 2,    /* the function, not the line */
-};
-
-/* How node i reads: "func (file.c:12)", "<omp parallel>", "lib.so+0x12". */
-void gt_label(struct gt_sb *b, const struct gt_profile *t, uint32_t i, int flags);
-
-/* JSON string (or null); bytes that are not UTF-8 become U+FFFD. With
- * html_safe, '<', '>' and '&' are escaped too, for embedding in a page. */
-void gt_json__str(FILE *f, const char *s, int html_safe);
+/* ---- text helpers: core/text.h; value scaling (util.c) ---- */
 
 /* A value of unit for people: "1.234" with the unit's scale chosen for
  * the largest value shown (s, ms, us for ns; K, M for counts and bytes). */

@@ -7,85 +7,13 @@
 
 #include "core/profile.h"
 #include "core/profile-internal.h"
+#include "core/text.h"
 
 #define JSON_MAX_CELLS (1ull << 29) /* inclusive sums held at once: 4 GiB */
 
 /* ---- JSON ---- */
 
 /* Length of the valid UTF-8 sequence at s (up to end), 0 if invalid. */
-static size_t utf8_len(const unsigned char *s, const unsigned char *end)
-{
-	size_t n = (size_t)(end - s);
-	unsigned char c = s[0], lo = 0x80, hi = 0xbf;
-	size_t len;
-
-	if (c >= 0xc2 && c <= 0xdf)
-		len = 2;
-	else if (c >= 0xe0 && c <= 0xef)
-		len = 3;
-	else if (c >= 0xf0 && c <= 0xf4)
-		len = 4;
-	else
-		return 0;
-	/* The second byte's range excludes overlong forms, surrogates and
-	 * code points above U+10FFFF. */
-	if (c == 0xe0)
-		lo = 0xa0;
-	else if (c == 0xed)
-		hi = 0x9f;
-	else if (c == 0xf0)
-		lo = 0x90;
-	else if (c == 0xf4)
-		hi = 0x8f;
-	if (n < len || s[1] < lo || s[1] > hi)
-		return 0;
-	for (size_t i = 2; i < len; i++)
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-	return len;
-}
-
-/* s as a JSON string, or null; bytes that are not UTF-8 become U+FFFD. */
-static void json__str(FILE *f, const char *s)
-{
-	const unsigned char *c, *end;
-
-	if (!s) {
-		fputs("null", f);
-		return;
-	}
-	end = (const unsigned char *)s + strlen(s);
-	putc('"', f);
-	for (c = (const unsigned char *)s; c < end;) {
-		size_t n;
-
-		if (*c < 0x80) {
-			switch (*c) {
-			case '"': fputs("\\\"", f); break;
-			case '\\': fputs("\\\\", f); break;
-			case '\b': fputs("\\b", f); break;
-			case '\f': fputs("\\f", f); break;
-			case '\n': fputs("\\n", f); break;
-			case '\r': fputs("\\r", f); break;
-			case '\t': fputs("\\t", f); break;
-			default:
-				if (*c < 0x20)
-					fprintf(f, "\\u%04x", *c);
-				else
-					putc(*c, f);
-			}
-			c++;
-		} else if ((n = utf8_len(c, end))) {
-			fwrite(c, 1, n, f);
-			c += n;
-		} else {
-			fputs("\\ufffd", f);
-			c++;
-		}
-	}
-	putc('"', f);
-}
-
 static void json__ref(FILE *f, uint32_t ref)
 {
 	if (ref == GT_NONE)
@@ -124,9 +52,9 @@ static void json__node(FILE *f, const struct gt_profile *p, uint32_t i, const st
 	fprintf(f, "{\"id\":%" PRIu32 ",\"parent\":", i);
 	json__ref(f, n->parent);
 	fprintf(f, ",\"kind\":\"%s\",\"name\":", node_kind_name(n->kind));
-	json__str(f, gt_profile__str(p, n->name));
+	gt_json__str(f, gt_profile__str(p, n->name), 0);
 	fputs(",\"file\":", f);
-	json__str(f, gt_profile__str(p, n->file));
+	gt_json__str(f, gt_profile__str(p, n->file), 0);
 	fprintf(f, ",\"line\":%" PRIu32 ",\"module\":", n->line);
 	json__ref(f, n->module);
 	fprintf(f, ",\"offset\":%" PRIu64 ",\"exclusive\":{", n->offset);
@@ -136,7 +64,7 @@ static void json__node(FILE *f, const struct gt_profile *p, uint32_t i, const st
 		for (b = a; b < nv && v[b].metric == v[a].metric; b++)
 			sum = sat_add(sum, v[b].value);
 		fprintf(f, "%s", sep);
-		json__str(f, metric_name(p, v[a].metric));
+		gt_json__str(f, metric_name(p, v[a].metric), 0);
 		fprintf(f, ":%" PRIu64, sum);
 		sep = ",";
 	}
@@ -148,14 +76,14 @@ static void json__node(FILE *f, const struct gt_profile *p, uint32_t i, const st
 		if (!x)
 			continue;
 		fprintf(f, "%s", sep);
-		json__str(f, metric_name(p, used[k]));
+		gt_json__str(f, metric_name(p, used[k]), 0);
 		fprintf(f, ":%" PRIu64, x);
 		sep = ",";
 	}
 	fputs("},\"threads\":{", f);
 	for (a = 0; a < nv; a = b) {
 		fprintf(f, "%s", a ? "," : "");
-		json__str(f, metric_name(p, v[a].metric));
+		gt_json__str(f, metric_name(p, v[a].metric), 0);
 		putc(':', f);
 		putc('{', f);
 		for (b = a; b < nv && v[b].metric == v[a].metric; b++)
@@ -217,31 +145,31 @@ int gt_profile__write_json(const struct gt_profile *p, FILE *f)
 	fprintf(f, "{\"format\":\"gputool-profile\",\"version\":%u,\n\"meta\":{", GT_PROFILE_VERSION);
 	for (uint32_t i = 0; i < p->n_meta; i++) {
 		fputs(i ? ",\n  " : "\n  ", f);
-		json__str(f, gt_profile__str(p, p->meta[i].key));
+		gt_json__str(f, gt_profile__str(p, p->meta[i].key), 0);
 		putc(':', f);
-		json__str(f, gt_profile__str(p, p->meta[i].value));
+		gt_json__str(f, gt_profile__str(p, p->meta[i].value), 0);
 	}
 	fputs("},\n\"metrics\":[", f);
 	for (uint32_t i = 0; i < p->n_metrics; i++) {
 		fputs(i ? ",\n  {\"name\":" : "\n  {\"name\":", f);
-		json__str(f, gt_profile__str(p, p->metrics[i].name));
+		gt_json__str(f, gt_profile__str(p, p->metrics[i].name), 0);
 		fputs(",\"unit\":", f);
-		json__str(f, gt_profile__str(p, p->metrics[i].unit));
+		gt_json__str(f, gt_profile__str(p, p->metrics[i].unit), 0);
 		fputs(",\"description\":", f);
-		json__str(f, gt_profile__str(p, p->metrics[i].desc));
+		gt_json__str(f, gt_profile__str(p, p->metrics[i].desc), 0);
 		putc('}', f);
 	}
 	fputs("],\n\"threads\":[", f);
 	for (uint32_t i = 0; i < p->n_threads; i++) {
 		fprintf(f, "%s{\"id\":%" PRIu32 ",\"tid\":%" PRIu32 ",\"kind\":", i ? ",\n  " : "\n  ",
 			p->threads[i].id, p->threads[i].tid);
-		json__str(f, gt_profile__str(p, p->threads[i].kind));
+		gt_json__str(f, gt_profile__str(p, p->threads[i].kind), 0);
 		putc('}', f);
 	}
 	fputs("],\n\"modules\":[", f);
 	for (uint32_t i = 0; i < p->n_modules; i++) {
 		fputs(i ? ",\n  " : "\n  ", f);
-		json__str(f, gt_profile__str(p, p->modules[i]));
+		gt_json__str(f, gt_profile__str(p, p->modules[i]), 0);
 	}
 	fputs("],\n\"nodes\":[", f);
 	k = 0;

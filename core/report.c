@@ -16,6 +16,7 @@
 #include "core/profile.h"
 #include "core/report-advice.h"
 #include "core/report-blame.h"
+#include "core/text.h"
 
 #define DEFAULT_TOP 20
 #define LINE_COLS 150    /* paths are shortened to keep lines about this wide */
@@ -24,131 +25,6 @@
 #define TREE_MIN_PERCENT 1 /* children at or under this share of the total are left out */
 
 #define PH_PARALLEL "<omp parallel>"
-
-/* ---- strings ---- */
-
-struct sb {
-	char *s;
-	size_t len, cap;
-	int oom;
-};
-
-static void sb__addn(struct sb *b, const char *s, size_t n)
-{
-	if (b->oom)
-		return;
-	if (n + 1 > b->cap - b->len) {
-		size_t c = b->cap ? b->cap : 64;
-		char *q;
-
-		while (c - b->len < n + 1)
-			c *= 2;
-		q = realloc(b->s, c);
-		if (!q) {
-			b->oom = 1;
-			return;
-		}
-		b->s = q;
-		b->cap = c;
-	}
-	memcpy(b->s + b->len, s, n);
-	b->len += n;
-	b->s[b->len] = '\0';
-}
-
-static void sb__add(struct sb *b, const char *s)
-{
-	sb__addn(b, s, strlen(s));
-}
-
-__attribute__((format(printf, 2, 3))) static void sb__addf(struct sb *b, const char *fmt, ...)
-{
-	char tmp[256];
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(tmp, sizeof(tmp), fmt, ap);
-	va_end(ap);
-	if (n > 0)
-		sb__addn(b, tmp, (size_t)n < sizeof(tmp) ? (size_t)n : sizeof(tmp) - 1);
-}
-
-/* Names come from the profile file: control characters would let a file
- * rewrite the reader's terminal, so they are printed as '?'. */
-static void sb__add_clean(struct sb *b, const char *s)
-{
-	sb__addn(b, "", 0); /* an empty name still gives a string */
-	for (const char *c = s; *c;) {
-		size_t n = strcspn(c, "\x01\x02\x03\x04\x05\x06\x07\x08\x09\x0a\x0b\x0c\x0d\x0e\x0f\x10"
-				      "\x11\x12\x13\x14\x15\x16\x17\x18\x19\x1a\x1b\x1c\x1d\x1e\x1f\x7f");
-
-		sb__addn(b, c, n);
-		c += n;
-		if (*c) {
-			sb__add(b, "?");
-			c++;
-		}
-	}
-}
-
-/* Display columns of UTF-8 text: one per code point. */
-static size_t cols(const char *s, size_t n)
-{
-	size_t w = 0;
-
-	for (size_t i = 0; i < n; i++)
-		w += ((unsigned char)s[i] & 0xc0) != 0x80;
-	return w;
-}
-
-/* Byte length of the first k columns of s (never splits a code point). */
-static size_t cols_prefix(const char *s, size_t k)
-{
-	size_t i = 0, w = 0;
-
-	while (s[i]) {
-		if (((unsigned char)s[i] & 0xc0) != 0x80 && w++ == k)
-			break;
-		i++;
-	}
-	return i;
-}
-
-/* Byte offset where the last k columns of s start. */
-static size_t cols_suffix(const char *s, size_t k)
-{
-	size_t i = strlen(s), w = 0;
-
-	while (i > 0 && w < k) {
-		i--;
-		w += ((unsigned char)s[i] & 0xc0) != 0x80;
-	}
-	return i;
-}
-
-/* s, shortened to width columns by replacing its middle with "…". */
-static void sb__add_fit(struct sb *b, const char *s, size_t width)
-{
-	size_t w = cols(s, strlen(s)), head, tail;
-
-	if (w <= width || width < 3) {
-		sb__add(b, s);
-		return;
-	}
-	head = (width - 1) / 2;
-	tail = width - 1 - head;
-	sb__addn(b, s, cols_prefix(s, head));
-	sb__add(b, "…");
-	sb__add(b, s + cols_suffix(s, tail));
-}
-
-static const char *base_name(const char *path)
-{
-	const char *s = strrchr(path, '/');
-
-	return s ? s + 1 : path;
-}
 
 /* ---- the profile, summed ---- */
 
@@ -199,6 +75,12 @@ static double secs(uint64_t ns)
 	return (double)ns / 1e9;
 }
 
+/* How node i reads in a path: "func (file.c:12)", or a placeholder's name. */
+static void gt_label_short(struct gt_sb *b, const struct gt_profile *p, uint32_t i)
+{
+	gt_label(b, p, i, GT_LABEL_SHORT_FILE);
+}
+
 static int is_node_named(const struct gt_profile *p, uint32_t i, uint32_t kind, const char *name)
 {
 	const char *s = gt_profile__str(p, p->nodes[i].name);
@@ -206,43 +88,6 @@ static int is_node_named(const struct gt_profile *p, uint32_t i, uint32_t kind, 
 	return p->nodes[i].kind == kind && s && !strcmp(s, name);
 }
 
-/* How node i reads in a path: "func (file.c:12)", or a placeholder's name. */
-static void sb__add_label(struct sb *b, const struct gt_profile *p, uint32_t i)
-{
-	const struct gt_prof_node *n = &p->nodes[i];
-	const char *name = gt_profile__str(p, n->name);
-	const char *file = gt_profile__str(p, n->file);
-	const char *mod = gt_profile__str(p, n->module == GT_NONE ? GT_NONE : p->modules[n->module]);
-
-	switch (n->kind) {
-	case GT_PNODE_ROOT:
-		sb__add(b, "<root>");
-		return;
-	case GT_PNODE_FRAME:
-		if (name) {
-			sb__add_clean(b, name);
-		} else if (mod) {
-			sb__add_clean(b, base_name(mod));
-			sb__addf(b, "+0x%" PRIx64, n->offset);
-		} else {
-			sb__addf(b, "0x%" PRIx64, n->offset);
-		}
-		if (file) {
-			sb__add(b, " (");
-			sb__add_clean(b, base_name(file));
-			if (n->line)
-				sb__addf(b, ":%" PRIu32, n->line);
-			sb__add(b, ")");
-		} else if (name && mod) {
-			sb__add(b, " [");
-			sb__add_clean(b, base_name(mod));
-			sb__add(b, "]");
-		}
-		return;
-	default:
-		sb__add_clean(b, name ? name : "<unnamed>");
-	}
-}
 
 /*
  * The calling context of node `from` up to the root (the root itself left
@@ -255,7 +100,7 @@ static char *path(const struct rep *r, uint32_t from, int leaf_first, size_t wid
 {
 	const struct gt_profile *p = r->p;
 	const char *sep = leaf_first ? " < " : " > ";
-	struct sb *lab = NULL, out = { 0 };
+	struct gt_sb *lab = NULL, out = { 0 };
 	size_t n = 0, total = 0, i, keep_front, keep_back, w_front, w_back;
 	uint32_t v;
 
@@ -268,12 +113,12 @@ static char *path(const struct rep *r, uint32_t from, int leaf_first, size_t wid
 		return NULL;
 	/* lab[] in the order printed. */
 	for (i = 0, v = from; i < n; i++, v = p->nodes[v].parent) {
-		struct sb *l = &lab[leaf_first ? i : n - 1 - i];
+		struct gt_sb *l = &lab[leaf_first ? i : n - 1 - i];
 
-		sb__add_label(l, p, v);
+		gt_label_short(l, p, v);
 		if (l->oom)
 			goto out_free_labels;
-		total += cols(l->s, l->len) + (i ? 3 : 0);
+		total += gt_cols(l->s) + (i ? 3 : 0);
 	}
 	if (total <= width) {
 		keep_front = n;
@@ -283,11 +128,11 @@ static char *path(const struct rep *r, uint32_t from, int leaf_first, size_t wid
 		 * still fit around " … " (7 columns with the separators). */
 		keep_front = 1;
 		keep_back = 1;
-		w_front = cols(lab[0].s, lab[0].len);
-		w_back = cols(lab[n - 1].s, lab[n - 1].len);
+		w_front = gt_cols(lab[0].s);
+		w_back = gt_cols(lab[n - 1].s);
 		while (keep_front + keep_back < n) {
-			const struct sb *f = &lab[keep_front], *b = &lab[n - 1 - keep_back];
-			size_t wf = cols(f->s, f->len) + 3, wb = cols(b->s, b->len) + 3;
+			const struct gt_sb *f = &lab[keep_front], *b = &lab[n - 1 - keep_back];
+			size_t wf = gt_cols(f->s) + 3, wb = gt_cols(b->s) + 3;
 			int fits_f = w_front + w_back + wf + 7 <= width;
 			int fits_b = w_front + w_back + wb + 7 <= width;
 
@@ -308,24 +153,24 @@ static char *path(const struct rep *r, uint32_t from, int leaf_first, size_t wid
 		}
 	}
 	{
-		struct sb joined = { 0 };
+		struct gt_sb joined = { 0 };
 
 		for (i = 0; i < keep_front; i++) {
 			if (i)
-				sb__add(&joined, sep);
-			sb__add(&joined, lab[i].s);
+				gt_sb__add(&joined, sep);
+			gt_sb__add(&joined, lab[i].s);
 		}
 		if (keep_back) {
-			sb__add(&joined, sep);
-			sb__add(&joined, "…");
+			gt_sb__add(&joined, sep);
+			gt_sb__add(&joined, "…");
 			for (i = n - keep_back; i < n; i++) {
-				sb__add(&joined, sep);
-				sb__add(&joined, lab[i].s);
+				gt_sb__add(&joined, sep);
+				gt_sb__add(&joined, lab[i].s);
 			}
 		}
 		/* Names longer than the line are cut in their middle too. */
 		if (!joined.oom)
-			sb__add_fit(&out, joined.s, width);
+			gt_sb__add_fit(&out, joined.s, width);
 		free(joined.s);
 	}
 out_free_labels:
@@ -484,7 +329,7 @@ static void section_header(struct rep *r)
 	const char *host = gt_profile__get_meta(p, "host");
 	uint64_t hz, tool = 0, dropped = 0, samples = 0, start, end;
 	uint32_t m = gt_profile__find_metric(p, "SAMPLES");
-	struct sb line = { 0 };
+	struct gt_sb line = { 0 };
 
 	for (uint64_t i = 0; m != GT_NONE && i < p->n_values; i++)
 		if (p->values[i].metric == m)
@@ -495,16 +340,16 @@ static void section_header(struct rep *r)
 
 	fputs("gputool report\n", r->f);
 	if (exe) {
-		sb__add_clean(&line, exe);
+		gt_sb__add_clean(&line, exe);
 		fprintf(r->f, "  %-12s %s\n", "program", line.s ? line.s : "");
 		line.len = 0;
 	}
 	if (cmd) {
-		struct sb full = { 0 };
+		struct gt_sb full = { 0 };
 
-		sb__add_clean(&full, cmd);
+		gt_sb__add_clean(&full, cmd);
 		if (full.s)
-			sb__add_fit(&line, full.s, LINE_COLS - 15);
+			gt_sb__add_fit(&line, full.s, LINE_COLS - 15);
 		free(full.s);
 		fprintf(r->f, "  %-12s %s\n", "command", line.s ? line.s : "");
 		line.len = 0;
@@ -515,9 +360,9 @@ static void section_header(struct rep *r)
 		for (int k = 0; k < 3; k++) {
 			if (!val[k])
 				continue;
-			sb__add(&line, line.len ? ", " : "");
-			sb__add(&line, what[k]);
-			sb__add_clean(&line, val[k]);
+			gt_sb__add(&line, line.len ? ", " : "");
+			gt_sb__add(&line, what[k]);
+			gt_sb__add_clean(&line, val[k]);
 		}
 		fprintf(r->f, "  %-12s %s\n", "process", line.s ? line.s : "");
 	}
@@ -544,11 +389,11 @@ static void section_header(struct rep *r)
 	/* Facts the backends set (docs/OMP-TARGET.md). */
 	for (unsigned k = 0; k < sizeof(facts) / sizeof(facts[0]); k++) {
 		const char *v = gt_profile__get_meta(p, facts[k][0]);
-		struct sb b = { 0 };
+		struct gt_sb b = { 0 };
 
 		if (!v)
 			continue;
-		sb__add_clean(&b, v);
+		gt_sb__add_clean(&b, v);
 		fprintf(r->f, "  %-12s %s\n", facts[k][1], b.s ? b.s : "");
 		free(b.s);
 	}
@@ -722,18 +567,18 @@ static char *function_key(const struct gt_profile *p, uint32_t i)
 	const struct gt_prof_node *n = &p->nodes[i];
 	const char *name = gt_profile__str(p, n->name);
 	const char *mod = gt_profile__str(p, n->module == GT_NONE ? GT_NONE : p->modules[n->module]);
-	struct sb b = { 0 };
+	struct gt_sb b = { 0 };
 
 	if (n->kind == GT_PNODE_ROOT)
-		sb__add(&b, "<root>");
+		gt_sb__add(&b, "<root>");
 	else if (name)
-		sb__add_clean(&b, name);
+		gt_sb__add_clean(&b, name);
 	else if (n->kind == GT_PNODE_FRAME && mod) {
-		sb__add(&b, "<unknown> [");
-		sb__add_clean(&b, base_name(mod));
-		sb__add(&b, "]");
+		gt_sb__add(&b, "<unknown> [");
+		gt_sb__add_clean(&b, gt_base_name(mod));
+		gt_sb__add(&b, "]");
 	} else
-		sb__add(&b, "<unknown>");
+		gt_sb__add(&b, "<unknown>");
 	if (b.oom) {
 		free(b.s);
 		return NULL;
@@ -777,17 +622,17 @@ static int section_functions(struct rep *r, const uint32_t *idx, uint32_t n)
 	if (err)
 		goto out_free;
 	for (uint32_t k = 0; k < shown; k++) {
-		size_t w = cols(rows[k].name, strlen(rows[k].name));
+		size_t w = gt_cols(rows[k].name);
 
 		name_w = w > name_w ? w : name_w;
 	}
 	for (uint32_t k = 0; k < shown; k++) {
-		struct sb b = { 0 };
+		struct gt_sb b = { 0 };
 
 		table__set(&t, k, 0, "%.3f", secs(rows[k].cpu));
 		fmt_pct(t.cell[k][1], rows[k].cpu, r->cpu_total);
 		table__set(&t, k, 2, "%" PRIu32, rows[k].contexts);
-		sb__add_fit(&b, rows[k].name, name_w < NAME_COLS ? name_w : NAME_COLS);
+		gt_sb__add_fit(&b, rows[k].name, name_w < NAME_COLS ? name_w : NAME_COLS);
 		if (b.oom) {
 			free(b.s);
 			err = -ENOMEM;
@@ -962,12 +807,12 @@ static int tree__print(struct tree *t, uint32_t node, unsigned depth)
 	qsort(kids, n, sizeof(*kids), by_rank);
 	for (uint32_t k = 0; k < n && !err; k++) {
 		uint32_t c = kids[k].node;
-		struct sb b = { 0 }, fit = { 0 };
+		struct gt_sb b = { 0 }, fit = { 0 };
 		char pct[CELL_BYTES];
 
-		sb__add_label(&b, p, c);
+		gt_label_short(&b, p, c);
 		if (!b.oom)
-			sb__add_fit(&fit, b.s, LINE_COLS - 20 - 2 * depth);
+			gt_sb__add_fit(&fit, b.s, LINE_COLS - 20 - 2 * depth);
 		free(b.s);
 		if (b.oom || fit.oom) {
 			free(fit.s);

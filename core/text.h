@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef GT_CORE_TEXT_H
+#define GT_CORE_TEXT_H
+
+/*
+ * Text for people and scripts, shared by the report the library writes at
+ * exit and the `gputool` command: growable strings, display widths, how a
+ * profile node reads, JSON strings.
+ */
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "core/profile.h"
+
+
+struct gt_sb {
+	char *s;
+	size_t len, cap;
+	int oom;
+};
+
+void gt_sb__addn(struct gt_sb *b, const char *s, size_t n);
+void gt_sb__add(struct gt_sb *b, const char *s);
+__attribute__((format(printf, 2, 3))) void gt_sb__addf(struct gt_sb *b, const char *fmt, ...);
+/* Control characters become '?': names come from files. */
+void gt_sb__add_clean(struct gt_sb *b, const char *s);
+void gt_sb__add_fit(struct gt_sb *b, const char *s, size_t width);
+size_t gt_cols(const char *s);
+const char *gt_base_name(const char *path);
+
+enum {
+	GT_LABEL_SHORT_FILE = 1, /* base name of the file */
+	GT_LABEL_NO_LINE = 2,    /* the function, not the line */
+};
+
+/* How node i reads: "func (file.c:12)", "<omp parallel>", "lib.so+0x12";
+ * the root reads "<program>". */
+void gt_label(struct gt_sb *b, const struct gt_profile *t, uint32_t i, int flags);
+
+/* JSON string (or null); bytes that are not UTF-8 become U+FFFD. With
+ * html_safe, '<', '>' and '&' are escaped too, for embedding in a page. */
+void gt_json__str(FILE *f, const char *s, int html_safe);
+
+#endif
