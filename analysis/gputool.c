@@ -55,7 +55,7 @@ static const char run_help[] =
 	"run options:\n"
 	"  -o, --output DIR      where the profiles go (default gputool-<program>-<job id or pid>;\n"
 	"                        under mpirun every rank uses the job's id, so all share one DIR)\n"
-	"  --trace               also record a trace (when the library supports it)\n"
+	"  --trace               also record a trace (GPUTOOL_TRACE=1), for --format chrome\n"
 	"  --sample-hz N         CPU-time samples per second per thread (0: none; default 200)\n"
 	"  --backends LIST       which of omp,acc,cuda,opencl to enable (default all)\n"
 	"  PROGRAM runs in gputool's place, with OMP_TOOL_LIBRARIES, ACC_PROFLIB, OPENCL_LAYERS\n"

@@ -24,7 +24,6 @@
 #include <unistd.h>
 
 #include "analysis/analysis-internal.h"
-#include "core/config.h"
 #include "core/output.h"
 
 #define EXIT_USAGE 2
@@ -261,21 +260,6 @@ static int mkdir_p(const char *dir)
 	return 0;
 }
 
-/* Whether the library reads the variable (the same table as its own). */
-static int library_reads(const char *var)
-{
-	static const char *const names[] = {
-#define X(field, name, kind, def, min, max, help) name,
-		GT_CONFIG_VARS(X)
-#undef X
-	};
-
-	for (size_t i = 0; i < sizeof(names) / sizeof(*names); i++)
-		if (!strcmp(names[i], var))
-			return 1;
-	return 0;
-}
-
 static int parse_backends(const char *v, int *out)
 {
 	int bits = 0;
@@ -370,14 +354,8 @@ int gt_launch__main(int argc, char **argv)
 	}
 	if (setenv("GPUTOOL_OUTPUT", dir, 1) || (hz && setenv("GPUTOOL_SAMPLE_HZ", hz, 1)))
 		return fail("cannot set the environment: %s", strerror(errno));
-	if (trace) {
-		if (library_reads("GPUTOOL_TRACE")) {
-			if (setenv("GPUTOOL_TRACE", "1", 1))
-				return fail("cannot set the environment: %s", strerror(errno));
-		} else {
-			note("this libgputool.so does not record traces yet; --trace is ignored");
-		}
-	}
+	if (trace && setenv("GPUTOOL_TRACE", "1", 1))
+		return fail("cannot set the environment: %s", strerror(errno));
 	if (((which & B_OMP) && join_list("OMP_TOOL_LIBRARIES", lib, 1)) ||
 	    ((which & B_OPENCL) && join_list("OPENCL_LAYERS", lib, 0)) ||
 	    ((which & B_ACC) && set_single("ACC_PROFLIB", lib, "OpenACC")) ||

@@ -30,7 +30,9 @@
 	X(cupti_path, "GPUTOOL_CUPTI_PATH", STR, 0, 0, 0,                              \
 	  "libcupti to use, or its folder (default: CUDA_HOME, /usr/local/cuda, the loader)") \
 	X(cupti_record, "GPUTOOL_CUPTI_RECORD", STR, 0, 0, 0,                          \
-	  "folder to write CUPTI's activity buffers to, for tests (slow)")
+	  "folder to write CUPTI's activity buffers to, for tests (slow)")  \
+	X(trace, "GPUTOOL_TRACE", BOOL, 0, 0, 1,                                       \
+	  "record a trace (<exe>-<rank>-<pid>.gttrace) for `gputool report --format chrome`")
 
 #define GT_CONFIG_TYPE_UINT uint64_t
 #define GT_CONFIG_TYPE_BOOL int

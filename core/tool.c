@@ -17,6 +17,7 @@
 #include "core/report.h"
 #include "core/sample.h"
 #include "core/thread.h"
+#include "core/trace.h"
 #include "core/unwind.h"
 
 #define MAX_FLUSH 8
@@ -72,6 +73,7 @@ static void tool__atfork_child(void)
 		if (t != self)
 			atomic_store_explicit(&t->exited, 1, memory_order_relaxed);
 	}
+	gt_tracer__atfork_child();
 	if (self)
 		gt_sample__thread_start(self);
 }
@@ -84,6 +86,7 @@ static void tool__start_once(void)
 		return;
 	start_ns = gt_clock__now();
 	gt_clock__init();
+	gt_tracer__init();
 	if (gt_modmap__init() || gt_unwind__init())
 		gt_warn("unwind", "unwinder setup incomplete; contexts may be shallow");
 	if (gt_sample__init((unsigned)gt_config.sample_hz))
@@ -224,6 +227,7 @@ void gt_tool__stop(void)
 		return;
 	gt_profile__init(&p);
 	gt_output__build(&p);
+	gt_tracer__write(o.stem, &p);
 	tool__meta(&p, &o, end_ns);
 	tool__write(&p, &o);
 	gt_profile__fini(&p);

@@ -23,9 +23,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "analysis/trace.h"
 #include "core/log.h"
 #include "core/thread.h"
 #include "core/tool.h"
+#include "core/trace.h"
 #include "gpu/blame-internal.h"
 #include "gpu/blame.h"
 #include "gpu/monitor-internal.h"
@@ -412,10 +414,31 @@ static void monitor__send(struct gt_gpu_thread *owner, struct gt_cct_node *place
 			      memory_order_relaxed);
 }
 
+/* The trace's event kind (analysis/trace.h) of a device operation. */
+static uint32_t trace_kind(const struct gt_device_op *op)
+{
+	static const uint8_t copies[] = { [GT_COPY_OTHER] = GT_EV_COPY_OTHER, [GT_COPY_H2D] = GT_EV_COPY_H2D,
+					  [GT_COPY_D2H] = GT_EV_COPY_D2H, [GT_COPY_D2D] = GT_EV_COPY_D2D };
+
+	switch (op->kind) {
+	case GT_DEVOP_KERNEL: return GT_EV_KERNEL;
+	case GT_DEVOP_COPY: return op->copy <= GT_COPY_D2D ? copies[op->copy] : GT_EV_COPY_OTHER;
+	case GT_DEVOP_MEMSET: return GT_EV_MEMSET;
+	case GT_DEVOP_ALLOC:
+	case GT_DEVOP_FREE: return GT_EV_ALLOC;
+	case GT_DEVOP_SYNC: return GT_EV_SYNC;
+	default: return GT_EV_OTHER;
+	}
+}
+
 static void monitor__deliver(struct gt_gpu_thread *owner, struct gt_cct_node *placeholder,
 			     const struct gt_device_op *op)
 {
 	monitor__send(owner, placeholder, op, MEAS_OP, 0, 0);
+	/* Every matched operation, with the id of its launch (the flow). */
+	if (gt_tracer__on() && op->start_ns && op->kind != GT_DEVOP_OTHER)
+		gt_tracer__device(trace_kind(op), op->kind == GT_DEVOP_FREE ? "free" : op->name, placeholder,
+				  op->start_ns, op->end_ns, op->correlation, op->device, op->stream);
 }
 
 void gt_monitor__send_blame(struct gt_gpu_thread *owner, struct gt_cct_node *placeholder,

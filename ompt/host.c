@@ -6,7 +6,9 @@
 #include <string.h>
 
 #include "core/clock.h"
+#include "analysis/trace.h"
 #include "core/sample.h"
+#include "core/trace.h"
 #include "core/unwind.h"
 #include "gpu/blame.h"
 #include "ompt/ompt-internal.h"
@@ -200,6 +202,8 @@ void ompt__on_parallel_end(ompt_data_t *parallel_data, ompt_data_t *encountering
 	add_time(t, r->node, GT_M_OMP_PAR_TIME, now - r->t_begin);
 	add(t, r->node, GT_M_OMP_PAR_COUNT, 1);
 	add(t, r->node, GT_M_OMP_PAR_THREADS, r->team);
+	if (gt_tracer__on())
+		gt_tracer__span_ticks(t, GT_EV_REGION, "omp parallel", r->node, r->t_begin, now);
 	parallel_data->ptr = NULL;
 	gt_thread__leave(t);
 }
@@ -265,6 +269,9 @@ void ompt__on_implicit_task(ompt_scope_endpoint_t endpoint, ompt_data_t *paralle
 			d = now > task->t_begin ? now - task->t_begin : 0;
 			add_time(t, task->node, GT_M_OMP_TASK_TIME, d);
 			add_time(t, task->node, GT_M_OMP_WORK, d > task->wait_ns ? d - task->wait_ns : 0);
+			if (gt_tracer__on())
+				gt_tracer__span_ticks(t, GT_EV_REGION, "omp implicit task", task->node,
+						      task->t_begin, task->t_begin + d);
 			task->next_free = ot->free_tasks;
 			ot->free_tasks = task;
 			task_data->ptr = NULL;

@@ -27,11 +27,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/trace.h"
 #include "core/clock.h"
 #include "core/config.h"
 #include "core/modmap.h"
 #include "core/sample.h"
 #include "core/thread.h"
+#include "core/trace.h"
 #include "gpu/blame.h"
 /* Through cupti.h, also the functions' parameter structures
  * (generated_cuda_meta.h, generated_cuda_runtime_api_meta.h). */
@@ -434,6 +436,7 @@ struct cupti_thread {
 	uint64_t stream;	  /* a stream sync's CUPTI stream id, 0: all */
 	struct gt_cct_node *node; /* its placeholder (or context) */
 	uint64_t t0, bytes;	  /* API-measured operations */
+	uint64_t last_flush_ns;	  /* when a sync last flushed CUPTI's buffers */
 	CUcontext last_ctx;	  /* the device of the last context seen */
 	int last_device;
 	int capture_calls;	  /* capture functions in progress (nesting) */
@@ -673,6 +676,7 @@ static void enter(struct cupti_thread *ct, CUpti_CallbackDomain domain, CUpti_Ca
 	}
 	ct->cls = cls;
 	ct->id = 0;
+	ct->t0 = gt_tracer__on() ? gt_clock__now() : 0;
 	/* CUDA 13 gives a driver call made by a runtime call the runtime
 	 * call's id: filed once. */
 	ct->cupti_id = cb->correlationId;
@@ -728,6 +732,8 @@ static void leave(struct cupti_thread *ct, const CUpti_CallbackData *cb)
 		return; /* the backend started inside this call */
 	if (--ct->depth > 0 || !ct->id)
 		return;
+	if (gt_tracer__on() && ct->t0)
+		gt_tracer__span(ct->t, GT_EV_API, cb->functionName, ct->node, ct->t0, gt_clock__now(), ct->id);
 	memset(&op, 0, sizeof(op));
 	op.correlation = ct->id;
 	if (api_measured(ct->cls)) {
@@ -756,8 +762,17 @@ static void leave(struct cupti_thread *ct, const CUpti_CallbackData *cb)
 	 * that kept the device busy). The kernels' activities reach the
 	 * monitor when CUPTI completes their buffer (within the flush
 	 * period); the monitor holds the sync until then. */
-	if (op.kind == GT_DEVOP_SYNC && ct->stream != UINT64_MAX)
+	if (op.kind == GT_DEVOP_SYNC && ct->stream != UINT64_MAX) {
+		/* What the sync waited for has completed: hand its records over
+		 * now rather than at the next flush period, so the monitor
+		 * settles the sync and the device counts as idle at once (at
+		 * most once a millisecond per thread: syncs can be frequent). */
+		if (op.end_ns - ct->last_flush_ns >= 1000000) {
+			ct->last_flush_ns = op.end_ns;
+			gt_cupti_lib.cuptiActivityFlushAll(0);
+		}
 		gt_blame__sync(ct->t, ct->node, op.start_ns, op.end_ns, ct->device, ct->stream);
+	}
 }
 
 void CUPTIAPI gt_cupti__callback(void *userdata, CUpti_CallbackDomain domain,

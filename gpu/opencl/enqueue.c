@@ -24,9 +24,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/trace.h"
 #include "core/clock.h"
 #include "core/sample.h"
 #include "core/thread.h"
+#include "core/trace.h"
 #include "core/unwind.h"
 #include "gpu/blame.h"
 #include "gpu/monitor.h"
@@ -233,6 +235,7 @@ struct ocl_cmd {
 	cl_event *evp;	  /* what the layer below gets */
 	cl_event mine;
 	uint64_t t0, t1;
+	uint64_t t_call; /* when the call began, for the trace */
 	struct gt_device_op d;
 };
 
@@ -247,6 +250,7 @@ static int cmd__begin(struct ocl_cmd *m, cl_command_queue q, cl_event *ev, uintp
 	m->evp = (m->qr && m->qr->measured && !ev) ? &m->mine : ev;
 	memset(&m->d, 0, sizeof(m->d));
 	m->t0 = 0;
+	m->t_call = gt_tracer__on() ? gt_clock__now() : 0;
 	return 1;
 }
 
@@ -288,6 +292,8 @@ static void cmd__end(struct ocl_cmd *m, cl_int err, int blocking, enum gt_placeh
 	if (node && measure)
 		id = gt_monitor__correlate_device(t, node, m->qr->dev->index);
 	gt_thread__leave(t);
+	if (m->t_call)
+		gt_tracer__span(t, GT_EV_API, gt_placeholder_names[ph], node, m->t_call, m->t1, id);
 	if (blocking) {
 		sync__blame(c, sync, m->t0, m->t1, m->qr);
 		if (m->qr && m->qr->in_order)
