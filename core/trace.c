@@ -350,7 +350,8 @@ static uint32_t names__id(struct names *s, const char *name)
 		s->ids = ids;
 		s->cap = cap;
 	}
-	for (h = (uint32_t)(((uintptr_t)name >> 3) * 0x9e3779b1u) & (s->cap - 1); s->keys[h]; h = (h + 1) & (s->cap - 1))
+	for (h = (uint32_t)(((uintptr_t)name >> 3) * 0x9e3779b1u) & (s->cap - 1); s->keys[h];
+	     h = (h + 1) & (s->cap - 1))
 		if (s->keys[h] == name)
 			return s->ids[h];
 	s->keys[h] = name;
@@ -412,8 +413,8 @@ static void recs__sort(struct rec *r, uint64_t n, uint64_t **corr)
 		qsort(r, n, sizeof(*r), rec_cmp);
 		return;
 	}
-	/* The sequence number rides in corr; the real one in stream's place
-	 * is not free for GPU records, so save corr aside, indexed by seq. */
+	/* While sorting, corr holds the record's sequence number (the tie
+	 * break of rec_cmp); the correlation ids wait in saved, by it. */
 	for (uint64_t i = 0; i < n; i++) {
 		saved[i] = r[i].corr;
 		r[i].corr = i;

@@ -767,7 +767,7 @@ static void leave(struct cupti_thread *ct, const CUpti_CallbackData *cb)
 		 * now rather than at the next flush period, so the monitor
 		 * settles the sync and the device counts as idle at once (at
 		 * most once a millisecond per thread: syncs can be frequent). */
-		if (op.end_ns - ct->last_flush_ns >= 1000000) {
+		if (op.end_ns - ct->last_flush_ns >= 1000000 && gt_cupti_lib.cuptiActivityFlushAll) {
 			ct->last_flush_ns = op.end_ns;
 			gt_cupti_lib.cuptiActivityFlushAll(0);
 		}
