@@ -7,6 +7,7 @@
  * checked before use, as in the profile reader.
  */
 #include "analysis/trace.h"
+#include "core/bytes.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -30,27 +31,6 @@ static const char *const kind_names[GT_EV__COUNT] = {
 const char *gt_trace__event_kind_name(uint32_t kind)
 {
 	return kind < GT_EV__COUNT ? kind_names[kind] : "other";
-}
-
-static uint32_t crc32_of(const uint8_t *d, size_t n)
-{
-	static uint32_t table[256];
-	static int ready;
-	uint32_t c = 0xffffffffu;
-
-	if (!ready) {
-		for (uint32_t i = 0; i < 256; i++) {
-			uint32_t r = i;
-
-			for (int k = 0; k < 8; k++)
-				r = (r >> 1) ^ (0xedb88320u & (0u - (r & 1)));
-			table[i] = r;
-		}
-		ready = 1;
-	}
-	for (size_t i = 0; i < n; i++)
-		c = table[(c ^ d[i]) & 0xff] ^ (c >> 8);
-	return c ^ 0xffffffffu;
 }
 
 static uint64_t le(const uint8_t *p, int n)
@@ -230,33 +210,6 @@ static int chunk_events(struct gt_trace *t, struct cur *c, struct caps *cap)
 	return 0;
 }
 
-static int slurp(FILE *f, uint8_t **out, size_t *len)
-{
-	size_t cap = 1 << 16, n = 0, got;
-	uint8_t *d = malloc(cap), *q;
-
-	if (!d)
-		return -ENOMEM;
-	while ((got = fread(d + n, 1, cap - n, f)) > 0) {
-		n += got;
-		if (n < cap)
-			continue;
-		if (cap > SIZE_MAX / 2 || !(q = realloc(d, cap * 2))) {
-			free(d);
-			return -ENOMEM;
-		}
-		d = q;
-		cap *= 2;
-	}
-	if (ferror(f)) {
-		free(d);
-		return -EIO;
-	}
-	*out = d;
-	*len = n;
-	return 0;
-}
-
 __attribute__((format(printf, 2, 3))) static void stop(struct gt_trace *t, const char *fmt, ...)
 {
 	va_list ap;
@@ -276,7 +229,7 @@ int gt_trace__read(struct gt_trace *t, FILE *f, char *err, size_t errlen)
 	int rc;
 
 	memset(t, 0, sizeof(*t));
-	rc = slurp(f, &d, &len);
+	rc = gt_slurp(f, &d, &len);
 	if (rc)
 		return rc;
 	if (len < HEADER_BYTES || memcmp(d, GT_TRACE_MAGIC, 8)) {
@@ -310,7 +263,7 @@ int gt_trace__read(struct gt_trace *t, FILE *f, char *err, size_t errlen)
 			stop(t, "torn chunk at byte %zu", pos);
 			break;
 		}
-		if (crc32_of(d + pos + CHUNK_BYTES, (size_t)plen) != (uint32_t)le(d + pos + CHUNK_BYTES + plen, 4)) {
+		if (gt_crc32(d + pos + CHUNK_BYTES, (size_t)plen) != (uint32_t)le(d + pos + CHUNK_BYTES + plen, 4)) {
 			stop(t, "damaged chunk at byte %zu (checksum mismatch)", pos);
 			break;
 		}

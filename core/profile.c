@@ -9,6 +9,7 @@
  * memory proportional to its size and ends in one line of explanation.
  */
 #include "core/profile.h"
+#include "core/bytes.h"
 #include "core/profile-internal.h"
 
 #include <errno.h>
@@ -608,23 +609,6 @@ static void section__end(struct buf *b, size_t at)
 		le_store(b->data + at + 4, b->len - at - SECTION_BYTES, 8);
 }
 
-/* CRC-32 as in zlib and PNG (reflected polynomial 0xedb88320). */
-static uint32_t crc32_of(const uint8_t *d, size_t n)
-{
-	uint32_t table[256], c = 0xffffffffu;
-
-	for (uint32_t i = 0; i < 256; i++) {
-		uint32_t r = i;
-
-		for (int k = 0; k < 8; k++)
-			r = (r >> 1) ^ (0xedb88320u & (0u - (r & 1)));
-		table[i] = r;
-	}
-	for (size_t i = 0; i < n; i++)
-		c = table[(c ^ d[i]) & 0xff] ^ (c >> 8);
-	return c ^ 0xffffffffu;
-}
-
 static void encode(const struct gt_profile *p, const struct gt_prof_value *v, uint64_t nv, struct buf *b)
 {
 	size_t at;
@@ -716,7 +700,7 @@ static void encode(const struct gt_profile *p, const struct gt_prof_value *v, ui
 
 	/* END carries the CRC of every byte before it. */
 	{
-		uint32_t crc = b->oom ? 0 : crc32_of(b->data, b->len);
+		uint32_t crc = b->oom ? 0 : gt_crc32(b->data, b->len);
 
 		buf__fixed(b, SEC_END, 4);
 		buf__fixed(b, 4, 8);
@@ -1048,39 +1032,6 @@ static int read_values(struct rd *r, struct gt_profile *p)
 	return 0;
 }
 
-/* Reads all of f into memory: the format is parsed in dependency order, not
- * file order, and f may be a pipe. */
-static int slurp(FILE *f, uint8_t **out, size_t *len)
-{
-	size_t cap = 1 << 16, n = 0, got;
-	uint8_t *d = malloc(cap), *q;
-
-	if (!d)
-		return -ENOMEM;
-	while ((got = fread(d + n, 1, cap - n, f)) > 0) {
-		n += got;
-		if (n < cap)
-			continue;
-		if (cap > SIZE_MAX / 2)
-			goto out_free_data;
-		q = realloc(d, cap * 2);
-		if (!q)
-			goto out_free_data;
-		d = q;
-		cap *= 2;
-	}
-	if (ferror(f)) {
-		free(d);
-		return -EIO;
-	}
-	*out = d;
-	*len = n;
-	return 0;
-out_free_data:
-	free(d);
-	return -ENOMEM;
-}
-
 static int (*const section_readers[SEC__KNOWN])(struct rd *, struct gt_profile *) = {
 	[SEC_STRINGS] = read_strings, [SEC_META] = read_meta,       [SEC_MODULES] = read_modules,
 	[SEC_METRICS] = read_metrics, [SEC_THREADS] = read_threads, [SEC_NODES] = read_nodes,
@@ -1135,7 +1086,7 @@ static int decode(struct gt_profile *p, const uint8_t *d, size_t len, char *err,
 			return rd__fail(&r, "END section at byte %zu has no checksum", at);
 		if (r.pos != len)
 			return rd__fail(&r, "%zu unexpected bytes after the END section", len - r.pos);
-		if (crc32_of(d, at) != (uint32_t)le_load(d + at + SECTION_BYTES, 4))
+		if (gt_crc32(d, at) != (uint32_t)le_load(d + at + SECTION_BYTES, 4))
 			return rd__fail(&r, "checksum mismatch: the file is corrupt");
 		break;
 	}
@@ -1165,7 +1116,7 @@ int gt_profile__read(struct gt_profile *p, FILE *f, char *err, size_t errlen)
 	gt_profile__init(p);
 	if (err && errlen)
 		err[0] = '\0';
-	rc = slurp(f, &d, &len);
+	rc = gt_slurp(f, &d, &len);
 	if (rc) {
 		if (err && errlen)
 			snprintf(err, errlen, "%s", rc == -EIO ? "read error" : "out of memory");

@@ -4,6 +4,7 @@
  * docs/REPORT.md and read by analysis/trace.c, whose constants it shares.
  */
 #include "core/trace.h"
+#include "core/bytes.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -268,25 +269,6 @@ static void b__le(struct bytes *b, uint64_t v, int n)
 	b__put(b, tmp, (size_t)n);
 }
 
-static uint32_t crc32_of(const uint8_t *d, size_t n)
-{
-	static uint32_t table[256];
-	uint32_t c = 0xffffffffu;
-
-	if (!table[1]) {
-		for (uint32_t i = 0; i < 256; i++) {
-			uint32_t r = i;
-
-			for (int k = 0; k < 8; k++)
-				r = (r >> 1) ^ (0xedb88320u & (0u - (r & 1)));
-			table[i] = r;
-		}
-	}
-	for (size_t i = 0; i < n; i++)
-		c = table[(c ^ d[i]) & 0xff] ^ (c >> 8);
-	return c ^ 0xffffffffu;
-}
-
 /* Writes one chunk (tag, length, payload, CRC) and empties payload. */
 static int chunk__write(FILE *f, uint32_t tag, struct bytes *payload)
 {
@@ -302,7 +284,7 @@ static int chunk__write(FILE *f, uint32_t tag, struct bytes *payload)
 	err = fwrite(h.d, 1, h.n, f) != h.n || (payload->n && fwrite(payload->d, 1, payload->n, f) != payload->n);
 	free(h.d);
 	h = (struct bytes){ 0 };
-	b__le(&h, crc32_of(payload->d, payload->n), 4);
+	b__le(&h, gt_crc32(payload->d, payload->n), 4);
 	err |= h.oom || fwrite(h.d, 1, h.n, f) != h.n;
 	free(h.d);
 	payload->n = 0;
