@@ -93,6 +93,38 @@ int gt_cct__add(struct gt_cct *cct, struct gt_cct_node *node, enum gt_metric m,
 	return 0;
 }
 
+int gt_cct__add_n(struct gt_cct *cct, struct gt_cct_node *node, const enum gt_metric *m,
+		  const uint64_t *v, unsigned n, int signal_ctx)
+{
+	uint32_t todo = 0;
+	int err = 0;
+
+	if (n > 32)
+		return -EINVAL;
+	for (unsigned i = 0; i < n; i++)
+		if (v[i])
+			todo |= 1u << i;
+	for (struct gt_metric_cell *c = node->metrics; c && todo; c = c->next) {
+		for (uint32_t left = todo; left; left &= left - 1) {
+			unsigned i = (unsigned)__builtin_ctz(left);
+
+			if (c->metric == (uint32_t)m[i]) {
+				c->value += v[i];
+				todo &= ~(1u << i);
+				break;
+			}
+		}
+	}
+	/* Metrics the node did not have yet. */
+	for (; todo; todo &= todo - 1) {
+		unsigned i = (unsigned)__builtin_ctz(todo);
+
+		if (gt_cct__add(cct, node, m[i], v[i], signal_ctx))
+			err = -ENOMEM;
+	}
+	return err;
+}
+
 uint64_t gt_cct__get(const struct gt_cct_node *node, enum gt_metric m)
 {
 	for (const struct gt_metric_cell *c = node->metrics; c; c = c->next)

@@ -128,6 +128,12 @@ struct gt_cct_node *gt_cct__insert_path(struct gt_cct *cct, struct gt_cct_node *
 int gt_cct__add(struct gt_cct *cct, struct gt_cct_node *node, enum gt_metric m,
 		uint64_t value, int signal_ctx);
 
+/* Adds v[i] to metric m[i] for i < n (n <= 32; zeros add nothing), walking
+ * the node's metrics once: the same as n gt_cct__add calls, for the hot
+ * paths that charge several metrics at once (a kernel's eight). */
+int gt_cct__add_n(struct gt_cct *cct, struct gt_cct_node *node, const enum gt_metric *m,
+		  const uint64_t *v, unsigned n, int signal_ctx);
+
 uint64_t gt_cct__get(const struct gt_cct_node *node, enum gt_metric m);
 
 /* Visits every node in depth-first preorder. */

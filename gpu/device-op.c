@@ -64,12 +64,7 @@ static const enum gt_metric copy_metrics[4][3] = {
 static int add_all(struct gt_cct *cct, struct gt_cct_node *node, const enum gt_metric *m,
 		   const uint64_t *v, unsigned n)
 {
-	int err = 0;
-
-	for (unsigned i = 0; i < n; i++)
-		if (v[i] && gt_cct__add(cct, node, m[i], v[i], 0))
-			err = -ENOMEM;
-	return err;
+	return gt_cct__add_n(cct, node, m, v, n, 0);
 }
 
 static int attribute_kernel(struct gt_cct *cct, struct gt_cct_node *node,

@@ -63,6 +63,40 @@ static void metrics_sparse_and_summed(void)
 	CHECK(n->metrics && n->metrics->next && !n->metrics->next->next);
 }
 
+static void batch_add_equals_single_adds(void)
+{
+	const enum gt_metric m[] = { GT_M_CPUTIME, GT_M_OMP_WAIT, GT_M_OMP_WORK, GT_M_SAMPLES };
+	struct gt_cct_node *a, *b;
+
+	setup();
+	a = gt_cct__child(&cct, cct.root, GT_NODE_FRAME, 1, 0);
+	b = gt_cct__child(&cct, cct.root, GT_NODE_FRAME, 2, 0);
+	gt_cct__add(&cct, a, GT_M_OMP_WAIT, 5, 0);
+	gt_cct__add(&cct, b, GT_M_OMP_WAIT, 5, 0);
+	for (int round = 0; round < 3; round++) {
+		const uint64_t v[] = { 10, 0, 7, (uint64_t)round + 1 };
+
+		CHECK(gt_cct__add_n(&cct, a, m, v, 4, 0) == 0);
+		for (unsigned i = 0; i < 4; i++)
+			if (v[i])
+				gt_cct__add(&cct, b, m[i], v[i], 0);
+	}
+	for (unsigned i = 0; i < 4; i++)
+		CHECK_EQ_U(gt_cct__get(a, m[i]), gt_cct__get(b, m[i]));
+	CHECK_EQ_U(gt_cct__get(a, GT_M_CPUTIME), 30);
+	CHECK_EQ_U(gt_cct__get(a, GT_M_OMP_WAIT), 5);
+	CHECK_EQ_U(gt_cct__get(a, GT_M_SAMPLES), 6);
+	/* Four cells: OMP_WAIT's from before (the batch's zeros add none),
+	 * and one each for CPUTIME, OMP_WORK and SAMPLES. */
+	{
+		int cells = 0;
+
+		for (struct gt_metric_cell *c = a->metrics; c; c = c->next)
+			cells++;
+		CHECK_EQ_U(cells, 4);
+	}
+}
+
 static void count_visit(struct gt_cct_node *n, void *arg)
 {
 	(void)n;
@@ -128,6 +162,7 @@ static void import_copies_path(void)
 TEST_MAIN({ "insert finds existing", insert_finds_existing },
 	  { "kinds are distinct", kinds_are_distinct },
 	  { "metrics sparse and summed", metrics_sparse_and_summed },
+	  { "batch add equals single adds", batch_add_equals_single_adds },
 	  { "walk visits all", walk_visits_all },
 	  { "signal allocation uses the spare only", signal_alloc_uses_spare_only },
 	  { "import copies path", import_copies_path })
