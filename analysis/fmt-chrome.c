@@ -18,7 +18,7 @@
 #include <string.h>
 
 #include "analysis/analysis-internal.h"
-#include "analysis/trace.h"
+#include "core/trace-format.h"
 
 #define PROFILE_SUFFIX ".gtprof"
 

@@ -23,7 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "analysis/trace.h"
+#include "core/trace-format.h"
 #include "core/log.h"
 #include "core/thread.h"
 #include "core/tool.h"

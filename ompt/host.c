@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "core/clock.h"
-#include "analysis/trace.h"
+#include "core/trace-format.h"
 #include "core/sample.h"
 #include "core/trace.h"
 #include "core/unwind.h"

@@ -27,7 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/trace.h"
+#include "core/trace-format.h"
 #include "core/clock.h"
 #include "core/config.h"
 #include "core/modmap.h"

@@ -24,7 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/trace.h"
+#include "core/trace-format.h"
 #include "core/clock.h"
 #include "core/sample.h"
 #include "core/thread.h"

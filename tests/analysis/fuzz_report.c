@@ -19,7 +19,7 @@
 #include <string.h>
 
 #include "analysis/analysis-internal.h"
-#include "analysis/trace.h"
+#include "core/trace-format.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: MIT */
-#ifndef GT_ANALYSIS_TRACE_H
-#define GT_ANALYSIS_TRACE_H
+#ifndef GT_CORE_TRACE_FORMAT_H
+#define GT_CORE_TRACE_FORMAT_H
 
 /*
  * The trace of one process: timed events on CPU-thread and GPU-stream
  * tracks, in the file <exe>-<rank>-<pid>.gttrace next to the process's
- * profile. docs/REPORT.md describes the format byte by byte; trace.c reads
- * it, fmt-chrome.c turns traces into Chrome trace-event JSON.
+ * profile. docs/REPORT.md describes the format byte by byte; core/trace.c
+ * writes it, core/trace-read.c reads it, analysis/fmt-chrome.c turns traces
+ * into Chrome trace-event JSON.
  */
 #include <stdint.h>
 #include <stdio.h>

@@ -6,7 +6,7 @@
  * complete chunk before the damage and says what it lost. Everything is
  * checked before use, as in the profile reader.
  */
-#include "analysis/trace.h"
+#include "core/trace-format.h"
 #include "core/bytes.h"
 
 #include <errno.h>
