@@ -199,9 +199,14 @@ void ompt__on_parallel_end(ompt_data_t *parallel_data, ompt_data_t *encountering
 		now = gt_clock__ticks();
 	r->active = 0;
 	gt_thread__enter(t);
-	add_time(t, r->node, GT_M_OMP_PAR_TIME, now - r->t_begin);
-	add(t, r->node, GT_M_OMP_PAR_COUNT, 1);
-	add(t, r->node, GT_M_OMP_PAR_THREADS, r->team);
+	{
+		static const enum gt_metric m[] = { GT_M_OMP_PAR_TIME, GT_M_OMP_PAR_COUNT,
+						    GT_M_OMP_PAR_THREADS };
+		const uint64_t v[] = { gt_clock__ticks_to_ns(now - r->t_begin), 1, r->team };
+
+		if (r->node)
+			gt_cct__add_n(&t->cct, r->node, m, v, 3, 0);
+	}
 	if (gt_tracer__on())
 		gt_tracer__span_ticks(t, GT_EV_REGION, "omp parallel", r->node, r->t_begin, now);
 	parallel_data->ptr = NULL;
@@ -267,8 +272,15 @@ void ompt__on_implicit_task(ompt_scope_endpoint_t endpoint, ompt_data_t *paralle
 							      memory_order_release);
 			}
 			d = now > task->t_begin ? now - task->t_begin : 0;
-			add_time(t, task->node, GT_M_OMP_TASK_TIME, d);
-			add_time(t, task->node, GT_M_OMP_WORK, d > task->wait_ns ? d - task->wait_ns : 0);
+			if (task->node) {
+				static const enum gt_metric m[] = { GT_M_OMP_TASK_TIME, GT_M_OMP_WORK };
+				const uint64_t v[] = {
+					gt_clock__ticks_to_ns(d),
+					gt_clock__ticks_to_ns(d > task->wait_ns ? d - task->wait_ns : 0),
+				};
+
+				gt_cct__add_n(&t->cct, task->node, m, v, 2, 0);
+			}
 			if (gt_tracer__on())
 				gt_tracer__span_ticks(t, GT_EV_REGION, "omp implicit task", task->node,
 						      task->t_begin, task->t_begin + d);
@@ -412,8 +424,12 @@ void ompt__on_sync_region_wait(ompt_sync_region_t kind, ompt_scope_endpoint_t en
 			now = gt_clock__ticks();
 		d = now > task->wait_t0 ? now - task->wait_t0 : 0;
 		d = d > busy ? d - busy : 0;
-		add_time(t, task->wait_node, GT_M_OMP_WAIT, d);
-		add(t, task->wait_node, GT_M_OMP_WAIT_COUNT, 1);
+		{
+			static const enum gt_metric m[] = { GT_M_OMP_WAIT, GT_M_OMP_WAIT_COUNT };
+			const uint64_t v[] = { gt_clock__ticks_to_ns(d), 1 };
+
+			gt_cct__add_n(&t->cct, task->wait_node, m, v, 2, 0);
+		}
 		task->wait_ns += d;
 		if (kind == ompt_sync_region_taskwait || kind == ompt_sync_region_taskgroup)
 			sync_node = busy ? NULL : task->wait_node;
