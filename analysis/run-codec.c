@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "analysis/analysis-internal.h"
+#include "core/bytes.h"
 
 #define MAGIC "GTRUN\0\0\1"
 
@@ -187,20 +188,9 @@ static uint64_t r__uv(struct rbuf *b)
 {
 	uint64_t v = 0;
 
-	for (unsigned shift = 0; shift < 64; shift += 7) {
-		uint8_t c;
-
-		if (b->pos >= b->len) {
-			b->bad = 1;
-			return 0;
-		}
-		c = b->d[b->pos++];
-		v |= (uint64_t)(c & 0x7f) << shift;
-		if (!(c & 0x80))
-			return v;
-	}
-	b->bad = 1;
-	return 0;
+	if (gt_uv_read(b->d, b->len, &b->pos, &v))
+		b->bad = 1;
+	return v;
 }
 
 static uint32_t r__u32(struct rbuf *b, uint64_t below)

@@ -56,3 +56,25 @@ out_free_data:
 	free(d);
 	return -ENOMEM;
 }
+
+int gt_uv_read(const uint8_t *d, size_t end, size_t *pos, uint64_t *out)
+{
+	uint64_t v = 0;
+	size_t at = *pos;
+
+	for (unsigned shift = 0;; shift += 7) {
+		uint8_t c;
+
+		if (at >= end)
+			return -ENODATA;
+		c = d[at++];
+		if (shift == 63 && c > 1)
+			return -ERANGE;
+		v |= (uint64_t)(c & 0x7f) << shift;
+		if (!(c & 0x80))
+			break;
+	}
+	*pos = at;
+	*out = v;
+	return 0;
+}

@@ -764,22 +764,13 @@ static int rd__truncated(struct rd *r)
 
 static int rd__uv(struct rd *r, uint64_t *out)
 {
-	uint64_t v = 0;
 	size_t start = r->pos;
+	int err = gt_uv_read(r->data, r->end, &r->pos, out);
 
-	for (unsigned shift = 0;; shift += 7) {
-		uint8_t c;
-
-		if (r->pos >= r->end)
-			return rd__truncated(r);
-		c = r->data[r->pos++];
-		if (shift == 63 && c > 1)
-			return rd__fail(r, "%s section: number too large at byte %zu", r->sec, start);
-		v |= (uint64_t)(c & 0x7f) << shift;
-		if (!(c & 0x80))
-			break;
-	}
-	*out = v;
+	if (err == -ENODATA)
+		return rd__truncated(r);
+	if (err)
+		return rd__fail(r, "%s section: number too large at byte %zu", r->sec, start);
 	return 0;
 }
 

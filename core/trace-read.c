@@ -52,24 +52,9 @@ static uint64_t c__uv(struct cur *c)
 {
 	uint64_t v = 0;
 
-	for (unsigned shift = 0; shift < 64; shift += 7) {
-		uint8_t b;
-
-		if (c->pos >= c->end) {
-			c->bad = 1;
-			return 0;
-		}
-		b = c->d[c->pos++];
-		if (shift == 63 && b > 1) {
-			c->bad = 1;
-			return 0;
-		}
-		v |= (uint64_t)(b & 0x7f) << shift;
-		if (!(b & 0x80))
-			return v;
-	}
-	c->bad = 1;
-	return 0;
+	if (gt_uv_read(c->d, c->end, &c->pos, &v))
+		c->bad = 1;
+	return v;
 }
 
 /* An optional reference: 0 none (NONE), k + 1 entry k of a table of n. */

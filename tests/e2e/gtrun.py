@@ -72,6 +72,23 @@ def profiles(gputool, outdir):
     return out
 
 
+def one_profile(gputool, outdir):
+    ps = profiles(gputool, outdir)
+    check(len(ps) == 1, "expected one profile in %s, found %d" % (outdir, len(ps)))
+    return ps[0]
+
+
+def no_runtime_frames(p, prefixes=("libomp", "libgputool")):
+    """No frame of a runtime (libomp, libomptarget...) or of the tool anywhere in the tree."""
+    mods = p.doc.get("modules", [])
+    for n in p.doc["nodes"]:
+        if n.get("kind") != "frame" or n.get("module") is None:
+            continue
+        m = os.path.basename(mods[n["module"]])
+        check(not m.startswith(tuple(prefixes)),
+              "runtime frame %s (%s) at %s" % (n.get("name"), m, "/".join(p.names(n))))
+
+
 def run_under_tool(lib, exe, args=(), env=None, outdir=None):
     """Runs exe bare and under the tool; checks stdout and exit code are the
     same; returns (outdir, stderr of the tool run)."""

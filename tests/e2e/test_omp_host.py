@@ -7,7 +7,8 @@ import re
 import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
-from gtrun import Fail, check, close, main, profiles, run, run_under_tool  # noqa: E402
+import gtrun  # noqa: E402
+from gtrun import no_runtime_frames, Fail, check, close, main, profiles, run, run_under_tool  # noqa: E402
 
 BUILD = os.path.abspath(sys.argv[1])
 LIB = os.path.join(BUILD, "libgputool.so")
@@ -17,20 +18,8 @@ ENV = {"OMP_NUM_THREADS": "2"}
 
 
 def one_profile(outdir):
-    ps = profiles(GPUTOOL, outdir)
-    check(len(ps) == 1, "expected one profile in %s, found %d" % (outdir, len(ps)))
-    return ps[0]
+    return gtrun.one_profile(GPUTOOL, outdir)
 
-
-def no_runtime_frames(p):
-    """No frame of libomp (or of the tool) anywhere in the tree."""
-    mods = p.doc.get("modules", [])
-    for n in p.doc["nodes"]:
-        if n.get("kind") != "frame" or n.get("module") is None:
-            continue
-        m = os.path.basename(mods[n["module"]])
-        check(not m.startswith("libomp") and not m.startswith("libgputool"),
-              "runtime frame %s (%s) at %s" % (n.get("name"), m, "/".join(p.names(n))))
 
 
 def region_under(p, caller):
