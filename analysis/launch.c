@@ -14,13 +14,29 @@
  * application makes). ACC_PROFLIB and CUDA_INJECTION64_PATH name a single
  * library: one that is not gputool's is left alone and that backend is not
  * measured, with a note saying so.
+ *
+ * LLVM's libomptarget connects itself to the OpenMP runtime's OMPT through
+ * dlopen("libomp.so"): the development name, which distributions ship only in
+ * LLVM's own directory (Debian: /usr/lib/llvm-19/lib). Programs find libomp
+ * there through their RUNPATH, which does not serve another library's
+ * dlopen, so without help no target callback ever fires. For a program that
+ * loads libomptarget, gputool asks the dynamic loader which libomp the
+ * program loads and puts first on LD_LIBRARY_PATH a directory holding only a
+ * libomp.so that links to that very file: libomptarget's dlopen then finds
+ * the library already loaded, never a second copy, and nothing else the
+ * program loads changes.
  */
+#include <elf.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
+#include <link.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "analysis/analysis-internal.h"
@@ -213,29 +229,39 @@ static void sanitize(char *s)
 			*s = '_';
 }
 
-/* The program's file name, as exec will find it, symbolic links resolved. */
-static void program_name(const char *prog, char *out, size_t len)
+/* The program's file, as exec will find it (out = prog when it has a '/'). */
+static void program_path(const char *prog, char *out, size_t len)
 {
-	char found[PATH_MAX], real[PATH_MAX];
-	const char *use = prog;
-
-	if (!strchr(prog, '/')) {
+	snprintf(out, len, "%s", prog);
+	if (strchr(prog, '/'))
+		return;
+	{
 		const char *path = getenv("PATH");
 
 		for (const char *p = path ? path : "/usr/bin:/bin"; *p;) {
 			size_t n = strcspn(p, ":");
+			char found[PATH_MAX];
 
 			snprintf(found, sizeof(found), "%.*s/%s", (int)(n ? n : 1), n ? p : ".", prog);
 			if (!access(found, X_OK)) {
-				use = found;
-				break;
+				snprintf(out, len, "%s", found);
+				return;
 			}
 			p += n;
 			if (*p)
 				p++;
 		}
 	}
-	if (realpath(use, real))
+}
+
+/* The program's file name, as exec will find it, symbolic links resolved. */
+static void program_name(const char *prog, char *out, size_t len)
+{
+	char found[PATH_MAX], real[PATH_MAX];
+	const char *use = found;
+
+	program_path(prog, found, sizeof(found));
+	if (realpath(found, real))
 		use = real;
 	snprintf(out, len, "%s", gt_base_name(use));
 	sanitize(out);
@@ -282,6 +308,175 @@ static int parse_backends(const char *v, int *out)
 	}
 	*out = bits;
 	return bits ? 0 : -1;
+}
+
+/* The ELF interpreter (PT_INTERP) of path, in out; -1 when path is not a
+ * dynamically linked ELF file of this machine's class. */
+static int elf_interp(const char *path, char *out, size_t len)
+{
+	ElfW(Ehdr) eh;
+	int fd = open(path, O_RDONLY | O_CLOEXEC), rc = -1;
+
+	if (fd < 0)
+		return -1;
+	if (pread(fd, &eh, sizeof(eh), 0) != (ssize_t)sizeof(eh) || memcmp(eh.e_ident, ELFMAG, SELFMAG) ||
+	    eh.e_ident[EI_CLASS] != (sizeof(void *) == 8 ? ELFCLASS64 : ELFCLASS32) ||
+	    eh.e_phentsize != sizeof(ElfW(Phdr)))
+		goto out_close;
+	for (unsigned i = 0; i < eh.e_phnum; i++) {
+		ElfW(Phdr) ph;
+
+		if (pread(fd, &ph, sizeof(ph), (off_t)(eh.e_phoff + i * sizeof(ph))) != (ssize_t)sizeof(ph))
+			break;
+		if (ph.p_type != PT_INTERP)
+			continue;
+		if (!ph.p_filesz || ph.p_filesz >= len ||
+		    pread(fd, out, ph.p_filesz, (off_t)ph.p_offset) != (ssize_t)ph.p_filesz)
+			break;
+		out[ph.p_filesz] = '\0';
+		rc = out[0] == '/' ? 0 : -1;
+		break;
+	}
+out_close:
+	close(fd);
+	return rc;
+}
+
+/* The dynamic loader's own list of what prog loads (`ld.so --list`, as ldd
+ * does): RUNPATH, RPATH, $ORIGIN, LD_LIBRARY_PATH, the loader's cache and the
+ * libraries' own dependencies resolved exactly as they will be when prog
+ * runs. The program itself does not run. A malloc'd text, or NULL. */
+static char *loader_list(const char *interp, const char *prog)
+{
+	size_t len = 0, cap = 1 << 16;
+	char *buf, sink[4096];
+	int fds[2], status;
+	pid_t pid;
+	ssize_t n;
+
+	if (pipe2(fds, O_CLOEXEC))
+		return NULL;
+	pid = fork();
+	if (pid < 0) {
+		close(fds[0]);
+		close(fds[1]);
+		return NULL;
+	}
+	if (pid == 0) {
+		int null = open("/dev/null", O_RDWR);
+
+		if (dup2(fds[1], STDOUT_FILENO) < 0 || null < 0 || dup2(null, STDIN_FILENO) < 0 ||
+		    dup2(null, STDERR_FILENO) < 0)
+			_exit(127);
+		execl(interp, interp, "--list", prog, (char *)NULL);
+		_exit(127);
+	}
+	close(fds[1]);
+	buf = malloc(cap);
+	/* Read to the end, so that the loader never blocks on a full pipe. */
+	while ((n = read(fds[0], buf && len + 1 < cap ? buf + len : sink,
+			 buf && len + 1 < cap ? cap - 1 - len : sizeof(sink))) != 0) {
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			break;
+		if (buf && len + 1 < cap)
+			len += (size_t)n;
+	}
+	close(fds[0]);
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	if (!buf || !WIFEXITED(status) || WEXITSTATUS(status)) {
+		free(buf);
+		return NULL;
+	}
+	buf[len] = '\0';
+	return buf;
+}
+
+/* In the loader's list, the file that the library whose name starts with
+ * prefix resolved to: "\tlibomp.so.5 => /usr/lib/llvm-19/lib/libomp.so.5
+ * (0x7f...)". 0 when found. */
+static int listed(const char *list, const char *prefix, char *out, size_t len)
+{
+	size_t np = strlen(prefix);
+
+	for (const char *l = list; *l;) {
+		const char *end = strchr(l, '\n'), *p = l, *arrow, *addr;
+
+		if (!end)
+			end = l + strlen(l);
+		while (p < end && (*p == '\t' || *p == ' '))
+			p++;
+		arrow = memmem(p, (size_t)(end - p), " => ", 4);
+		if (arrow && (size_t)(end - p) > np && !strncmp(p, prefix, np) && (p[np] == '.' || p[np] == ' ')) {
+			arrow += 4;
+			addr = end;
+			while (addr > arrow && strncmp(addr, " (0x", 4))
+				addr--;
+			if (addr > arrow && *arrow == '/' && (size_t)(addr - arrow) < len) {
+				memcpy(out, arrow, (size_t)(addr - arrow));
+				out[addr - arrow] = '\0';
+				return 0;
+			}
+		}
+		l = *end ? end + 1 : end;
+	}
+	return -1;
+}
+
+/*
+ * For a program that loads libomptarget: a directory under the output
+ * directory, named after the libomp the program loads, holding only
+ * libomp.so -> that file, goes first on LD_LIBRARY_PATH (the user's entries
+ * follow). The ranks of a job share the directory: each creates it or finds
+ * it, with the same link, already there. Returns 0, or -1 with why in err.
+ */
+static int offload_libomp(const char *prog, const char *outdir, char *err, size_t err_len)
+{
+	char path[PATH_MAX], interp[PATH_MAX], lib[PATH_MAX], real[PATH_MAX], out_real[PATH_MAX];
+	char dir[PATH_MAX + 32], link[PATH_MAX + 48], seen[PATH_MAX];
+	const char *old = getenv("LD_LIBRARY_PATH");
+	char *list, *v;
+	uint32_t h = 2166136261u; /* FNV-1a */
+	ssize_t n;
+	int rc;
+
+	program_path(prog, path, sizeof(path));
+	if (elf_interp(path, interp, sizeof(interp)) || !(list = loader_list(interp, path)))
+		return 0;
+	rc = listed(list, "libomptarget.so", lib, sizeof(lib)) || listed(list, "libomp.so", lib, sizeof(lib));
+	free(list);
+	if (rc)
+		return 0;
+	if (!realpath(lib, real) || !realpath(outdir, out_real)) {
+		snprintf(err, err_len, "cannot resolve %s: %s", lib, strerror(errno));
+		return -1;
+	}
+	for (const char *c = real; *c; c++)
+		h = (h ^ (unsigned char)*c) * 16777619u;
+	snprintf(dir, sizeof(dir), "%s/.libomp-%08x", out_real, (unsigned)h);
+	snprintf(link, sizeof(link), "%s/libomp.so", dir);
+	if ((mkdir(dir, 0755) && errno != EEXIST) || (symlink(real, link) && errno != EEXIST)) {
+		snprintf(err, err_len, "cannot create %s: %s", link, strerror(errno));
+		return -1;
+	}
+	n = readlink(link, seen, sizeof(seen) - 1);
+	if (n < 0 || (seen[n] = '\0', strcmp(seen, real))) {
+		snprintf(err, err_len, "%s does not link to %s", link, real);
+		return -1;
+	}
+	if (old && *old ? asprintf(&v, "%s:%s", dir, old) < 0 : !(v = strdup(dir))) {
+		snprintf(err, err_len, "out of memory");
+		return -1;
+	}
+	rc = setenv("LD_LIBRARY_PATH", v, 1);
+	free(v);
+	if (rc) {
+		snprintf(err, err_len, "cannot set LD_LIBRARY_PATH: %s", strerror(errno));
+		return -1;
+	}
+	return 0;
 }
 
 int gt_launch__main(int argc, char **argv)
@@ -361,6 +556,12 @@ int gt_launch__main(int argc, char **argv)
 	    ((which & B_ACC) && set_single("ACC_PROFLIB", lib, "OpenACC")) ||
 	    ((which & B_CUDA) && set_single("CUDA_INJECTION64_PATH", lib, "CUDA")))
 		return fail("cannot set the environment: %s", strerror(errno));
+	if (which & B_OMP) {
+		char why[PATH_MAX + 128];
+
+		if (offload_libomp(argv[i], dir, why, sizeof(why)))
+			note("OpenMP target regions will not be measured: %s", why);
+	}
 
 	execvp(argv[i], argv + i);
 	fprintf(stderr, "gputool: cannot run %s: %s\n", argv[i], strerror(errno));
