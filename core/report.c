@@ -320,6 +320,7 @@ static void section_header(struct rep *r)
 		{ "omp_devices", "OMP devices" },
 		{ "omp_images", "OMP images" },
 		{ "omp_target_timing", "OMP timing" },
+		{ "omp_target_hint", "OMP target" },
 	};
 	const struct gt_profile *p = r->p;
 	const char *exe = gt_profile__get_meta(p, "exe");

@@ -28,6 +28,10 @@
  */
 #include "ompt/target.h"
 
+#include <dlfcn.h>
+#include <errno.h>
+#include <limits.h>
+#include <link.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -828,12 +832,83 @@ static void describe_images(char *buf, size_t size)
 	}
 }
 
+/* ---- target regions that cannot be measured ---- */
+
+struct loaded {
+	char omp[PATH_MAX];   /* the libomp in use, "" when none */
+	int omptarget;	      /* libomptarget is mapped */
+};
+
+static int loaded__visit(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct loaded *l = arg;
+	const char *base = strrchr(info->dlpi_name, '/');
+
+	(void)size;
+	base = base ? base + 1 : info->dlpi_name;
+	if (!strncmp(base, "libomptarget.so", 15))
+		l->omptarget = 1;
+	else if (!strncmp(base, "libomp.so", 9) && !l->omp[0])
+		snprintf(l->omp, sizeof(l->omp), "%s", info->dlpi_name);
+	return 0;
+}
+
+/*
+ * LLVM's libomptarget connects to the OpenMP runtime's OMPT by
+ * dlopen("libomp.so"), the development name, which Debian, for one, ships only
+ * in LLVM's own directory: a program that finds libomp there through its
+ * RUNPATH runs its target regions with no target callback at all. Called at
+ * exit when no device or target event ever arrived; when libomptarget is
+ * mapped and "libomp.so" does not lead to a loaded library (the case above,
+ * or a libomp.so that is another runtime's), says so once on stderr and in
+ * the report, with the fix. Programs without libomptarget get nothing.
+ */
+static void target__hint(void)
+{
+	struct loaded l = { .omp = "", .omptarget = 0 };
+	char dir[PATH_MAX], link[PATH_MAX + 16], real[PATH_MAX], fix[PATH_MAX + 64] = "", hint[224];
+	void *h;
+
+	dl_iterate_phdr(loaded__visit, &l);
+	if (!l.omptarget || !l.omp[0])
+		return;
+	/* Loaded or found under that name: libomptarget could connect, and the
+	 * silence has another cause. */
+	h = dlopen("libomp.so", RTLD_NOLOAD | RTLD_LAZY);
+	if (h) {
+		dlclose(h);
+		return;
+	}
+	if (!realpath(l.omp, real))
+		snprintf(real, sizeof(real), "%s", l.omp);
+	snprintf(dir, sizeof(dir), "%s", real);
+	*strrchr(dir, '/') = '\0';
+	snprintf(link, sizeof(link), "%s/libomp.so", dir);
+	/* LD_LIBRARY_PATH helps only where a libomp.so beside it names it. */
+	{
+		char there[PATH_MAX];
+
+		if (realpath(link, there) && !strcmp(there, real))
+			snprintf(fix, sizeof(fix), ", or set LD_LIBRARY_PATH=%s", dir);
+	}
+	gt_warn("ompt",
+		"OpenMP target regions are not measured: libomptarget is loaded but never connected to OMPT, "
+		"since it looks for the OpenMP runtime as libomp.so and none leads to the one in use (%s); run "
+		"the program as `gputool run -- %s`%s",
+		real, program_invocation_name, fix);
+	snprintf(hint, sizeof(hint), "not measured: libomptarget found no libomp.so leading to %s; run as "
+		 "`gputool run -- %s`%s", real, program_invocation_name, fix);
+	gt_tool__set_fact("omp_target_hint", hint);
+}
+
 static void target__facts(void)
 {
 	char buf[224], traced[64];
 
-	if (!atomic_load_explicit(&seen, memory_order_relaxed))
+	if (!atomic_load_explicit(&seen, memory_order_relaxed)) {
+		target__hint();
 		return;
+	}
 	describe_devices(buf, sizeof(buf));
 	if (buf[0])
 		gt_tool__set_fact("omp_devices", buf);
