@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 #include "core/cct.h"
 
+#include <assert.h>
 #include <errno.h>
+#include <stdatomic.h>
 #include <string.h>
 
 const char *const gt_placeholder_names[GT_PH__COUNT] = {
@@ -20,14 +22,21 @@ static void *cct__alloc(struct gt_cct *cct, size_t size, int signal_ctx)
 	return p;
 }
 
+/* Tree ids: only uniqueness matters, nothing is ordered by them. */
+static atomic_uint next_tree_id = 1;
+
 void gt_cct__init(struct gt_cct *cct, struct gt_arena *arena)
 {
 	memset(cct, 0, sizeof(*cct));
 	cct->arena = arena;
+	cct->id = atomic_fetch_add_explicit(&next_tree_id, 1, memory_order_relaxed);
+	if (!cct->id) /* wrapped */
+		cct->id = atomic_fetch_add_explicit(&next_tree_id, 1, memory_order_relaxed);
 	cct->root = cct__alloc(cct, sizeof(*cct->root), 0);
 	if (cct->root) {
 		memset(cct->root, 0, sizeof(*cct->root));
 		cct->root->kind = GT_NODE_ROOT;
+		cct->root->tree = cct->id;
 		cct->nodes = 1;
 	}
 }
@@ -38,6 +47,9 @@ struct gt_cct_node *gt_cct__child(struct gt_cct *cct, struct gt_cct_node *parent
 	struct gt_cct_node **link = &parent->children;
 	struct gt_cct_node *n;
 
+	/* Only the owner writes its tree: a child list written from two
+	 * threads loses nodes and can turn into a cycle. */
+	assert(gt_cct__owns(cct, parent));
 	for (n = *link; n; link = &n->sibling, n = *link) {
 		if (n->key != key || n->kind != (uint32_t)kind)
 			continue;
@@ -58,6 +70,8 @@ struct gt_cct_node *gt_cct__child(struct gt_cct *cct, struct gt_cct_node *parent
 	n->key = key;
 	n->kind = kind;
 	n->depth = parent->depth + 1;
+	n->aux = 0;
+	n->tree = cct->id;
 	n->sibling = parent->children;
 	parent->children = n;
 	cct->nodes++;
@@ -77,6 +91,7 @@ int gt_cct__add(struct gt_cct *cct, struct gt_cct_node *node, enum gt_metric m,
 {
 	struct gt_metric_cell *c;
 
+	assert(gt_cct__owns(cct, node));
 	for (c = node->metrics; c; c = c->next) {
 		if (c->metric == (uint32_t)m) {
 			c->value += value;
@@ -99,6 +114,7 @@ int gt_cct__add_n(struct gt_cct *cct, struct gt_cct_node *node, const enum gt_me
 	uint32_t todo = 0;
 	int err = 0;
 
+	assert(gt_cct__owns(cct, node));
 	if (n > 32)
 		return -EINVAL;
 	for (unsigned i = 0; i < n; i++)

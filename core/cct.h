@@ -103,7 +103,8 @@ struct gt_cct_node {
 	uint64_t key;
 	uint32_t kind;
 	uint32_t depth;
-	uint32_t aux; /* scratch for the finalizer (profile node index) */
+	uint32_t aux;  /* scratch for the finalizer (profile node index) */
+	uint32_t tree; /* the id of the tree that holds it: immutable */
 };
 
 struct gt_cct {
@@ -111,9 +112,18 @@ struct gt_cct {
 	struct gt_arena *arena;
 	uint64_t nodes;
 	uint64_t alloc_failures;
+	uint32_t id; /* unique in the process, never 0 */
 };
 
 void gt_cct__init(struct gt_cct *cct, struct gt_arena *arena);
+
+/* Whether node is one of cct's own: only those may get children or metrics
+ * from cct's owner. A node of another tree is imported (gt_thread__import)
+ * and never written. Reads only immutable fields: any thread may ask. */
+static inline int gt_cct__owns(const struct gt_cct *cct, const struct gt_cct_node *node)
+{
+	return node && node->tree == cct->id;
+}
 
 /* The child of parent with (kind, key), created if missing. May return NULL
  * only when signal_ctx is set and the arena has no memory left. */

@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "core/log.h"
+#include "core/modmap.h"
 #include "core/thread.h"
 
 #define SAMPLE_FRAMES 256
@@ -46,6 +47,12 @@ static void sample__handler(int sig, siginfo_t *si, void *uc)
 		goto out_done;
 	}
 	n = gt_unwind__ips(uc, frames, SAMPLE_FRAMES);
+	/* In the tool's code outside its bracketed sections (a callback's
+	 * entry or early return): the tool's time too, not the user's. */
+	if (n > 0 && gt_modmap__class(frames[0].ip) == GT_MOD_TOOL) {
+		t->tool_samples++;
+		goto out_done;
+	}
 	gt_sample__stitch(t, &st);
 	node = gt_unwind__frames_context(t, frames, n, 1, &st, 1);
 	if (!node || gt_cct__add(&t->cct, node, GT_M_CPUTIME, weight, 1) ||

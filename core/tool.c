@@ -127,7 +127,7 @@ void gt_tool__set_fact(const char *key, const char *value)
 static void tool__meta(struct gt_profile *p, const struct gt_output *o, uint64_t end_ns)
 {
 	char buf[4096];
-	uint64_t tool_samples = 0, dropped = 0;
+	uint64_t tool_samples = 0, dropped = 0, samples = 0;
 	struct gt_unwind_stats us, sum = { 0 };
 	uint32_t n = gt_thread__count();
 	FILE *f;
@@ -165,8 +165,10 @@ static void tool__meta(struct gt_profile *p, const struct gt_output *o, uint64_t
 
 		if (t) {
 			tool_samples += t->tool_samples;
+			samples += t->samples;
 			dropped += t->dropped_samples;
 			gt_unwind__stats(t, &us);
+			sum.lookups += us.lookups;
 			sum.memo_hits += us.memo_hits;
 			sum.memo_misses += us.memo_misses;
 			sum.full_unwinds += us.full_unwinds;
@@ -180,6 +182,10 @@ static void tool__meta(struct gt_profile *p, const struct gt_output *o, uint64_t
 		 (unsigned long long)sum.memo_hits, (unsigned long long)sum.memo_misses,
 		 (unsigned long long)sum.full_unwinds);
 	gt_profile__set_meta(p, "context_memo", buf);
+	/* What the tool cost, for benchmarks (GPUTOOL_VERBOSE=2). */
+	gt_info("exit", "overhead: %llu context lookups, %llu full unwinds; %llu samples, %llu inside the tool",
+		(unsigned long long)sum.lookups, (unsigned long long)sum.full_unwinds,
+		(unsigned long long)(samples + tool_samples + dropped), (unsigned long long)tool_samples);
 	gt_profile__set_meta(p, "output_dir", o->dir);
 	nf = atomic_load_explicit(&n_facts, memory_order_acquire);
 	for (int i = 0; i < nf && i < MAX_FACTS; i++)

@@ -14,29 +14,45 @@
 #include "core/thread.h"
 
 #define MAX_FRAMES 512
-#define MEMO_ENTRIES 64 /* a power of two */
-#define MEMO_SLOTS 32
+#define MEMO_MIN_CAP 256u       /* entries, a power of two */
+#define MEMO_MAX_CAP (1u << 20) /* beyond, variants are replaced in place */
+#define MEMO_VARIANTS 4         /* entries per (ra, key, base) */
 
 /*
- * The memo remembers, per (ra, key, base), the node of the last context and
- * the return-address slots of the user frames above the call site. A hit
- * requires every slot to still hold its return address: the caller chain is
- * then the same, and the context costs a few loads instead of an unwind.
- * The key pins the stack position of the call site; the slots pin the
- * callers. x86-64 only (the return address is at sp - 8 of the caller's
- * frame); elsewhere every lookup misses.
+ * The memo remembers, per (ra, key, base), the node of a context and the
+ * return-address slots of its user frames: the call site's own slot and
+ * those of its callers up to the root (or to the stitch boundary). A hit
+ * requires every slot to still hold its return address: the call chain is
+ * then the same, and the context costs a hash probe and a few loads instead
+ * of an unwind. The key pins the stack position of the calling handler.
+ * x86-64 only (a frame's return address is at its callee's canonical frame
+ * address - 8); elsewhere every lookup misses.
+ *
+ * One (ra, key, base) can stand for several contexts: the same construct
+ * reached at the same depth through other callers. Up to MEMO_VARIANTS of
+ * them live side by side in the table, so alternating callers do not evict
+ * each other. The table is an open-addressed hash (linear probing, entries
+ * never removed) that doubles at 3/4 load up to MEMO_MAX_CAP: its size
+ * follows the program's number of contexts, not a fixed guess.
+ *
+ * Owned by one thread, used only in normal context (not by the sampling
+ * handler), so nothing here is atomic.
  */
+struct memo_slot {
+	uintptr_t addr, val;
+};
+
 struct memo_entry {
 	uintptr_t ra, key;
-	struct gt_cct_node *base, *node;
-	uint32_t nslots;
-	struct {
-		uintptr_t addr, val;
-	} slots[MEMO_SLOTS];
+	struct gt_cct_node *base, *node; /* node == NULL: an empty entry */
+	struct memo_slot *slots;         /* nslots of cap, call site first */
+	uint32_t nslots, cap;
 };
 
 struct gt_unwind_memo {
-	struct memo_entry e[MEMO_ENTRIES];
+	struct memo_entry *e;
+	uint32_t cap, used;
+	uint32_t replace; /* round robin over the variants of a full key */
 	struct gt_unwind_stats stats;
 };
 
@@ -50,7 +66,17 @@ int gt_unwind__init(void)
 
 struct gt_unwind_memo *gt_unwind__memo_new(void)
 {
-	return calloc(1, sizeof(struct gt_unwind_memo));
+	struct gt_unwind_memo *memo = calloc(1, sizeof(*memo));
+
+	if (!memo)
+		return NULL;
+	memo->e = calloc(MEMO_MIN_CAP, sizeof(*memo->e));
+	if (!memo->e) {
+		free(memo);
+		return NULL;
+	}
+	memo->cap = MEMO_MIN_CAP;
+	return memo;
 }
 
 void gt_unwind__stats(const struct gt_thread *t, struct gt_unwind_stats *s)
@@ -259,7 +285,23 @@ static uint32_t memo_hash(uintptr_t ra, uintptr_t key, const struct gt_cct_node 
 	uint64_t x = ra * 0x9e3779b97f4a7c15ull ^ key * 0xc2b2ae3d27d4eb4full ^ (uintptr_t)base;
 
 	x ^= x >> 29;
-	return (uint32_t)x & (MEMO_ENTRIES - 1);
+	x *= 0xbf58476d1ce4e5b9ull;
+	x ^= x >> 32;
+	return (uint32_t)x;
+}
+
+static int memo_entry__is(const struct memo_entry *e, uintptr_t ra, uintptr_t key,
+			  const struct gt_cct_node *base)
+{
+	return e->ra == ra && e->key == key && e->base == base;
+}
+
+static int memo_entry__valid(const struct memo_entry *e)
+{
+	for (uint32_t i = 0; i < e->nslots; i++)
+		if (*(const uintptr_t *)e->slots[i].addr != e->slots[i].val)
+			return 0;
+	return 1;
 }
 
 struct gt_cct_node *gt_unwind__memo_lookup(struct gt_thread *t, uintptr_t ra, uintptr_t key,
@@ -267,25 +309,122 @@ struct gt_cct_node *gt_unwind__memo_lookup(struct gt_thread *t, uintptr_t ra, ui
 {
 #if defined(__x86_64__)
 	struct gt_unwind_memo *memo = t->memo;
-	struct memo_entry *e;
+	uint32_t mask, h;
 
 	if (!memo || !ra)
 		return NULL;
-	e = &memo->e[memo_hash(ra, key, base)];
-	if (e->ra != ra || e->key != key || e->base != base || !e->node)
-		goto out_miss;
-	for (uint32_t i = 0; i < e->nslots; i++)
-		if (*(const uintptr_t *)e->slots[i].addr != e->slots[i].val)
-			goto out_miss;
-	memo->stats.memo_hits++;
-	return e->node;
-out_miss:
+	memo->stats.lookups++;
+	mask = memo->cap - 1;
+	for (h = memo_hash(ra, key, base) & mask; memo->e[h].node; h = (h + 1) & mask) {
+		const struct memo_entry *e = &memo->e[h];
+
+		if (memo_entry__is(e, ra, key, base) && memo_entry__valid(e)) {
+			memo->stats.memo_hits++;
+			return e->node;
+		}
+	}
 	memo->stats.memo_misses++;
 #else
 	(void)t, (void)ra, (void)key, (void)base;
 #endif
 	return NULL;
 }
+
+#if defined(__x86_64__)
+static int memo__grow(struct gt_unwind_memo *memo)
+{
+	uint32_t cap = memo->cap * 2, mask = cap - 1;
+	struct memo_entry *e = calloc(cap, sizeof(*e));
+
+	if (!e)
+		return -1;
+	for (uint32_t i = 0; i < memo->cap; i++) {
+		const struct memo_entry *o = &memo->e[i];
+		uint32_t h;
+
+		if (!o->node)
+			continue;
+		for (h = memo_hash(o->ra, o->key, o->base) & mask; e[h].node; h = (h + 1) & mask)
+			;
+		e[h] = *o;
+	}
+	free(memo->e);
+	memo->e = e;
+	memo->cap = cap;
+	return 0;
+}
+
+/* The entry to (re)write for (ra, key, base): an empty one while the key
+ * has fewer than MEMO_VARIANTS variants and the table may grow; else one of
+ * the key's variants, round robin. NULL only when memory ran out. */
+static struct memo_entry *memo__slot_for(struct gt_unwind_memo *memo, uintptr_t ra, uintptr_t key,
+					 const struct gt_cct_node *base)
+{
+	struct memo_entry *variants[MEMO_VARIANTS];
+	uint32_t mask, h, nv = 0;
+
+	if ((memo->used + 1) * 4 > memo->cap * 3 && memo->cap < MEMO_MAX_CAP)
+		memo__grow(memo);
+	mask = memo->cap - 1;
+	for (h = memo_hash(ra, key, base) & mask; memo->e[h].node; h = (h + 1) & mask) {
+		if (memo_entry__is(&memo->e[h], ra, key, base) && nv < MEMO_VARIANTS)
+			variants[nv++] = &memo->e[h];
+	}
+	if (nv < MEMO_VARIANTS && (memo->used + 1) * 4 <= memo->cap * 3) {
+		memo->used++;
+		return &memo->e[h];
+	}
+	if (!nv)
+		return NULL; /* full at MEMO_MAX_CAP, and no variant to replace */
+	return variants[memo->replace++ % nv];
+}
+
+/* Remembers node as the context of the frames keep[0..m) (root first; the
+ * last one is the call site). */
+static void memo__put(struct gt_unwind_memo *memo, uintptr_t ra, uintptr_t key,
+		      const struct gt_cct_node *base, struct gt_cct_node *node,
+		      const struct gt_frame *f, const int *keep, int m)
+{
+	struct memo_entry *e;
+
+	for (int j = 0; j < m; j++)
+		if (!f[keep[j]].sp)
+			return;
+	e = memo__slot_for(memo, ra, key, base);
+	if (!e)
+		return;
+	if (e->cap < (uint32_t)m) {
+		uint32_t cap = e->cap ? e->cap : 4;
+		struct memo_slot *slots;
+
+		while (cap < (uint32_t)m)
+			cap *= 2;
+		slots = realloc(e->slots, cap * sizeof(*slots));
+		if (!slots) {
+			/* Keep the entry consistent: no slots, no node. An
+			 * empty entry inside a probe chain would cut it. */
+			e->nslots = 0;
+			e->ra = 0;
+			return;
+		}
+		e->slots = slots;
+		e->cap = cap;
+	}
+	/* The call site first: it differs most often between contexts. */
+	e->nslots = 0;
+	for (int j = m - 1; j >= 0; j--) {
+		const struct gt_frame *fr = &f[keep[j]];
+
+		e->slots[e->nslots].addr = fr->sp - sizeof(uintptr_t);
+		e->slots[e->nslots].val = fr->ip;
+		e->nslots++;
+	}
+	e->ra = ra;
+	e->key = key;
+	e->base = (struct gt_cct_node *)base;
+	e->node = node;
+}
+#endif
 
 struct gt_cct_node *gt_unwind__context(struct gt_thread *t, uintptr_t ra, uintptr_t key,
 				       const struct gt_stitch *st)
@@ -306,24 +445,9 @@ struct gt_cct_node *gt_unwind__context(struct gt_thread *t, uintptr_t ra, uintpt
 	m = select_frames(f, n, ra, st, keep, &call_site);
 	node = insert_frames(t, f, keep, m, 0, st, 0);
 #if defined(__x86_64__)
-	if (node && ra && t->memo && call_site >= 0 && f[call_site].ip == ra && m <= MEMO_SLOTS + 1 &&
-	    n < max) {
-		struct memo_entry *e = &t->memo->e[memo_hash(ra, key, st->base)];
-
-		/* keep[m-1] is the call site; the callers above it are keep[0..m-1). */
-		e->nslots = 0;
-		for (int j = m - 2; j >= 0; j--) {
-			const struct gt_frame *fr = &f[keep[j]];
-
-			e->slots[e->nslots].addr = fr->sp - sizeof(uintptr_t);
-			e->slots[e->nslots].val = fr->ip;
-			e->nslots++;
-		}
-		e->ra = ra;
-		e->key = key;
-		e->base = st->base;
-		e->node = node;
-	}
+	/* A context cut at max_depth is not a whole call chain: not kept. */
+	if (node && ra && t->memo && m > 0 && n < max)
+		memo__put(t->memo, ra, key, st->base, node, f, keep, m);
 #endif
 	return node;
 }

@@ -33,6 +33,11 @@ static struct gt_thread *thread_of(enum gt_thread_kind kind)
 	return t;
 }
 
+static struct omp_task *task_of(ompt_data_t *d)
+{
+	return d ? d->ptr : NULL;
+}
+
 /*
  * The context of a construct at user return address ra, inside task (NULL:
  * the initial task). key pins the stack position of the calling handler.
@@ -45,6 +50,10 @@ struct gt_cct_node *ompt__context_of(struct gt_thread *t, const void *ra, uintpt
 	struct gt_stitch st = { .base = task ? task->node : NULL };
 	struct gt_cct_node *node;
 
+	/* The task's node was made by the thread that runs it, which is this
+	 * one; a node of another tree is imported, never written. */
+	if (st.base && !gt_cct__owns(&t->cct, st.base))
+		return gt_thread__import(t, st.base);
 	if (!ra)
 		return st.base ? st.base : t->cct.root;
 	node = gt_unwind__memo_lookup(t, (uintptr_t)ra, key, st.base);
@@ -64,9 +73,25 @@ struct gt_cct_node *ompt__context_of(struct gt_thread *t, const void *ra, uintpt
 	return node ? node : t->cct.root;
 }
 
-static struct omp_task *task_of(ompt_data_t *d)
+/*
+ * The context of a task created at ra for an encountering task that another
+ * thread runs. LLVM does this for taskloop: a helper task, created at the
+ * taskloop by the encountering task, creates chunks on whichever thread runs
+ * it, and reports the taskloop's encountering task as theirs. The construct's
+ * frames are on the other thread's stack and its task record is that
+ * thread's (read nothing of it). The helper's creation context is the
+ * construct's: the chunks hang where they would on the encountering thread.
+ */
+static struct gt_cct_node *foreign_create_context(struct gt_thread *t, const void *ra,
+						  struct omp_task *current)
 {
-	return d ? d->ptr : NULL;
+	if (current && current->is_explicit && !current->is_target && current->create_ra == ra &&
+	    current->creator && current->creator->parent)
+		return gt_thread__import(t, current->creator->parent);
+	/* Unknown: under the task this thread runs, without frames. */
+	if (current && current->node)
+		return current->node;
+	return t->cct.root;
 }
 
 static struct omp_task *task__new(struct omp_thread *ot)
@@ -386,7 +411,7 @@ void ompt__on_sync_region_wait(ompt_sync_region_t kind, ompt_scope_endpoint_t en
 		case ompt_sync_region_barrier_teams:
 			/* The region's own barrier: its return address is the
 			 * fork's, outside the task, so it hangs on the task. */
-			ctx = task->node ? task->node : t->cct.root;
+			ctx = ompt__context_of(t, NULL, 0, task, NULL);
 			ph = GT_PH_OMP_IMPLICIT_BARRIER;
 			break;
 		case ompt_sync_region_barrier_implicit_workshare:
@@ -471,6 +496,7 @@ void ompt__on_task_create(ompt_data_t *encountering_task_data,
 	struct gt_thread *t = thread_of(GT_THREAD_OTHER);
 	struct omp_task *task;
 	struct gt_cct_node *ctx;
+	ompt_data_t *current = NULL;
 
 	(void)has_dependences;
 	new_task_data->ptr = NULL;
@@ -481,9 +507,14 @@ void ompt__on_task_create(ompt_data_t *encountering_task_data,
 	if (!task)
 		return;
 	gt_thread__enter(t);
-	ctx = ompt__context_of(t, codeptr_ra, key, task_of(encountering_task_data),
-			 encountering_task_frame);
+	if (gt_ompt_get_task_info(0, NULL, &current, NULL, NULL, NULL) == 2 && current &&
+	    current != encountering_task_data)
+		ctx = foreign_create_context(t, codeptr_ra, task_of(current));
+	else
+		ctx = ompt__context_of(t, codeptr_ra, key, task_of(encountering_task_data),
+				       encountering_task_frame);
 	task->is_explicit = 1;
+	task->create_ra = codeptr_ra;
 	if (flags & ompt_task_target) {
 		/* Its target construct hangs right under the call site, as if
 		 * it had not been deferred; ompt/target.c counts it. */
@@ -555,7 +586,9 @@ void ompt__stitch_sample(struct gt_thread *t, struct gt_stitch *st)
 	    gt_ompt_get_task_info(0, &flags, &task_data, &frame, NULL, NULL) != 2)
 		return;
 	task = task_of(task_data);
-	if (!task || !task->node)
+	/* The current task's node is this thread's own; anything else would
+	 * have the handler write another thread's tree. */
+	if (!task || !gt_cct__owns(&t->cct, task->node))
 		return;
 	st->base = task->node;
 	st->boundary = frame ? (uintptr_t)frame->exit_frame.ptr : 0;

@@ -62,6 +62,7 @@ struct omp_task {
 	 * end callback (deferred releases) still belong to it. */
 	struct gt_cct_node *target_dev;
 	struct gt_thread *target_owner;
+	const void *create_ra; /* explicit: its construct's return address */
 	struct omp_task *next_free;
 };
 

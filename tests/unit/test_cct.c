@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
+#include <signal.h>
 #include <string.h>
 
 #include "core/arena.h"
 #include "core/cct.h"
 #include "core/thread.h"
+
 #include "tests/unit/test.h"
 
 static struct gt_arena arena;
@@ -153,10 +155,46 @@ static void import_copies_path(void)
 	CHECK(own->kind == GT_NODE_PLACEHOLDER && own->key == GT_PH_OMP_PARALLEL);
 	CHECK(own->parent->key == 0x20 && own->parent->parent->key == 0x10);
 	CHECK(own->parent->parent->parent == t->cct.root);
+	/* Each tree knows its own nodes, and only those. */
+	CHECK(gt_cct__owns(&t->cct, own) && !gt_cct__owns(&t->cct, foreign));
+	CHECK(gt_cct__owns(&other, foreign) && !gt_cct__owns(&other, own));
+	CHECK(other.id != t->cct.id);
 	own2 = gt_thread__import(t, foreign);
 	CHECK(own == own2);
 	/* A node of the thread's own tree imports to itself. */
 	CHECK(gt_thread__import(t, own) == own);
+}
+
+/* Debug builds stop a write into another thread's tree at once, where it
+ * happens, instead of leaving a corrupt child list behind. */
+static void foreign_write_is_caught(void)
+{
+#ifdef NDEBUG
+	printf("  assertions are off in this build: nothing to check\n");
+#else
+	struct gt_arena a1, a2;
+	struct gt_cct c1, c2;
+	int status = 0;
+	pid_t pid;
+
+	gt_arena__init(&a1);
+	gt_arena__init(&a2);
+	gt_cct__init(&c1, &a1);
+	gt_cct__init(&c2, &a2);
+	/* Own writes are fine. */
+	CHECK(gt_cct__child(&c1, c1.root, GT_NODE_FRAME, 1, 0));
+	fflush(NULL);
+	pid = fork();
+	if (pid == 0) {
+		/* The death is expected: keep its message out of the log. */
+		freopen("/dev/null", "w", stderr);
+		gt_cct__child(&c1, c2.root, GT_NODE_FRAME, 2, 0);
+		_exit(0);
+	}
+	CHECK(pid > 0);
+	waitpid(pid, &status, 0);
+	CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT);
+#endif
 }
 
 TEST_MAIN({ "insert finds existing", insert_finds_existing },
@@ -165,4 +203,5 @@ TEST_MAIN({ "insert finds existing", insert_finds_existing },
 	  { "batch add equals single adds", batch_add_equals_single_adds },
 	  { "walk visits all", walk_visits_all },
 	  { "signal allocation uses the spare only", signal_alloc_uses_spare_only },
-	  { "import copies path", import_copies_path })
+	  { "import copies path", import_copies_path },
+	  { "a write into another tree is caught", foreign_write_is_caught })

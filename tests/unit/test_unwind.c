@@ -46,6 +46,30 @@ __attribute__((noinline)) static void recurse(int n)
 	sink++;
 }
 
+/* Recursion that reaches the site at every depth on the way down: one
+ * context per depth, each at its own stack position. */
+__attribute__((noinline)) static void descend(int n)
+{
+	rt_call(probe_context, 0);
+	if (n > 0)
+		descend(n - 1);
+	sink++;
+}
+
+__attribute__((noinline)) static void own_ra_site(void)
+{
+	rt_call_own_ra(probe_context, 0);
+	sink++;
+}
+
+static uint64_t full_unwinds(void)
+{
+	uint64_t hits, misses, full;
+
+	probe_stats(&hits, &misses, &full);
+	return full;
+}
+
 static void path_of_last(char *buf, size_t len)
 {
 	probe_path(probe_last(), buf, len);
@@ -91,25 +115,30 @@ static void memo_hits_repeated_site(void)
 
 static void memo_notices_other_caller(void)
 {
+	enum { N = 20 };
 	char a[4096], b[4096];
-	void *na, *nb;
+	void *na[N], *nb[N];
+	uint64_t full[N];
 
 	probe_init(1);
-	/* Alternate callers of the same site from one place each. */
+	/* Alternate callers of the same site from one place each. Both
+	 * contexts stay memoized side by side: after the first call of each,
+	 * no unwind. (No branch in the loop: a peeled first iteration would
+	 * be call sites of its own.) */
 	_Pragma("clang loop unroll(disable)")
-	for (int i = 0; i < 20; i++) {
+	for (int i = 0; i < N; i++) {
 		caller_a();
-		if (i == 0)
-			na = probe_last();
-		CHECK(probe_last() == na);
+		na[i] = probe_last();
 		caller_b();
-		if (i == 0)
-			nb = probe_last();
-		CHECK(probe_last() == nb);
+		nb[i] = probe_last();
+		full[i] = full_unwinds();
 	}
-	CHECK(na != nb);
-	probe_path(na, a, sizeof(a));
-	probe_path(nb, b, sizeof(b));
+	for (int i = 1; i < N; i++)
+		CHECK(na[i] == na[0] && nb[i] == nb[0]);
+	CHECK(na[0] != nb[0]);
+	CHECK_EQ_U(full[N - 1] - full[0], 0);
+	probe_path(na[0], a, sizeof(a));
+	probe_path(nb[0], b, sizeof(b));
 	CHECK(strstr(a, "caller_a/site_one"));
 	CHECK(strstr(b, "caller_b/site_one"));
 }
@@ -141,6 +170,53 @@ static void memo_matches_cold_unwind(void)
 		CHECK(cold_nodes[d] != cold_nodes[d - 1]);
 }
 
+/* More contexts than any fixed table would hold, deeper than any fixed
+ * slot count: after one pass, every one of them is a hit. */
+static void memo_holds_many_deep_contexts(void)
+{
+	enum { DEPTH = 200 }; /* below the default GPUTOOL_MAX_DEPTH (256) */
+	uint64_t before = 0, cold = 0;
+
+	probe_init(1);
+	_Pragma("clang loop unroll(disable)")
+	for (int pass = 0; pass < 4; pass++) {
+		if (pass == 0)
+			before = full_unwinds();
+		if (pass == 1) {
+			cold = full_unwinds() - before;
+			before = full_unwinds();
+		}
+		descend(DEPTH);
+	}
+	printf("  %d contexts: %llu full unwinds in the first pass, %llu in 3 more\n", DEPTH + 1,
+	       (unsigned long long)cold, (unsigned long long)(full_unwinds() - before));
+	CHECK_EQ_U(cold, DEPTH + 1);
+	CHECK_EQ_U(full_unwinds() - before, 0);
+}
+
+static void memo_runtime_return_address(void)
+{
+	enum { N = 10 };
+	char path[4096];
+	void *n[N];
+	uint64_t full[N];
+
+	probe_init(1);
+	_Pragma("clang loop unroll(disable)")
+	for (int i = 0; i < N; i++) {
+		own_ra_site();
+		n[i] = probe_last();
+		full[i] = full_unwinds();
+	}
+	for (int i = 1; i < N; i++)
+		CHECK(n[i] == n[0]);
+	probe_path(n[0], path, sizeof(path));
+	printf("  context: %s\n", path);
+	CHECK(strstr(path, "memo_runtime_return_address/own_ra_site") != NULL);
+	CHECK(!strstr(path, "rt_"));
+	CHECK_EQ_U(full[N - 1] - full[0], 0);
+}
+
 __attribute__((noinline)) static void ips_site(void)
 {
 	rt_call(probe_ips_context, 0);
@@ -167,4 +243,6 @@ TEST_MAIN({ "fast path agrees", fast_path_agrees },
 	  { "elides tool and runtime", elides_tool_and_runtime },
 	  { "memo hits a repeated site", memo_hits_repeated_site },
 	  { "memo notices another caller", memo_notices_other_caller },
-	  { "memo matches a cold unwind", memo_matches_cold_unwind })
+	  { "memo matches a cold unwind", memo_matches_cold_unwind },
+	  { "memo holds many deep contexts", memo_holds_many_deep_contexts },
+	  { "memo: return address inside the runtime", memo_runtime_return_address })

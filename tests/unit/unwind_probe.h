@@ -15,5 +15,6 @@ PROBE_API int probe_path(void *node, char *buf, size_t len);
 PROBE_API void probe_stats(uint64_t *hits, uint64_t *misses, uint64_t *full);
 
 void rt_call(void (*cb)(void *ra, int depth), int depth);
+void rt_call_own_ra(void (*cb)(void *ra, int depth), int depth);
 
 #endif
