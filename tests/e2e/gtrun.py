@@ -21,6 +21,38 @@ def close(a, b, rel):
     return abs(a - b) <= rel * max(abs(a), abs(b))
 
 
+def own_times(err, prefix):
+    """What a sample measured itself (SAMPLE_TIMES=1), from its line on
+    stderr "PREFIX a key 1 key 2 b key 3": {"a": {"key": 1, ...}, "b": ...}."""
+    lines = [l for l in err.splitlines() if l.startswith(prefix)]
+    check(len(lines) == 1, "expected one %r line on stderr, got %r" % (prefix, err))
+    out, who, words = {}, None, lines[0][len(prefix):].split()
+    i = 0
+    while i < len(words):
+        if i + 1 < len(words) and words[i + 1].isdigit():
+            out.setdefault(who, {})[words[i]] = int(words[i + 1])
+            i += 2
+        else:
+            who = words[i]
+            i += 1
+    return out
+
+
+# Tool and program read one clock (CLOCK_MONOTONIC), the tool possibly
+# through the calibrated time-stamp counter: bounds are exact up to this.
+CLOCK_SLACK_REL, CLOCK_SLACK_NS = 0.01, 1000000
+
+
+def bounded(value, lo, hi, what):
+    """lo <= value <= hi, up to the clocks' slack; lo or hi may be None."""
+    if lo is not None:
+        check(value >= lo * (1 - CLOCK_SLACK_REL) - CLOCK_SLACK_NS,
+              "%s = %.3f ms, below its bound %.3f ms" % (what, value / 1e6, lo / 1e6))
+    if hi is not None:
+        check(value <= hi * (1 + CLOCK_SLACK_REL) + CLOCK_SLACK_NS,
+              "%s = %.3f ms, above its bound %.3f ms" % (what, value / 1e6, hi / 1e6))
+
+
 def run(cmd, env=None, timeout=300):
     e = dict(os.environ)
     for k in list(e):
