@@ -53,10 +53,10 @@ def bounded(value, lo, hi, what):
               "%s = %.3f ms, above its bound %.3f ms" % (what, value / 1e6, hi / 1e6))
 
 
-def run(cmd, env=None, timeout=300):
+def run(cmd, env=None, timeout=300, unset=()):
     e = dict(os.environ)
     for k in list(e):
-        if k.startswith("GPUTOOL_") or k == "OMP_TOOL_LIBRARIES":
+        if k.startswith("GPUTOOL_") or k == "OMP_TOOL_LIBRARIES" or k in unset:
             del e[k]
     e.update(env or {})
     p = subprocess.run(cmd, env=e, capture_output=True, text=True, timeout=timeout)
@@ -129,6 +129,19 @@ def run_under_tool(lib, exe, args=(), env=None, outdir=None):
     outdir = outdir or tempfile.mkdtemp(prefix="gputool-e2e-")
     env_tool = dict(env, OMP_TOOL_LIBRARIES=lib, GPUTOOL_OUTPUT=outdir)
     code1, out1, err1 = run([exe, *args], env=env_tool)
+    check(code0 == code1, "exit code changed: %d vs %d" % (code0, code1))
+    check(out0 == out1, "stdout changed:\n%s\nvs\n%s" % (out0, out1))
+    return outdir, err1
+
+
+def run_gputool(gputool, exe, args=(), env=None, outdir=None, unset=("LD_LIBRARY_PATH",)):
+    """As users run it: `gputool run -o OUTDIR -- exe args`, by default with
+    no LD_LIBRARY_PATH but what env sets. Runs exe bare too; checks stdout and
+    exit code are the same; returns (outdir, stderr of the tool run)."""
+    env = dict(env or {})
+    code0, out0, _ = run([exe, *args], env=env, unset=unset)
+    outdir = outdir or tempfile.mkdtemp(prefix="gputool-e2e-")
+    code1, out1, err1 = run([gputool, "run", "-o", outdir, "--", exe, *args], env=env, unset=unset)
     check(code0 == code1, "exit code changed: %d vs %d" % (code0, code1))
     check(out0 == out1, "stdout changed:\n%s\nvs\n%s" % (out0, out1))
     return outdir, err1

@@ -1,22 +1,28 @@
 # SPDX-License-Identifier: MIT
 """OpenMP target offload measurement, end to end: the samples in
-samples/omp-target run under libgputool.so (offloaded to the host, which
-fires every OMPT target callback); the profile must show the bytes, counts
-and contexts the samples are known to produce.
+samples/omp-target run as users run them, `gputool run -- ./sample` with no
+LD_LIBRARY_PATH (offloaded to the host, which fires every OMPT target
+callback); the profile must show the bytes, counts and contexts the samples
+are known to produce. Bare OMP_TOOL_LIBRARIES, where libomptarget cannot
+find libomp.so, must say so once, with the fix.
 Usage: test_omp_target.py BUILD_DIR"""
 import os
+import re
+import subprocess
 import sys
+import tempfile
 
 sys.path.insert(0, os.path.dirname(__file__))
 import gtrun  # noqa: E402
-from gtrun import no_runtime_frames, Fail, check, main, profiles, run_under_tool  # noqa: E402
+from gtrun import no_runtime_frames, Fail, check, main, profiles, run_gputool, run_under_tool  # noqa: E402
 
 BUILD = os.path.abspath(sys.argv[1])
 LIB = os.path.join(BUILD, "libgputool.so")
 GPUTOOL = os.path.join(BUILD, "gputool")
 SAMPLES = os.path.join(BUILD, "samples", "omp-target")
-# The samples find LLVM's libomp and libomptarget through their rpath.
+# The samples find LLVM's libomp and libomptarget through their RUNPATH.
 ENV = {"OMP_NUM_THREADS": "2"}
+HINT = "OpenMP target regions are not measured"
 if os.environ.get("GT_TARGET_PRELOAD"):
     # Sanitizer builds: the samples are not instrumented, the tool is.
     ENV["LD_PRELOAD"] = os.environ["GT_TARGET_PRELOAD"]
@@ -108,8 +114,12 @@ def site_bytes(calls, n):
             "OMP_TGT_DELETE_COUNT": 3 * calls, "OMP_TGT_KERNEL_COUNT": calls}
 
 
+def run_tool(exe, env=ENV):
+    return run_gputool(GPUTOOL, exe, env=env)
+
+
 def test_transfer():
-    outdir, err = run_under_tool(LIB, sample("transfer"), env=ENV)
+    outdir, err = run_tool(sample("transfer"))
     lines = [l for l in err.splitlines() if l.strip()]
     check(len(lines) == 1 and lines[0].startswith("gputool: report "),
           "expected one line on stderr, got %r" % err)
@@ -170,7 +180,7 @@ def test_transfer():
 
 
 def test_nowait():
-    outdir, _ = run_under_tool(LIB, sample("nowait"), env=ENV)
+    outdir, _ = run_tool(sample("nowait"))
     p = one_profile(outdir)
     no_runtime_frames(p)
     shape(p)
@@ -194,7 +204,7 @@ def test_nowait():
 
 
 def test_threads():
-    outdir, _ = run_under_tool(LIB, sample("threads"), env=ENV)
+    outdir, _ = run_tool(sample("threads"))
     p = one_profile(outdir)
     no_runtime_frames(p)
     shape(p)
@@ -221,9 +231,82 @@ def test_threads():
 
 
 def test_sampling_off_same_numbers():
-    outdir, _ = run_under_tool(LIB, sample("transfer"), env=dict(ENV, GPUTOOL_SAMPLE_HZ="0"))
+    outdir, _ = run_tool(sample("transfer"), env=dict(ENV, GPUTOOL_SAMPLE_HZ="0"))
     p = one_profile(outdir)
     expect(p.nodes[0]["inclusive"], {"OMP_TGT_COUNT": 13, "OMP_TGT_KERNEL_COUNT": 9}, "no sampling")
+
+
+def loaded_libomp(exe):
+    """The libomp exe loads, as the dynamic loader resolves it."""
+    out = subprocess.run(["ldd", exe], capture_output=True, text=True,
+                         env={k: v for k, v in os.environ.items() if k != "LD_LIBRARY_PATH"}).stdout
+    m = re.search(r"^\s*libomp\.so\S* => (\S+)", out, re.M)
+    check(m, "ldd %s names no libomp:\n%s" % (exe, out))
+    return os.path.realpath(m.group(1))
+
+
+def libomp_so_on_default_path():
+    """Whether the name libomp.so resolves without any LD_LIBRARY_PATH or
+    RUNPATH (a system-wide libomp.so, e.g. from a libomp-dev package)."""
+    cache = subprocess.run(["ldconfig", "-p"], capture_output=True, text=True).stdout
+    return bool(re.search(r"^\s*libomp\.so \(", cache, re.M)) or any(
+        os.path.exists(os.path.join(d, "libomp.so")) for d in ("/lib", "/usr/lib", "/lib64", "/usr/lib64"))
+
+
+def test_gputool_run_libomp():
+    """gputool run, no LD_LIBRARY_PATH: libomptarget is given a libomp.so
+    that is the very file the program loads; with a user's LD_LIBRARY_PATH
+    too, the counts stay exact."""
+    exe = sample("transfer")
+    outdir, err = run_tool(exe)
+    links = [d for d in os.listdir(outdir) if d.startswith(".libomp-")]
+    check(len(links) == 1, "expected one .libomp-* directory in %s: %s" % (outdir, os.listdir(outdir)))
+    d = os.path.join(outdir, links[0])
+    check(os.listdir(d) == ["libomp.so"], "%s holds %s" % (d, os.listdir(d)))
+    check(os.path.realpath(os.path.join(d, "libomp.so")) == loaded_libomp(exe),
+          "%s/libomp.so -> %s, the program loads %s" % (d, os.path.realpath(os.path.join(d, "libomp.so")),
+                                                       loaded_libomp(exe)))
+    h2d = (2 * 3 * 256 + 2 * 5 * 1024 + 4096 + 100) * D  # as test_transfer counts it
+    expect(one_profile(outdir).nodes[0]["inclusive"],
+           {"OMP_TGT_COUNT": 13, "OMP_TGT_KERNEL_COUNT": 9, "OMP_TGT_H2D_BYTES": h2d}, "gputool run")
+    check(HINT not in err, "hint under gputool run: %r" % err)
+    user = tempfile.mkdtemp(prefix="gputool-ldpath-")
+    outdir, err = run_gputool(GPUTOOL, exe, env=dict(ENV, LD_LIBRARY_PATH=user), unset=())
+    expect(one_profile(outdir).nodes[0]["inclusive"], {"OMP_TGT_COUNT": 13, "OMP_TGT_KERNEL_COUNT": 9},
+           "gputool run with LD_LIBRARY_PATH set")
+    # A program without libomptarget is left as it is.
+    outdir, err = run_gputool(GPUTOOL, os.path.join(BUILD, "samples", "omp-host", "split"), ["100000"], env=ENV)
+    check(not [f for f in os.listdir(outdir) if f.startswith(".libomp-")], "libomp link for a host program")
+
+
+def test_bare_tool_hint():
+    """OMP_TOOL_LIBRARIES alone, no LD_LIBRARY_PATH: where libomp.so does
+    not resolve, libomptarget never reports, and the tool says so once, on
+    stderr and in the report, naming the fix; where it does, every count is
+    there and nothing is said."""
+    exe = sample("transfer")
+    outdir, err = run_under_tool(LIB, exe, env=dict(ENV, LD_PRELOAD=ENV.get("LD_PRELOAD", "")))
+    p = one_profile(outdir)
+    report = open([os.path.join(outdir, f) for f in os.listdir(outdir) if f.endswith(".txt")][0]).read()
+    if libomp_so_on_default_path():
+        check(HINT not in err and p.meta("omp_target_hint") is None, "hint though libomp.so resolves: %r" % err)
+        expect(p.nodes[0]["inclusive"], {"OMP_TGT_COUNT": 13}, "bare OMP_TOOL_LIBRARIES")
+        return
+    hints = [l for l in err.splitlines() if HINT in l]
+    lib = loaded_libomp(exe)
+    check(len(hints) == 1, "expected the hint once on stderr, got %r" % err)
+    check("gputool run -- " in hints[0] and "LD_LIBRARY_PATH=%s" % os.path.dirname(lib) in hints[0]
+          and lib in hints[0], "hint lacks the fix: %r" % hints[0])
+    hint = p.meta("omp_target_hint") or ""
+    check(hint.startswith("not measured:") and "gputool run -- " in hint, "omp_target_hint %r" % hint)
+    check(re.search(r"^  OMP target +not measured: ", report, re.M), "report header lacks the hint")
+    check(not p.find("<omp target>") and "OMP_TGT_COUNT" not in p.nodes[0].get("inclusive", {}),
+          "target work measured though libomptarget never reported")
+    # The fix the hint names works: every count, no hint.
+    outdir, err = run_under_tool(LIB, exe, env=dict(ENV, LD_LIBRARY_PATH=os.path.dirname(lib)))
+    p = one_profile(outdir)
+    check(HINT not in err and p.meta("omp_target_hint") is None, "hint with LD_LIBRARY_PATH set: %r" % err)
+    expect(p.nodes[0]["inclusive"], {"OMP_TGT_COUNT": 13, "OMP_TGT_KERNEL_COUNT": 9}, "with LD_LIBRARY_PATH")
 
 
 main([
@@ -231,4 +314,6 @@ main([
     ("nowait targets under their call site", test_nowait),
     ("targets from every thread of a parallel region", test_threads),
     ("sampling off: same counts", test_sampling_off_same_numbers),
+    ("gputool run: libomp.so for libomptarget, exact bytes, no LD_LIBRARY_PATH", test_gputool_run_libomp),
+    ("bare OMP_TOOL_LIBRARIES: the hint once, with the fix", test_bare_tool_hint),
 ])
