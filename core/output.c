@@ -80,7 +80,8 @@ int gt_output__init(struct gt_output *o, const char *configured_dir)
 	len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	exe[len > 0 ? len : 0] = 0;
 	base = strrchr(exe, '/');
-	snprintf(o->exe, sizeof(o->exe), "%s", base ? base + 1 : (len > 0 ? exe : "app"));
+	/* A longer name is cut: it only names files. */
+	snprintf(o->exe, sizeof(o->exe), "%.*s", (int)sizeof(o->exe) - 1, base ? base + 1 : (len > 0 ? exe : "app"));
 	sanitize(o->exe);
 	o->rank = gt_output__rank();
 	for (size_t i = 0; i < sizeof(job_vars) / sizeof(*job_vars) && !job; i++) {
@@ -103,8 +104,11 @@ int gt_output__init(struct gt_output *o, const char *configured_dir)
 		gt_err("output", "cannot create %s: %s", o->dir, strerror(-err));
 		return err;
 	}
-	snprintf(o->stem, sizeof(o->stem), "%.*s/%s-%d-%d", 400, o->dir, o->exe, o->rank,
-		 (int)getpid());
+	if (snprintf(o->stem, sizeof(o->stem), "%.*s/%s-%d-%d", 400, o->dir, o->exe, o->rank, (int)getpid()) >=
+	    (int)sizeof(o->stem)) {
+		gt_err("output", "file names under %s are too long", o->dir);
+		return -ENAMETOOLONG;
+	}
 	return 0;
 }
 

@@ -99,6 +99,7 @@ int gt_profile__write_json(const struct gt_profile *p, FILE *f)
 	struct gt_prof_value *v;
 	uint32_t *col = NULL, *used = NULL, n_used = 0;
 	uint64_t nv, *incl = NULL, k;
+	size_t cells;
 	int err;
 
 	err = gt_profile__check(p);
@@ -127,7 +128,8 @@ int gt_profile__write_json(const struct gt_profile *p, FILE *f)
 	 * many metrics would otherwise ask for their product. */
 	if (n_used && (uint64_t)p->n_nodes * n_used > JSON_MAX_CELLS)
 		goto out_free;
-	incl = calloc(((size_t)p->n_nodes * n_used) ? (size_t)p->n_nodes * n_used : 1, sizeof(*incl));
+	cells = (size_t)p->n_nodes * n_used;
+	incl = calloc(cells ? cells : 1, sizeof(*incl));
 	if (!incl)
 		goto out_free;
 	for (k = 0; k < nv; k++) {

@@ -884,7 +884,7 @@ static int read_modules(struct rd *r, struct gt_profile *p)
 	if (err)
 		return err;
 	for (uint64_t i = 0; i < n; i++) {
-		uint32_t path;
+		uint32_t path = GT_NONE; /* set by rd__index when it returns 0 */
 
 		err = rd__index(r, p->n_strings, 0, &path, "string");
 		if (err)

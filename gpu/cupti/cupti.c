@@ -392,7 +392,7 @@ static const char *attach__locked(int injected, char *why, size_t len)
 		return missing;
 	if (gt_cupti_lib.cuptiGetVersion(&cupti.version) != CUPTI_SUCCESS ||
 	    cupti.version / 10000 != CUPTI_API_VERSION / 10000) {
-		snprintf(why, len, "%s has CUPTI API version %u; this build reads version %d.x",
+		snprintf(why, len, "%.256s has CUPTI API version %u; this build reads version %d.x",
 			 cupti.cupti_path, cupti.version, CUPTI_API_VERSION / 10000);
 		return why;
 	}
