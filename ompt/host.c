@@ -9,6 +9,7 @@
 #include "core/trace-format.h"
 #include "core/sample.h"
 #include "core/trace.h"
+#include "core/tsan.h"
 #include "core/unwind.h"
 #include "gpu/blame.h"
 #include "ompt/ompt-internal.h"
@@ -33,9 +34,35 @@ static struct gt_thread *thread_of(enum gt_thread_kind kind)
 	return t;
 }
 
+/*
+ * The tool's record in a runtime's task or parallel data. The runtime hands
+ * these between threads (a fork, a task queue) and recycles them (teams are
+ * pooled, task descriptors reused), ordering each use after the previous
+ * one by its own synchronization, which ThreadSanitizer cannot see: said to
+ * it around every access, in its builds only.
+ */
+static void *data_get(ompt_data_t *d)
+{
+	void *p;
+
+	if (!d)
+		return NULL;
+	gt_tsan__acquire(d);
+	p = d->ptr;
+	gt_tsan__release(d);
+	return p;
+}
+
+static void data_set(ompt_data_t *d, void *p)
+{
+	gt_tsan__acquire(d);
+	d->ptr = p;
+	gt_tsan__release(d);
+}
+
 static struct omp_task *task_of(ompt_data_t *d)
 {
-	return d ? d->ptr : NULL;
+	return data_get(d);
 }
 
 /*
@@ -189,7 +216,7 @@ void ompt__on_parallel_begin(ompt_data_t *encountering_task_data,
 	struct gt_cct_node *ctx;
 
 	(void)flags;
-	parallel_data->ptr = NULL;
+	data_set(parallel_data, NULL);
 	if (!t)
 		return;
 	gt_thread__enter(t);
@@ -202,7 +229,8 @@ void ompt__on_parallel_begin(ompt_data_t *encountering_task_data,
 	r->owner = t;
 	r->team = requested_parallelism;
 	r->t_begin = gt_clock__ticks();
-	parallel_data->ptr = r;
+	/* The fork hands r to the team. */
+	data_set(parallel_data, r);
 out:
 	gt_thread__leave(t);
 }
@@ -211,7 +239,7 @@ void ompt__on_parallel_end(ompt_data_t *parallel_data, ompt_data_t *encountering
 			   int flags, const void *codeptr_ra)
 {
 	struct gt_thread *t = gt_thread__peek();
-	struct omp_region *r = parallel_data->ptr;
+	struct omp_region *r = data_get(parallel_data);
 	uint64_t now;
 
 	(void)encountering_task_data, (void)flags, (void)codeptr_ra;
@@ -234,7 +262,7 @@ void ompt__on_parallel_end(ompt_data_t *parallel_data, ompt_data_t *encountering
 	}
 	if (gt_tracer__on())
 		gt_tracer__span_ticks(t, GT_EV_REGION, "omp parallel", r->node, r->t_begin, now);
-	parallel_data->ptr = NULL;
+	data_set(parallel_data, NULL);
 	gt_thread__leave(t);
 }
 
@@ -254,12 +282,12 @@ void ompt__on_implicit_task(ompt_scope_endpoint_t endpoint, ompt_data_t *paralle
 	if (flags & ompt_task_initial) {
 		/* The initial task: contexts are unwound to the root. */
 		if (endpoint == ompt_scope_begin)
-			task_data->ptr = &ot->initial;
+			data_set(task_data, &ot->initial);
 		return;
 	}
 	gt_thread__enter(t);
 	if (endpoint == ompt_scope_begin) {
-		r = parallel_data ? parallel_data->ptr : NULL;
+		r = data_get(parallel_data);
 		task = task__new(ot);
 		if (task) {
 			now = 0;
@@ -281,7 +309,7 @@ void ompt__on_implicit_task(ompt_scope_endpoint_t endpoint, ompt_data_t *paralle
 		/* The encountering thread is member 0; it alone writes team. */
 		if (r && index == 0 && r->owner == t)
 			r->team = actual_parallelism;
-		task_data->ptr = task;
+		data_set(task_data, task);
 	} else {
 		task = task_of(task_data);
 		if (task && task != &ot->initial) {
@@ -311,7 +339,7 @@ void ompt__on_implicit_task(ompt_scope_endpoint_t endpoint, ompt_data_t *paralle
 						      task->t_begin, task->t_begin + d);
 			task->next_free = ot->free_tasks;
 			ot->free_tasks = task;
-			task_data->ptr = NULL;
+			data_set(task_data, NULL);
 		}
 	}
 	gt_thread__leave(t);
@@ -499,7 +527,7 @@ void ompt__on_task_create(ompt_data_t *encountering_task_data,
 	ompt_data_t *current = NULL;
 
 	(void)has_dependences;
-	new_task_data->ptr = NULL;
+	data_set(new_task_data, NULL);
 	if (!t || !(flags & (ompt_task_explicit | ompt_task_target)))
 		return;
 	/* Explicit tasks may end on another thread: plain malloc/free. */
@@ -524,7 +552,8 @@ void ompt__on_task_create(ompt_data_t *encountering_task_data,
 		task->creator = gt_cct__placeholder(&t->cct, ctx, GT_PH_OMP_TASK);
 		add(t, task->creator, GT_M_OMP_EXPLICIT_TASKS, 1);
 	}
-	new_task_data->ptr = task;
+	/* The runtime's task queue hands the task to the thread that runs it. */
+	data_set(new_task_data, task);
 	gt_thread__leave(t);
 }
 
@@ -532,12 +561,13 @@ void ompt__on_task_schedule(ompt_data_t *prior_task_data, ompt_task_status_t pri
 			    ompt_data_t *next_task_data)
 {
 	struct gt_thread *t = thread_of(GT_THREAD_OTHER);
-	struct omp_task *prior = task_of(prior_task_data);
-	struct omp_task *next = task_of(next_task_data);
+	struct omp_task *prior, *next;
 	uint64_t now = gt_clock__ticks();
 
 	if (!t)
 		return;
+	prior = task_of(prior_task_data);
+	next = task_of(next_task_data);
 	gt_thread__enter(t);
 	if (prior && prior->is_explicit) {
 		if (prior->node) {
@@ -550,7 +580,7 @@ void ompt__on_task_schedule(ompt_data_t *prior_task_data, ompt_task_status_t pri
 		prior->node = NULL;
 		if (prior_task_status == ompt_task_complete || prior_task_status == ompt_task_cancel ||
 		    prior_task_status == ompt_task_late_fulfill) {
-			prior_task_data->ptr = NULL;
+			data_set(prior_task_data, NULL);
 			free(prior);
 		}
 	}
@@ -558,6 +588,9 @@ void ompt__on_task_schedule(ompt_data_t *prior_task_data, ompt_task_status_t pri
 		next->node = gt_thread__import(t, next->creator);
 		next->t_begin = now;
 	}
+	/* An untied task may resume on another thread. */
+	if (prior_task_data)
+		gt_tsan__release(prior_task_data);
 	gt_thread__leave(t);
 }
 

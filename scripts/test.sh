@@ -17,3 +17,9 @@ cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DGT_SANITIZE=ON >/de
 cmake --build build-asan
 (cd build-asan && ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --output-on-failure -j "$jobs" -LE "tsan|stress|bench|offload")
+# A ThreadSanitizer build of the library runs OpenMP programs with tasks
+# inside tasks, recursive taskloops and nested regions on 8 threads: no
+# data race in the tool (the channel and monitor TSan tests ran above).
+cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGT_TSAN=ON >/dev/null
+cmake --build build-tsan --target gputool_lib gputool tasks_mix
+(cd build-tsan && ctest --output-on-failure -L tsan-omp)
