@@ -23,7 +23,9 @@
 # Environment knobs:
 #   DENSE_ROUNDS     rounds, each runs every configuration once (default 5)
 #   DENSE_TIMEOUT    per-run limit in seconds; a run past it is killed and
-#                    reported as HANG (default 120; 60 with --repeat)
+#                    reported as HANG (default 120; 60 with --repeat), after
+#                    its threads' states (and stacks, when gdb is installed)
+#                    were written next to its output, which is then kept
 #   DENSE_PROGRAMS   which programs (default "dense taskloop tasktree syncbench")
 #   DENSE_ARGS TASKLOOP_ARGS TASKTREE_ARGS SYNCBENCH_ARGS
 #                    arguments of each program (defaults below)
@@ -109,14 +111,56 @@ export OMP_PLACES=${OMP_PLACES:-cores}
 unset OMP_TOOL_LIBRARIES GPUTOOL_OUTPUT
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/run-dense.XXXXXX") || exit 1
-if [ "${DENSE_KEEP:-0}" = 1 ]; then
-    trap 'echo "raw results kept in $work"' EXIT
-else
-    trap 'rm -rf "$work"' EXIT
-fi
+keep=${DENSE_KEEP:-0}
+trap 'if [ "$keep" = 1 ]; then echo "raw results kept in $work"; else rm -rf "$work"; fi' EXIT
+mkfifo "$work/never" || exit 1
 : >"$work/rows"
 : >"$work/ovh"
 : >"$work/status"
+
+# hang_dump PID FILE: what the threads of a process that ran past the
+# timeout are doing: their stacks when gdb is installed, else their states
+# and CPU times (a thread that burns CPU spins, one that does not waits).
+hang_dump() {
+    local pid=$1 file=$2 t
+    {
+        echo "== $(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null)"
+        echo "== thread: state utime stime (clock ticks) wchan"
+        for t in /proc/"$pid"/task/*; do
+            echo "${t##*/}: $(awk '{ sub(/^.*\) /, ""); print $1, $12, $13 }' "$t/stat" 2>/dev/null)" \
+                "$(cat "$t/wchan" 2>/dev/null)"
+        done
+        if command -v gdb >/dev/null; then
+            timeout 60 gdb -p "$pid" -batch -nx -ex "set pagination off" -ex "thread apply all bt 15" 2>&1 |
+                grep -E '^(Thread|#)'
+        fi
+    } >"$file" 2>&1
+}
+
+# run_timed OUT ERR CMD...: runs CMD with stdout/stderr to OUT/ERR; after
+# $TIMEOUT seconds it records the threads' state in OUT.hang, kills it and
+# returns 124.  The watchdog waits with the read builtin on a FIFO nobody
+# writes, so killing it leaves no sleeping child behind.
+run_timed() {
+    local out=$1 err=$2 pid wd rc
+    shift 2
+    "$@" >"$out" 2>"$err" &
+    pid=$!
+    (
+        read -r -t "$TIMEOUT" <>"$work/never"
+        hang_dump "$pid" "$out.hang"
+        kill -KILL "$pid"
+    ) 2>/dev/null &
+    wd=$!
+    { wait "$pid"; } 2>/dev/null # no "Killed" notice from the shell
+    rc=$?
+    if kill "$wd" 2>/dev/null; then
+        wait "$wd" 2>/dev/null
+        return $rc
+    fi
+    wait "$wd" 2>/dev/null
+    return 124
+}
 
 # run_one PROG CONFIG ROUND: one run under the timeout.  Appends
 #   rows:   PROG CONFIG ROUND TEST VALUE UNIT OVH CHECKSUM
@@ -137,11 +181,13 @@ run_one() {
         env=(OMP_TOOL_LIBRARIES="$GPUTOOL_SO" GPUTOOL_OUTPUT="$work/out.$tag" GPUTOOL_VERBOSE=2)
         ;;
     esac
-    env "${env[@]}" timeout -k 5 "$TIMEOUT" "${bin[$prog]}" "${pargs[@]}" >"$out" 2>"$err"
+    run_timed "$out" "$err" env "${env[@]}" "${bin[$prog]}" "${pargs[@]}"
     rc=$?
-    [ "${DENSE_KEEP:-0}" = 1 ] || rm -rf "$work/out.$tag"
-    if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
-        echo "  $prog $cfg round $round: HANG (killed after ${TIMEOUT} s)"
+    [ "$keep" = 1 ] || rm -rf "$work/out.$tag"
+    if [ $rc -eq 124 ]; then
+        keep=1
+        echo "  $prog $cfg round $round: HANG (killed after ${TIMEOUT} s); threads: $out.hang"
+        grep -v '^==' "$out.hang" | head -n 24 | sed 's/^/    /'
         echo "$prog $cfg $round HANG" >>"$work/status"
         return 1
     fi
@@ -185,8 +231,10 @@ if [ "$REPEAT" -gt 0 ]; then
     echo "  taskloop   ${bin[taskloop]} ${a_taskloop[*]}"
     ok=0
     for ((r = 0; r < REPEAT; r++)); do
-        run_one taskloop gputool "$r" && ok=$((ok + 1))
-        rm -f "$work/taskloop.gputool.$r".*
+        if run_one taskloop gputool "$r"; then
+            ok=$((ok + 1))
+            rm -f "$work/taskloop.gputool.$r".*
+        fi
         if (((r + 1) % 20 == 0)); then printf '  %d/%d runs done\n' $((r + 1)) "$REPEAT"; fi
     done
     hangs=$(grep -c ' HANG$' "$work/status")
