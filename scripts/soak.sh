@@ -30,7 +30,9 @@ mkdir -p soak-logs
 failed=0
 for ((i = 1; i <= runs; i++)); do
 	start=$(date +%s)
-	if scripts/test.sh >"soak-logs/run-$i.log" 2>&1; then
+	# In the background, so that an interrupt stops the busy loops at once.
+	scripts/test.sh >"soak-logs/run-$i.log" 2>&1 &
+	if wait $!; then
 		result=pass
 	else
 		result=FAIL
