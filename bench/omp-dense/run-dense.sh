@@ -224,7 +224,21 @@ echo "run-dense: $THREADS threads, OMP_PROC_BIND=$OMP_PROC_BIND OMP_PLACES=$OMP_
 echo "  gputool    $GPUTOOL_SO"
 echo "  null tool  $GTNULLTOOL"
 echo "  machine    $(uname -n), $(getconf _NPROCESSORS_ONLN 2>/dev/null || echo '?') CPUs, $(date -u '+%Y-%m-%d %H:%M UTC')"
+# Other work on the machine competes with the benchmark threads for cores:
+# how busy the CPUs were over half a second, printed before and after.
+busy_note() {
+    local b0 t0 b1 t1
+    [ -r /proc/stat ] || return 0
+    read -r b0 t0 < <(awk '/^cpu / { t = 0; for (i = 2; i <= NF; i++) t += $i; print t - $5 - $6, t; exit }' /proc/stat)
+    sleep 0.5
+    read -r b1 t1 < <(awk '/^cpu / { t = 0; for (i = 2; i <= NF; i++) t += $i; print t - $5 - $6, t; exit }' /proc/stat)
+    awk -v b=$((b1 - b0)) -v t=$((t1 - t0)) -v w="$1" -v l="$(cut -d' ' -f1-3 /proc/loadavg)" 'BEGIN {
+        p = (t > 0) ? 100 * b / t : 0
+        printf "  cpu        %.0f%% busy %s, load average %s%s\n", p, w, l,
+            (p > 20) ? " (other work is running: expect noisy figures)" : "" }'
+}
 start=$(date +%s)
+busy_note "before the start"
 
 # ---- --repeat: the taskloop program N times under gputool -----------------
 if [ "$REPEAT" -gt 0 ]; then
@@ -242,6 +256,7 @@ if [ "$REPEAT" -gt 0 ]; then
     echo "taskloop under gputool: $REPEAT runs, $ok ok, $hangs HANG, $fails failed"
     printf 'budget: no hang or failure in %d runs: %s\n' "$REPEAT" \
         "$([ "$hangs" -eq 0 ] && [ "$fails" -eq 0 ] && echo PASS || echo OVER)"
+    busy_note "at the end"
     echo "elapsed: $(($(date +%s) - start)) s"
     [ "$hangs" -eq 0 ] && [ "$fails" -eq 0 ]
     exit
@@ -337,5 +352,6 @@ END {
     exit (any_bad || nbad_ck > 0) ? 1 : 0
 }' "$work/rows" "$work/ovh" "$work/status"
 rc=$?
+busy_note "at the end"
 echo "elapsed: $(($(date +%s) - start)) s"
 exit $rc
