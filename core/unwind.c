@@ -2,12 +2,14 @@
 #define UNW_LOCAL_ONLY
 #include "core/unwind.h"
 
+#include <dlfcn.h>
 #include <libunwind.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
 #include <ucontext.h>
+#include <unwind.h>
 
 #include "core/config.h"
 #include "core/modmap.h"
@@ -19,17 +21,23 @@
 #define MEMO_VARIANTS 4         /* entries per (ra, key, base) */
 
 /*
- * The memo remembers, per (ra, key, base), the node of a context and the
+ * The memo remembers, per (ra, base, depth), the node of a context and the
  * return-address slots of its user frames: the call site's own slot and
  * those of its callers up to the root (or to the stitch boundary). A hit
  * requires every slot to still hold its return address: the call chain is
  * then the same, and the context costs a hash probe and a few loads instead
- * of an unwind. The key pins the stack position of the calling handler.
- * x86-64 only (a frame's return address is at its callee's canonical frame
- * address - 8); elsewhere every lookup misses.
+ * of an unwind. x86-64 only (a frame's return address is at its callee's
+ * canonical frame address - 8); elsewhere every lookup misses.
  *
- * One (ra, key, base) can stand for several contexts: the same construct
- * reached at the same depth through other callers. Up to MEMO_VARIANTS of
+ * depth pins where the calling handler's frame (key) is: for a stitched
+ * context, its distance below the boundary (the outlined body's entry), so
+ * that a task body run deeper in the stack, inside another task's wait,
+ * finds the same entry; otherwise key itself. Slots are kept as offsets
+ * from key, so they lie between key and the boundary, or at the very
+ * addresses of the first unwind: always in the live stack.
+ *
+ * One (ra, base, depth) can stand for several contexts: the same construct
+ * reached through other callers at the same depth. Up to MEMO_VARIANTS of
  * them live side by side in the table, so alternating callers do not evict
  * each other. The table is an open-addressed hash (linear probing, entries
  * never removed) that doubles at 3/4 load up to MEMO_MAX_CAP: its size
@@ -39,11 +47,11 @@
  * handler), so nothing here is atomic.
  */
 struct memo_slot {
-	uintptr_t addr, val;
+	uintptr_t off, val; /* *(key + off) == val */
 };
 
 struct memo_entry {
-	uintptr_t ra, key;
+	uintptr_t ra, depth;
 	struct gt_cct_node *base, *node; /* node == NULL: an empty entry */
 	struct memo_slot *slots;         /* nslots of cap, call site first */
 	uint32_t nslots, cap;
@@ -58,10 +66,74 @@ struct gt_unwind_memo {
 
 static uintptr_t entry_point;
 
+/*
+ * Normal-context unwinds that need each frame's stack address (memo slots,
+ * stitch boundaries) go through GCC's unwinder in libgcc_s, the one C++
+ * exceptions use: it finds unwind tables through the loader's
+ * _dl_find_object, without a system call or a lock. libunwind's validated
+ * step, as distributions build it (no per-thread cache), takes a global
+ * lock and masks signals twice per frame, about 1 us a frame. libunwind
+ * stays for signal handlers (unw_backtrace) and where libgcc_s is missing.
+ */
+static __typeof__(&_Unwind_Backtrace) gcc_backtrace;
+static __typeof__(&_Unwind_GetIP) gcc_get_ip;
+static __typeof__(&_Unwind_GetCFA) gcc_get_cfa;
+
+static void gcc_unwinder__init(void)
+{
+	void *h = dlopen("libgcc_s.so.1", RTLD_NOW | RTLD_NOLOAD);
+
+	if (!h)
+		h = dlopen("libgcc_s.so.1", RTLD_NOW);
+	if (!h)
+		return;
+	gcc_get_ip = (__typeof__(gcc_get_ip))dlsym(h, "_Unwind_GetIP");
+	gcc_get_cfa = (__typeof__(gcc_get_cfa))dlsym(h, "_Unwind_GetCFA");
+	if (gcc_get_ip && gcc_get_cfa)
+		gcc_backtrace = (__typeof__(gcc_backtrace))dlsym(h, "_Unwind_Backtrace");
+}
+
 int gt_unwind__init(void)
 {
 	entry_point = (uintptr_t)getauxval(AT_ENTRY);
+	if (!gcc_backtrace)
+		gcc_unwinder__init();
 	return unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD) ? -1 : 0;
+}
+
+struct gcc_walk {
+	struct gt_frame *out;
+	int n, max;
+	uintptr_t boundary;
+};
+
+static _Unwind_Reason_Code gcc_walk__frame(struct _Unwind_Context *ctx, void *arg)
+{
+	struct gcc_walk *w = arg;
+	uintptr_t ip = (uintptr_t)gcc_get_ip(ctx);
+
+	if (!ip)
+		return _URC_END_OF_STACK;
+	/* The context's "CFA" is the frame's stack pointer at its call: its
+	 * callee's canonical frame address. */
+	w->out[w->n].ip = ip;
+	w->out[w->n].sp = (uintptr_t)gcc_get_cfa(ctx);
+	w->n++;
+	if (w->n >= w->max || (w->boundary && w->out[w->n - 1].sp >= w->boundary))
+		return _URC_END_OF_STACK;
+	return _URC_NO_REASON;
+}
+
+/* The calling thread's frames (with stack pointers) up to the first one at
+ * or above boundary (0: all of them). Normal context only. */
+static int unwind__frames(struct gt_frame *out, int max, uintptr_t boundary)
+{
+	struct gcc_walk w = { .out = out, .max = max, .boundary = boundary };
+
+	if (!gcc_backtrace)
+		return gt_unwind__raw(NULL, out, max);
+	gcc_backtrace(gcc_walk__frame, &w);
+	return w.n;
 }
 
 struct gt_unwind_memo *gt_unwind__memo_new(void)
@@ -280,9 +352,9 @@ struct gt_cct_node *gt_unwind__frames_context(struct gt_thread *t, const struct 
 	return insert_frames(t, f, keep, m, exact_leaf, st, signal_ctx);
 }
 
-static uint32_t memo_hash(uintptr_t ra, uintptr_t key, const struct gt_cct_node *base)
+static uint32_t memo_hash(uintptr_t ra, uintptr_t depth, const struct gt_cct_node *base)
 {
-	uint64_t x = ra * 0x9e3779b97f4a7c15ull ^ key * 0xc2b2ae3d27d4eb4full ^ (uintptr_t)base;
+	uint64_t x = ra * 0x9e3779b97f4a7c15ull ^ depth * 0xc2b2ae3d27d4eb4full ^ (uintptr_t)base;
 
 	x ^= x >> 29;
 	x *= 0xbf58476d1ce4e5b9ull;
@@ -290,42 +362,48 @@ static uint32_t memo_hash(uintptr_t ra, uintptr_t key, const struct gt_cct_node 
 	return (uint32_t)x;
 }
 
-static int memo_entry__is(const struct memo_entry *e, uintptr_t ra, uintptr_t key,
-			  const struct gt_cct_node *base)
+static uintptr_t memo_depth(uintptr_t key, const struct gt_stitch *st)
 {
-	return e->ra == ra && e->key == key && e->base == base;
+	return st->boundary ? st->boundary - key : key;
 }
 
-static int memo_entry__valid(const struct memo_entry *e)
+static int memo_entry__is(const struct memo_entry *e, uintptr_t ra, uintptr_t depth,
+			  const struct gt_cct_node *base)
+{
+	return e->ra == ra && e->depth == depth && e->base == base;
+}
+
+static int memo_entry__valid(const struct memo_entry *e, uintptr_t key)
 {
 	for (uint32_t i = 0; i < e->nslots; i++)
-		if (*(const uintptr_t *)e->slots[i].addr != e->slots[i].val)
+		if (*(const uintptr_t *)(key + e->slots[i].off) != e->slots[i].val)
 			return 0;
 	return 1;
 }
 
 struct gt_cct_node *gt_unwind__memo_lookup(struct gt_thread *t, uintptr_t ra, uintptr_t key,
-					   struct gt_cct_node *base)
+					   const struct gt_stitch *st)
 {
 #if defined(__x86_64__)
 	struct gt_unwind_memo *memo = t->memo;
+	uintptr_t depth = memo_depth(key, st);
 	uint32_t mask, h;
 
-	if (!memo || !ra)
+	if (!memo || !ra || (st->boundary && st->boundary <= key))
 		return NULL;
 	memo->stats.lookups++;
 	mask = memo->cap - 1;
-	for (h = memo_hash(ra, key, base) & mask; memo->e[h].node; h = (h + 1) & mask) {
+	for (h = memo_hash(ra, depth, st->base) & mask; memo->e[h].node; h = (h + 1) & mask) {
 		const struct memo_entry *e = &memo->e[h];
 
-		if (memo_entry__is(e, ra, key, base) && memo_entry__valid(e)) {
+		if (memo_entry__is(e, ra, depth, st->base) && memo_entry__valid(e, key)) {
 			memo->stats.memo_hits++;
 			return e->node;
 		}
 	}
 	memo->stats.memo_misses++;
 #else
-	(void)t, (void)ra, (void)key, (void)base;
+	(void)t, (void)ra, (void)key, (void)st;
 #endif
 	return NULL;
 }
@@ -344,7 +422,7 @@ static int memo__grow(struct gt_unwind_memo *memo)
 
 		if (!o->node)
 			continue;
-		for (h = memo_hash(o->ra, o->key, o->base) & mask; e[h].node; h = (h + 1) & mask)
+		for (h = memo_hash(o->ra, o->depth, o->base) & mask; e[h].node; h = (h + 1) & mask)
 			;
 		e[h] = *o;
 	}
@@ -357,7 +435,7 @@ static int memo__grow(struct gt_unwind_memo *memo)
 /* The entry to (re)write for (ra, key, base): an empty one while the key
  * has fewer than MEMO_VARIANTS variants and the table may grow; else one of
  * the key's variants, round robin. NULL only when memory ran out. */
-static struct memo_entry *memo__slot_for(struct gt_unwind_memo *memo, uintptr_t ra, uintptr_t key,
+static struct memo_entry *memo__slot_for(struct gt_unwind_memo *memo, uintptr_t ra, uintptr_t depth,
 					 const struct gt_cct_node *base)
 {
 	struct memo_entry *variants[MEMO_VARIANTS];
@@ -366,8 +444,8 @@ static struct memo_entry *memo__slot_for(struct gt_unwind_memo *memo, uintptr_t 
 	if ((memo->used + 1) * 4 > memo->cap * 3 && memo->cap < MEMO_MAX_CAP)
 		memo__grow(memo);
 	mask = memo->cap - 1;
-	for (h = memo_hash(ra, key, base) & mask; memo->e[h].node; h = (h + 1) & mask) {
-		if (memo_entry__is(&memo->e[h], ra, key, base) && nv < MEMO_VARIANTS)
+	for (h = memo_hash(ra, depth, base) & mask; memo->e[h].node; h = (h + 1) & mask) {
+		if (memo_entry__is(&memo->e[h], ra, depth, base) && nv < MEMO_VARIANTS)
 			variants[nv++] = &memo->e[h];
 	}
 	if (nv < MEMO_VARIANTS && (memo->used + 1) * 4 <= memo->cap * 3) {
@@ -380,17 +458,18 @@ static struct memo_entry *memo__slot_for(struct gt_unwind_memo *memo, uintptr_t 
 }
 
 /* Remembers node as the context of the frames keep[0..m) (root first; the
- * last one is the call site). */
+ * last one is the call site), seen from the handler frame at key. */
 static void memo__put(struct gt_unwind_memo *memo, uintptr_t ra, uintptr_t key,
-		      const struct gt_cct_node *base, struct gt_cct_node *node,
+		      const struct gt_stitch *st, struct gt_cct_node *node,
 		      const struct gt_frame *f, const int *keep, int m)
 {
+	uintptr_t depth = memo_depth(key, st);
 	struct memo_entry *e;
 
 	for (int j = 0; j < m; j++)
-		if (!f[keep[j]].sp)
-			return;
-	e = memo__slot_for(memo, ra, key, base);
+		if (f[keep[j]].sp <= key)
+			return; /* no stack address, or not above the handler */
+	e = memo__slot_for(memo, ra, depth, st->base);
 	if (!e)
 		return;
 	if (e->cap < (uint32_t)m) {
@@ -401,8 +480,7 @@ static void memo__put(struct gt_unwind_memo *memo, uintptr_t ra, uintptr_t key,
 			cap *= 2;
 		slots = realloc(e->slots, cap * sizeof(*slots));
 		if (!slots) {
-			/* Keep the entry consistent: no slots, no node. An
-			 * empty entry inside a probe chain would cut it. */
+			/* Keep the entry in its probe chain, matching nothing. */
 			e->nslots = 0;
 			e->ra = 0;
 			return;
@@ -415,13 +493,13 @@ static void memo__put(struct gt_unwind_memo *memo, uintptr_t ra, uintptr_t key,
 	for (int j = m - 1; j >= 0; j--) {
 		const struct gt_frame *fr = &f[keep[j]];
 
-		e->slots[e->nslots].addr = fr->sp - sizeof(uintptr_t);
+		e->slots[e->nslots].off = fr->sp - sizeof(uintptr_t) - key;
 		e->slots[e->nslots].val = fr->ip;
 		e->nslots++;
 	}
 	e->ra = ra;
-	e->key = key;
-	e->base = (struct gt_cct_node *)base;
+	e->depth = depth;
+	e->base = st->base;
 	e->node = node;
 }
 #endif
@@ -439,15 +517,16 @@ struct gt_cct_node *gt_unwind__context(struct gt_thread *t, uintptr_t ra, uintpt
 		max = MAX_FRAMES;
 	if (gt_modmap__stale())
 		gt_modmap__refresh();
-	n = gt_unwind__raw(NULL, f, max);
+	n = unwind__frames(f, max, st->boundary);
 	if (t->memo)
 		t->memo->stats.full_unwinds++;
 	m = select_frames(f, n, ra, st, keep, &call_site);
 	node = insert_frames(t, f, keep, m, 0, st, 0);
 #if defined(__x86_64__)
 	/* A context cut at max_depth is not a whole call chain: not kept. */
-	if (node && ra && t->memo && m > 0 && n < max)
-		memo__put(t->memo, ra, key, st->base, node, f, keep, m);
+	if (node && ra && t->memo && m > 0 && n < max &&
+	    (!st->boundary || st->boundary > key))
+		memo__put(t->memo, ra, key, st, node, f, keep, m);
 #endif
 	return node;
 }

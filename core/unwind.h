@@ -43,13 +43,16 @@ int gt_unwind__raw(void *uc, struct gt_frame *out, int max);
 
 /*
  * The context of a runtime event whose user call site has return address ra
- * (0 if the runtime did not say): first a memo lookup keyed by (ra, key,
- * base), verified against the live stack; NULL if it misses. On a miss call
- * gt_unwind__context with the same ra and key, which unwinds, inserts, and
- * remembers. Both run in normal context, inside gt_thread__enter/leave.
+ * (0 if the runtime did not say), under st: first a memo lookup keyed by
+ * (ra, st->base, key's depth below st->boundary), verified against the live
+ * stack; NULL if it misses. On a miss call gt_unwind__context with the same
+ * arguments, which unwinds (only down to the boundary), inserts, and
+ * remembers. key: GT_UNWIND_KEY() of the runtime's callback. Both run in
+ * normal context, inside gt_thread__enter/leave. st->base with no boundary
+ * is the caller's case (the context is the base itself).
  */
 struct gt_cct_node *gt_unwind__memo_lookup(struct gt_thread *t, uintptr_t ra, uintptr_t key,
-					   struct gt_cct_node *base);
+					   const struct gt_stitch *st);
 struct gt_cct_node *gt_unwind__context(struct gt_thread *t, uintptr_t ra, uintptr_t key,
 				       const struct gt_stitch *st);
 

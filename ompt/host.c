@@ -83,20 +83,27 @@ struct gt_cct_node *ompt__context_of(struct gt_thread *t, const void *ra, uintpt
 		return gt_thread__import(t, st.base);
 	if (!ra)
 		return st.base ? st.base : t->cct.root;
-	node = gt_unwind__memo_lookup(t, (uintptr_t)ra, key, st.base);
-	if (node)
-		return node;
 	if (st.base) {
-		ompt_frame_t *cur = NULL;
+		/* Where the task's outlined body begins: fixed while it runs,
+		 * asked for once per task. */
+		if (frame) {
+			st.boundary = (uintptr_t)frame->exit_frame.ptr;
+		} else {
+			if (!task->exit_frame) {
+				ompt_frame_t *cur = NULL;
 
-		if (!frame && gt_ompt_get_task_info(0, NULL, NULL, &cur, NULL, NULL) == 2)
-			frame = cur;
-		st.boundary = frame ? (uintptr_t)frame->exit_frame.ptr : 0;
+				if (gt_ompt_get_task_info(0, NULL, NULL, &cur, NULL, NULL) == 2 && cur)
+					task->exit_frame = (uintptr_t)cur->exit_frame.ptr;
+			}
+			st.boundary = task->exit_frame;
+		}
 		/* No exit frame: the call comes from the runtime itself. */
 		if (!st.boundary)
 			return st.base;
 	}
-	node = gt_unwind__context(t, (uintptr_t)ra, key, &st);
+	node = gt_unwind__memo_lookup(t, (uintptr_t)ra, key, &st);
+	if (!node)
+		node = gt_unwind__context(t, (uintptr_t)ra, key, &st);
 	return node ? node : t->cct.root;
 }
 
@@ -587,6 +594,7 @@ void ompt__on_task_schedule(ompt_data_t *prior_task_data, ompt_task_status_t pri
 	if (next && next->is_explicit) {
 		next->node = gt_thread__import(t, next->creator);
 		next->t_begin = now;
+		next->exit_frame = 0; /* where it runs now: asked for at first use */
 	}
 	/* An untied task may resume on another thread. */
 	if (prior_task_data)

@@ -63,6 +63,7 @@ struct omp_task {
 	struct gt_cct_node *target_dev;
 	struct gt_thread *target_owner;
 	const void *create_ra; /* explicit: its construct's return address */
+	uintptr_t exit_frame;  /* where its outlined body begins; 0: not asked yet */
 	struct omp_task *next_free;
 };
 

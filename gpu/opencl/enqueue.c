@@ -77,7 +77,9 @@ struct gt_cct_node *gt_ocl__site(struct ocl_call *c)
 		return c->site;
 	/* Inside an OpenMP region or task the call hangs under its construct. */
 	gt_sample__stitch(c->t, &st);
-	n = gt_unwind__memo_lookup(c->t, c->ra, c->key, st.base);
+	if (st.base && !st.boundary)
+		return c->site = st.base;
+	n = gt_unwind__memo_lookup(c->t, c->ra, c->key, &st);
 	if (!n)
 		n = gt_unwind__context(c->t, c->ra, c->key, &st);
 	c->site = n ? n : c->t->cct.root;

@@ -39,7 +39,7 @@ void probe_context(void *ra, int depth)
 	(void)depth;
 	gt_thread__enter(thread);
 	if (use_memo)
-		n = gt_unwind__memo_lookup(thread, (uintptr_t)ra, key, NULL);
+		n = gt_unwind__memo_lookup(thread, (uintptr_t)ra, key, &st);
 	if (!n)
 		n = gt_unwind__context(thread, (uintptr_t)ra, key, &st);
 	last = n;
