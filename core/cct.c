@@ -86,59 +86,31 @@ struct gt_cct_node *gt_cct__insert_path(struct gt_cct *cct, struct gt_cct_node *
 	return parent;
 }
 
-int gt_cct__add(struct gt_cct *cct, struct gt_cct_node *node, enum gt_metric m,
-		uint64_t value, int signal_ctx)
+int gt_cct__add_slow(struct gt_cct *cct, struct gt_cct_node *node, enum gt_metric m,
+		     uint64_t value, int signal_ctx)
 {
+	uint32_t k = gt_cct__cell_slot(node, (uint32_t)m);
 	struct gt_metric_cell *c;
 
 	assert(gt_cct__owns(cct, node));
-	for (c = node->metrics; c; c = c->next) {
-		if (c->metric == (uint32_t)m) {
-			c->value += value;
-			return 0;
-		}
+	for (c = node->metrics; c; c = c->next)
+		if (c->metric == (uint32_t)m)
+			break;
+	if (!c) {
+		c = cct__alloc(cct, sizeof(*c), signal_ctx);
+		if (!c)
+			return -ENOMEM;
+		c->metric = m;
+		c->value = 0;
+		c->next = node->metrics;
+		node->metrics = c;
 	}
-	c = cct__alloc(cct, sizeof(*c), signal_ctx);
-	if (!c)
-		return -ENOMEM;
-	c->metric = m;
-	c->value = value;
-	c->next = node->metrics;
-	node->metrics = c;
+	c->value += value;
+	/* Only the owner uses the cache, from normal context or from its own
+	 * sampling handler, never both at once (gt_thread__enter). */
+	cct->cells[k].node = node;
+	cct->cells[k].cell = c;
 	return 0;
-}
-
-int gt_cct__add_n(struct gt_cct *cct, struct gt_cct_node *node, const enum gt_metric *m,
-		  const uint64_t *v, unsigned n, int signal_ctx)
-{
-	uint32_t todo = 0;
-	int err = 0;
-
-	assert(gt_cct__owns(cct, node));
-	if (n > 32)
-		return -EINVAL;
-	for (unsigned i = 0; i < n; i++)
-		if (v[i])
-			todo |= 1u << i;
-	for (struct gt_metric_cell *c = node->metrics; c && todo; c = c->next) {
-		for (uint32_t left = todo; left; left &= left - 1) {
-			unsigned i = (unsigned)__builtin_ctz(left);
-
-			if (c->metric == (uint32_t)m[i]) {
-				c->value += v[i];
-				todo &= ~(1u << i);
-				break;
-			}
-		}
-	}
-	/* Metrics the node did not have yet. */
-	for (; todo; todo &= todo - 1) {
-		unsigned i = (unsigned)__builtin_ctz(todo);
-
-		if (gt_cct__add(cct, node, m[i], v[i], signal_ctx))
-			err = -ENOMEM;
-	}
-	return err;
 }
 
 uint64_t gt_cct__get(const struct gt_cct_node *node, enum gt_metric m)

@@ -2,6 +2,8 @@
 #ifndef GT_CORE_CCT_H
 #define GT_CORE_CCT_H
 
+#include <assert.h>
+#include <errno.h>
 #include <stdint.h>
 
 #include "core/arena.h"
@@ -107,12 +109,21 @@ struct gt_cct_node {
 	uint32_t tree; /* the id of the tree that holds it: immutable */
 };
 
+#define GT_CCT_CELL_CACHE 256 /* a power of two */
+
 struct gt_cct {
 	struct gt_cct_node *root;
 	struct gt_arena *arena;
 	uint64_t nodes;
 	uint64_t alloc_failures;
 	uint32_t id; /* unique in the process, never 0 */
+	/* The cells charged last, by (node, metric): the hot paths charge the
+	 * same few cells again and again. Cells never move or die, so an
+	 * entry stays valid; a slot holds the last cell hashed to it. */
+	struct {
+		const struct gt_cct_node *node;
+		struct gt_metric_cell *cell;
+	} cells[GT_CCT_CELL_CACHE];
 };
 
 void gt_cct__init(struct gt_cct *cct, struct gt_arena *arena);
@@ -134,15 +145,46 @@ struct gt_cct_node *gt_cct__child(struct gt_cct *cct, struct gt_cct_node *parent
 struct gt_cct_node *gt_cct__insert_path(struct gt_cct *cct, struct gt_cct_node *parent,
 					const uintptr_t *pcs, unsigned n, int signal_ctx);
 
-/* Adds value to metric m of node. Returns 0 or -ENOMEM (signal context only). */
-int gt_cct__add(struct gt_cct *cct, struct gt_cct_node *node, enum gt_metric m,
-		uint64_t value, int signal_ctx);
+static inline uint32_t gt_cct__cell_slot(const struct gt_cct_node *node, uint32_t m)
+{
+	uint64_t x = ((uintptr_t)node ^ ((uint64_t)m << 52)) * 0x9e3779b97f4a7c15ull;
 
-/* Adds v[i] to metric m[i] for i < n (n <= 32; zeros add nothing), walking
- * the node's metrics once: the same as n gt_cct__add calls, for the hot
- * paths that charge several metrics at once (a kernel's eight). */
-int gt_cct__add_n(struct gt_cct *cct, struct gt_cct_node *node, const enum gt_metric *m,
-		  const uint64_t *v, unsigned n, int signal_ctx);
+	return (uint32_t)(x >> 48) & (GT_CCT_CELL_CACHE - 1);
+}
+
+/* gt_cct__add when the cell cache misses: finds or makes the cell. */
+int gt_cct__add_slow(struct gt_cct *cct, struct gt_cct_node *node, enum gt_metric m,
+		     uint64_t value, int signal_ctx);
+
+/* Adds value to metric m of node. Returns 0 or -ENOMEM (signal context only). */
+static inline int gt_cct__add(struct gt_cct *cct, struct gt_cct_node *node, enum gt_metric m,
+			      uint64_t value, int signal_ctx)
+{
+	uint32_t k = gt_cct__cell_slot(node, (uint32_t)m);
+	struct gt_metric_cell *c = cct->cells[k].cell;
+
+	assert(gt_cct__owns(cct, node));
+	if (cct->cells[k].node == node && c->metric == (uint32_t)m) {
+		c->value += value;
+		return 0;
+	}
+	return gt_cct__add_slow(cct, node, m, value, signal_ctx);
+}
+
+/* Adds v[i] to metric m[i] for i < n (zeros add nothing): the same as n
+ * gt_cct__add calls, for the hot paths that charge several metrics at once
+ * (a kernel's eight). Cells charged recently are found without a walk. */
+static inline int gt_cct__add_n(struct gt_cct *cct, struct gt_cct_node *node,
+				const enum gt_metric *m, const uint64_t *v, unsigned n,
+				int signal_ctx)
+{
+	int err = 0;
+
+	for (unsigned i = 0; i < n; i++)
+		if (v[i] && gt_cct__add(cct, node, m[i], v[i], signal_ctx))
+			err = -ENOMEM;
+	return err;
+}
 
 uint64_t gt_cct__get(const struct gt_cct_node *node, enum gt_metric m);
 

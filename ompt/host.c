@@ -399,13 +399,18 @@ void ompt__on_sync_region(ompt_sync_region_t kind, ompt_scope_endpoint_t endpoin
 			  const void *codeptr_ra)
 {
 	uintptr_t key = GT_UNWIND_KEY();
-	struct gt_thread *t = gt_thread__peek();
-	struct omp_task *task = task_of(task_data);
+	struct gt_thread *t;
+	struct omp_task *task;
 	uint64_t now;
 
 	(void)parallel_data;
-	/* Waits are measured by sync_region_wait; this one times reductions. */
-	if (kind != ompt_sync_region_reduction || !t || !t->ompt || !task)
+	/* Waits are measured by sync_region_wait; this one times reductions
+	 * (and returns at once for every barrier). */
+	if (kind != ompt_sync_region_reduction)
+		return;
+	t = gt_thread__peek();
+	task = task_of(task_data);
+	if (!t || !t->ompt || !task)
 		return;
 	now = gt_clock__ticks();
 	gt_thread__enter(t);
