@@ -157,6 +157,9 @@ struct gt_cct_node *gt_thread__import(struct gt_thread *t, struct gt_cct_node *f
 
 	if (!foreign)
 		return t->cct.root;
+	/* A worker imports the same region's node at every instance. */
+	if (foreign == t->last_import)
+		return t->last_import_own;
 	if (!t->imports) {
 		t->imports = calloc(1, sizeof(*t->imports));
 		if (!t->imports)
@@ -164,7 +167,7 @@ struct gt_cct_node *gt_thread__import(struct gt_thread *t, struct gt_cct_node *f
 	}
 	own = import_map__get(t->imports, foreign);
 	if (own)
-		return own;
+		goto out;
 	/* Climb until a node already imported (or a root), then come back down. */
 	for (n = foreign; n && n->kind != GT_NODE_ROOT; n = n->parent) {
 		own = import_map__get(t->imports, n);
@@ -186,5 +189,8 @@ struct gt_cct_node *gt_thread__import(struct gt_thread *t, struct gt_cct_node *f
 			return t->cct.root;
 		import_map__put(t->imports, n, own);
 	}
+out:
+	t->last_import = foreign;
+	t->last_import_own = own;
 	return own;
 }

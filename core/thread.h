@@ -57,6 +57,7 @@ struct gt_thread {
 
 	struct gt_unwind_memo *memo;
 	struct gt_import_map *imports;
+	struct gt_cct_node *last_import, *last_import_own; /* gt_thread__import's last answer */
 	/* Nodes that every thread has at its root. */
 	struct gt_cct_node *idle_node;
 

@@ -269,7 +269,9 @@ void ompt__on_parallel_end(ompt_data_t *parallel_data, ompt_data_t *encountering
 	}
 	if (gt_tracer__on())
 		gt_tracer__span_ticks(t, GT_EV_REGION, "omp parallel", r->node, r->t_begin, now);
-	data_set(parallel_data, NULL);
+	/* parallel_data keeps r: the slot is not reused before the next
+	 * parallel_begin that gets this parallel_data sets it anew, and a
+	 * store here would take the team's cache line back at the join. */
 	gt_thread__leave(t);
 }
 
@@ -436,10 +438,12 @@ void ompt__on_sync_region_wait(ompt_sync_region_t kind, ompt_scope_endpoint_t en
 	struct omp_task *task = task_of(task_data);
 	struct gt_cct_node *sync_node = NULL;
 	uint64_t now, wait_ticks = 0;
+	struct omp_thread *ot;
 
 	(void)parallel_data;
 	if (!t || !t->ompt || !task)
 		return;
+	ot = t->ompt;
 	gt_thread__enter(t);
 	if (endpoint == ompt_scope_begin) {
 		struct gt_cct_node *ctx;
@@ -453,6 +457,11 @@ void ompt__on_sync_region_wait(ompt_sync_region_t kind, ompt_scope_endpoint_t en
 			 * fork's, outside the task, so it hangs on the task. */
 			ctx = ompt__context_of(t, NULL, 0, task, NULL);
 			ph = GT_PH_OMP_IMPLICIT_BARRIER;
+			/* The same region's barrier at every instance. */
+			if (ctx == ot->ibar_parent) {
+				task->wait_node = ot->ibar_node;
+				goto out_waits;
+			}
 			break;
 		case ompt_sync_region_barrier_implicit_workshare:
 		case ompt_sync_region_barrier_implicit:
@@ -477,10 +486,16 @@ void ompt__on_sync_region_wait(ompt_sync_region_t kind, ompt_scope_endpoint_t en
 			break;
 		}
 		task->wait_node = gt_cct__placeholder(&t->cct, ctx, ph);
+		if (kind == ompt_sync_region_barrier_implicit_parallel ||
+		    kind == ompt_sync_region_barrier_teams) {
+			ot->ibar_parent = ctx;
+			ot->ibar_node = task->wait_node;
+		}
+out_waits:
 		task->wait_t0 = now;
-		task->wait_busy0 = ((struct omp_thread *)t->ompt)->explicit_ns;
+		task->wait_busy0 = ot->explicit_ns;
 	} else if (task->wait_node) {
-		uint64_t busy = ((struct omp_thread *)t->ompt)->explicit_ns - task->wait_busy0;
+		uint64_t busy = ot->explicit_ns - task->wait_busy0;
 		uint64_t d;
 
 		if (kind == ompt_sync_region_barrier_implicit_parallel && task->is_member)

@@ -78,6 +78,9 @@ struct omp_thread {
 	 * and is taken out of the wait. */
 	uint64_t explicit_ns;
 	struct omp_task *free_tasks;
+	/* The last implicit barrier's node and the context it hangs under:
+	 * a region repeats, and so does its barrier. */
+	struct gt_cct_node *ibar_parent, *ibar_node;
 	/* Target regions and operations of this thread (ompt/target.c). */
 	struct omp_target_thread *target;
 };
