@@ -28,7 +28,8 @@
 #                    were written next to its output, which is then kept
 #   DENSE_PROGRAMS   which programs (default "dense taskloop tasktree syncbench")
 #   DENSE_ARGS TASKLOOP_ARGS TASKTREE_ARGS SYNCBENCH_ARGS
-#                    arguments of each program (defaults below)
+#                    arguments of each program (defaults below; with
+#                    --repeat, TASKLOOP_ARGS defaults to "-r 4 -o 3")
 #   DENSE_KEEP=1     keep raw outputs and gputool's output directories
 #   OMP_PROC_BIND / OMP_PLACES: close / cores unless set (see run-syncbench.sh)
 #
@@ -89,7 +90,11 @@ if [ "$REPEAT" -gt 0 ]; then TIMEOUT=${DENSE_TIMEOUT:-60}; else TIMEOUT=${DENSE_
 PROGRAMS=${DENSE_PROGRAMS:-dense taskloop tasktree syncbench}
 [ "$REPEAT" -gt 0 ] && PROGRAMS=taskloop
 read -r -a a_dense <<<"${DENSE_ARGS:--i 200}"
-read -r -a a_taskloop <<<"${TASKLOOP_ARGS:--n 64 -r 10 -o 10}"
+if [ "$REPEAT" -gt 0 ]; then
+    read -r -a a_taskloop <<<"${TASKLOOP_ARGS:--r 4 -o 3}"
+else
+    read -r -a a_taskloop <<<"${TASKLOOP_ARGS:-}"
+fi
 read -r -a a_tasktree <<<"${TASKTREE_ARGS:--D 6 -t 8 -o 10}"
 read -r -a a_syncbench <<<"${SYNCBENCH_ARGS:--o 20 PARALLEL}"
 

@@ -14,6 +14,10 @@
  * <ovh> the median of (time - reference), C the number of iterations that
  * ran (it must equal (outer + 1) x reps x N).
  *
+ * With 1024 iterations per thread (EPCC's count) libomp splits each taskloop
+ * recursively (more tasks than 10 x threads), so tasks are created from
+ * several depths of the runtime's own recursion.
+ *
  * Usage: taskloop [-n ITERS_PER_THREAD] [-r REPS] [-o OUTER] [-d DELAY_US]
  * Threads: OMP_NUM_THREADS.
  */
@@ -22,7 +26,7 @@
 #include <string.h>
 
 static int nthreads;
-static int iters_per_thread = 64;
+static int iters_per_thread = 1024; /* EPCC schedbench: 1024 */
 static int delaylength;
 
 static void ref_taskloop(int reps)
@@ -50,9 +54,9 @@ static void usage(const char *argv0)
 {
 	fprintf(stderr,
 		"usage: %s [-n ITERS_PER_THREAD] [-r REPS] [-o OUTER] [-d DELAY_US]\n"
-		"  -n ITERS_PER_THREAD  taskloop iterations (= tasks) per thread (default 64)\n"
-		"  -r REPS              taskloops per timed repetition (default 20)\n"
-		"  -o OUTER             timed repetitions (default 20)\n"
+		"  -n ITERS_PER_THREAD  taskloop iterations (= tasks) per thread (default 1024)\n"
+		"  -r REPS              taskloops per timed repetition (default 4)\n"
+		"  -o OUTER             timed repetitions (default 10)\n"
 		"  -d DELAY_US          work in one iteration, us (default 0.1)\n"
 		"Threads: OMP_NUM_THREADS.\n",
 		argv0);
@@ -60,7 +64,7 @@ static void usage(const char *argv0)
 
 int main(int argc, char **argv)
 {
-	int reps = 20, outer = 20;
+	int reps = 4, outer = 10;
 	double delay_us = 0.1;
 
 	for (int i = 1; i < argc; i++) {
