@@ -270,7 +270,7 @@ fi
 configs=(none null gputool)
 for p in $PROGRAMS; do
     pa=a_$p[*]
-    echo "  $p: ${bin[$p]} ${!pa}"
+    echo "  $p: ${bin[$p]} ${!pa-}"
 done
 for ((r = 0; r < ROUNDS; r++)); do
     for p in $PROGRAMS; do
