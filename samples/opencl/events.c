@@ -12,8 +12,15 @@
  *   user_event_gate  a kernel that waits for a user event
  *
  * stdout: results and status codes (the same with and without a tool).
- * stderr: "app-kernel-ns N" (its own profiled kernel time) and
- * "app-plain-ns N" (host time around the unprofiled launches).
+ * stderr: what it measured itself, so that a tool's kernel times can be
+ * checked against it on a machine of any load:
+ *   app-kernel-ns N     the sum of END - START of its profiled launches
+ *   app-plain-ns N      host wall time around the unprofiled launches,
+ *                       from before the first enqueue to after clFinish
+ *   app-plain-cpu-ns N  CPU time of the process's other threads (the
+ *                       device's, on a CPU device) over that same window
+ *   app-compute-units N the device's compute units: at most that many
+ *                       threads run a kernel at once
  */
 #define CL_TARGET_OPENCL_VERSION 300
 #define CL_USE_DEPRECATED_OPENCL_1_2_APIS
@@ -46,12 +53,25 @@ static void CL_CALLBACK on_complete(cl_event ev, cl_int status, void *data)
 		atomic_fetch_add(&completions, 1);
 }
 
-static uint64_t now_ns(void)
+static uint64_t clock_ns(clockid_t c)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(c, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t now_ns(void)
+{
+	return clock_ns(CLOCK_MONOTONIC);
+}
+
+/* CPU time of every thread of the process but the calling one. */
+static uint64_t others_cpu_ns(void)
+{
+	uint64_t self = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+
+	return clock_ns(CLOCK_PROCESS_CPUTIME_ID) - self;
 }
 
 static NOINLINE cl_ulong timed_launches(cl_command_queue q, cl_kernel k)
@@ -82,13 +102,16 @@ static NOINLINE void plain_launches(cl_command_queue q, cl_kernel k)
 	cl_command_queue_properties props = 99;
 	cl_event ev;
 	cl_ulong t;
-	uint64_t t0 = now_ns();
+	uint64_t c0 = others_cpu_ns(), t0 = now_ns(), t1, c1;
 
 	for (int i = 0; i < PLAIN - 1; i++)
 		CHECK(clEnqueueNDRangeKernel(q, k, 1, NULL, &n, NULL, 0, NULL, NULL));
 	CHECK(clEnqueueNDRangeKernel(q, k, 1, NULL, &n, NULL, 0, NULL, &ev));
 	CHECK(clFinish(q));
-	fprintf(stderr, "app-plain-ns %llu\n", (unsigned long long)(now_ns() - t0));
+	t1 = now_ns();
+	c1 = others_cpu_ns();
+	fprintf(stderr, "app-plain-ns %llu\n", (unsigned long long)(t1 - t0));
+	fprintf(stderr, "app-plain-cpu-ns %llu\n", (unsigned long long)(c1 - c0));
 	printf("plain profiling status %d\n",
 	       (int)clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof(t), &t, NULL));
 	printf("plain profiling bad name %d\n", (int)clGetEventProfilingInfo(ev, 0x1234, sizeof(t), &t, NULL));
@@ -157,8 +180,11 @@ int main(void)
 	cl_command_queue_properties props = 0;
 	float host[N];
 	cl_ulong app_ns;
+	cl_uint units;
 
 	sample_devices(&plat, devs, 8);
+	CHECK(clGetDeviceInfo(devs[0], CL_DEVICE_MAX_COMPUTE_UNITS, sizeof(units), &units, NULL));
+	fprintf(stderr, "app-compute-units %u\n", (unsigned)units);
 	ctx = clCreateContext(NULL, 1, devs, NULL, NULL, &err);
 	CHECK_OBJ(ctx, err);
 	qt = clCreateCommandQueue(ctx, devs[0], CL_QUEUE_PROFILING_ENABLE, &err);
