@@ -17,8 +17,17 @@ static uint64_t thread_cpu_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* Spins until the calling thread has used @ns of CPU time; returns what it used. */
-static inline uint64_t spin(uint64_t ns)
+/* The sampling signal handler, on this thread, writes *samples. */
+static inline void until_sample(const volatile uint64_t *samples)
+{
+	uint64_t n = *samples;
+	volatile double x = 1;
+
+	while (*samples == n)
+		x = x * 1.0000001 + 1e-9;
+}
+
+static inline uint64_t spin(uint64_t ns, const volatile uint64_t *samples)
 {
 	uint64_t t0 = thread_cpu_ns(), t;
 	volatile double x = 1;
@@ -28,20 +37,26 @@ static inline uint64_t spin(uint64_t ns)
 			x = x * 1.0000001 + 1e-9;
 		t = thread_cpu_ns();
 	} while (t - t0 < ns);
-	return t - t0;
+	until_sample(samples);
+	return thread_cpu_ns() - t0;
 }
 
-uint64_t blame_spin_idle(uint64_t ns)
+uint64_t blame_spin_idle(uint64_t ns, const volatile uint64_t *samples)
 {
-	return spin(ns);
+	return spin(ns, samples);
 }
 
-uint64_t blame_spin_busy(uint64_t ns)
+uint64_t blame_spin_busy(uint64_t ns, const volatile uint64_t *samples)
 {
-	return spin(ns);
+	return spin(ns, samples);
 }
 
-uint64_t blame_spin_mixed(uint64_t ns)
+uint64_t blame_spin_mixed(uint64_t ns, const volatile uint64_t *samples)
 {
-	return spin(ns);
+	return spin(ns, samples);
+}
+
+void blame_spin_align(const volatile uint64_t *samples)
+{
+	until_sample(samples);
 }

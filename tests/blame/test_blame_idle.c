@@ -5,14 +5,23 @@
  *
  *   idle    device 0 has been used, nothing is in flight: a function that
  *           spins 0.4 s of CPU gets GPU_IDLE_CAUSE equal to its sampled
- *           CPU time, within 10 % of the CPU time it measured itself
+ *           CPU time, which is the CPU time it measured itself
  *   busy    an operation is in flight for the whole spin: nothing
  *   mixed   devices 0 and 1 used, an operation in flight on 1 only: no
  *           GPU_IDLE_CAUSE, GPU_IDLE_CAUSE_D0 as in "idle", no _D1
- *   latency how long after a completion is handed to the monitor the
- *           device reads idle, with and without gt_monitor__notify: each
- *           completion under-counts GPU_IDLE_CAUSE by at most that much
- *           CPU time (docs/BLAME.md)
+ *   latency each completion handed to the monitor makes the device read
+ *           idle, with and without gt_monitor__notify, and at once after a
+ *           flush. How long it took is printed (each completion
+ *           under-counts GPU_IDLE_CAUSE by at most that much CPU time,
+ *           docs/BLAME.md), not checked: it is the scheduler's figure on a
+ *           shared machine, not a property of the code.
+ *
+ * A sample carries the CPU time since the one before, and on a busy machine
+ * the kernel delivers CPU-time timer signals tens of milliseconds of CPU
+ * time apart, so a spin's sampled time would shift by as much across its
+ * ends. Each spin therefore begins just after a sample and ends just after
+ * one (blame_spin_align, and the spins' own ends): its samples then carry
+ * its CPU time up to one period, however busy the machine.
  *
  * The spinning functions live in their own load module (blame_spin.c).
  */
@@ -29,6 +38,7 @@
 #include "tests/blame/blame_spin.h"
 
 enum { HZ = 1000, RUNS = 200 };
+#define PERIOD (1000000000ull / HZ)
 
 struct at_fn {
 	const char *sym;
@@ -70,16 +80,24 @@ static int u64_cmp(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* Time from handing a completion to the monitor to the device reading idle. */
+/*
+ * Time from handing a completion to the monitor to the device reading idle,
+ * over RUNS completions; every one must get there, and a flush must leave
+ * nothing in flight.
+ */
 static void latency(struct gt_thread *t, struct gt_cct_node *L, int notify, uint64_t *median,
 		    uint64_t *max)
 {
 	static uint64_t lat[RUNS];
+	struct gt_monitor_stats s0, s1;
 
+	gt_monitor__flush();
+	gt_monitor__stats(&s0);
 	for (int i = 0; i < RUNS; i++) {
 		uint64_t id = launch(t, L, 0), t0;
 		struct gt_device_op op;
 
+		CHECK(gt_blame__in_flight(0) == 1);
 		memset(&op, 0, sizeof(op));
 		op.correlation = id;
 		op.kind = GT_DEVOP_KERNEL;
@@ -92,20 +110,29 @@ static void latency(struct gt_thread *t, struct gt_cct_node *L, int notify, uint
 		while (gt_blame__in_flight(0) > 0)
 			;
 		lat[i] = gt_clock__now() - t0;
+		CHECK(gt_blame__in_flight(0) == 0);
 		gt_monitor__drain(t);
 	}
+	gt_monitor__flush();
+	gt_monitor__stats(&s1);
+	CHECK_EQ_U(s1.activities - s0.activities, RUNS);
+	CHECK_EQ_U(s1.correlations - s0.correlations, RUNS);
+	CHECK_EQ_U(gt_blame__in_flight(0), 0);
 	qsort(lat, RUNS, sizeof(lat[0]), u64_cmp);
 	*median = lat[RUNS / 2];
 	*max = lat[RUNS - 1];
 }
 
-static void check_near(uint64_t got, uint64_t want, const char *what)
+/* A spin's sampled CPU time against what it measured itself: both run from
+ * just after one sample to just after another, so they agree up to the
+ * period (timer expirations are counted whole) and the handler's own time. */
+static void check_spin(uint64_t got, uint64_t want, const char *what)
 {
-	double err = (double)got / (double)want - 1;
+	int64_t err = (int64_t)got - (int64_t)want;
 
-	printf("  %-40s %.3f s, against %.3f s (%+.1f %%)\n", what, (double)got / 1e9,
-	       (double)want / 1e9, 100 * err);
-	CHECK(err > -0.10 && err < 0.10);
+	printf("  %-40s %.4f s, against %.4f s (%+.2f ms)\n", what, (double)got / 1e9,
+	       (double)want / 1e9, (double)err / 1e6);
+	CHECK(err >= -(int64_t)(2 * PERIOD) && err <= (int64_t)(2 * PERIOD));
 }
 
 int main(void)
@@ -130,18 +157,21 @@ int main(void)
 	complete(t, id, now, now + 1000, 0, 1, NULL);
 	settle(t);
 	CHECK_EQ_U(gt_blame__in_flight(0), 0);
-	cpu_idle = blame_spin_idle(400 * MS);
+	blame_spin_align(&t->samples);
+	cpu_idle = blame_spin_idle(400 * MS, &t->samples);
 
 	/* busy: one operation in flight for the whole spin. */
 	id = launch(t, L, 0);
-	cpu_busy = blame_spin_busy(200 * MS);
+	blame_spin_align(&t->samples);
+	cpu_busy = blame_spin_busy(200 * MS, &t->samples);
 	now = gt_clock__now();
 	complete(t, id, now - 200 * MS, now, 0, 1, NULL);
 	settle(t);
 
 	/* mixed: device 1 busy, device 0 idle. */
 	id1 = launch(t, L, 1);
-	cpu_mixed = blame_spin_mixed(200 * MS);
+	blame_spin_align(&t->samples);
+	cpu_mixed = blame_spin_mixed(200 * MS, &t->samples);
 	now = gt_clock__now();
 	complete(t, id1, now - 200 * MS, now, 1, 1, NULL);
 	settle(t);
@@ -152,25 +182,23 @@ int main(void)
 	gt_monitor__stop();
 
 	printf("GPU_IDLE_CAUSE at %d Hz:\n", HZ);
-	check_near(at_fn(t, "blame_spin_idle", GT_M_GPU_IDLE_CAUSE), cpu_idle,
-		   "idle spin: GPU_IDLE_CAUSE");
+	check_spin(at_fn(t, "blame_spin_idle", GT_M_CPUTIME), cpu_idle, "idle spin: CPUTIME");
 	CHECK_EQ_U(at_fn(t, "blame_spin_idle", GT_M_GPU_IDLE_CAUSE),
 		   at_fn(t, "blame_spin_idle", GT_M_CPUTIME));
+	printf("  %-40s = CPUTIME\n", "idle spin: GPU_IDLE_CAUSE");
 	CHECK_EQ_U(at_fn(t, "blame_spin_idle", GT_M_GPU_IDLE_CAUSE_D0), 0); /* one device then */
-	check_near(at_fn(t, "blame_spin_busy", GT_M_CPUTIME), cpu_busy, "busy spin: CPUTIME");
+	check_spin(at_fn(t, "blame_spin_busy", GT_M_CPUTIME), cpu_busy, "busy spin: CPUTIME");
 	CHECK_EQ_U(at_fn(t, "blame_spin_busy", GT_M_GPU_IDLE_CAUSE), 0);
 	printf("  %-40s 0\n", "busy spin: GPU_IDLE_CAUSE");
+	check_spin(at_fn(t, "blame_spin_mixed", GT_M_CPUTIME), cpu_mixed, "mixed spin: CPUTIME");
 	CHECK_EQ_U(at_fn(t, "blame_spin_mixed", GT_M_GPU_IDLE_CAUSE), 0);
-	check_near(at_fn(t, "blame_spin_mixed", GT_M_GPU_IDLE_CAUSE_D0), cpu_mixed,
-		   "mixed spin: GPU_IDLE_CAUSE_D0");
+	CHECK_EQ_U(at_fn(t, "blame_spin_mixed", GT_M_GPU_IDLE_CAUSE_D0),
+		   at_fn(t, "blame_spin_mixed", GT_M_CPUTIME));
+	printf("  %-40s = CPUTIME\n", "mixed spin: GPU_IDLE_CAUSE_D0");
 	CHECK_EQ_U(at_fn(t, "blame_spin_mixed", GT_M_GPU_IDLE_CAUSE_D1), 0);
 	printf("completion seen by the monitor after (%d runs): median %.1f us, max %.1f us with "
 	       "gt_monitor__notify; median %.1f us, max %.1f us without\n",
 	       RUNS, (double)med_n / 1e3, (double)max_n / 1e3, (double)med_q / 1e3,
 	       (double)max_q / 1e3);
-	/* Loose bounds: the machine is shared. Without a notify, the monitor
-	 * sleeps at most GT_MONITOR_IDLE_MAX_NS between rounds. */
-	CHECK(med_n < 10 * MS);
-	CHECK(med_q < GT_MONITOR_IDLE_MAX_NS + 10 * MS);
 	return 0;
 }
