@@ -35,7 +35,7 @@
 #
 # gputool runs with GPUTOOL_VERBOSE=2 and GPUTOOL_OUTPUT set to a fresh
 # directory per run.  At exit the library then prints one stderr line
-#   gputool: overhead: <L> context lookups, <U> full unwinds; <S> samples, <K> inside the tool
+#   gputool[exit]: overhead: <L> context lookups, <U> full unwinds; <S> samples, <K> inside the tool
 # from which the unwinds per lookup (U/L) and the share of samples inside
 # the tool (K/S) are taken, summed over the rounds; "n/a" when the library
 # does not print it.
@@ -218,7 +218,7 @@ run_one() {
             }' "$out" >>"$work/rows"
     fi
     if [ "$cfg" = gputool ]; then
-        sed -n 's/^gputool: overhead: \([0-9]*\) context lookups, \([0-9]*\) full unwinds; \([0-9]*\) samples, \([0-9]*\) inside the tool.*/\1 \2 \3 \4/p' \
+        sed -n 's/^gputool[^:]*: overhead: \([0-9]*\) context lookups, \([0-9]*\) full unwinds; \([0-9]*\) samples, \([0-9]*\) inside the tool.*/\1 \2 \3 \4/p' \
             "$err" | tail -n 1 | awk -v p="$prog" -v r="$round" 'NF == 4 { print p, r, $0 }' >>"$work/ovh"
     fi
     return 0
