@@ -19,7 +19,10 @@ struct omp_thread *ompt__thread_state(struct gt_thread *t)
 	struct omp_thread *ot = t->ompt;
 
 	if (!ot) {
-		ot = calloc(1, sizeof(*ot));
+		/* Cache-line aligned: the ring is read by the teams. */
+		ot = aligned_alloc(64, sizeof(*ot));
+		if (ot)
+			memset(ot, 0, sizeof(*ot));
 		t->ompt = ot;
 	}
 	return ot;
@@ -223,13 +226,16 @@ void ompt__on_parallel_begin(ompt_data_t *encountering_task_data,
 	struct gt_cct_node *ctx;
 
 	(void)flags;
-	data_set(parallel_data, NULL);
-	if (!t)
+	if (!t) {
+		data_set(parallel_data, NULL);
 		return;
+	}
 	gt_thread__enter(t);
 	r = region__take(t->ompt);
-	if (!r)
+	if (!r) {
+		data_set(parallel_data, NULL);
 		goto out;
+	}
 	ctx = ompt__context_of(t, codeptr_ra, key, task_of(encountering_task_data),
 			 encountering_task_frame);
 	r->node = gt_cct__placeholder(&t->cct, ctx, GT_PH_OMP_PARALLEL);

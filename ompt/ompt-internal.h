@@ -28,7 +28,9 @@
  * bounces back to the encountering thread.
  */
 struct omp_region {
-	struct gt_cct_node *node; /* <omp parallel> in the encountering thread's tree */
+	/* A cache line each: the encountering thread writes the next slot
+	 * while the team still reads this one. */
+	_Alignas(64) struct gt_cct_node *node; /* <omp parallel> in the encountering thread's tree */
 	struct gt_thread *owner;
 	uint64_t t_begin;         /* ticks */
 	_Atomic uint64_t t_end;   /* ticks; 0 until the encountering thread's implicit task ends */
@@ -72,6 +74,8 @@ struct omp_task {
 struct omp_thread {
 	struct omp_task initial;
 	struct omp_region regions[OMP_REGION_RING];
+	/* What follows is written by the owner only; apart from the ring. */
+	_Alignas(64)
 	uint64_t region_gen;
 	/* Time this thread spent executing explicit tasks. A thread that waits
 	 * at a barrier or taskwait runs queued tasks meanwhile: that is work,
