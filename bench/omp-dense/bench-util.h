@@ -13,7 +13,31 @@
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
+
+/*
+ * The next "-X VALUE" option of argv from *i: returns X and sets *value
+ * (a number in (0, 1e8]), or returns 0 at the end and -1 for anything
+ * else. Words that are not options are the caller's: *i is left on them
+ * and -1 returned, so a caller that takes words checks argv[*i] first.
+ */
+static inline int bench__option(int argc, char **argv, int *i, double *value)
+{
+	char *end = NULL;
+	double v;
+
+	if (*i >= argc)
+		return 0;
+	if (strlen(argv[*i]) != 2 || argv[*i][0] != '-' || *i + 1 >= argc)
+		return -1;
+	v = strtod(argv[*i + 1], &end);
+	if (!end || *end != '\0' || !(v > 0) || v > 1e8)
+		return -1;
+	*value = v;
+	*i += 2;
+	return argv[*i - 2][1];
+}
 
 static inline double bench__now_us(void)
 {

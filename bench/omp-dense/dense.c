@@ -176,28 +176,19 @@ static void usage(const char *argv0)
 int main(int argc, char **argv)
 {
 	int n = 16384, steps = 200, depth = 5;
+	double v;
 
-	for (int i = 1; i < argc; i++) {
-		if (i + 1 < argc && strlen(argv[i]) == 2 && argv[i][0] == '-') {
-			char *end;
-			long v = strtol(argv[i + 1], &end, 10);
-			if (*end == '\0' && v > 0 && v < (1L << 30)) {
-				char opt = argv[i][1];
-				i++;
-				if (opt == 'n') {
-					n = (int)v;
-					continue;
-				} else if (opt == 'i') {
-					steps = (int)v;
-					continue;
-				} else if (opt == 'd' && v >= 4 && v < 64) {
-					depth = (int)v;
-					continue;
-				}
-			}
+	for (int i = 1, opt; (opt = bench__option(argc, argv, &i, &v)) != 0;) {
+		if (opt == 'n' && v < (1 << 30)) {
+			n = (int)v;
+		} else if (opt == 'i' && v < (1 << 30)) {
+			steps = (int)v;
+		} else if (opt == 'd' && v >= 4 && v < 64) {
+			depth = (int)v;
+		} else {
+			usage(argv[0]);
+			return 2;
 		}
-		usage(argv[0]);
-		return 2;
 	}
 
 	struct mesh m = { .n = n };

@@ -65,17 +65,10 @@ static void usage(const char *argv0)
 int main(int argc, char **argv)
 {
 	int reps = 4, outer = 10;
-	double delay_us = 0.1;
+	double delay_us = 0.1, v;
 
-	for (int i = 1; i < argc; i++) {
-		char *end = NULL;
-		double v = i + 1 < argc ? strtod(argv[i + 1], &end) : 0.0;
-		if (strlen(argv[i]) != 2 || argv[i][0] != '-' || !end || *end != '\0' || !(v > 0) ||
-		    v > 1e8) {
-			usage(argv[0]);
-			return 2;
-		}
-		switch (argv[i++][1]) {
+	for (int i = 1, opt; (opt = bench__option(argc, argv, &i, &v)) != 0;) {
+		switch (opt) {
 		case 'n':
 			iters_per_thread = (int)v;
 			break;

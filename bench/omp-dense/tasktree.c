@@ -102,26 +102,21 @@ static void usage(const char *argv0)
 int main(int argc, char **argv)
 {
 	int trees = 16, outer = 20, selected = 0;
-	double delay_us = 0.1;
+	double delay_us = 0.1, v;
 	struct tree kinds[] = {
 		{ "BRANCH_TASK_TREE", "BRANCH", test_branch, ref_branch, 0, 0 },
 		{ "LEAF_TASK_TREE", "LEAF", test_leaf, ref_leaf, 0, 0 },
 	};
 	int want[2] = { 0, 0 };
 
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "BRANCH") || !strcmp(argv[i], "LEAF")) {
-			want[argv[i][0] == 'L'] = selected = 1;
+	for (int i = 1, opt = -1; opt != 0;) {
+		if (i < argc && (!strcmp(argv[i], "BRANCH") || !strcmp(argv[i], "LEAF"))) {
+			want[argv[i++][0] == 'L'] = selected = 1;
 			continue;
 		}
-		char *end = NULL;
-		double v = i + 1 < argc ? strtod(argv[i + 1], &end) : 0.0;
-		if (strlen(argv[i]) != 2 || argv[i][0] != '-' || !end || *end != '\0' || !(v > 0) ||
-		    v > 1e8) {
-			usage(argv[0]);
-			return 2;
-		}
-		switch (argv[i++][1]) {
+		switch ((opt = bench__option(argc, argv, &i, &v))) {
+		case 0:
+			break;
 		case 'D':
 			depth = (int)v;
 			break;
