@@ -9,13 +9,21 @@
  * measured itself, per caller: the wall time around its calls of compute()
  * and the CPU time its threads spent in the loop, so that a tool's times
  * can be checked against the program's own on a machine of any load.
+ * Then each thread's part of every loop ends just after an expiration of a
+ * 1 kHz CPU-time timer of the thread's own (align()): the kernel checks all
+ * CPU-time timers of a thread at once, so a sampler's timer on the thread
+ * has then fired too, and its samples have carried all but at most one
+ * sampling period of that part's CPU time (counted in cpu_ns).
  */
 #include <omp.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 #define ITERS 20
 
@@ -24,6 +32,7 @@ static long unit_iters = 12000000;
  * CPU time of every thread in the loop. */
 static uint64_t wall_ns[2];
 static _Atomic uint64_t cpu_ns[2];
+static int sample_times;
 
 static uint64_t now_ns(clockid_t clock)
 {
@@ -31,6 +40,47 @@ static uint64_t now_ns(clockid_t clock)
 
 	clock_gettime(clock, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * A 1 kHz CPU-time timer per thread. Its signal lies above the range a
+ * sampler picks its own from (SIGRTMIN+4 to SIGRTMAX-4), so a sampler's
+ * pending signal, lower-numbered, is handled first. `fired` is written by
+ * the handler and read by the thread it interrupts only.
+ */
+static _Thread_local volatile uint64_t fired;
+static _Thread_local int has_timer;
+
+static void tick(int sig)
+{
+	(void)sig;
+	fired = fired + 1;
+}
+
+static void timer__start(void)
+{
+	struct itimerspec it = { { 0, 1000000 }, { 0, 1000000 } };
+	struct sigevent sev = { .sigev_notify = SIGEV_THREAD_ID, .sigev_signo = SIGRTMAX - 1 };
+	timer_t timer;
+
+	if (has_timer)
+		return;
+	sev._sigev_un._tid = (pid_t)syscall(SYS_gettid);
+	if (timer_create(CLOCK_THREAD_CPUTIME_ID, &sev, &timer) || timer_settime(timer, 0, &it, NULL)) {
+		perror("CPU-time timer");
+		exit(1);
+	}
+	has_timer = 1;
+}
+
+/* Spin until this thread's timer fired: what came before was sampled. */
+static void align(void)
+{
+	uint64_t n = fired;
+	volatile double x = 1;
+
+	while (fired == n)
+		x = x * 1.0000001 + 1e-9;
 }
 
 /* Deterministic floating-point work; the result is printed so that it is
@@ -42,13 +92,25 @@ __attribute__((noinline)) static double compute(int units, int who)
 
 #pragma omp parallel reduction(+ : sum)
 	{
-		uint64_t c0 = now_ns(CLOCK_THREAD_CPUTIME_ID);
+		long nth = omp_get_num_threads();
 
+		/* One iteration per thread, its block as schedule(static) over
+		 * the n iterations gives it: its alignment lies inside the loop
+		 * construct, before the tool's callback at the loop's end. */
 #pragma omp for schedule(static) nowait
-		for (long i = 0; i < n; i++)
-			sum += (double)(i % 7) * 0.5;
-		atomic_fetch_add_explicit(&cpu_ns[who], now_ns(CLOCK_THREAD_CPUTIME_ID) - c0,
-					  memory_order_relaxed);
+		for (long t = 0; t < nth; t++) {
+			uint64_t c0;
+
+			if (sample_times)
+				timer__start();
+			c0 = now_ns(CLOCK_THREAD_CPUTIME_ID);
+			for (long i = n * t / nth; i < n * (t + 1) / nth; i++)
+				sum += (double)(i % 7) * 0.5;
+			if (sample_times)
+				align();
+			atomic_fetch_add_explicit(&cpu_ns[who], now_ns(CLOCK_THREAD_CPUTIME_ID) - c0,
+						  memory_order_relaxed);
+		}
 	}
 	return sum;
 }
@@ -80,13 +142,23 @@ int main(int argc, char **argv)
 
 	if (argc > 1)
 		unit_iters = atol(argv[1]);
+	sample_times = getenv("SAMPLE_TIMES") != NULL;
+	if (sample_times) {
+		struct sigaction sa = { .sa_handler = tick, .sa_flags = SA_RESTART };
+
+		sigemptyset(&sa.sa_mask);
+		if (sigaction(SIGRTMAX - 1, &sa, NULL)) {
+			perror("sigaction");
+			return 1;
+		}
+	}
 #pragma clang loop unroll(disable)
 	for (int i = 0; i < ITERS; i++) {
 		total += heavy();
 		total += light();
 	}
 	printf("split: %d calls each, checksum %.1f\n", ITERS, total);
-	if (getenv("SAMPLE_TIMES"))
+	if (sample_times)
 		fprintf(stderr, "split times: heavy wall_ns %llu cpu_ns %llu light wall_ns %llu cpu_ns %llu\n",
 			(unsigned long long)wall_ns[0], (unsigned long long)atomic_load(&cpu_ns[0]),
 			(unsigned long long)wall_ns[1], (unsigned long long)atomic_load(&cpu_ns[1]));
