@@ -10,7 +10,11 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 L=/usr/lib/llvm-19/lib
 S=/lib/x86_64-linux-gnu
-cp -L "$L/libLLVM.so.19.1" "$L/libomptarget.so.19.1" "$L/libomp.so.5" "$tmp/"
+# libLLVM.so.19.1 is in LLVM's own directory or, from Debian's libllvm19
+# package alone, in the system's.
+LLVM_DIR=$L
+[ -e "$LLVM_DIR/libLLVM.so.19.1" ] || LLVM_DIR=$S
+cp -L "$LLVM_DIR/libLLVM.so.19.1" "$L/libomptarget.so.19.1" "$L/libomp.so.5" "$tmp/"
 for l in libbsd.so.0 libedit.so.2 libffi.so.8 libicudata.so.72 libicuuc.so.72 libmd.so.0 \
          libtinfo.so.6 libxml2.so.2 libz3.so.4 libzstd.so.1; do cp -L "$S/$l" "$tmp/"; done
 # libomptarget finds libomp by the unversioned name: without this link its OMPT
@@ -31,7 +35,7 @@ __attribute__((constructor)) static void register_nvptx(void) {
   LLVMInitializeNVPTXAsmPrinter();
 }
 C
-gcc -shared -fPIC "$tmp/nvptx-jit.c" -o "$tmp/libnvptx-jit.so" -L"$L" -lLLVM-19
+gcc -shared -fPIC "$tmp/nvptx-jit.c" -o "$tmp/libnvptx-jit.so" -L"$tmp" -l:libLLVM.so.19.1
 rm "$tmp/nvptx-jit.c"
 tar -C "$tmp" -cf - . | xz -T2 -6 >"$out"
 ls -la "$out"
