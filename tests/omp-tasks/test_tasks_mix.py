@@ -22,7 +22,7 @@ MODE = sys.argv[2]
 LIB = os.path.join(BUILD, "libgputool.so")
 GPUTOOL = os.path.join(BUILD, "gputool")
 EXE = os.path.join(BUILD, "tests", "omp-tasks", "tasks_mix")
-ROUNDS = 4
+ROUNDS = 4  # per run; the stress runs one round per run
 TREE_TASKS = 126 + 2 * 6  # per round: tree(6) from single, tree(2) in two nested regions
 LOOP_TASKS = 200
 
@@ -72,9 +72,9 @@ def check_profile(p, threads):
 QUIET = {"OMP_WAIT_POLICY": "passive"}
 
 
-def run_once(env, outdir, timeout):
+def run_once(env, outdir, timeout, rounds=ROUNDS):
     env = dict(env, OMP_TOOL_LIBRARIES=LIB, GPUTOOL_OUTPUT=outdir, **QUIET)
-    return run([EXE, str(ROUNDS)], env=env, timeout=timeout)
+    return run([EXE, str(rounds)], env=env, timeout=timeout)
 
 
 # The OpenMP runtime is not instrumented: accesses it makes through
@@ -84,12 +84,12 @@ if shutil.which("llvm-symbolizer"):
     TSAN_OPTIONS += " external_symbolizer_path=" + shutil.which("llvm-symbolizer")
 
 
-def expected_output(threads, env=None):
-    code, out, err = run([EXE, str(ROUNDS)], env=dict(env or {}, OMP_NUM_THREADS=str(threads), **QUIET))
+def expected_output(threads, env=None, rounds=ROUNDS):
+    code, out, err = run([EXE, str(rounds)], env=dict(env or {}, OMP_NUM_THREADS=str(threads), **QUIET))
     check(code == 0, "tasks_mix failed without the tool: %s" % err)
     got = parse(out)
-    check(got["tree_tasks"] == ROUNDS * TREE_TASKS and got["threads"] == threads and
-          got["loop_iters"] == ROUNDS * LOOP_TASKS * (threads + 1), "tasks_mix counted %s" % got)
+    check(got["tree_tasks"] == rounds * TREE_TASKS and got["threads"] == threads and
+          got["loop_iters"] == rounds * LOOP_TASKS * (threads + 1), "tasks_mix counted %s" % got)
     return out
 
 
@@ -104,15 +104,18 @@ def test_contexts():
 
 
 def test_stress():
-    runs, threads, timeout = 200, 4, 60
-    want = expected_output(threads)
+    # One round a run: every run still has taskloops split by helper tasks
+    # on all threads at once, and 200 runs stay short on a loaded machine
+    # (waiting threads sleep, so each barrier there costs a wake-up).
+    runs, threads, timeout = 200, 4, 120
+    want = expected_output(threads, rounds=1)
     hung = failed = 0
     with tempfile.TemporaryDirectory(prefix="gputool-tasks-") as tmp:
         for i in range(runs):
             outdir = os.path.join(tmp, str(i))
             try:
                 code, out, err = run_once({"OMP_NUM_THREADS": str(threads), "GPUTOOL_SAMPLE_HZ": "1000"},
-                                          outdir, timeout)
+                                          outdir, timeout, rounds=1)
             except subprocess.TimeoutExpired:
                 hung += 1
                 print("  run %d: no exit after %d s" % (i, timeout))
@@ -120,6 +123,7 @@ def test_stress():
             if code != 0 or out != want:
                 failed += 1
                 print("  run %d: exit %d, stderr %s" % (i, code, err[-500:]))
+            shutil.rmtree(outdir, ignore_errors=True)
     print("  %d runs on %d threads: %d hung, %d failed" % (runs, threads, hung, failed))
     check(hung == 0 and failed == 0, "%d of %d runs hung, %d failed" % (hung, runs, failed))
 
