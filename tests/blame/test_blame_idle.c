@@ -125,14 +125,16 @@ static void latency(struct gt_thread *t, struct gt_cct_node *L, int notify, uint
 
 /* A spin's sampled CPU time against what it measured itself: both run from
  * just after one sample to just after another, so they agree up to the
- * period (timer expirations are counted whole) and the handler's own time. */
+ * period (timer expirations are counted whole) and the handler's own time,
+ * which the spin's clock counts: a few microseconds a sample, tens in a
+ * sanitizer build, over 200-400 samples. Half or double is far outside. */
 static void check_spin(uint64_t got, uint64_t want, const char *what)
 {
 	int64_t err = (int64_t)got - (int64_t)want;
 
 	printf("  %-40s %.4f s, against %.4f s (%+.2f ms)\n", what, (double)got / 1e9,
 	       (double)want / 1e9, (double)err / 1e6);
-	CHECK(err >= -(int64_t)(2 * PERIOD) && err <= (int64_t)(2 * PERIOD));
+	CHECK(err >= -(int64_t)(4 * PERIOD) && err <= (int64_t)(2 * PERIOD));
 }
 
 int main(void)
