@@ -67,7 +67,13 @@ def scenario():
     # monitor has not taken its completion yet): a gap more at the start.
     check(gpu_idle <= at(prof, "cpu_work", "CPUTIME"), "GPU_IDLE_CAUSE in cpu_work above its CPU time")
     gap = own["gap_s"] + 2 * period
-    bounded(gpu_idle, own["cpu_s"] - 2 * gap, own["cpu_s"] + gap, "GPU_IDLE_CAUSE at cpu_work")
+    if os.environ.get("GT_SANITIZER_BUILD"):
+        # Sampled time is not checked in sanitizer builds: there the CPU-time
+        # timers of a loaded machine have been seen not to fire for a whole
+        # 0.4 s of the program's CPU time (its own timer too).
+        print("  (sanitizer build: GPU_IDLE_CAUSE bounds not checked)")
+    else:
+        bounded(gpu_idle, own["cpu_s"] - 2 * gap, own["cpu_s"] + gap, "GPU_IDLE_CAUSE at cpu_work")
     check(at(prof, "wait_site", "CPU_IDLE_CAUSE") == 0, "CPU_IDLE_CAUSE at the wait site")
     check(at(prof, "launch_site", "CPU_IDLE") == 0, "CPU_IDLE at the launch site")
     check(at(prof, "cpu_work", "CPU_IDLE") == 0, "CPU_IDLE in cpu_work")
