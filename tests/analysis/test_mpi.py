@@ -170,12 +170,20 @@ def main():
     check(m.returncode == 0 and json.loads(m.stdout or "null") == doc, "mpirun -np 2 gputool report differs: %s" %
           m.stderr[-2000:])
 
-    # Without -o, every rank picks the same directory (the job's id).
-    d = subprocess.run(MPIRUN + ["-np", "2", GPUTOOL, "run", "--", "env"], capture_output=True, text=True,
-                       env=env(), cwd=tmp, timeout=300)
-    dirs = {l.split("=", 1)[1] for l in d.stdout.splitlines() if l.startswith("GPUTOOL_OUTPUT=")}
+    # Without -o, every rank picks the same directory (the job's id). Each
+    # rank writes it to a file of its own: mpirun may splice the ranks'
+    # stdout mid-line.
+    d = subprocess.run(MPIRUN + ["-np", "2", GPUTOOL, "run", "--", "sh", "-c",
+                                 'printf %s "$GPUTOOL_OUTPUT" > "outdir.$OMPI_COMM_WORLD_RANK"'],
+                       capture_output=True, text=True, env=env(), cwd=tmp, timeout=300)
+    dirs = set()
+    for r in range(2):
+        f = os.path.join(tmp, "outdir.%d" % r)
+        if os.path.exists(f):
+            with open(f) as fh:
+                dirs.add(fh.read())
     check(d.returncode == 0 and len(dirs) == 1 and os.path.isdir(os.path.join(tmp, dirs.pop())),
-          "ranks disagree on the default directory: %s" % d.stdout)
+          "ranks disagree on the default directory: %s" % d.stderr[-2000:])
 
     # Exit status through gputool run and mpirun; a signal too.
     e = mpirun(2, [GPUTOOL, "run", "-o", os.path.join(tmp, "exit"), "--", APP, "1000", "--exit", "3"])

@@ -79,7 +79,8 @@ def run_once(env, outdir, timeout, rounds=ROUNDS):
 
 # The OpenMP runtime is not instrumented: accesses it makes through
 # intercepted calls are left out, as libomp itself advises.
-TSAN_OPTIONS = "ignore_noninstrumented_modules=1 halt_on_error=1 exitcode=66 report_signal_unsafe=1"
+TSAN_OPTIONS = ("ignore_noninstrumented_modules=1 halt_on_error=1 exitcode=66 report_signal_unsafe=1 "
+                "suppressions=" + os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tsan.supp"))
 if shutil.which("llvm-symbolizer"):
     TSAN_OPTIONS += " external_symbolizer_path=" + shutil.which("llvm-symbolizer")
 
