@@ -39,6 +39,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../cpu-timer.h"
+
 static long unit_iters = 100000000;
 static int sample_times;
 /* ns of CPU time (see the top): inside the measured stretches, and in
@@ -46,56 +48,8 @@ static int sample_times;
  * thread's own parts, to tell its fork and join from the rest of work(). */
 static _Atomic uint64_t cpu_ns, out_ns, main_parts_ns;
 
-static uint64_t thread_cpu_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-/*
- * A 1 kHz CPU-time timer per thread. Its signal lies above the range a
- * sampler picks its own from (SIGRTMIN+4 to SIGRTMAX-4), so a sampler's
- * pending signal, lower-numbered, is handled first. `fired` is written by
- * the handler and read by the thread it interrupts only.
- */
-static _Thread_local volatile uint64_t fired;
-static _Thread_local int has_timer;
 /* CPU time of the thread when its last stretch ended (0: thread start). */
 static _Thread_local uint64_t last_end;
-
-static void tick(int sig)
-{
-	(void)sig;
-	fired = fired + 1;
-}
-
-static void timer__start(void)
-{
-	struct itimerspec it = { { 0, 1000000 }, { 0, 1000000 } };
-	struct sigevent sev = { .sigev_notify = SIGEV_THREAD_ID, .sigev_signo = SIGRTMAX - 1 };
-	timer_t timer;
-
-	if (has_timer)
-		return;
-	sev._sigev_un._tid = (pid_t)syscall(SYS_gettid);
-	if (timer_create(CLOCK_THREAD_CPUTIME_ID, &sev, &timer) || timer_settime(timer, 0, &it, NULL)) {
-		perror("CPU-time timer");
-		exit(1);
-	}
-	has_timer = 1;
-}
-
-/* Spin until this thread's timer fired: what came before was sampled. */
-static void align(void)
-{
-	uint64_t n = fired;
-	volatile double x = 1;
-
-	while (fired == n)
-		x = x * 1.0000001 + 1e-9;
-}
 
 /* One unit: deterministic floating-point work in a parallel loop. The sum
  * is printed so that it is computed, and so that runs with and without a
@@ -170,7 +124,6 @@ static void wait_for_all(void)
 
 int main(int argc, char **argv)
 {
-	struct sigaction sa = { .sa_handler = tick, .sa_flags = SA_RESTART };
 	int rank, size, status = 0, sig = 0;
 	double local, total = 0.0;
 
@@ -187,11 +140,8 @@ int main(int argc, char **argv)
 	}
 	sample_times = getenv("SAMPLE_TIMES") != NULL;
 	if (sample_times) {
-		sigemptyset(&sa.sa_mask);
-		if (sigaction(SIGRTMAX - 1, &sa, NULL)) {
-			perror("sigaction");
+		if (timer__init())
 			return 1;
-		}
 		timer__start();
 		align();
 	}

@@ -25,6 +25,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../cpu-timer.h"
+
 #define ITERS 20
 
 static long unit_iters = 12000000;
@@ -40,47 +42,6 @@ static uint64_t now_ns(clockid_t clock)
 
 	clock_gettime(clock, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-/*
- * A 1 kHz CPU-time timer per thread. Its signal lies above the range a
- * sampler picks its own from (SIGRTMIN+4 to SIGRTMAX-4), so a sampler's
- * pending signal, lower-numbered, is handled first. `fired` is written by
- * the handler and read by the thread it interrupts only.
- */
-static _Thread_local volatile uint64_t fired;
-static _Thread_local int has_timer;
-
-static void tick(int sig)
-{
-	(void)sig;
-	fired = fired + 1;
-}
-
-static void timer__start(void)
-{
-	struct itimerspec it = { { 0, 1000000 }, { 0, 1000000 } };
-	struct sigevent sev = { .sigev_notify = SIGEV_THREAD_ID, .sigev_signo = SIGRTMAX - 1 };
-	timer_t timer;
-
-	if (has_timer)
-		return;
-	sev._sigev_un._tid = (pid_t)syscall(SYS_gettid);
-	if (timer_create(CLOCK_THREAD_CPUTIME_ID, &sev, &timer) || timer_settime(timer, 0, &it, NULL)) {
-		perror("CPU-time timer");
-		exit(1);
-	}
-	has_timer = 1;
-}
-
-/* Spin until this thread's timer fired: what came before was sampled. */
-static void align(void)
-{
-	uint64_t n = fired;
-	volatile double x = 1;
-
-	while (fired == n)
-		x = x * 1.0000001 + 1e-9;
 }
 
 /* Deterministic floating-point work; the result is printed so that it is
@@ -143,15 +104,8 @@ int main(int argc, char **argv)
 	if (argc > 1)
 		unit_iters = atol(argv[1]);
 	sample_times = getenv("SAMPLE_TIMES") != NULL;
-	if (sample_times) {
-		struct sigaction sa = { .sa_handler = tick, .sa_flags = SA_RESTART };
-
-		sigemptyset(&sa.sa_mask);
-		if (sigaction(SIGRTMAX - 1, &sa, NULL)) {
-			perror("sigaction");
-			return 1;
-		}
-	}
+	if (sample_times && timer__init())
+		return 1;
 #pragma clang loop unroll(disable)
 	for (int i = 0; i < ITERS; i++) {
 		total += heavy();
