@@ -168,7 +168,6 @@ static void tool__meta(struct gt_profile *p, const struct gt_output *o, uint64_t
 			samples += t->samples;
 			dropped += t->dropped_samples;
 			gt_unwind__stats(t, &us);
-			sum.lookups += us.lookups;
 			sum.memo_hits += us.memo_hits;
 			sum.memo_misses += us.memo_misses;
 			sum.full_unwinds += us.full_unwinds;
@@ -184,7 +183,8 @@ static void tool__meta(struct gt_profile *p, const struct gt_output *o, uint64_t
 	gt_profile__set_meta(p, "context_memo", buf);
 	/* What the tool cost, for benchmarks (GPUTOOL_VERBOSE=2). */
 	gt_info("exit", "overhead: %llu context lookups, %llu full unwinds; %llu samples, %llu inside the tool",
-		(unsigned long long)sum.lookups, (unsigned long long)sum.full_unwinds,
+		(unsigned long long)(sum.memo_hits + sum.memo_misses),
+		(unsigned long long)sum.full_unwinds,
 		(unsigned long long)(samples + tool_samples + dropped), (unsigned long long)tool_samples);
 	gt_profile__set_meta(p, "output_dir", o->dir);
 	nf = atomic_load_explicit(&n_facts, memory_order_acquire);

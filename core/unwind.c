@@ -391,7 +391,6 @@ struct gt_cct_node *gt_unwind__memo_lookup(struct gt_thread *t, uintptr_t ra, ui
 
 	if (!memo || !ra || (st->boundary && st->boundary <= key))
 		return NULL;
-	memo->stats.lookups++;
 	mask = memo->cap - 1;
 	for (h = memo_hash(ra, depth, st->base) & mask; memo->e[h].node; h = (h + 1) & mask) {
 		const struct memo_entry *e = &memo->e[h];

@@ -89,7 +89,7 @@ void gt_unwind__set_elide_hook(int (*covers)(uintptr_t pc));
 
 /* Counters for tests and benchmarks. */
 struct gt_unwind_stats {
-	uint64_t lookups, memo_hits, memo_misses, full_unwinds;
+	uint64_t memo_hits, memo_misses, full_unwinds;
 };
 void gt_unwind__stats(const struct gt_thread *t, struct gt_unwind_stats *s);
 
