@@ -204,7 +204,7 @@ static int find_sites(struct gt_analysis *a, uint8_t *is_site)
 	if (!frame_g)
 		return -ENOMEM;
 	for (uint32_t i = a->n_nodes; i-- > 0;) {
-		if (t->nodes[i].kind == GT_PNODE_FRAME && a->G[i])
+		if (gt_pnode__is_frame(t->nodes[i].kind) && a->G[i])
 			frame_g[i] = 1;
 		if (i && frame_g[i])
 			frame_g[t->nodes[i].parent] = 1;

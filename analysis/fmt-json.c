@@ -113,7 +113,7 @@ static void node(const struct js *j, uint32_t i)
 {
 	const struct gt_analysis *a = j->a;
 	const struct gt_prof_node *n = &a->t->nodes[i];
-	static const char *const kinds[] = { "root", "frame", "placeholder", "name" };
+	static const char *const kinds[] = { "root", "frame", "placeholder", "name", "inline", "tail" };
 	struct gt_sb lab = { 0 };
 	int first = 1;
 
@@ -122,8 +122,13 @@ static void node(const struct js *j, uint32_t i)
 		fprintf(j->f, "%" PRIu32, n->parent);
 	else
 		fputs("null", j->f);
-	fprintf(j->f, ",\"kind\":\"%s\",\"name\":", n->kind < 4 ? kinds[n->kind] : "other");
+	fprintf(j->f, ",\"kind\":\"%s\",\"name\":",
+		n->kind < sizeof(kinds) / sizeof(*kinds) ? kinds[n->kind] : "other");
 	str(j, gt_profile__str(a->t, n->name));
+	if (gt_profile__linkage(a->t, n->name) != GT_NONE) {
+		fputs(",\"linkage_name\":", j->f);
+		str(j, gt_profile__str(a->t, gt_profile__linkage(a->t, n->name)));
+	}
 	fputs(",\"file\":", j->f);
 	str(j, gt_profile__str(a->t, n->file));
 	fprintf(j->f, ",\"line\":%" PRIu32 ",\"module\":", n->line);

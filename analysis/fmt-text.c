@@ -68,20 +68,24 @@ static char *label(const struct gt_analysis *a, uint32_t i, int flags, size_t wi
 /*
  * The path from the root's child to node i, joined by " > ", at most width
  * columns: when too long, whole contexts from the middle give way to "…",
- * keeping the outermost and as many of the innermost as fit.
+ * keeping the outermost and as many of the innermost as fit, and always the
+ * innermost function (what tells two contexts of one construct apart).
  */
 static char *path(const struct gt_analysis *a, uint32_t i, size_t width)
 {
 	struct gt_sb out = { 0 };
 	char **lab;
-	uint32_t *chain, n = 0, keep;
+	uint32_t *chain, n = 0, keep, inner = 0;
 	size_t w;
 
 	chain = malloc((a->n_nodes ? a->n_nodes : 1) * sizeof(*chain));
 	if (!chain)
 		return NULL;
-	for (uint32_t v = i; v != 0 && v != GT_NONE; v = a->t->nodes[v].parent)
+	for (uint32_t v = i; v != 0 && v != GT_NONE; v = a->t->nodes[v].parent) {
+		if (!inner && gt_pnode__is_frame(a->t->nodes[v].kind))
+			inner = n + 1;
 		chain[n++] = v; /* innermost first */
+	}
 	if (!n) {
 		free(chain);
 		return strdup("<program>");
@@ -104,7 +108,7 @@ static char *path(const struct gt_analysis *a, uint32_t i, size_t width)
 	for (keep = 0; keep + 1 < n; keep++) {
 		size_t more = gt_cols(lab[keep]) + 3 + (keep + 2 < n ? 4 : 0);
 
-		if (w + more > width)
+		if (w + more > width && keep >= inner)
 			break;
 		w += gt_cols(lab[keep]) + 3;
 	}

@@ -271,7 +271,7 @@ const struct gt_cell *gt_run__cell(const struct gt_run *r, uint32_t node, uint32
  * offset, nothing else of the offset. */
 static uint64_t node_koff(const struct gt_prof_node *n)
 {
-	return n->kind == GT_PNODE_FRAME && n->name == GT_NONE ? n->offset : 0;
+	return gt_pnode__is_frame(n->kind) && n->name == GT_NONE ? n->offset : 0;
 }
 
 static uint64_t mix(uint64_t h, uint64_t v)
@@ -403,6 +403,16 @@ static uint32_t cell__at(struct gt_run *r, uint32_t node, uint32_t metric, uint3
 
 /* ---- adding a profile ---- */
 
+/* A function name's symbol name goes where the name goes: string s of src
+ * became string to of dst. */
+static void linkage__copy(struct gt_profile *dst, uint32_t to, const struct gt_profile *src, uint32_t s)
+{
+	uint32_t l = gt_profile__linkage(src, s);
+
+	if (l != GT_NONE && to != GT_NONE)
+		gt_profile__set_linkage(dst, to, gt_profile__string(dst, gt_profile__str(src, l)));
+}
+
 static uint32_t map_string(struct gt_run *r, const struct gt_profile *p, uint32_t s)
 {
 	uint32_t *m;
@@ -410,8 +420,10 @@ static uint32_t map_string(struct gt_run *r, const struct gt_profile *p, uint32_
 	if (s == GT_NONE || s >= p->n_strings)
 		return GT_NONE;
 	m = &r->s->smap[s];
-	if (*m == UNMAPPED)
+	if (*m == UNMAPPED) {
 		*m = gt_profile__string(&r->t, p->strings[s]);
+		linkage__copy(&r->t, *m, p, s);
+	}
 	return *m;
 }
 
@@ -1029,6 +1041,7 @@ int gt_run__canonicalize(struct gt_run *r)
 			.offset = o->offset,
 		};
 
+		linkage__copy(&t2, nn.name, t, o->name);
 		if ((o->name != GT_NONE && nn.name == GT_NONE) || (o->file != GT_NONE && nn.file == GT_NONE) ||
 		    (nnew[order[k]] = gt_profile__node(&t2, &nn)) != k)
 			goto out_free;

@@ -37,7 +37,7 @@ static uint64_t ident_hash(const struct gt_profile *t, uint32_t i, int with_line
 	const struct gt_prof_node *n = &t->nodes[i];
 	uint64_t h = mix(mix(mix(mix(1, n->kind), n->name), n->file), n->module);
 
-	if (n->kind == GT_PNODE_FRAME && n->name == GT_NONE)
+	if (gt_pnode__is_frame(n->kind) && n->name == GT_NONE)
 		h = mix(h, n->offset);
 	if (with_line)
 		h = mix(h, n->line);
@@ -50,7 +50,7 @@ static int ident_eq(const struct gt_profile *t, uint32_t i, uint32_t j, int with
 
 	if (a->kind != b->kind || a->name != b->name || a->file != b->file || a->module != b->module)
 		return 0;
-	if (a->kind == GT_PNODE_FRAME && a->name == GT_NONE && a->offset != b->offset)
+	if (gt_pnode__is_frame(a->kind) && a->name == GT_NONE && a->offset != b->offset)
 		return 0;
 	return !with_line || a->line == b->line;
 }

@@ -23,6 +23,31 @@ static char **known_paths;
 static uint32_t n_known;
 static atomic_flag refresh_busy = ATOMIC_FLAG_INIT;
 
+/*
+ * Modules met by a lookup that missed, captured where the lookup ran (a
+ * signal handler, perhaps): no allocation, no lock. A slot goes FREE ->
+ * FILLING (the CAS that claims it) -> READY (release store after the
+ * fields; pairs with the acquire load in modmap__take_captures) -> FREE
+ * (the refresh, which alone empties slots, under refresh_busy).
+ */
+#define CAPTURE_SLOTS 16
+#define CAPTURE_PATH 512
+enum { SLOT_FREE, SLOT_FILLING, SLOT_READY };
+
+static struct capture_slot {
+	atomic_int state;
+	uintptr_t lo, hi, bias;
+	char path[CAPTURE_PATH];
+} captures[CAPTURE_SLOTS];
+
+/* Modules taken in from the slots, by refresh; read by history. */
+struct captured {
+	uint32_t id; /* into known_paths */
+	uintptr_t bias;
+};
+static struct captured *captured;
+static uint32_t n_captured;
+
 static const char *const runtime_prefixes[] = {
 	"libomp.", "libomp-", "libiomp", "libomptarget", "libgomp", "libcuda.", "libcudart",
 	"libcupti", "libnvidia-", "libnvrtc", "libOpenCL", "libpocl", "libaccinj", "libnvhpc",
@@ -127,6 +152,73 @@ static int collect__phdr(struct dl_phdr_info *info, size_t size, void *arg)
 	return 0;
 }
 
+static void modmap__capture(uintptr_t pc)
+{
+	struct dl_find_object r;
+	struct capture_slot *slot = NULL;
+	const char *name;
+	size_t len;
+
+	if (_dl_find_object((void *)pc, &r) != 0 || !r.dlfo_link_map)
+		return;
+	name = r.dlfo_link_map->l_name;
+	/* The program and the vdso are in every snapshot. */
+	if (!name || !*name)
+		return;
+	for (int i = 0; i < CAPTURE_SLOTS; i++) {
+		struct capture_slot *c = &captures[i];
+		/* Acquire: pairs with the release store that made it READY. */
+		int st = atomic_load_explicit(&c->state, memory_order_acquire);
+
+		if (st == SLOT_READY && c->lo == (uintptr_t)r.dlfo_map_start)
+			return; /* captured already */
+		if (st == SLOT_FREE && !slot)
+			slot = c;
+	}
+	if (!slot)
+		return;
+	{
+		int expected = SLOT_FREE;
+
+		/* Relaxed: the fields are published by the release store below. */
+		if (!atomic_compare_exchange_strong_explicit(&slot->state, &expected, SLOT_FILLING,
+							     memory_order_relaxed, memory_order_relaxed))
+			return;
+	}
+	slot->lo = (uintptr_t)r.dlfo_map_start;
+	slot->hi = (uintptr_t)r.dlfo_map_end;
+	slot->bias = r.dlfo_link_map->l_addr;
+	len = strnlen(name, CAPTURE_PATH - 1);
+	memcpy(slot->path, name, len);
+	slot->path[len] = 0;
+	/* Release: pairs with the acquire loads of capture and take_captures. */
+	atomic_store_explicit(&slot->state, SLOT_READY, memory_order_release);
+}
+
+/* Under refresh_busy. */
+static void modmap__take_captures(void)
+{
+	for (int i = 0; i < CAPTURE_SLOTS; i++) {
+		struct capture_slot *c = &captures[i];
+		struct captured *grown;
+		uint32_t id;
+
+		/* Acquire: pairs with the release store in modmap__capture. */
+		if (atomic_load_explicit(&c->state, memory_order_acquire) != SLOT_READY)
+			continue;
+		id = path_id(c->path);
+		grown = id == UINT32_MAX ? NULL : realloc(captured, (n_captured + 1) * sizeof(*grown));
+		if (grown) {
+			captured = grown;
+			captured[n_captured].id = id;
+			captured[n_captured].bias = c->bias;
+			n_captured++;
+		}
+		/* Relaxed: nothing is published with a FREE slot. */
+		atomic_store_explicit(&c->state, SLOT_FREE, memory_order_relaxed);
+	}
+}
+
 static int by_lo(const void *a, const void *b)
 {
 	const struct gt_module *x = a, *y = b;
@@ -142,6 +234,7 @@ void gt_modmap__refresh(void)
 	if (atomic_flag_test_and_set_explicit(&refresh_busy, memory_order_acquire))
 		return; /* another thread is refreshing; its snapshot will do */
 	atomic_store_explicit(&stale, 0, memory_order_relaxed);
+	modmap__take_captures();
 	dl_iterate_phdr(collect__phdr, &c);
 	qsort(c.mods, c.n, sizeof(*c.mods), by_lo);
 	s = malloc(sizeof(*s) + c.n * sizeof(s->mods[0]));
@@ -174,6 +267,53 @@ void gt_modmap__fini(void)
 		free(s);
 		s = older;
 	}
+	free(captured);
+	captured = NULL;
+	n_captured = 0;
+}
+
+struct seen {
+	uint32_t id;
+	uintptr_t bias;
+};
+
+static int seen__add(struct seen **v, uint32_t *n, uint32_t id, uintptr_t bias)
+{
+	struct seen *grown;
+
+	for (uint32_t i = 0; i < *n; i++)
+		if ((*v)[i].id == id && (*v)[i].bias == bias)
+			return 0;
+	grown = realloc(*v, (*n + 1) * sizeof(*grown));
+	if (!grown)
+		return 0;
+	*v = grown;
+	(*v)[*n].id = id;
+	(*v)[*n].bias = bias;
+	(*n)++;
+	return 1;
+}
+
+void gt_modmap__history(void (*fn)(const char *path, uintptr_t bias, void *arg), void *arg)
+{
+	struct snapshot *s;
+	struct seen *seen = NULL;
+	uint32_t n_seen = 0;
+
+	while (atomic_flag_test_and_set_explicit(&refresh_busy, memory_order_acquire))
+		;
+	modmap__take_captures();
+	/* Acquire: pairs with the release store in gt_modmap__refresh. */
+	for (s = atomic_load_explicit(&current, memory_order_acquire); s; s = s->older)
+		for (uint32_t i = 0; i < s->n; i++)
+			if (s->mods[i].id != UINT32_MAX &&
+			    seen__add(&seen, &n_seen, s->mods[i].id, s->mods[i].bias))
+				fn(s->mods[i].path, s->mods[i].bias, arg);
+	for (uint32_t i = n_captured; i-- > 0;)
+		if (seen__add(&seen, &n_seen, captured[i].id, captured[i].bias))
+			fn(known_paths[captured[i].id], captured[i].bias, arg);
+	atomic_flag_clear_explicit(&refresh_busy, memory_order_release);
+	free(seen);
 }
 
 int gt_modmap__stale(void)
@@ -200,6 +340,7 @@ const struct gt_module *gt_modmap__find(uintptr_t pc)
 			return &s->mods[mid];
 	}
 	atomic_store_explicit(&stale, 1, memory_order_relaxed);
+	modmap__capture(pc);
 	return NULL;
 }
 

@@ -15,6 +15,13 @@
  * it with acquire. Old snapshots are kept until gt_modmap__fini, so a reader
  * never sees freed memory. A lookup that misses marks the map stale; the next
  * safe point refreshes it.
+ *
+ * The snapshots together are the load-module history: every module seen
+ * while the process ran, at the address it had, closed ones included. A
+ * module that a miss meets in a signal handler (loaded since the last
+ * refresh, and perhaps closed before the next) is captured there: the
+ * dynamic loader's lock-free _dl_find_object names it, and the name is
+ * copied into one of a fixed set of slots that the next refresh takes in.
  */
 
 enum gt_module_class {
@@ -38,6 +45,9 @@ void gt_modmap__refresh(void);
 int gt_modmap__stale(void);
 const struct gt_module *gt_modmap__find(uintptr_t pc);
 enum gt_module_class gt_modmap__class(uintptr_t pc);
+/* Every module in the history once per (path, load address), the current
+ * snapshot's first, then older ones newest first; normal context only. */
+void gt_modmap__history(void (*fn)(const char *path, uintptr_t bias, void *arg), void *arg);
 /* Classification by file name, exposed for tests. */
 enum gt_module_class gt_modmap__classify(const char *path);
 

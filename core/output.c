@@ -130,11 +130,21 @@ struct merge {
 	struct merge_key *keys;
 	uint32_t *ids;
 	uint64_t cap, used;
-	/* pc -> symbol, so a pc shared by threads is looked up once */
+	/* pc -> its frames' keys, so a pc shared by threads is looked up once */
 	uintptr_t *pcs;
-	struct merge_key *pc_keys;
+	struct pc_chain {
+		uint32_t first, n; /* in chain[] */
+	} *pc_chains;
 	uint64_t pc_cap, pc_used;
+	struct merge_key *chain;
+	uint32_t n_chain, cap_chain;
 };
+
+/* Frames one pc stands for at most: the real one and the calls inlined
+ * into it (deeper inlining keeps the innermost calls). */
+#define MAX_INLINE 32
+/* Frames a chain of tail calls left out, at most. */
+#define MAX_TAIL 4
 
 static uint64_t mix(uint64_t h, uint64_t v)
 {
@@ -220,11 +230,11 @@ static int pc_cache__grow(struct merge *m)
 {
 	uint64_t cap = m->pc_cap ? m->pc_cap * 2 : 4096;
 	uintptr_t *pcs = calloc(cap, sizeof(*pcs));
-	struct merge_key *keys = calloc(cap, sizeof(*keys));
+	struct pc_chain *chains = calloc(cap, sizeof(*chains));
 
-	if (!pcs || !keys) {
+	if (!pcs || !chains) {
 		free(pcs);
-		free(keys);
+		free(chains);
 		return -ENOMEM;
 	}
 	for (uint64_t i = 0; i < m->pc_cap; i++) {
@@ -236,22 +246,45 @@ static int pc_cache__grow(struct merge *m)
 		     h = (h + 1) & (cap - 1))
 			;
 		pcs[h] = m->pcs[i];
-		keys[h] = m->pc_keys[i];
+		chains[h] = m->pc_chains[i];
 	}
 	free(m->pcs);
-	free(m->pc_keys);
+	free(m->pc_chains);
 	m->pcs = pcs;
-	m->pc_keys = keys;
+	m->pc_chains = chains;
 	m->pc_cap = cap;
 	return 0;
 }
 
-/* The (name, file, line, module, offset) of a frame's pc. */
-static void merge__frame_key(struct merge *m, uintptr_t pc, struct merge_key *k)
+static const enum gt_prof_node_kind kind_of_symbol[] = {
+	[GT_SYM_FRAME] = GT_PNODE_FRAME,
+	[GT_SYM_INLINE] = GT_PNODE_INLINE,
+	[GT_SYM_TAIL] = GT_PNODE_TAIL,
+};
+
+static void merge__key_of(struct merge *m, const struct gt_symbol *sym, struct merge_key *k)
 {
-	struct gt_symbol sym;
+	k->kind = kind_of_symbol[sym->kind];
+	k->name = gt_profile__string(m->p, sym->function);
+	k->file = gt_profile__string(m->p, sym->file);
+	k->line = (uint32_t)sym->line;
+	k->module = sym->module ? gt_profile__module(m->p, sym->module) : GT_NONE;
+	/* Merge by source line when known; keep the address otherwise. */
+	k->offset = (k->name != GT_NONE && k->file != GT_NONE) ? 0 : sym->offset;
+	if (sym->linkage && k->name != GT_NONE)
+		gt_profile__set_linkage(m->p, k->name, gt_profile__string(m->p, sym->linkage));
+}
+
+/*
+ * The keys of the frames a pc stands for, outermost first (the real frame,
+ * then the calls inlined into it), in m->chain from index *first; returns
+ * how many (0 when out of memory).
+ */
+static uint32_t merge__frame_keys(struct merge *m, uintptr_t pc, uint32_t *first)
+{
+	struct gt_symbol sym[MAX_INLINE];
 	uint64_t h = 0;
-	int cacheable = 0;
+	int cacheable = 0, n;
 
 	if ((m->pc_used + 1) * 2 > m->pc_cap && pc_cache__grow(m))
 		goto out_lookup;
@@ -259,23 +292,34 @@ static void merge__frame_key(struct merge *m, uintptr_t pc, struct merge_key *k)
 	for (h = (pc * 0x9e3779b97f4a7c15ull >> 20) & (m->pc_cap - 1); m->pcs[h];
 	     h = (h + 1) & (m->pc_cap - 1)) {
 		if (m->pcs[h] == pc) {
-			*k = m->pc_keys[h];
-			return;
+			*first = m->pc_chains[h].first;
+			return m->pc_chains[h].n;
 		}
 	}
 out_lookup:
-	gt_symbolizer__lookup(m->sym, pc, &sym);
-	k->name = gt_profile__string(m->p, sym.function);
-	k->file = gt_profile__string(m->p, sym.file);
-	k->line = (uint32_t)sym.line;
-	k->module = sym.module ? gt_profile__module(m->p, sym.module) : GT_NONE;
-	/* Merge by source line when known; keep the address otherwise. */
-	k->offset = (k->name != GT_NONE && k->file != GT_NONE) ? 0 : sym.offset;
+	n = gt_symbolizer__chain(m->sym, pc, sym, MAX_INLINE);
+	if (m->n_chain + (uint32_t)n > m->cap_chain) {
+		uint32_t cap = m->cap_chain ? m->cap_chain * 2 : 1024;
+		struct merge_key *grown;
+
+		while (cap < m->n_chain + (uint32_t)n)
+			cap *= 2;
+		grown = realloc(m->chain, cap * sizeof(*grown));
+		if (!grown)
+			return 0;
+		m->chain = grown;
+		m->cap_chain = cap;
+	}
+	*first = m->n_chain;
+	for (int i = 0; i < n; i++)
+		merge__key_of(m, &sym[i], &m->chain[m->n_chain++]);
 	if (cacheable) {
 		m->pcs[h] = pc;
-		m->pc_keys[h] = *k;
+		m->pc_chains[h].first = *first;
+		m->pc_chains[h].n = (uint32_t)n;
 		m->pc_used++;
 	}
+	return (uint32_t)n;
 }
 
 /* Runtime and tool modules, by file name (core/modmap.h classes). */
@@ -288,6 +332,23 @@ static int module_elided(struct merge *m, uint32_t module)
 	if (!base)
 		return 0;
 	return gt_modmap__classify(base) == GT_MOD_RUNTIME || !strncmp(base, "libgputool", 10);
+}
+
+/* The frames tail calls left out between a call at caller_pc and the frame
+ * of callee_pc, added under parent; returns the node to hang callee under. */
+static uint32_t merge__tail_calls(struct merge *m, uintptr_t caller_pc, uintptr_t callee_pc, uint32_t parent)
+{
+	struct gt_symbol sym[MAX_TAIL];
+	int n = gt_symbolizer__tail_calls(m->sym, caller_pc, callee_pc, sym, MAX_TAIL);
+
+	for (int i = 0; i < n && parent != GT_NONE; i++) {
+		struct merge_key k;
+
+		merge__key_of(m, &sym[i], &k);
+		k.parent = parent;
+		parent = merge__node(m, &k);
+	}
+	return parent;
 }
 
 static void clear__visit(struct gt_cct_node *n, void *arg)
@@ -322,17 +383,31 @@ static void merge__visit(struct gt_cct_node *n, void *arg)
 	case GT_NODE_ROOT:
 		n->aux = 0;
 		goto out_values;
-	case GT_NODE_FRAME:
-		merge__frame_key(m, (uintptr_t)n->key, &k);
-		k.kind = GT_PNODE_FRAME;
+	case GT_NODE_FRAME: {
+		uint32_t first, n_keys = merge__frame_keys(m, (uintptr_t)n->key, &first);
+		uint32_t parent = n->parent->aux;
+
+		if (!n_keys) {
+			n->aux = parent;
+			goto out_values;
+		}
 		/* A runtime loaded after its frames were sampled was not known
 		 * to the unwinder then: its frames go now, their children and
 		 * values to the nearest frame kept above them. */
-		if (k.module != GT_NONE && module_elided(m, k.module)) {
-			n->aux = n->parent->aux;
+		if (m->chain[first].module != GT_NONE && module_elided(m, m->chain[first].module)) {
+			n->aux = parent;
 			goto out_values;
 		}
-		break;
+		if (n->parent->kind == GT_NODE_FRAME)
+			parent = merge__tail_calls(m, (uintptr_t)n->parent->key, (uintptr_t)n->key, parent);
+		for (uint32_t i = 0; i < n_keys && parent != GT_NONE; i++) {
+			k = m->chain[first + i];
+			k.parent = parent;
+			parent = merge__node(m, &k);
+		}
+		n->aux = parent == GT_NONE ? 0 : parent;
+		goto out_values;
+	}
 	case GT_NODE_PLACEHOLDER:
 		k.kind = GT_PNODE_PLACEHOLDER;
 		k.name = gt_profile__string(m->p, n->key < GT_PH__COUNT ? gt_placeholder_names[n->key]
@@ -396,6 +471,7 @@ int gt_output__build(struct gt_profile *p)
 	free(m.keys);
 	free(m.ids);
 	free(m.pcs);
-	free(m.pc_keys);
+	free(m.pc_chains);
+	free(m.chain);
 	return 0;
 }

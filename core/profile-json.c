@@ -29,6 +29,8 @@ static const char *node_kind_name(uint32_t kind)
 		[GT_PNODE_FRAME] = "frame",
 		[GT_PNODE_PLACEHOLDER] = "placeholder",
 		[GT_PNODE_NAME] = "name",
+		[GT_PNODE_INLINE] = "inline",
+		[GT_PNODE_TAIL] = "tail",
 	};
 
 	return kind < sizeof(names) / sizeof(names[0]) ? names[kind] : "other";
@@ -53,6 +55,10 @@ static void json__node(FILE *f, const struct gt_profile *p, uint32_t i, const st
 	json__ref(f, n->parent);
 	fprintf(f, ",\"kind\":\"%s\",\"name\":", node_kind_name(n->kind));
 	gt_json__str(f, gt_profile__str(p, n->name), 0);
+	if (gt_profile__linkage(p, n->name) != GT_NONE) {
+		fputs(",\"linkage_name\":", f);
+		gt_json__str(f, gt_profile__str(p, gt_profile__linkage(p, n->name)), 0);
+	}
 	fputs(",\"file\":", f);
 	gt_json__str(f, gt_profile__str(p, n->file), 0);
 	fprintf(f, ",\"line\":%" PRIu32 ",\"module\":", n->line);

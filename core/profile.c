@@ -28,13 +28,14 @@ enum {
 	SEC_THREADS = 5,
 	SEC_NODES = 6,
 	SEC_VALUES = 7,
+	SEC_LINKAGE = 8,
 	SEC__KNOWN
 };
 
 static const char *const section_names[SEC__KNOWN] = {
 	[SEC_END] = "END",         [SEC_STRINGS] = "STRINGS", [SEC_META] = "META",
 	[SEC_MODULES] = "MODULES", [SEC_METRICS] = "METRICS", [SEC_THREADS] = "THREADS",
-	[SEC_NODES] = "NODES",     [SEC_VALUES] = "VALUES",
+	[SEC_NODES] = "NODES",     [SEC_VALUES] = "VALUES",   [SEC_LINKAGE] = "LINKAGE",
 };
 
 #define HEADER_BYTES 16u  /* magic, version, flags */
@@ -267,7 +268,30 @@ void gt_profile__fini(struct gt_profile *p)
 	free(p->meta);
 	free(p->nodes);
 	free(p->values);
+	free(p->linkage);
 	gt_profile__init(p);
+}
+
+int gt_profile__set_linkage(struct gt_profile *p, uint32_t name, uint32_t linkage)
+{
+	if (name >= p->n_strings || linkage >= p->n_strings)
+		return -EINVAL;
+	if (name >= p->cap_linkage) {
+		uint32_t cap = p->cap_linkage ? p->cap_linkage : 64;
+		uint32_t *grown;
+
+		while (cap <= name)
+			cap *= 2;
+		grown = realloc(p->linkage, cap * sizeof(*grown));
+		if (!grown)
+			return -ENOMEM;
+		memset(grown + p->cap_linkage, 0xff, (cap - p->cap_linkage) * sizeof(*grown));
+		p->linkage = grown;
+		p->cap_linkage = cap;
+	}
+	if (p->linkage[name] == GT_NONE)
+		p->linkage[name] = linkage;
+	return 0;
 }
 
 uint32_t gt_profile__string(struct gt_profile *p, const char *s)
@@ -698,6 +722,22 @@ static void encode(const struct gt_profile *p, const struct gt_prof_value *v, ui
 	}
 	section__end(b, at);
 
+	at = section__begin(b, SEC_LINKAGE);
+	{
+		uint32_t n = 0, cap = p->cap_linkage < p->n_strings ? p->cap_linkage : p->n_strings;
+
+		for (uint32_t i = 0; i < cap; i++)
+			n += p->linkage[i] != GT_NONE;
+		buf__uv(b, n);
+		for (uint32_t i = 0; i < cap; i++) {
+			if (p->linkage[i] == GT_NONE)
+				continue;
+			buf__uv(b, i);
+			buf__uv(b, p->linkage[i]);
+		}
+	}
+	section__end(b, at);
+
 	/* END carries the CRC of every byte before it. */
 	{
 		uint32_t crc = b->oom ? 0 : gt_crc32(b->data, b->len);
@@ -876,6 +916,26 @@ static int read_meta(struct rd *r, struct gt_profile *p)
 	return 0;
 }
 
+static int read_linkage(struct rd *r, struct gt_profile *p)
+{
+	uint64_t n;
+	int err = rd__count(r, 2, GT_NONE - 1, &n);
+
+	if (err)
+		return err;
+	for (uint64_t i = 0; i < n; i++) {
+		uint32_t name = GT_NONE, linkage = GT_NONE;
+
+		if ((err = rd__index(r, p->n_strings, 0, &name, "string")) ||
+		    (err = rd__index(r, p->n_strings, 0, &linkage, "string")))
+			return err;
+		err = gt_profile__set_linkage(p, name, linkage);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
 static int read_modules(struct rd *r, struct gt_profile *p)
 {
 	uint64_t n;
@@ -1026,7 +1086,7 @@ static int read_values(struct rd *r, struct gt_profile *p)
 static int (*const section_readers[SEC__KNOWN])(struct rd *, struct gt_profile *) = {
 	[SEC_STRINGS] = read_strings, [SEC_META] = read_meta,       [SEC_MODULES] = read_modules,
 	[SEC_METRICS] = read_metrics, [SEC_THREADS] = read_threads, [SEC_NODES] = read_nodes,
-	[SEC_VALUES] = read_values,
+	[SEC_VALUES] = read_values,   [SEC_LINKAGE] = read_linkage,
 };
 
 static int decode(struct gt_profile *p, const uint8_t *d, size_t len, char *err, size_t errlen)

@@ -27,7 +27,21 @@ enum gt_prof_node_kind {
 	GT_PNODE_FRAME = 1,       /* a source location in a function of a module */
 	GT_PNODE_PLACEHOLDER = 2, /* name: e.g. "<omp parallel>" */
 	GT_PNODE_NAME = 3,        /* name: e.g. a kernel name, under its placeholder */
+	GT_PNODE_INLINE = 4,      /* a function inlined into its parent frame: a frame with no stack frame */
+	GT_PNODE_TAIL = 5,        /* a function that left its frame by a tail call to its child, rebuilt from DWARF */
 };
+
+/* Kinds that are a function at a source location: frame, inline, tail. */
+static inline int gt_pnode__is_frame(uint32_t kind)
+{
+	return kind == GT_PNODE_FRAME || kind == GT_PNODE_INLINE || kind == GT_PNODE_TAIL;
+}
+
+/* What a label adds after a frame's function to say how it was called. */
+static inline const char *gt_pnode__marker(uint32_t kind)
+{
+	return kind == GT_PNODE_INLINE ? " [inlined]" : kind == GT_PNODE_TAIL ? " [tail call]" : "";
+}
 
 struct gt_prof_node {
 	uint32_t parent;   /* GT_NONE for the root */
@@ -85,6 +99,11 @@ struct gt_profile {
 
 	struct gt_prof_value *values;
 	uint64_t n_values, cap_values;
+
+	/* string -> string: a readable function name's symbol (mangled) name,
+	 * GT_NONE where there is none; indexed by string, cap_linkage long */
+	uint32_t *linkage;
+	uint32_t cap_linkage;
 };
 
 /*
@@ -104,6 +123,13 @@ uint32_t gt_profile__thread(struct gt_profile *p, uint32_t id, uint32_t tid, con
 void gt_profile__set_meta(struct gt_profile *p, const char *key, const char *value);
 const char *gt_profile__get_meta(const struct gt_profile *p, const char *key);
 uint32_t gt_profile__node(struct gt_profile *p, const struct gt_prof_node *n);
+/* Records that the function named name has the symbol linkage (both
+ * strings); the first one recorded stays. 0, -EINVAL or -ENOMEM. */
+int gt_profile__set_linkage(struct gt_profile *p, uint32_t name, uint32_t linkage);
+static inline uint32_t gt_profile__linkage(const struct gt_profile *p, uint32_t name)
+{
+	return name < p->cap_linkage ? p->linkage[name] : GT_NONE;
+}
 /* Adds one exclusive value; 0 (zero values are not stored), -EINVAL on an index
  * out of range, -ENOMEM. Values of the same (node, thread, metric) add up. */
 int gt_profile__value(struct gt_profile *p, uint32_t node, uint32_t thread, uint32_t metric, uint64_t value);

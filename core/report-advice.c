@@ -81,7 +81,7 @@ static void label(const struct gt_profile *p, uint32_t i, char *out, size_t cap,
 	const char *name = gt_profile__str(p, n->name), *file = gt_profile__str(p, n->file);
 	const char *mod = n->module == GT_NONE ? NULL : gt_profile__str(p, p->modules[n->module]);
 
-	if (n->kind != GT_PNODE_FRAME) {
+	if (!gt_pnode__is_frame(n->kind)) {
 		put_clean(out, cap, len, name ? name : "<unnamed>");
 		return;
 	}
@@ -93,6 +93,7 @@ static void label(const struct gt_profile *p, uint32_t i, char *out, size_t cap,
 	} else {
 		put_fmt(out, cap, len, "0x%" PRIx64, n->offset);
 	}
+	put_clean(out, cap, len, gt_pnode__marker(n->kind));
 	if (file) {
 		put_clean(out, cap, len, " (");
 		put_clean(out, cap, len, base_name(file));

@@ -61,7 +61,7 @@ static void label(const struct gt_profile *p, uint32_t i, struct buf *b)
 	const char *name = gt_profile__str(p, n->name), *file = gt_profile__str(p, n->file);
 	const char *mod = n->module == GT_NONE ? NULL : gt_profile__str(p, p->modules[n->module]);
 
-	if (n->kind != GT_PNODE_FRAME) {
+	if (!gt_pnode__is_frame(n->kind)) {
 		buf__put(b, name ? name : "<unnamed>");
 		return;
 	}
@@ -71,6 +71,7 @@ static void label(const struct gt_profile *p, uint32_t i, struct buf *b)
 		buf__fmt(b, "%s+0x%" PRIx64, base_name(mod), n->offset);
 	else
 		buf__fmt(b, "0x%" PRIx64, n->offset);
+	buf__put(b, gt_pnode__marker(n->kind));
 	if (file) {
 		buf__put(b, " (");
 		buf__put(b, base_name(file));

@@ -94,14 +94,16 @@ static int is_node_named(const struct gt_profile *p, uint32_t i, uint32_t kind, 
  * out), leaf first joined by " < " or root first joined by " > ", at most
  * width columns. When too long, whole elements from the middle give way to
  * "…": both ends stay, the outermost caller and as many of the innermost
- * callers as fit, since those say most about where the time went.
+ * callers as fit, since those say most about where the time went. The
+ * innermost function always stays (with the placeholders under it): it is
+ * what tells two contexts of one construct apart.
  */
 static char *path(const struct rep *r, uint32_t from, int leaf_first, size_t width)
 {
 	const struct gt_profile *p = r->p;
 	const char *sep = leaf_first ? " < " : " > ";
 	struct gt_sb *lab = NULL, out = { 0 };
-	size_t n = 0, total = 0, i, keep_front, keep_back, w_front, w_back;
+	size_t n = 0, total = 0, i, keep_front, keep_back, w_front, w_back, inner = 0;
 	uint32_t v;
 
 	for (v = from; v != GT_NONE && v != 0; v = p->nodes[v].parent)
@@ -119,17 +121,24 @@ static char *path(const struct rep *r, uint32_t from, int leaf_first, size_t wid
 		if (l->oom)
 			goto out_free_labels;
 		total += gt_cols(l->s) + (i ? 3 : 0);
+		if (!inner && gt_pnode__is_frame(p->nodes[v].kind))
+			inner = i + 1;
 	}
+	if (!inner || inner > n - 1)
+		inner = n - 1 ? n - 1 : 1;
 	if (total <= width) {
 		keep_front = n;
 		keep_back = 0;
 	} else {
 		/* Grow the innermost side first, then the other, while both
 		 * still fit around " … " (7 columns with the separators). */
-		keep_front = 1;
-		keep_back = 1;
-		w_front = gt_cols(lab[0].s);
-		w_back = gt_cols(lab[n - 1].s);
+		keep_front = leaf_first ? inner : 1;
+		keep_back = leaf_first ? 1 : inner;
+		w_front = w_back = 0;
+		for (i = 0; i < keep_front; i++)
+			w_front += gt_cols(lab[i].s) + (i ? 3 : 0);
+		for (i = 0; i < keep_back; i++)
+			w_back += gt_cols(lab[n - 1 - i].s) + (i ? 3 : 0);
 		while (keep_front + keep_back < n) {
 			const struct gt_sb *f = &lab[keep_front], *b = &lab[n - 1 - keep_back];
 			size_t wf = gt_cols(f->s) + 3, wb = gt_cols(b->s) + 3;
@@ -574,7 +583,7 @@ static char *function_key(const struct gt_profile *p, uint32_t i)
 		gt_sb__add(&b, "<root>");
 	else if (name)
 		gt_sb__add_clean(&b, name);
-	else if (n->kind == GT_PNODE_FRAME && mod) {
+	else if (gt_pnode__is_frame(n->kind) && mod) {
 		gt_sb__add(&b, "<unknown> [");
 		gt_sb__add_clean(&b, gt_base_name(mod));
 		gt_sb__add(&b, "]");

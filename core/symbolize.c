@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 #include "core/symbolize.h"
 
+#include <dlfcn.h>
+#include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 #include <stdlib.h>
@@ -8,6 +10,7 @@
 #include <unistd.h>
 
 #include "core/log.h"
+#include "core/modmap.h"
 
 /*
  * libdwfl finds a line through .debug_aranges, which clang does not emit by
@@ -19,17 +22,39 @@ struct cu_range {
 	Dwarf_Die die;
 };
 
+/* A call site of a unit (DW_TAG_call_site): where it returns to, or for a
+ * tail call where it jumps from, and the name of the function it calls. */
+struct call_site {
+	Dwarf_Addr pc;    /* DW_AT_call_return_pc, or DW_AT_call_pc of a tail call */
+	Dwarf_Addr fn_lo; /* entry of the function that holds it */
+	const char *callee;
+	int tail;
+};
+
 struct mod_index {
 	Dwfl_Module *mod;
 	Dwarf_Addr bias;
 	struct cu_range *r;
 	size_t n;
+	struct call_site *cs; /* by pc */
+	size_t n_cs;
+	int cs_built;
+};
+
+/* Strings made here (demangled names), freed with the symbolizer. */
+struct owned {
+	struct owned *next;
+	const char *from; /* the name it was made from */
+	char text[];
 };
 
 struct gt_symbolizer {
 	Dwfl *dwfl;
 	struct mod_index *mods;
 	size_t n_mods;
+	struct owned *strings;
+	char *(*demangle)(const char *, char *, size_t *, int *);
+	void *libstdcxx;
 };
 
 static char *debuginfo_path;
@@ -39,6 +64,18 @@ static const Dwfl_Callbacks proc_callbacks = {
 	.find_debuginfo = dwfl_standard_find_debuginfo,
 	.debuginfo_path = &debuginfo_path,
 };
+
+/* Modules of the history no longer mapped: reported from their files at the
+ * address they had. One that overlaps a module reported already (its range
+ * was reused) is refused by libdwfl and left out. */
+static void report_closed(const char *path, uintptr_t bias, void *arg)
+{
+	Dwfl *dwfl = arg;
+
+	if (path[0] != '/' || dwfl_addrmodule(dwfl, bias + 1))
+		return;
+	dwfl_report_elf(dwfl, path, path, -1, bias, false);
+}
 
 struct gt_symbolizer *gt_symbolizer__new(void)
 {
@@ -52,6 +89,7 @@ struct gt_symbolizer *gt_symbolizer__new(void)
 	dwfl_report_begin(s->dwfl);
 	if (dwfl_linux_proc_report(s->dwfl, getpid()) != 0)
 		goto out_end;
+	gt_modmap__history(report_closed, s->dwfl);
 	if (dwfl_report_end(s->dwfl, NULL, NULL) != 0)
 		goto out_end;
 	return s;
@@ -68,12 +106,74 @@ void gt_symbolizer__delete(struct gt_symbolizer *s)
 {
 	if (!s)
 		return;
-	for (size_t i = 0; i < s->n_mods; i++)
+	for (size_t i = 0; i < s->n_mods; i++) {
 		free(s->mods[i].r);
+		free(s->mods[i].cs);
+	}
 	free(s->mods);
+	while (s->strings) {
+		struct owned *next = s->strings->next;
+
+		free(s->strings);
+		s->strings = next;
+	}
+	if (s->libstdcxx)
+		dlclose(s->libstdcxx);
 	dwfl_end(s->dwfl);
 	free(s);
 }
+
+/* ---- names ---------------------------------------------------------------------- */
+
+static const char *own(struct gt_symbolizer *s, const char *from, const char *text, size_t len)
+{
+	struct owned *o = malloc(sizeof(*o) + len + 1);
+
+	if (!o)
+		return from;
+	memcpy(o->text, text, len);
+	o->text[len] = 0;
+	o->from = from;
+	o->next = s->strings;
+	s->strings = o;
+	return o->text;
+}
+
+const char *gt_symbolizer__readable(struct gt_symbolizer *s, const char *name)
+{
+	const char *at;
+	char *d;
+	int status = -1;
+
+	if (!name || !s)
+		return name;
+	for (struct owned *o = s->strings; o; o = o->next)
+		if (o->from == name)
+			return o->text;
+	if (name[0] == '_' && name[1] == 'Z') {
+		/* libstdc++'s demangler (the one GDB and perf use, through
+		 * libiberty): every C++ program has it loaded already. */
+		if (!s->demangle && !s->libstdcxx) {
+			s->libstdcxx = dlopen("libstdc++.so.6", RTLD_LAZY | RTLD_LOCAL);
+			if (s->libstdcxx)
+				*(void **)&s->demangle = dlsym(s->libstdcxx, "__cxa_demangle");
+		}
+		d = s->demangle ? s->demangle(name, NULL, NULL, &status) : NULL;
+		if (d && status == 0) {
+			const char *r = own(s, name, d, strlen(d));
+
+			free(d);
+			return r;
+		}
+		free(d);
+	}
+	at = strchr(name, '@');
+	if (at && at != name)
+		return own(s, name, name, (size_t)(at - name));
+	return name;
+}
+
+/* ---- modules and units ---------------------------------------------------------- */
 
 static int by_lo(const void *a, const void *b)
 {
@@ -123,16 +223,11 @@ static struct mod_index *mod_index__get(struct gt_symbolizer *s, Dwfl_Module *mo
 	return mi;
 }
 
-static Dwarf_Line *line_by_cu(struct gt_symbolizer *s, Dwfl_Module *mod, uintptr_t pc)
+/* The compile unit that holds the module-relative address addr. */
+static Dwarf_Die *cu_of(struct mod_index *mi, Dwarf_Addr addr)
 {
-	struct mod_index *mi = mod_index__get(s, mod);
-	size_t lo = 0, hi;
-	Dwarf_Addr addr;
+	size_t lo = 0, hi = mi->n;
 
-	if (!mi)
-		return NULL;
-	addr = pc - mi->bias;
-	hi = mi->n;
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
 
@@ -141,12 +236,72 @@ static Dwarf_Line *line_by_cu(struct gt_symbolizer *s, Dwfl_Module *mod, uintptr
 		else if (addr >= mi->r[mid].hi)
 			lo = mid + 1;
 		else
-			return dwarf_getsrc_die(&mi->r[mid].die, addr);
+			return &mi->r[mid].die;
 	}
 	return NULL;
 }
 
-int gt_symbolizer__lookup(struct gt_symbolizer *s, uintptr_t pc, struct gt_symbol *out)
+/* pc's unit, for lines and scopes; *addr the address DWARF uses. */
+static Dwarf_Die *unit_of(struct gt_symbolizer *s, Dwfl_Module *mod, uintptr_t pc, Dwarf_Addr *addr,
+			  struct mod_index **out_mi)
+{
+	struct mod_index *mi = mod_index__get(s, mod);
+
+	if (out_mi)
+		*out_mi = mi;
+	if (!mi)
+		return NULL;
+	*addr = pc - mi->bias;
+	return cu_of(mi, *addr);
+}
+
+static const char *file_of(Dwarf_Die *cu, Dwarf_Word idx)
+{
+	Dwarf_Files *files;
+	size_t n;
+
+	if (dwarf_getsrcfiles(cu, &files, &n) != 0 || idx >= n)
+		return NULL;
+	return dwarf_filesrc(files, idx, NULL, NULL);
+}
+
+static int udata_attr(Dwarf_Die *die, unsigned int name, Dwarf_Word *v)
+{
+	Dwarf_Attribute a;
+
+	return dwarf_attr_integrate(die, name, &a) ? dwarf_formudata(&a, v) : -1;
+}
+
+static int flag_attr(Dwarf_Die *die, unsigned int name)
+{
+	Dwarf_Attribute a;
+	bool v = false;
+
+	return dwarf_attr_integrate(die, name, &a) && !dwarf_formflag(&a, &v) && v;
+}
+
+/* A function's symbol name: its linkage name, else its name. */
+static const char *die_symbol(Dwarf_Die *die)
+{
+	Dwarf_Attribute a;
+	const char *name;
+
+	if (dwarf_attr_integrate(die, DW_AT_linkage_name, &a) ||
+	    dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &a)) {
+		name = dwarf_formstring(&a);
+		if (name)
+			return name;
+	}
+	return dwarf_attr_integrate(die, DW_AT_name, &a) ? dwarf_formstring(&a) : NULL;
+}
+
+static void set_name(struct gt_symbolizer *s, struct gt_symbol *out, const char *sym)
+{
+	out->function = gt_symbolizer__readable(s, sym);
+	out->linkage = out->function != sym ? sym : NULL;
+}
+
+static int lookup(struct gt_symbolizer *s, uintptr_t pc, struct gt_symbol *out, Dwfl_Module **out_mod)
 {
 	Dwfl_Module *mod;
 	Dwfl_Line *line;
@@ -154,16 +309,21 @@ int gt_symbolizer__lookup(struct gt_symbolizer *s, uintptr_t pc, struct gt_symbo
 
 	memset(out, 0, sizeof(*out));
 	out->offset = pc;
+	*out_mod = NULL;
 	if (!s)
 		return -1;
 	mod = dwfl_addrmodule(s->dwfl, pc);
 	if (!mod)
 		return -1;
+	*out_mod = mod;
 	out->module = dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
+	/* libdwfl names the vdso "[vdso: PID]": one name in every process. */
+	if (out->module && !strncmp(out->module, "[vdso", 5))
+		out->module = "[vdso]";
 	/* The file-relative address (what addr2line takes): pc - load bias. */
 	if (dwfl_module_getelf(mod, &base))
 		out->offset = pc - base;
-	out->function = dwfl_module_addrname(mod, pc);
+	set_name(s, out, dwfl_module_addrname(mod, pc));
 	line = dwfl_module_getsrc(mod, pc);
 	if (line) {
 		int lineno = 0;
@@ -174,7 +334,9 @@ int gt_symbolizer__lookup(struct gt_symbolizer *s, uintptr_t pc, struct gt_symbo
 			out->line = lineno;
 		}
 	} else {
-		Dwarf_Line *dl = line_by_cu(s, mod, pc);
+		Dwarf_Addr addr;
+		Dwarf_Die *cu = unit_of(s, mod, pc, &addr, NULL);
+		Dwarf_Line *dl = cu ? dwarf_getsrc_die(cu, addr) : NULL;
 		int lineno = 0;
 
 		if (dl && !dwarf_lineno(dl, &lineno) && lineno > 0) {
@@ -183,4 +345,256 @@ int gt_symbolizer__lookup(struct gt_symbolizer *s, uintptr_t pc, struct gt_symbo
 		}
 	}
 	return out->function ? 0 : -1;
+}
+
+int gt_symbolizer__lookup(struct gt_symbolizer *s, uintptr_t pc, struct gt_symbol *out)
+{
+	Dwfl_Module *mod;
+
+	return lookup(s, pc, out, &mod);
+}
+
+/* ---- inline chains -------------------------------------------------------------- */
+
+int gt_symbolizer__chain(struct gt_symbolizer *s, uintptr_t pc, struct gt_symbol *out, int max)
+{
+	Dwfl_Module *mod;
+	Dwarf_Die *cu, *scopes = NULL;
+	Dwarf_Addr addr;
+	int n_scopes, n = 1;
+	int inl[64];
+	int n_inl = 0;
+
+	lookup(s, pc, &out[0], &mod);
+	if (!mod || max < 2)
+		return 1;
+	cu = unit_of(s, mod, pc, &addr, NULL);
+	if (!cu)
+		return 1;
+	n_scopes = dwarf_getscopes(cu, addr, &scopes);
+	/* Scopes come innermost first; the inlined calls among them, without
+	 * those of compiler-made functions (an outlined region's body that
+	 * clang inlines into its entry), which are no call the user wrote. */
+	for (int i = 0; i < n_scopes && n_inl < (int)(sizeof(inl) / sizeof(*inl)); i++) {
+		Dwarf_Die origin;
+
+		if (dwarf_tag(&scopes[i]) != DW_TAG_inlined_subroutine)
+			continue;
+		if (dwarf_formref_die(dwarf_attr(&scopes[i], DW_AT_abstract_origin, &(Dwarf_Attribute){ 0 }),
+				      &origin) &&
+		    flag_attr(&origin, DW_AT_artificial))
+			continue;
+		inl[n_inl++] = i;
+	}
+	if (n_inl > max - 1)
+		n_inl = max - 1; /* the innermost calls are kept */
+	/* out[0], the real frame, is at the outermost inlined call's line;
+	 * out[k] is the (n_inl - k)-th inlined function, at the line of the
+	 * call inlined into it, or for the innermost at pc's own line. */
+	for (int k = n_inl; k >= 1; k--) {
+		Dwarf_Die *call = &scopes[inl[k - 1]];
+		struct gt_symbol *caller = &out[n_inl - k];
+		struct gt_symbol *callee = &out[n_inl - k + 1];
+		Dwarf_Word file = 0, line = 0;
+
+		*callee = *caller; /* module, offset; file and line, for the innermost */
+		callee->kind = GT_SYM_INLINE;
+		set_name(s, callee, die_symbol(call));
+		if (!udata_attr(call, DW_AT_call_file, &file) && !udata_attr(call, DW_AT_call_line, &line) &&
+		    line > 0) {
+			caller->file = file_of(cu, file);
+			caller->line = caller->file ? (int)line : 0;
+		}
+		n++;
+	}
+	/* The line table's line is the innermost frame's: it was copied down
+	 * as the callee before the caller's line was set. */
+	free(scopes);
+	return n;
+}
+
+/* ---- tail calls ----------------------------------------------------------------- */
+
+static int by_pc(const void *a, const void *b)
+{
+	const struct call_site *x = a, *y = b;
+
+	return x->pc < y->pc ? -1 : x->pc > y->pc;
+}
+
+static int addr_attr(Dwarf_Die *die, unsigned int name, Dwarf_Addr *v)
+{
+	Dwarf_Attribute a;
+
+	return dwarf_attr(die, name, &a) ? dwarf_formaddr(&a, v) : -1;
+}
+
+struct cs_collect {
+	struct mod_index *mi;
+	size_t cap;
+};
+
+static void collect_call_sites(struct cs_collect *c, Dwarf_Die *die, Dwarf_Addr fn_lo)
+{
+	Dwarf_Die child;
+
+	if (dwarf_child(die, &child) != 0)
+		return;
+	do {
+		int tag = dwarf_tag(&child);
+		Dwarf_Addr lo;
+
+		if (tag == DW_TAG_call_site || tag == DW_TAG_GNU_call_site) {
+			struct call_site cs = { .fn_lo = fn_lo };
+			Dwarf_Attribute a;
+			Dwarf_Die callee;
+
+			cs.tail = flag_attr(&child, DW_AT_call_tail_call) ||
+				  flag_attr(&child, DW_AT_GNU_tail_call);
+			if (cs.tail ? addr_attr(&child, DW_AT_call_pc, &cs.pc)
+				    : addr_attr(&child, DW_AT_call_return_pc, &cs.pc) &&
+					      addr_attr(&child, DW_AT_low_pc, &cs.pc))
+				continue;
+			if (!(dwarf_attr(&child, DW_AT_call_origin, &a) ||
+			      dwarf_attr(&child, DW_AT_abstract_origin, &a)) ||
+			    !dwarf_formref_die(&a, &callee))
+				continue;
+			cs.callee = die_symbol(&callee);
+			if (!cs.callee)
+				continue;
+			if (c->mi->n_cs == c->cap) {
+				size_t cap = c->cap ? c->cap * 2 : 64;
+				struct call_site *grown = realloc(c->mi->cs, cap * sizeof(*grown));
+
+				if (!grown)
+					return;
+				c->mi->cs = grown;
+				c->cap = cap;
+			}
+			c->mi->cs[c->mi->n_cs++] = cs;
+			continue;
+		}
+		if (tag == DW_TAG_subprogram && dwarf_lowpc(&child, &lo) == 0)
+			collect_call_sites(c, &child, lo);
+		else if (tag == DW_TAG_subprogram || tag == DW_TAG_namespace || tag == DW_TAG_class_type ||
+			 tag == DW_TAG_structure_type)
+			collect_call_sites(c, &child, 0);
+		else if (fn_lo && (tag == DW_TAG_lexical_block || tag == DW_TAG_inlined_subroutine))
+			collect_call_sites(c, &child, fn_lo);
+	} while (dwarf_siblingof(&child, &child) == 0);
+}
+
+static void call_sites__build(struct mod_index *mi)
+{
+	struct cs_collect c = { .mi = mi };
+	Dwarf_Die *cu = NULL;
+	Dwarf_Addr bias;
+
+	mi->cs_built = 1;
+	while ((cu = dwfl_module_nextcu(mi->mod, cu, &bias)))
+		collect_call_sites(&c, cu, 0);
+	if (mi->n_cs)
+		qsort(mi->cs, mi->n_cs, sizeof(*mi->cs), by_pc);
+}
+
+static const struct call_site *call_site_at(struct mod_index *mi, Dwarf_Addr pc, int tail)
+{
+	size_t lo = 0, hi = mi->n_cs;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (mi->cs[mid].pc < pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (; lo < mi->n_cs && mi->cs[lo].pc == pc; lo++)
+		if (mi->cs[lo].tail == tail)
+			return &mi->cs[lo];
+	return NULL;
+}
+
+/* The entry (module-relative) of the function called sym, or 0. */
+static Dwarf_Addr entry_of(struct mod_index *mi, const char *sym)
+{
+	int n = dwfl_module_getsymtab(mi->mod);
+
+	for (int i = 1; i < n; i++) {
+		GElf_Sym es;
+		GElf_Addr addr;
+		const char *name = dwfl_module_getsym_info(mi->mod, i, &es, &addr, NULL, NULL, NULL);
+
+		if (name && GELF_ST_TYPE(es.st_info) == STT_FUNC && es.st_value && !strcmp(name, sym))
+			return addr - mi->bias;
+	}
+	return 0;
+}
+
+#define TAIL_DEPTH 4
+
+/* Depth-first: paths of tail calls from the function at fn_lo to target;
+ * path[] gets the tail call sites of the first, *n_paths counts them all. */
+static void tail_paths(struct mod_index *mi, Dwarf_Addr fn_lo, const char *target, int depth,
+		       const struct call_site **path, int *len, int *n_paths)
+{
+	for (size_t i = 0; i < mi->n_cs && *n_paths < 2; i++) {
+		const struct call_site *cs = &mi->cs[i];
+
+		if (!cs->tail || cs->fn_lo != fn_lo)
+			continue;
+		if (!strcmp(cs->callee, target)) {
+			if ((*n_paths)++ == 0) {
+				path[depth] = cs;
+				*len = depth + 1;
+			}
+		} else if (depth + 1 < TAIL_DEPTH) {
+			Dwarf_Addr next = entry_of(mi, cs->callee);
+			int before = *n_paths;
+
+			if (next && next != fn_lo) {
+				tail_paths(mi, next, target, depth + 1, path, len, n_paths);
+				if (before == 0 && *n_paths > 0)
+					path[depth] = cs;
+			}
+		}
+	}
+}
+
+int gt_symbolizer__tail_calls(struct gt_symbolizer *s, uintptr_t caller_pc, uintptr_t callee_pc,
+			      struct gt_symbol *out, int max)
+{
+	const struct call_site *path[TAIL_DEPTH], *cs;
+	Dwfl_Module *mod = s ? dwfl_addrmodule(s->dwfl, caller_pc) : NULL;
+	struct mod_index *mi;
+	const char *callee_sym;
+	Dwarf_Addr fn_lo;
+	int len = 0, n_paths = 0;
+
+	if (!mod || dwfl_addrmodule(s->dwfl, callee_pc) != mod)
+		return 0;
+	mi = mod_index__get(s, mod);
+	if (!mi)
+		return 0;
+	if (!mi->cs_built)
+		call_sites__build(mi);
+	/* The call returns to caller_pc + 1. */
+	cs = call_site_at(mi, caller_pc + 1 - mi->bias, 0);
+	callee_sym = dwfl_module_addrname(mod, callee_pc);
+	if (!cs || !callee_sym || !strcmp(cs->callee, callee_sym))
+		return 0;
+	fn_lo = entry_of(mi, cs->callee);
+	if (!fn_lo)
+		return 0;
+	tail_paths(mi, fn_lo, callee_sym, 0, path, &len, &n_paths);
+	if (n_paths != 1 || len > max)
+		return 0;
+	for (int i = 0; i < len; i++) {
+		Dwfl_Module *m;
+
+		/* The function the tail call left, at the line of its jump. */
+		lookup(s, path[i]->pc + mi->bias, &out[i], &m);
+		out[i].kind = GT_SYM_TAIL;
+	}
+	return len;
 }
