@@ -82,7 +82,20 @@ enum gt_module_class gt_modmap__classify(const char *path)
 
 static uint32_t path_id(const char *path)
 {
-	char **grown;
+	char **grown, *abs;
+	uint32_t id;
+
+	/* dlopen("./libx.so") names the module as it was asked for: made
+	 * absolute now, while the working directory is still the one that
+	 * name was relative to. */
+	if (path[0] != '/' && path[0] != '[' && strchr(path, '/')) {
+		abs = realpath(path, NULL);
+		if (abs) {
+			id = path_id(abs);
+			free(abs);
+			return id;
+		}
+	}
 
 	for (uint32_t i = 0; i < n_known; i++)
 		if (!strcmp(known_paths[i], path))

@@ -49,7 +49,8 @@ struct owned {
 };
 
 struct gt_symbolizer {
-	Dwfl *dwfl;
+	Dwfl *hist; /* the history's modules, from their files; may be NULL */
+	Dwfl *dwfl; /* the modules mapped now, as /proc says */
 	struct mod_index *mods;
 	size_t n_mods;
 	struct owned *strings;
@@ -65,16 +66,27 @@ static const Dwfl_Callbacks proc_callbacks = {
 	.debuginfo_path = &debuginfo_path,
 };
 
-/* Modules of the history no longer mapped: reported from their files at the
- * address they had. One that overlaps a module reported already (its range
- * was reused) is refused by libdwfl and left out. */
-static void report_closed(const char *path, uintptr_t bias, void *arg)
+/*
+ * The modules of the history, reported from their files at the address they
+ * had, newest first: one that overlaps a module reported already (its range
+ * was reused) is refused by libdwfl. They come before what is mapped at the
+ * end: a library closed during the run may have left its addresses to one
+ * opened after the measurement (by the symbolizer itself, for one).
+ */
+static void report_seen(const char *path, uintptr_t bias, void *arg)
 {
 	Dwfl *dwfl = arg;
 
-	if (path[0] != '/' || dwfl_addrmodule(dwfl, bias + 1))
-		return;
+	if (path[0] != '/')
+		return; /* the vdso: from memory, as mapped now */
 	dwfl_report_elf(dwfl, path, path, -1, bias, false);
+}
+
+static Dwfl_Module *module_at(struct gt_symbolizer *s, uintptr_t pc)
+{
+	Dwfl_Module *mod = s->hist ? dwfl_addrmodule(s->hist, pc) : NULL;
+
+	return mod ? mod : dwfl_addrmodule(s->dwfl, pc);
 }
 
 struct gt_symbolizer *gt_symbolizer__new(void)
@@ -89,9 +101,14 @@ struct gt_symbolizer *gt_symbolizer__new(void)
 	dwfl_report_begin(s->dwfl);
 	if (dwfl_linux_proc_report(s->dwfl, getpid()) != 0)
 		goto out_end;
-	gt_modmap__history(report_closed, s->dwfl);
 	if (dwfl_report_end(s->dwfl, NULL, NULL) != 0)
 		goto out_end;
+	s->hist = dwfl_begin(&proc_callbacks);
+	if (s->hist) {
+		dwfl_report_begin(s->hist);
+		gt_modmap__history(report_seen, s->hist);
+		dwfl_report_end(s->hist, NULL, NULL);
+	}
 	return s;
 
 out_end:
@@ -119,6 +136,8 @@ void gt_symbolizer__delete(struct gt_symbolizer *s)
 	}
 	if (s->libstdcxx)
 		dlclose(s->libstdcxx);
+	if (s->hist)
+		dwfl_end(s->hist);
 	dwfl_end(s->dwfl);
 	free(s);
 }
@@ -312,7 +331,7 @@ static int lookup(struct gt_symbolizer *s, uintptr_t pc, struct gt_symbol *out, 
 	*out_mod = NULL;
 	if (!s)
 		return -1;
-	mod = dwfl_addrmodule(s->dwfl, pc);
+	mod = module_at(s, pc);
 	if (!mod)
 		return -1;
 	*out_mod = mod;
@@ -565,13 +584,13 @@ int gt_symbolizer__tail_calls(struct gt_symbolizer *s, uintptr_t caller_pc, uint
 			      struct gt_symbol *out, int max)
 {
 	const struct call_site *path[TAIL_DEPTH], *cs;
-	Dwfl_Module *mod = s ? dwfl_addrmodule(s->dwfl, caller_pc) : NULL;
+	Dwfl_Module *mod = s ? module_at(s, caller_pc) : NULL;
 	struct mod_index *mi;
 	const char *callee_sym;
 	Dwarf_Addr fn_lo;
 	int len = 0, n_paths = 0;
 
-	if (!mod || dwfl_addrmodule(s->dwfl, callee_pc) != mod)
+	if (!mod || module_at(s, callee_pc) != mod)
 		return 0;
 	mi = mod_index__get(s, mod);
 	if (!mi)

@@ -154,6 +154,9 @@ void gt_label(struct gt_sb *b, const struct gt_profile *t, uint32_t i, int flags
 			if (n->line && !(flags & GT_LABEL_NO_LINE))
 				gt_sb__addf(b, ":%" PRIu32, n->line);
 			gt_sb__add(b, ")");
+		} else if (name && mod && mod[0] == '[') {
+			gt_sb__add(b, " ");
+			gt_sb__add_clean(b, mod); /* [vdso] */
 		} else if (name && mod) {
 			gt_sb__add(b, " [");
 			gt_sb__add_clean(b, gt_base_name(mod));

@@ -114,7 +114,7 @@ def no_runtime_frames(p, prefixes=("libomp", "libgputool")):
     """No frame of a runtime (libomp, libomptarget...) or of the tool anywhere in the tree."""
     mods = p.doc.get("modules", [])
     for n in p.doc["nodes"]:
-        if n.get("kind") != "frame" or n.get("module") is None:
+        if n.get("kind") not in ("frame", "inline", "tail") or n.get("module") is None:
             continue
         m = os.path.basename(mods[n["module"]])
         check(not m.startswith(tuple(prefixes)),
