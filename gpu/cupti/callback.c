@@ -436,6 +436,7 @@ struct cupti_thread {
 	uint64_t stream;	  /* a stream sync's CUPTI stream id, 0: all */
 	struct gt_cct_node *node; /* its placeholder (or context) */
 	uint64_t t0, bytes;	  /* API-measured operations */
+	uint64_t wait0;		  /* an implicit synchronization's start, 0: none */
 	uint64_t last_flush_ns;	  /* when a sync last flushed CUPTI's buffers */
 	CUcontext last_ctx;	  /* the device of the last context seen */
 	int last_device;
@@ -645,6 +646,28 @@ static uint64_t sync_stream(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
 	return id;
 }
 
+/*
+ * Copies, memsets and frees that are not *Async block the host until what
+ * was launched before them has run (CUDA's "API synchronization behavior":
+ * cudaMemcpy to or from pageable memory, cudaFree, ...): implicit
+ * synchronizations, blamed like cudaDeviceSynchronize.
+ */
+static int implicit_sync(enum gt_cupti_class cls, const CUpti_CallbackData *cb)
+{
+	switch (cls) {
+	case GT_CUPTI_COPY_KIND:
+	case GT_CUPTI_COPY_H2D:
+	case GT_CUPTI_COPY_D2H:
+	case GT_CUPTI_COPY_D2D:
+	case GT_CUPTI_COPY:
+	case GT_CUPTI_MEMSET:
+	case GT_CUPTI_FREE:
+		return cb->functionName && !strstr(cb->functionName, "Async");
+	default:
+		return 0;
+	}
+}
+
 /* A host wait: not cudaStreamWaitEvent, which only orders two streams. */
 static int host_wait(CUpti_CallbackDomain domain, CUpti_CallbackId cbid)
 {
@@ -676,6 +699,7 @@ static void enter(struct cupti_thread *ct, CUpti_CallbackDomain domain, CUpti_Ca
 	}
 	ct->cls = cls;
 	ct->id = 0;
+	ct->wait0 = 0;
 	ct->t0 = gt_tracer__on() ? gt_clock__now() : 0;
 	/* CUDA 13 gives a driver call made by a runtime call the runtime
 	 * call's id: filed once. */
@@ -721,6 +745,27 @@ static void enter(struct cupti_thread *ct, CUpti_CallbackDomain domain, CUpti_Ca
 			ct->stream = host_wait(domain, cbid) ? sync_stream(domain, cbid, cb) : UINT64_MAX;
 		ct->t0 = gt_clock__now();
 	}
+	ct->wait0 = implicit_sync(cls, cb) ? gt_clock__now() : 0;
+}
+
+/*
+ * Blame for a wait of the calling thread over [t0, t1] (CPU_IDLE at @node
+ * now, CPU_IDLE_CAUSE at the launches that kept the device busy later). The
+ * kernels' activities reach the monitor when CUPTI completes their buffer
+ * (within the flush period); the monitor holds the sync until then.
+ */
+static void blame_wait(struct cupti_thread *ct, struct gt_cct_node *node, uint64_t t0, uint64_t t1,
+		       uint64_t stream)
+{
+	/* What the wait waited for has completed: hand its records over now
+	 * rather than at the next flush period, so the monitor settles the
+	 * sync and the device counts as idle at once (at most once a
+	 * millisecond per thread: syncs can be frequent). */
+	if (t1 - ct->last_flush_ns >= 1000000 && gt_cupti_lib.cuptiActivityFlushAll) {
+		ct->last_flush_ns = t1;
+		gt_cupti_lib.cuptiActivityFlushAll(0);
+	}
+	gt_blame__sync(ct->t, node, t0, t1, ct->device, stream);
 }
 
 static void leave(struct cupti_thread *ct, const CUpti_CallbackData *cb)
@@ -732,6 +777,15 @@ static void leave(struct cupti_thread *ct, const CUpti_CallbackData *cb)
 		return; /* the backend started inside this call */
 	if (--ct->depth > 0 || !ct->id)
 		return;
+	if (ct->wait0 && !(ret && *ret)) {
+		/* A copy, memset or free that blocked: the same wait as a
+		 * device synchronization, on every stream of the device (the
+		 * legacy default stream waits for them all). */
+		uint64_t wait0 = ct->wait0;
+
+		ct->wait0 = 0;
+		blame_wait(ct, ct->node, wait0, gt_clock__now(), 0);
+	}
 	if (gt_tracer__on() && ct->t0)
 		gt_tracer__span(ct->t, GT_EV_API, cb->functionName, ct->node, ct->t0, gt_clock__now(), ct->id);
 	memset(&op, 0, sizeof(op));
@@ -758,21 +812,8 @@ static void leave(struct cupti_thread *ct, const CUpti_CallbackData *cb)
 		gt_cupti_record__op(&op);
 	gt_monitor__activity(ct->t, &op);
 	ct->id = 0;
-	/* Blame for the wait (CPU_IDLE here, CPU_IDLE_CAUSE at the launches
-	 * that kept the device busy). The kernels' activities reach the
-	 * monitor when CUPTI completes their buffer (within the flush
-	 * period); the monitor holds the sync until then. */
-	if (op.kind == GT_DEVOP_SYNC && ct->stream != UINT64_MAX) {
-		/* What the sync waited for has completed: hand its records over
-		 * now rather than at the next flush period, so the monitor
-		 * settles the sync and the device counts as idle at once (at
-		 * most once a millisecond per thread: syncs can be frequent). */
-		if (op.end_ns - ct->last_flush_ns >= 1000000 && gt_cupti_lib.cuptiActivityFlushAll) {
-			ct->last_flush_ns = op.end_ns;
-			gt_cupti_lib.cuptiActivityFlushAll(0);
-		}
-		gt_blame__sync(ct->t, ct->node, op.start_ns, op.end_ns, ct->device, ct->stream);
-	}
+	if (op.kind == GT_DEVOP_SYNC && ct->stream != UINT64_MAX)
+		blame_wait(ct, ct->node, op.start_ns, op.end_ns, ct->stream);
 }
 
 void CUPTIAPI gt_cupti__callback(void *userdata, CUpti_CallbackDomain domain,

@@ -16,9 +16,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core/cct.h"
+#include "core/clock.h"
 #include "core/thread.h"
 #include "gpu/cupti/cupti-internal.h"
 #include "gpu/monitor.h"
@@ -356,6 +358,146 @@ static void test_callbacks(void)
 	atomic_store(&gt_cupti_live, 0);
 }
 
+/* ---- implicit synchronizations ------------------------------------------------ */
+
+static CUptiResult CUPTIAPI device_zero(CUcontext ctx, uint32_t *dev)
+{
+	(void)ctx;
+	*dev = 0;
+	return CUPTI_SUCCESS;
+}
+
+static uint64_t wait_ns;
+
+struct found {
+	struct gt_cct_node *n[2];
+	int count;
+};
+
+static void find_d2h(struct gt_cct_node *n, void *arg)
+{
+	struct found *f = arg;
+
+	if (n->kind == GT_NODE_PLACEHOLDER && n->key == GT_PH_GPU_COPY_D2H && f->count < 2)
+		f->n[f->count++] = n;
+}
+
+static void find_kernel(struct gt_cct_node *n, void *arg)
+{
+	struct gt_cct_node **out = arg;
+
+	if (n->kind == GT_NODE_PLACEHOLDER && n->key == GT_PH_GPU_KERNEL && !*out)
+		*out = n;
+}
+
+/* What the device does while the host is blocked in a copy: WAIT_NS. */
+static void block(void)
+{
+	struct timespec ts = { 0, (long)wait_ns };
+
+	nanosleep(&ts, NULL);
+}
+
+static void api_named(CUpti_CallbackDomain dom, CUpti_CallbackId cbid, const char *name, uint32_t cid,
+		      const void *params, void (*inner)(void))
+{
+	CUpti_CallbackData cb = { .callbackSite = CUPTI_API_ENTER, .functionParams = params,
+				  .functionName = name, .correlationId = cid,
+				  .context = (CUcontext)(uintptr_t)0x1000 };
+	int ret = 0;
+
+	cb.functionReturnValue = &ret;
+	gt_cupti__callback(NULL, dom, cbid, &cb);
+	if (inner)
+		inner();
+	cb.callbackSite = CUPTI_API_EXIT;
+	gt_cupti__callback(NULL, dom, cbid, &cb);
+}
+
+/*
+ * A kernel, then a blocking cudaMemcpy back that waits for it (the copy's
+ * API call lasts while the kernel runs): CPU_IDLE at the copy, as long as
+ * the call, and CPU_IDLE_CAUSE at the kernel's launch. The same with
+ * cudaMemcpyAsync: no wait, no blame.
+ */
+static void test_implicit_sync(void)
+{
+	cudaLaunchKernel_v7000_params launch = { 0 };
+	cudaMemcpy_v3020_params d2h = { .count = 64, .kind = cudaMemcpyDeviceToHost };
+	cudaMemcpyAsync_v3020_params d2h_async = { .count = 64, .kind = cudaMemcpyDeviceToHost };
+	static char kname[] = "busy";
+	struct gt_cct_node *copy, *async, *kernel;
+	struct found found = { { NULL, NULL }, 0 };
+	struct synth s = { 0 };
+	CUpti_ActivityKernel10 *kr;
+	CUpti_ActivityMemcpy6 *mr;
+	uint64_t t_launch, t_copy0, t_copy1, t_async;
+	struct gt_thread *t;
+
+	gt_cupti_lib.demangle = NULL;
+	gt_cupti_corr__reset();
+	memcpy((void *)&gt_cupti_devices[0], &h100, sizeof(h100));
+	atomic_store(&gt_cupti_devices[0].ready, 1);
+	CHECK(gt_monitor__start() == 0);
+	t = gt_thread__self(GT_THREAD_INITIAL);
+	gt_cupti_lib.cuptiEnableCallback = enable;
+	gt_cupti_lib.cuptiGetDeviceId = device_zero;
+	CHECK(gt_cupti__enable_callbacks(NULL) == CUPTI_SUCCESS);
+	atomic_store(&gt_cupti_live, 1);
+
+	t_launch = gt_clock__now();
+	api_named(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000,
+		  "cudaLaunchKernel", 301, &launch, NULL);
+	wait_ns = 50000000;
+	t_copy0 = gt_clock__now();
+	api_named(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020, "cudaMemcpy", 302,
+		  &d2h, block);
+	t_copy1 = gt_clock__now();
+	t_async = gt_clock__now();
+	api_named(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020,
+		  "cudaMemcpyAsync", 303, &d2h_async, NULL);
+
+	/* The kernel ran from its launch until just before the copy returned;
+	 * the copies took a microsecond each. */
+	kr = synth__add(&s, sizeof(*kr));
+	kr->kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+	kr->correlationId = 301, kr->start = t_launch, kr->end = t_copy1 - 2000;
+	kr->gridX = kr->gridY = kr->gridZ = 1;
+	kr->blockX = kr->blockY = kr->blockZ = 1;
+	kr->name = kname;
+	mr = synth__add(&s, sizeof(*mr));
+	mr->kind = CUPTI_ACTIVITY_KIND_MEMCPY;
+	mr->copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_DTOH;
+	mr->correlationId = 302, mr->bytes = 64, mr->start = t_copy1 - 2000, mr->end = t_copy1 - 1000;
+	mr = synth__add(&s, sizeof(*mr));
+	mr->kind = CUPTI_ACTIVITY_KIND_MEMCPY;
+	mr->copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_DTOH;
+	mr->correlationId = 303, mr->bytes = 64, mr->start = t_async, mr->end = t_async + 1000;
+	deliver(s.buf, s.len, s.offs, s.n);
+	gt_monitor__flush();
+	gt_monitor__flush(); /* the sync settles once its operations are in */
+	gt_monitor__drain(t);
+
+	/* Each copy under its call site: the blocking one has CPU_IDLE, as
+	 * long as the call (no more than measured around it); the other none. */
+	gt_cct__walk(t->cct.root, find_d2h, &found);
+	CHECK_EQ_U(found.count, 2);
+	copy = found.n[metric_at(found.n[0], GT_M_CPU_IDLE) ? 0 : 1];
+	async = found.n[metric_at(found.n[0], GT_M_CPU_IDLE) ? 1 : 0];
+	CHECK_EQ_U(tree_sum(t, GT_PH_GPU_COPY_D2H, GT_M_GXCOPY_D2H_COUNT), 2);
+	CHECK_EQ_U(metric_at(async, GT_M_CPU_IDLE), 0);
+	CHECK(metric_at(copy, GT_M_CPU_IDLE) >= wait_ns);
+	CHECK(metric_at(copy, GT_M_CPU_IDLE) <= t_copy1 - t_copy0);
+	kernel = NULL;
+	gt_cct__walk(t->cct.root, find_kernel, &kernel);
+	CHECK(kernel);
+	/* The wait, charged to the kernel that ran during it (shared with the
+	 * copy for the microsecond it ran too). */
+	CHECK(tree_sum(t, GT_PH_GPU_KERNEL, GT_M_CPU_IDLE_CAUSE) >= wait_ns - 2000);
+	CHECK(tree_sum(t, GT_PH_GPU_KERNEL, GT_M_CPU_IDLE_CAUSE) <= metric_at(copy, GT_M_CPU_IDLE));
+	atomic_store(&gt_cupti_live, 0);
+}
+
 /* ---- replay ------------------------------------------------------------------ */
 
 #define MAX_OPS 65536
@@ -593,6 +735,7 @@ int main(int argc, char **argv)
 		{ "correlation table", test_corr },
 		{ "records through the monitor", test_synthetic },
 		{ "API callbacks: nesting, API-measured operations, failures", test_callbacks },
+		{ "blocking copies: CPU_IDLE and CPU_IDLE_CAUSE", test_implicit_sync },
 	};
 
 	if (argc > 3 && !strcmp(argv[1], "replay"))
