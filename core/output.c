@@ -375,17 +375,18 @@ static void merge__visit(struct gt_cct_node *n, void *arg)
 {
 	struct merge *m = arg;
 	struct merge_key k = { 0 };
+	uint32_t parent;
 
 	/* Nodes with nothing measured below them are left out. */
 	if (!n->aux && n->kind != GT_NODE_ROOT)
 		return;
+	parent = n->parent ? n->parent->aux : 0;
 	switch (n->kind) {
 	case GT_NODE_ROOT:
 		n->aux = 0;
 		goto out_values;
 	case GT_NODE_FRAME: {
 		uint32_t first, n_keys = merge__frame_keys(m, (uintptr_t)n->key, &first);
-		uint32_t parent = n->parent->aux;
 
 		if (!n_keys) {
 			n->aux = parent;
@@ -409,6 +410,10 @@ static void merge__visit(struct gt_cct_node *n, void *arg)
 		goto out_values;
 	}
 	case GT_NODE_PLACEHOLDER:
+		/* Made in a runtime called from the frame above: a function that
+		 * ended in a jump to the runtime has no frame of its own. */
+		if (n->parent->kind == GT_NODE_FRAME)
+			parent = merge__tail_calls(m, (uintptr_t)n->parent->key, 0, parent);
 		k.kind = GT_PNODE_PLACEHOLDER;
 		k.name = gt_profile__string(m->p, n->key < GT_PH__COUNT ? gt_placeholder_names[n->key]
 									: "<unknown>");
@@ -420,7 +425,7 @@ static void merge__visit(struct gt_cct_node *n, void *arg)
 		k.file = k.module = GT_NONE;
 		break;
 	}
-	k.parent = n->parent->aux;
+	k.parent = parent;
 	n->aux = merge__node(m, &k);
 	if (n->aux == GT_NONE)
 		n->aux = 0;

@@ -11,6 +11,7 @@
 
 #include "core/log.h"
 #include "core/modmap.h"
+#include "core/unwind.h"
 
 /*
  * libdwfl finds a line through .debug_aranges, which clang does not emit by
@@ -39,6 +40,12 @@ struct mod_index {
 	struct call_site *cs; /* by pc */
 	size_t n_cs;
 	int cs_built;
+	struct fn_sym {
+		const char *name;
+		Dwarf_Addr lo; /* module-relative entry */
+	} *fns;		   /* the module's functions, by name */
+	size_t n_fns;
+	int fns_built;
 };
 
 /* Strings made here (demangled names), freed with the symbolizer. */
@@ -126,6 +133,7 @@ void gt_symbolizer__delete(struct gt_symbolizer *s)
 	for (size_t i = 0; i < s->n_mods; i++) {
 		free(s->mods[i].r);
 		free(s->mods[i].cs);
+		free(s->mods[i].fns);
 	}
 	free(s->mods);
 	while (s->strings) {
@@ -284,6 +292,54 @@ static const char *file_of(Dwarf_Die *cu, Dwarf_Word idx)
 	return dwarf_filesrc(files, idx, NULL, NULL);
 }
 
+/*
+ * A source path as the user knows it: DWARF 5 line tables may name files
+ * relative to a directory that is itself relative ("../src/x.c"), which
+ * libdw leaves so; those are joined to the unit's compilation directory.
+ * "." and ".." steps are taken ("/b/x/../../src/x.c" is "/src/x.c").
+ */
+static const char *source_path(struct gt_symbolizer *s, Dwarf_Die *cu, const char *path)
+{
+	char buf[4096];
+	const char *dir;
+	size_t len = 0;
+	Dwarf_Attribute a;
+
+	if (!path || (path[0] == '/' && !strstr(path, "/./") && !strstr(path, "/../")))
+		return path;
+	for (struct owned *o = s->strings; o; o = o->next)
+		if (o->from == path)
+			return o->text;
+	dir = path[0] == '/' ? "" : cu && dwarf_attr(cu, DW_AT_comp_dir, &a) ? dwarf_formstring(&a) : NULL;
+	if (!dir || (dir[0] && dir[0] != '/') || strlen(dir) + strlen(path) + 2 > sizeof(buf))
+		return path;
+	/* Components one at a time onto buf: "." skipped, ".." drops one. */
+	for (const char *part = dir, *next; part; part = next ? next : NULL) {
+		for (const char *p = part; *p;) {
+			const char *slash = strchr(p, '/');
+			size_t n = slash ? (size_t)(slash - p) : strlen(p);
+
+			if (n == 0 || (n == 1 && p[0] == '.')) {
+				/* nothing */
+			} else if (n == 2 && p[0] == '.' && p[1] == '.') {
+				while (len > 0 && buf[len - 1] != '/')
+					len--;
+				if (len > 0)
+					len--;
+			} else {
+				buf[len++] = '/';
+				memcpy(buf + len, p, n);
+				len += n;
+			}
+			p += n;
+			while (*p == '/')
+				p++;
+		}
+		next = part == dir ? path : NULL;
+	}
+	return own(s, path, buf, len);
+}
+
 static int udata_attr(Dwarf_Die *die, unsigned int name, Dwarf_Word *v)
 {
 	Dwarf_Attribute a;
@@ -349,7 +405,7 @@ static int lookup(struct gt_symbolizer *s, uintptr_t pc, struct gt_symbol *out, 
 		const char *file = dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL);
 
 		if (file && lineno > 0) {
-			out->file = file;
+			out->file = source_path(s, dwfl_linecu(line), file);
 			out->line = lineno;
 		}
 	} else {
@@ -359,7 +415,7 @@ static int lookup(struct gt_symbolizer *s, uintptr_t pc, struct gt_symbol *out, 
 		int lineno = 0;
 
 		if (dl && !dwarf_lineno(dl, &lineno) && lineno > 0) {
-			out->file = dwarf_linesrc(dl, NULL, NULL);
+			out->file = source_path(s, cu, dwarf_linesrc(dl, NULL, NULL));
 			out->line = out->file ? lineno : 0;
 		}
 	}
@@ -375,14 +431,74 @@ int gt_symbolizer__lookup(struct gt_symbolizer *s, uintptr_t pc, struct gt_symbo
 
 /* ---- inline chains -------------------------------------------------------------- */
 
+static int function_scope(Dwarf_Die *die)
+{
+	int tag = dwarf_tag(die);
+
+	return tag == DW_TAG_inlined_subroutine || tag == DW_TAG_subprogram || tag == DW_TAG_entry_point;
+}
+
+/* A call the user wrote: not one of a compiler-made function (the body of
+ * an outlined region, which clang inlines into the region's entry). */
+static int user_inline(Dwarf_Die *call)
+{
+	Dwarf_Attribute a;
+	Dwarf_Die origin;
+
+	return !(dwarf_attr(call, DW_AT_abstract_origin, &a) && dwarf_formref_die(&a, &origin) &&
+		 flag_attr(&origin, DW_AT_artificial));
+}
+
+#define MAX_CALLS 64
+
+/*
+ * The inlined calls that hold the module-relative address addr, innermost
+ * first. dwarf_getscopes gives the innermost one's scopes in its abstract
+ * definition; the concrete calls around it come from dwarf_getscopes_die,
+ * one inlined call at a time (as eu-addr2line -i walks them).
+ */
+static int inlined_calls(Dwarf_Die *cu, Dwarf_Addr addr, Dwarf_Die *calls, int max)
+{
+	Dwarf_Die *scopes = NULL, cur;
+	int n = 0, k, found = 0;
+	int n_scopes = dwarf_getscopes(cu, addr, &scopes);
+
+	for (k = 0; k < n_scopes; k++)
+		if (function_scope(&scopes[k]))
+			break;
+	if (k < n_scopes && dwarf_tag(&scopes[k]) == DW_TAG_inlined_subroutine) {
+		cur = scopes[k];
+		found = 1;
+	}
+	free(scopes);
+	while (found && n < max) {
+		int m;
+
+		calls[n++] = cur;
+		scopes = NULL;
+		m = dwarf_getscopes_die(&cur, &scopes);
+		found = 0;
+		for (k = 1; k < m; k++) {
+			if (!function_scope(&scopes[k]))
+				continue;
+			if (dwarf_tag(&scopes[k]) == DW_TAG_inlined_subroutine) {
+				cur = scopes[k];
+				found = 1;
+			}
+			break;
+		}
+		free(scopes);
+	}
+	return n;
+}
+
 int gt_symbolizer__chain(struct gt_symbolizer *s, uintptr_t pc, struct gt_symbol *out, int max)
 {
+	Dwarf_Die calls[MAX_CALLS], *cu;
+	int inl[MAX_CALLS];
+	int n_calls, n_inl = 0, n = 1;
 	Dwfl_Module *mod;
-	Dwarf_Die *cu, *scopes = NULL;
 	Dwarf_Addr addr;
-	int n_scopes, n = 1;
-	int inl[64];
-	int n_inl = 0;
 
 	lookup(s, pc, &out[0], &mod);
 	if (!mod || max < 2)
@@ -390,28 +506,19 @@ int gt_symbolizer__chain(struct gt_symbolizer *s, uintptr_t pc, struct gt_symbol
 	cu = unit_of(s, mod, pc, &addr, NULL);
 	if (!cu)
 		return 1;
-	n_scopes = dwarf_getscopes(cu, addr, &scopes);
-	/* Scopes come innermost first; the inlined calls among them, without
-	 * those of compiler-made functions (an outlined region's body that
-	 * clang inlines into its entry), which are no call the user wrote. */
-	for (int i = 0; i < n_scopes && n_inl < (int)(sizeof(inl) / sizeof(*inl)); i++) {
-		Dwarf_Die origin;
-
-		if (dwarf_tag(&scopes[i]) != DW_TAG_inlined_subroutine)
-			continue;
-		if (dwarf_formref_die(dwarf_attr(&scopes[i], DW_AT_abstract_origin, &(Dwarf_Attribute){ 0 }),
-				      &origin) &&
-		    flag_attr(&origin, DW_AT_artificial))
-			continue;
-		inl[n_inl++] = i;
-	}
+	n_calls = inlined_calls(cu, addr, calls, MAX_CALLS);
+	for (int i = 0; i < n_calls; i++)
+		if (user_inline(&calls[i]))
+			inl[n_inl++] = i;
 	if (n_inl > max - 1)
 		n_inl = max - 1; /* the innermost calls are kept */
 	/* out[0], the real frame, is at the outermost inlined call's line;
 	 * out[k] is the (n_inl - k)-th inlined function, at the line of the
-	 * call inlined into it, or for the innermost at pc's own line. */
+	 * call inlined into it, or for the innermost at pc's own line. A call
+	 * left out (compiler-made) lends its frame the line of the call it
+	 * holds. */
 	for (int k = n_inl; k >= 1; k--) {
-		Dwarf_Die *call = &scopes[inl[k - 1]];
+		Dwarf_Die *call = &calls[inl[k - 1]];
 		struct gt_symbol *caller = &out[n_inl - k];
 		struct gt_symbol *callee = &out[n_inl - k + 1];
 		Dwarf_Word file = 0, line = 0;
@@ -421,14 +528,11 @@ int gt_symbolizer__chain(struct gt_symbolizer *s, uintptr_t pc, struct gt_symbol
 		set_name(s, callee, die_symbol(call));
 		if (!udata_attr(call, DW_AT_call_file, &file) && !udata_attr(call, DW_AT_call_line, &line) &&
 		    line > 0) {
-			caller->file = file_of(cu, file);
+			caller->file = source_path(s, cu, file_of(cu, file));
 			caller->line = caller->file ? (int)line : 0;
 		}
 		n++;
 	}
-	/* The line table's line is the innermost frame's: it was copied down
-	 * as the callee before the caller's line was set. */
-	free(scopes);
 	return n;
 }
 
@@ -535,25 +639,47 @@ static const struct call_site *call_site_at(struct mod_index *mi, Dwarf_Addr pc,
 }
 
 /* The entry (module-relative) of the function called sym, or 0. */
+static int fn_by_name(const void *a, const void *b)
+{
+	const struct fn_sym *x = a, *y = b;
+
+	return strcmp(x->name, y->name);
+}
+
+/* The entry (module-relative) of the function the module defines as sym;
+ * 0 when it defines none (one of another module). */
 static Dwarf_Addr entry_of(struct mod_index *mi, const char *sym)
 {
-	int n = dwfl_module_getsymtab(mi->mod);
+	struct fn_sym key = { .name = sym }, *f;
 
-	for (int i = 1; i < n; i++) {
-		GElf_Sym es;
-		GElf_Addr addr;
-		const char *name = dwfl_module_getsym_info(mi->mod, i, &es, &addr, NULL, NULL, NULL);
+	if (!mi->fns_built) {
+		int n = dwfl_module_getsymtab(mi->mod);
 
-		if (name && GELF_ST_TYPE(es.st_info) == STT_FUNC && es.st_value && !strcmp(name, sym))
-			return addr - mi->bias;
+		mi->fns_built = 1;
+		mi->fns = n > 0 ? calloc((size_t)n, sizeof(*mi->fns)) : NULL;
+		for (int i = 1; mi->fns && i < n; i++) {
+			GElf_Sym es;
+			GElf_Addr addr;
+			const char *name = dwfl_module_getsym_info(mi->mod, i, &es, &addr, NULL, NULL, NULL);
+
+			if (name && GELF_ST_TYPE(es.st_info) == STT_FUNC && es.st_value) {
+				mi->fns[mi->n_fns].name = name;
+				mi->fns[mi->n_fns].lo = addr - mi->bias;
+				mi->n_fns++;
+			}
+		}
+		if (mi->n_fns)
+			qsort(mi->fns, mi->n_fns, sizeof(*mi->fns), fn_by_name);
 	}
-	return 0;
+	f = mi->n_fns ? bsearch(&key, mi->fns, mi->n_fns, sizeof(*mi->fns), fn_by_name) : NULL;
+	return f ? f->lo : 0;
 }
 
 #define TAIL_DEPTH 4
 
-/* Depth-first: paths of tail calls from the function at fn_lo to target;
- * path[] gets the tail call sites of the first, *n_paths counts them all. */
+/* Depth-first: paths of tail calls from the function at fn_lo to target (NULL:
+ * to a function of another module); path[] gets the tail call sites of the
+ * first, *n_paths counts them all. */
 static void tail_paths(struct mod_index *mi, Dwarf_Addr fn_lo, const char *target, int depth,
 		       const struct call_site **path, int *len, int *n_paths)
 {
@@ -562,7 +688,7 @@ static void tail_paths(struct mod_index *mi, Dwarf_Addr fn_lo, const char *targe
 
 		if (!cs->tail || cs->fn_lo != fn_lo)
 			continue;
-		if (!strcmp(cs->callee, target)) {
+		if (target ? !strcmp(cs->callee, target) : !entry_of(mi, cs->callee)) {
 			if ((*n_paths)++ == 0) {
 				path[depth] = cs;
 				*len = depth + 1;
@@ -580,6 +706,32 @@ static void tail_paths(struct mod_index *mi, Dwarf_Addr fn_lo, const char *targe
 	}
 }
 
+/*
+ * A function called for an operation that a runtime then made, with no tail
+ * call in its call-site information: it jumped to the runtime itself, a call
+ * compilers do not describe (clang's __kmpc_fork_call, for one). Unless it
+ * has tail calls of its own (then which one led there is not known), it is
+ * the frame left out, at the line of its end, where such a jump is.
+ */
+static int jump_to_runtime(struct gt_symbolizer *s, struct mod_index *mi, Dwarf_Addr fn_lo,
+			   struct gt_symbol *out)
+{
+	uintptr_t entry = fn_lo + mi->bias;
+	GElf_Off off = 0;
+	GElf_Sym sym;
+	Dwfl_Module *m;
+
+	for (size_t i = 0; i < mi->n_cs; i++)
+		if (mi->cs[i].tail && mi->cs[i].fn_lo == fn_lo)
+			return 0;
+	if (gt_unwind__elided(entry) ||
+	    !dwfl_module_addrinfo(mi->mod, entry, &off, &sym, NULL, NULL, NULL) || off || !sym.st_size)
+		return 0;
+	lookup(s, entry + sym.st_size - 1, out, &m);
+	out->kind = GT_SYM_TAIL;
+	return 1;
+}
+
 int gt_symbolizer__tail_calls(struct gt_symbolizer *s, uintptr_t caller_pc, uintptr_t callee_pc,
 			      struct gt_symbol *out, int max)
 {
@@ -590,7 +742,7 @@ int gt_symbolizer__tail_calls(struct gt_symbolizer *s, uintptr_t caller_pc, uint
 	Dwarf_Addr fn_lo;
 	int len = 0, n_paths = 0;
 
-	if (!mod || module_at(s, callee_pc) != mod)
+	if (!mod || (callee_pc && module_at(s, callee_pc) != mod))
 		return 0;
 	mi = mod_index__get(s, mod);
 	if (!mi)
@@ -599,18 +751,26 @@ int gt_symbolizer__tail_calls(struct gt_symbolizer *s, uintptr_t caller_pc, uint
 		call_sites__build(mi);
 	/* The call returns to caller_pc + 1. */
 	cs = call_site_at(mi, caller_pc + 1 - mi->bias, 0);
-	callee_sym = dwfl_module_addrname(mod, callee_pc);
-	if (!cs || !callee_sym || !strcmp(cs->callee, callee_sym))
+	callee_sym = callee_pc ? dwfl_module_addrname(mod, callee_pc) : NULL;
+	if (!cs || (callee_pc && (!callee_sym || !strcmp(cs->callee, callee_sym))))
 		return 0;
+	/* A call to another module (callee_pc 0: the runtime the operation
+	 * went to) left no frame out. */
 	fn_lo = entry_of(mi, cs->callee);
 	if (!fn_lo)
 		return 0;
 	tail_paths(mi, fn_lo, callee_sym, 0, path, &len, &n_paths);
+	if (!callee_pc && !n_paths && max > 0)
+		return jump_to_runtime(s, mi, fn_lo, out);
 	if (n_paths != 1 || len > max)
 		return 0;
 	for (int i = 0; i < len; i++) {
 		Dwfl_Module *m;
 
+		/* Runtime code in the user's module (nvcc's launch stubs):
+		 * left out like the runtime's frames. */
+		if (gt_unwind__elided(path[i]->pc + mi->bias))
+			return 0;
 		/* The function the tail call left, at the line of its jump. */
 		lookup(s, path[i]->pc + mi->bias, &out[i], &m);
 		out[i].kind = GT_SYM_TAIL;

@@ -55,8 +55,9 @@ int gt_symbolizer__chain(struct gt_symbolizer *s, uintptr_t pc, struct gt_symbol
  * instruction; a return address - 1) and the frame of the function the
  * callee_pc is in, outermost first: when the call site calls another
  * function than callee's, and call-site debug information names one path
- * of tail calls from that function to callee's. 0 when none, or when the
- * path is not unique.
+ * of tail calls from that function to callee's. callee_pc 0 stands for a
+ * function of another module (the runtime an operation's placeholder was
+ * made in). 0 when none, or when the path is not unique.
  */
 int gt_symbolizer__tail_calls(struct gt_symbolizer *s, uintptr_t caller_pc, uintptr_t callee_pc,
 			      struct gt_symbol *out, int max);

@@ -260,6 +260,11 @@ static int elided(uintptr_t pc)
 	return elided_class(gt_modmap__class(pc)) || (hook && hook(pc));
 }
 
+int gt_unwind__elided(uintptr_t pc)
+{
+	return elided(pc);
+}
+
 /*
  * Chooses the user frames of f[0..n) (leaf first) for a context under st.
  * Writes their indices into keep[] root first and returns how many.

@@ -86,6 +86,8 @@ void gt_unwind__thread_init(void);
  * a runtime library's. @covers must be async-signal-safe; set once.
  */
 void gt_unwind__set_elide_hook(int (*covers)(uintptr_t pc));
+/* Whether contexts leave the frame of pc out: the tool's, a runtime's. */
+int gt_unwind__elided(uintptr_t pc);
 
 /* Counters for tests and benchmarks. */
 struct gt_unwind_stats {

@@ -92,7 +92,11 @@ def test_inlined():
                          ("inline", "scale(double*, int)", ln["SCALE"])])
     sh = region_with(p, [("frame", "both(double*, int)", ln["CALL_SHIFT"]),
                          ("inline", "shift(double*, int)", ln["SHIFT"])])
-    for r, who in ((sc, "scale"), (sh, "shift")):
+    # Two inlined calls deep: every call at its line.
+    dp = region_with(p, [("frame", "deep(double*, int)", ln["CALL_DEEP"]),
+                         ("inline", "twice(double*, int)", ln["CALL_TWICE"]),
+                         ("inline", "shift(double*, int)", ln["SHIFT"])])
+    for r, who in ((sc, "scale"), (sh, "shift"), (dp, "deep")):
         check(p.excl(r, "OMP_PAR_COUNT") == ITERS, "%s: %s instances" % (who, p.excl(r, "OMP_PAR_COUNT")))
     for s in ("both(double*, int) (attrib.cpp:%d) > scale(double*, int) [inlined] (attrib.cpp:%d)"
               % (ln["CALL_SCALE"], ln["SCALE"]),
@@ -109,6 +113,10 @@ def test_tail_call():
                          ("frame", "work(double*, int)", ln["CALL_WORK"]),
                          ("inline", "scale(double*, int)", ln["SCALE"])])
     check(p.excl(tl, "OMP_PAR_COUNT") == ITERS, "relay: %s instances" % p.excl(tl, "OMP_PAR_COUNT"))
+    # jumper()'s region is its last statement: a jump to the OpenMP
+    # runtime's fork. The region is jumper's, under main.
+    jp = region_with(p, [("frame", "main", ln["CALL_JUMPER"]), ("tail", "jumper()", ln["JUMPER"])])
+    check(p.excl(jp, "OMP_PAR_COUNT") == ITERS, "jumper: %s instances" % p.excl(jp, "OMP_PAR_COUNT"))
 
 
 def test_dlclosed():
@@ -125,6 +133,11 @@ def test_dlclosed():
               "plugin_burn in %s" % mods[n["module"]])
     check(any(n.get("file", "").endswith("plugin.c") and n.get("line") == ln["BURN"] for n in burn),
           "plugin_burn lines: %s" % [(n.get("file"), n.get("line")) for n in burn])
+    # Compiled from a relative path: named by its absolute one.
+    for n in burn:
+        check(os.path.isabs(n["file"]) and os.path.normpath(n["file"]) == n["file"] and
+              os.path.samefile(n["file"], os.path.join(SRC, "plugin.c")),
+              "plugin_burn's file %r" % n["file"])
     cpu = sum(p.incl(n, "CPUTIME") for n in burn)
     period = 1e9 / int(p.meta("sample_hz"))
     # One thread burns: its samples carry its CPU time up to a period at
