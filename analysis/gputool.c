@@ -59,7 +59,8 @@ static const char run_help[] =
 	"  --sample-hz N         CPU-time samples per second per thread (0: none; default 200)\n"
 	"  --backends LIST       which of omp,acc,cuda,opencl to enable (default all)\n"
 	"  PROGRAM runs in gputool's place, with OMP_TOOL_LIBRARIES, ACC_PROFLIB, OPENCL_LAYERS\n"
-	"  and CUDA_INJECTION64_PATH naming libgputool.so (settings of your own are kept);\n"
+	"  and CUDA_INJECTION64_PATH naming libgputool.so (settings of your own are kept), and\n"
+	"  the library preloaded (LD_PRELOAD, GPUTOOL_PRELOAD=1) so that it measures from the start;\n"
 	"  the exit status is PROGRAM's (125: gputool failed, 126/127: PROGRAM cannot run).\n";
 
 static const char report_help[] =

@@ -15,6 +15,15 @@
  * library: one that is not gputool's is left alone and that backend is not
  * measured, with a note saying so.
  *
+ * The library also goes into LD_PRELOAD, first (after a sanitizer runtime,
+ * which must stay first), with GPUTOOL_PRELOAD=1: it then starts at load
+ * and samples the program's CPU time from process start, not from the
+ * first call into a runtime, and a program that loads no runtime at all is
+ * measured too. Every variable names the library by the one resolved path,
+ * so a runtime's later dlopen of it finds the preloaded instance: one tool
+ * per process. A user's GPUTOOL_PRELOAD is kept, and 0 leaves the library
+ * out of LD_PRELOAD (the runtimes load it, as without gputool run).
+ *
  * LLVM's libomptarget connects itself to the OpenMP runtime's OMPT through
  * dlopen("libomp.so"): the development name, which distributions ship only in
  * LLVM's own directory (Debian: /usr/lib/llvm-19/lib). Programs find libomp
@@ -35,6 +44,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -47,6 +57,16 @@
 #define EXIT_CANNOT_EXEC 126
 #define EXIT_NOT_FOUND 127
 #define LIB_NAME "libgputool.so"
+
+/* A sanitizer build of the library needs the sanitizer's runtime in the
+ * program it is loaded into (see can_preload). */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define SANITIZED_LIB 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define SANITIZED_LIB 1
+#endif
+#endif
 
 enum { B_OMP = 1, B_ACC = 2, B_CUDA = 4, B_OPENCL = 8, B_ALL = 15 };
 
@@ -157,13 +177,13 @@ static int find_library(char *out, size_t len)
 	return -1;
 }
 
-/* Whether list (entries separated by sep) names lib, by path. */
-static int list_has(const char *list, char sep, const char *lib)
+/* Whether list (entries separated by any of seps) names lib, by path. */
+static int list_has(const char *list, const char *seps, const char *lib)
 {
 	const char *p = list;
 
 	while (*p) {
-		size_t n = strcspn(p, (char[]){ sep, 0 });
+		size_t n = strcspn(p, seps);
 		char entry[PATH_MAX], real[PATH_MAX];
 
 		if (n && n < sizeof(entry)) {
@@ -195,7 +215,7 @@ static int join_list(const char *name, const char *lib, int first)
 
 	if (!old || !*old)
 		return setenv(name, lib, 1);
-	if (list_has(old, ':', lib))
+	if (list_has(old, ":", lib))
 		return 0;
 	if (asprintf(&v, "%s:%s", first ? lib : old, first ? old : lib) < 0)
 		return -1;
@@ -343,10 +363,12 @@ out_close:
 }
 
 /* The dynamic loader's own list of what prog loads (`ld.so --list`, as ldd
- * does): RUNPATH, RPATH, $ORIGIN, LD_LIBRARY_PATH, the loader's cache and the
- * libraries' own dependencies resolved exactly as they will be when prog
- * runs. The program itself does not run. A malloc'd text, or NULL. */
-static char *loader_list(const char *interp, const char *prog)
+ * does): RUNPATH, RPATH, $ORIGIN, LD_LIBRARY_PATH, LD_PRELOAD, the loader's
+ * cache and the libraries' own dependencies resolved exactly as they will be
+ * when prog runs. The program itself does not run. With verify, the loader
+ * also binds every symbol, as `ldd -r` does, and what it cannot resolve or
+ * load comes in the text too. A malloc'd text, or NULL. */
+static char *loader_list(const char *interp, const char *prog, int verify)
 {
 	size_t len = 0, cap = 1 << 16;
 	char *buf, sink[4096];
@@ -366,8 +388,18 @@ static char *loader_list(const char *interp, const char *prog)
 		int null = open("/dev/null", O_RDWR);
 
 		if (dup2(fds[1], STDOUT_FILENO) < 0 || null < 0 || dup2(null, STDIN_FILENO) < 0 ||
-		    dup2(null, STDERR_FILENO) < 0)
+		    dup2(verify ? fds[1] : null, STDERR_FILENO) < 0)
 			_exit(127);
+		/* This process has one thread: setenv after fork is safe. The
+		 * loader's --list does not relocate; its trace mode, as `ldd -r`
+		 * drives it, does. */
+		if (verify) {
+			if (setenv("LD_TRACE_LOADED_OBJECTS", "1", 1) || setenv("LD_BIND_NOW", "1", 1) ||
+			    setenv("LD_WARN", "1", 1))
+				_exit(127);
+			execl(interp, interp, prog, (char *)NULL);
+			_exit(127);
+		}
 		execl(interp, interp, "--list", prog, (char *)NULL);
 		_exit(127);
 	}
@@ -443,7 +475,7 @@ static int offload_libomp(const char *prog, const char *outdir, char *err, size_
 	int rc;
 
 	program_path(prog, path, sizeof(path));
-	if (elf_interp(path, interp, sizeof(interp)) || !(list = loader_list(interp, path)))
+	if (elf_interp(path, interp, sizeof(interp)) || !(list = loader_list(interp, path, 0)))
 		return 0;
 	rc = listed(list, "libomptarget.so", lib, sizeof(lib)) || listed(list, "libomp.so", lib, sizeof(lib));
 	free(list);
@@ -477,6 +509,119 @@ static int offload_libomp(const char *prog, const char *outdir, char *err, size_
 		return -1;
 	}
 	return 0;
+}
+
+/* The sanitizer runtimes, by the part of their file name after "lib" or
+ * "libclang_rt.": each refuses to start unless it comes first in the
+ * initial library list. entry: n characters of a list. */
+static int sanitizer_runtime(const char *entry, size_t n)
+{
+	static const char *const names[] = { "asan", "hwasan", "lsan", "msan", "tsan", "ubsan" };
+	const char *base = entry, *end = entry + n;
+	size_t len;
+
+	for (const char *c = entry; c < end; c++)
+		if (*c == '/')
+			base = c + 1;
+	if ((size_t)(end - base) > 12 && !strncmp(base, "libclang_rt.", 12))
+		base += 12;
+	else if ((size_t)(end - base) > 3 && !strncmp(base, "lib", 3))
+		base += 3;
+	else
+		return 0;
+	for (len = 0; base + len < end && base[len] >= 'a' && base[len] <= 'z'; len++)
+		;
+	for (size_t i = 0; i < sizeof(names) / sizeof(*names); i++)
+		if (strlen(names[i]) == len && !strncmp(base, names[i], len))
+			return 1;
+	return 0;
+}
+
+#ifdef SANITIZED_LIB
+/*
+ * A sanitizer build of the library leaves the sanitizer's symbols to the
+ * program: one built with the sanitizer, or run with its runtime preloaded.
+ * Preloaded into any other (a shell, env), the library would stop it at
+ * load, so it is preloaded only where the loader, asked with the
+ * LD_PRELOAD just set, loads it and binds every symbol it needs. Elsewhere
+ * the runtimes load it when the program calls them, as before.
+ */
+static int can_preload(const char *prog, const char *lib)
+{
+	char path[PATH_MAX], interp[PATH_MAX];
+	char *list;
+	int ok = 0;
+
+	program_path(prog, path, sizeof(path));
+	if (elf_interp(path, interp, sizeof(interp)) || !(list = loader_list(interp, path, 1)))
+		return 0;
+	if (strstr(list, lib)) {
+		ok = 1;
+		for (const char *l = list; *l;) {
+			size_t n = strcspn(l, "\n");
+
+			if (memmem(l, n, lib, strlen(lib)) &&
+			    (memmem(l, n, "undefined symbol", 16) || memmem(l, n, "cannot be preloaded", 19)))
+				ok = 0;
+			l += n;
+			if (*l)
+				l++;
+		}
+	}
+	free(list);
+	return ok;
+}
+#else
+static int can_preload(const char *prog, const char *lib)
+{
+	(void)prog;
+	(void)lib;
+	return 1;
+}
+#endif
+
+/*
+ * LD_PRELOAD: lib first, after the sanitizer runtimes that lead the user's
+ * list; the user's entries kept, in their order. Then GPUTOOL_PRELOAD=1,
+ * unless the user set it: 0 of theirs keeps the library out of LD_PRELOAD.
+ */
+static int preload(const char *prog, const char *lib)
+{
+	const char *old = getenv("LD_PRELOAD"), *mine = getenv("GPUTOOL_PRELOAD"), *head_end, *tail;
+	static const char *const off[] = { "0", "no", "off", "false" };
+	char *v;
+	int rc;
+
+	for (size_t k = 0; mine && k < sizeof(off) / sizeof(*off); k++)
+		if (!strcasecmp(mine, off[k]))
+			return 0;
+	if (!old || !*old) {
+		if (setenv("LD_PRELOAD", lib, 1))
+			return -1;
+	} else if (!list_has(old, ": ", lib)) {
+		/* The sanitizer runtimes that lead the list: [old, head_end). */
+		head_end = tail = old;
+		for (;;) {
+			const char *p = tail + strspn(tail, ": ");
+			size_t n = strcspn(p, ": ");
+
+			if (!n || !sanitizer_runtime(p, n))
+				break;
+			head_end = p + n;
+			tail = head_end;
+		}
+		tail += strspn(tail, ": ");
+		if (asprintf(&v, "%.*s%s%s%s%s", (int)(head_end - old), old, head_end > old ? ":" : "", lib,
+			     *tail ? ":" : "", tail) < 0)
+			return -1;
+		rc = setenv("LD_PRELOAD", v, 1);
+		free(v);
+		if (rc)
+			return -1;
+	}
+	if (!can_preload(prog, lib))
+		return old && *old ? setenv("LD_PRELOAD", old, 1) : unsetenv("LD_PRELOAD");
+	return mine && *mine ? 0 : setenv("GPUTOOL_PRELOAD", "1", 1);
 }
 
 int gt_launch__main(int argc, char **argv)
@@ -562,6 +707,8 @@ int gt_launch__main(int argc, char **argv)
 		if (offload_libomp(argv[i], dir, why, sizeof(why)))
 			note("OpenMP target regions will not be measured: %s", why);
 	}
+	if (preload(argv[i], lib))
+		return fail("cannot set the environment: %s", strerror(errno));
 
 	execvp(argv[i], argv + i);
 	fprintf(stderr, "gputool: cannot run %s: %s\n", argv[i], strerror(errno));

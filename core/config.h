@@ -32,7 +32,10 @@
 	X(cupti_record, "GPUTOOL_CUPTI_RECORD", STR, 0, 0, 0,                          \
 	  "folder to write CUPTI's activity buffers to, for tests (slow)")  \
 	X(trace, "GPUTOOL_TRACE", BOOL, 0, 0, 1,                                       \
-	  "record a trace (<exe>-<rank>-<pid>.gttrace) for `gputool report --format chrome`")
+	  "record a trace (<exe>-<rank>-<pid>.gttrace) for `gputool report --format chrome`") \
+	X(preload, "GPUTOOL_PRELOAD", BOOL, 0, 0, 1,                                   \
+	  "start at load, with the library in LD_PRELOAD (`gputool run` sets both): CPU time " \
+	  "is sampled from process start, and a program that loads no runtime is measured too")
 
 #define GT_CONFIG_TYPE_UINT uint64_t
 #define GT_CONFIG_TYPE_BOOL int

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "core/clock.h"
@@ -23,8 +24,13 @@
 #define MAX_FLUSH 8
 #define MAX_FACTS 16
 
+static pthread_once_t config_once = PTHREAD_ONCE_INIT;
 static pthread_once_t start_once = PTHREAD_ONCE_INIT;
 static int start_result = -1;
+/* 1 once a runtime's entry point started the tool (gt_tool__start), as
+ * opposed to the load-time start alone. A flag read on its own at stop:
+ * nothing is published through it, relaxed on both sides. */
+static atomic_int attached;
 static atomic_int stopping;
 static uint64_t start_ns;
 static gt_tool_flush_fn flushers[MAX_FLUSH];
@@ -74,14 +80,22 @@ static void tool__atfork_child(void)
 			atomic_store_explicit(&t->exited, 1, memory_order_relaxed);
 	}
 	gt_tracer__atfork_child();
-	if (self)
+	if (self) {
+		/* The child's thread has an id of its own: its timer goes there. */
+		self->tid = (pid_t)syscall(SYS_gettid);
 		gt_sample__thread_start(self);
+	}
+}
+
+static void tool__configure(void)
+{
+	gt_config__load(NULL);
+	gt_log__init(gt_config.log, (int)gt_config.verbose);
 }
 
 static void tool__start_once(void)
 {
-	gt_config__load(NULL);
-	gt_log__init(gt_config.log, (int)gt_config.verbose);
+	pthread_once(&config_once, tool__configure);
 	if (gt_config.disable)
 		return;
 	start_ns = gt_clock__now();
@@ -95,10 +109,63 @@ static void tool__start_once(void)
 	start_result = 0;
 }
 
-int gt_tool__start(void)
+static int tool__start(void)
 {
 	pthread_once(&start_once, tool__start_once);
 	return start_result;
+}
+
+int gt_tool__start(void)
+{
+	int rc = tool__start();
+
+	if (!rc)
+		atomic_store_explicit(&attached, 1, memory_order_relaxed);
+	return rc;
+}
+
+/*
+ * Preloaded (LD_PRELOAD, GPUTOOL_PRELOAD=1: what `gputool run` sets): start
+ * at load, before any runtime's entry point, so that the initial thread is
+ * sampled from process start and a program that loads no runtime at all is
+ * measured too. A runtime that later opens the library by the same path
+ * gets this instance, and its entry point finds the tool started. Without
+ * the variable nothing happens here, not even reading the configuration.
+ *
+ * The initial thread's timer starts only when the constructor runs on it (a
+ * preload's constructor always does); a dlopen from another thread leaves
+ * that thread to the entry point that follows.
+ */
+__attribute__((constructor)) static void tool__init(void)
+{
+	struct gt_thread *t;
+
+	if (!getenv("GPUTOOL_PRELOAD"))
+		return;
+	pthread_once(&config_once, tool__configure);
+	if (!gt_config.preload || tool__start() || (pid_t)syscall(SYS_gettid) != getpid())
+		return;
+	t = gt_thread__self(GT_THREAD_INITIAL);
+	if (t)
+		gt_sample__thread_start(t);
+}
+
+/* Whether a process that no runtime attached to has anything to report:
+ * a helper it ran (a shell, env) that never used a sampling period of CPU
+ * leaves no files and no line on stderr. */
+static int tool__measured(void)
+{
+	uint32_t n = gt_thread__count();
+
+	if (atomic_load_explicit(&attached, memory_order_relaxed))
+		return 1;
+	for (uint32_t i = 0; i < n; i++) {
+		struct gt_thread *t = gt_thread__at(i);
+
+		if (t && t->samples + t->tool_samples + t->dropped_samples)
+			return 1;
+	}
+	return 0;
 }
 
 int gt_tool__stopping(void)
@@ -229,6 +296,10 @@ void gt_tool__stop(void)
 	nf = atomic_load_explicit(&n_flushers, memory_order_acquire);
 	for (int i = (nf < MAX_FLUSH ? nf : MAX_FLUSH) - 1; i >= 0; i--)
 		flushers[i]();
+	if (!tool__measured()) {
+		gt_info("exit", "preloaded, no runtime attached and no CPU sample: no output");
+		goto out;
+	}
 	if (gt_output__init(&o, gt_config.output))
 		return;
 	gt_profile__init(&p);
@@ -237,5 +308,6 @@ void gt_tool__stop(void)
 	tool__meta(&p, &o, end_ns);
 	tool__write(&p, &o);
 	gt_profile__fini(&p);
+out:
 	gt_log__fini();
 }

@@ -5,10 +5,14 @@
 /*
  * The tool's life: every entry point (OMPT, OpenACC, OpenCL, CUDA injection)
  * calls gt_tool__start(); the first call configures everything, later ones
- * return its result. gt_tool__stop() runs once, at the first of: the
- * runtime's finalize, process exit. It stops sampling, gives every
- * registered finalizer (backends, in reverse order of registration) a chance
- * to flush, then builds the profile and writes the output.
+ * return its result. A preloaded library (GPUTOOL_PRELOAD=1, as `gputool
+ * run` sets) has already started at load, from its constructor, and sampled
+ * the initial thread since: the entry points then find it started.
+ * gt_tool__stop() runs once, at the first of: the runtime's finalize,
+ * process exit. It stops sampling, gives every registered finalizer
+ * (backends, in reverse order of registration) a chance to flush, then
+ * builds the profile and writes the output; a process that only the preload
+ * started and that recorded no sample writes nothing.
  */
 
 /* Returns 0 when the tool runs, -1 when it is disabled or cannot start. */

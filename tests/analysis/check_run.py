@@ -20,6 +20,20 @@ JOB_VARS = ("SLURM_JOB_ID", "PBS_JOBID", "LSB_JOBID", "FLUX_JOB_ID", "OMPI_MCA_e
 failures = []
 
 
+def sanitized():
+    """A sanitizer build of the library is preloaded only into programs that
+    carry the sanitizer's runtime (analysis/launch.c): not into env."""
+    try:
+        with open(os.path.join(BUILD, "CMakeCache.txt")) as f:
+            cache = f.read()
+    except OSError:
+        return False
+    return "GT_SANITIZE:BOOL=ON" in cache or "GT_TSAN:BOOL=ON" in cache
+
+
+SANITIZED = sanitized()
+
+
 def check(cond, msg):
     if not cond:
         failures.append(msg)
@@ -29,7 +43,7 @@ def check(cond, msg):
 def clean_env(**extra):
     e = {k: v for k, v in os.environ.items()
          if not k.startswith("GPUTOOL_") and k not in TOOL_VARS + JOB_VARS and not k.startswith("OMPI_")
-         and not k.startswith("PMIX_")}
+         and not k.startswith("PMIX_") and k != "LD_PRELOAD"}
     e.update(extra)
     return e
 
@@ -40,9 +54,21 @@ def run(args, env, cwd):
 
 
 def env_of(args, cwd, **extra):
+    """env's environment under gputool run, and the launcher's notes (the
+    line of the preloaded library, should env have used a sampling period
+    of CPU and so written a profile, left out)."""
     code, out, err = run(args + ["--", "env"], clean_env(**extra), cwd)
     check(code == 0, "gputool run %s -- env: exit %d: %s" % (args, code, err))
+    err = "".join(l for l in err.splitlines(True) if not l.startswith("gputool: report "))
     return dict(l.split("=", 1) for l in out.splitlines() if "=" in l), err
+
+
+def preloaded(env, user=None):
+    """LD_PRELOAD as gputool run should leave it: the library joined to the
+    user's list, or (a sanitizer build, which env cannot load) the user's."""
+    if SANITIZED:
+        return env.get("LD_PRELOAD") == user and env.get("GPUTOOL_PRELOAD") is None
+    return env.get("GPUTOOL_PRELOAD") == "1" and env.get("LD_PRELOAD") == (LIB + ":" + user if user else LIB)
 
 
 def main():
@@ -57,7 +83,27 @@ def main():
         check(env.get(v) == LIB, "%s=%r, expected %s" % (v, env.get(v), LIB))
     check(env.get("GPUTOOL_OUTPUT") == "out1" and os.path.isdir(os.path.join(tmp, "out1")), "output directory")
     check(env.get("GPUTOOL_SAMPLE_HZ") == "1000", "GPUTOOL_SAMPLE_HZ")
+    check(preloaded(env), "LD_PRELOAD=%r GPUTOOL_PRELOAD=%r" % (env.get("LD_PRELOAD"), env.get("GPUTOOL_PRELOAD")))
     check(not err, "unexpected notes: %r" % err)
+    # Every backend selection preloads the library (one instance serves
+    # them all). The user's LD_PRELOAD follows it; a sanitizer runtime that
+    # leads the list stays first; a library already there is not added.
+    for backends in ("omp", "cuda", "acc,opencl"):
+        env, _ = env_of(["--backends", backends], tmp)
+        check(preloaded(env), "--backends %s: LD_PRELOAD=%r" % (backends, env.get("LD_PRELOAD")))
+    env, _ = env_of([], tmp, LD_PRELOAD="/x/a.so /x/b.so")
+    check(preloaded(env, "/x/a.so /x/b.so"), "the user's LD_PRELOAD: %r" % env.get("LD_PRELOAD"))
+    asan = "/x/libclang_rt.asan-x86_64.so:/x/libasan.so.8"
+    env, _ = env_of([], tmp, LD_PRELOAD=asan + ":/x/a.so")
+    check(env.get("LD_PRELOAD") == (asan + ":/x/a.so" if SANITIZED else asan + ":" + LIB + ":/x/a.so"),
+          "a sanitizer runtime stays first: %r" % env.get("LD_PRELOAD"))
+    if not SANITIZED:  # env cannot load a sanitizer build of the library
+        env, _ = env_of([], tmp, LD_PRELOAD=LIB)
+        check(env.get("LD_PRELOAD") == LIB, "no duplicate in LD_PRELOAD: %r" % env.get("LD_PRELOAD"))
+    # GPUTOOL_PRELOAD=0 of the user's: kept, and the library not preloaded.
+    env, _ = env_of([], tmp, GPUTOOL_PRELOAD="0")
+    check(env.get("GPUTOOL_PRELOAD") == "0" and "LD_PRELOAD" not in env,
+          "GPUTOOL_PRELOAD=0: LD_PRELOAD=%r" % env.get("LD_PRELOAD"))
 
     # The user's own settings are kept: lists joined, single ones left alone.
     env, err = env_of(["--backends", "omp,opencl,acc,cuda"], tmp, OMP_TOOL_LIBRARIES="/x/other.so",
