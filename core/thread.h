@@ -51,6 +51,10 @@ struct gt_thread {
 
 	uint64_t samples;
 	uint64_t tool_samples;
+	/* CPU_IDLE charged to this thread's waits so far (gt_blame__sync):
+	 * a layer that sees a wait around nested ones charges only the rest.
+	 * Written and read by the thread itself. */
+	uint64_t idle_ns;
 	uint64_t dropped_samples;
 	timer_t timer;
 	int has_timer;

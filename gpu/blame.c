@@ -144,6 +144,7 @@ void gt_blame__sync(struct gt_thread *t, struct gt_cct_node *sync_node, uint64_t
 	gt_thread__enter(t);
 	gt_cct__add(&t->cct, sync_node ? sync_node : t->cct.root, GT_M_CPU_IDLE,
 		    end_ns - begin_ns, 0);
+	t->idle_ns += end_ns - begin_ns;
 	gt_thread__leave(t);
 	if (!gt_monitor__send_sync(t, sync_node, begin_ns, end_ns, dev, stream))
 		gt_monitor__notify();

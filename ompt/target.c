@@ -43,6 +43,7 @@
 #include "core/thread.h"
 #include "core/tool.h"
 #include "core/unwind.h"
+#include "gpu/blame.h"
 #include "gpu/cupti/cupti.h"
 #include "gpu/monitor.h"
 #include "ompt/ompt-internal.h"
@@ -102,6 +103,9 @@ struct tgt_region {
 	struct gt_thread *owner;
 	uint64_t t0;		  /* ticks */
 	uint64_t target_id;	  /* the runtime's id (OpenMP 5.0 callbacks); 0 with EMI */
+	uint64_t begin_ns;	  /* on the tool's timeline */
+	uint64_t idle0;		  /* the owner's idle_ns at the begin */
+	int blocking;		  /* the encountering thread waits for it (not nowait) */
 	atomic_int ended;	  /* ended on another thread: the owner recycles it */
 	uint32_t magic;		  /* REGION_MAGIC while in progress */
 	int device;
@@ -287,6 +291,9 @@ static struct tgt_region *region__begin(struct gt_thread *t, struct omp_target_t
 	r->owner = t;
 	r->device = device;
 	r->target_id = 0;
+	r->blocking = kind < 8; /* the nowait kinds are the others plus 8 */
+	r->idle0 = t->idle_ns;
+	r->begin_ns = gt_clock__now();
 	atomic_store_explicit(&r->ended, 0, memory_order_relaxed);
 	r->magic = REGION_MAGIC;
 	r->next = ts->active;
@@ -295,10 +302,32 @@ static struct tgt_region *region__begin(struct gt_thread *t, struct omp_target_t
 	return r;
 }
 
+static int host_device(int device);
+
+/*
+ * A construct the encountering thread waited for: from its begin to its end
+ * the thread was in the runtime, waiting for the device (the runtime polls
+ * the device while it runs the kernel, a wait no device backend sees); the
+ * waits inside that a device backend did see (a blocking copy, a stream
+ * synchronization) were charged already and are not charged again. Blame
+ * then charges the wait to the operations that ran meanwhile. On the host
+ * device the kernel runs on this very thread: no wait.
+ */
+static void region__blame(struct gt_thread *t, struct tgt_region *r)
+{
+	uint64_t end = gt_clock__now(), begin = r->begin_ns + (t->idle_ns - r->idle0);
+
+	if (r->blocking && !host_device(r->device) && gt_blame__devices_used() && end > begin)
+		gt_blame__sync(t, r->dev, begin, end, -1, 0);
+}
+
 static void region__end(struct gt_thread *t, struct omp_target_thread *ts, struct tgt_region *r)
 {
 	uint64_t now = gt_clock__ticks();
 	uint64_t ns = gt_clock__ticks_to_ns(now > r->t0 ? now - r->t0 : 0);
+
+	if (r->owner == t)
+		region__blame(t, r);
 
 	r->magic = 0;
 	gt_thread__enter(t);

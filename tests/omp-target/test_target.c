@@ -10,10 +10,13 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "core/clock.h"
 #include "core/thread.h"
 #include "core/tool.h"
+#include "gpu/device-op.h"
 #include "gpu/monitor.h"
 #include "ompt/ompt-internal.h"
 #include "ompt/target-internal.h"
@@ -543,6 +546,59 @@ static void device_tracing(void)
 	CHECK_EQ_U(fake_stopped, 1);
 }
 
+/* ---- the host's wait in a construct ---- */
+
+/* A construct the encountering thread waits in, on a GPU (the runtime polls
+ * it: no device backend sees the wait): CPU_IDLE at the construct, as long
+ * as the wait; none for a nowait construct, none on the host device. */
+static void host_waits(void)
+{
+	struct gt_thread *t = start();
+	struct timespec nap = { 0, 30000000 };
+	ompt_data_t a = { 0 }, b = { 0 }, c = { 0 };
+	struct gt_cct_node *gpu, *host;
+	struct gt_device_op op = { .kind = GT_DEVOP_KERNEL };
+	uint64_t t0, t1;
+
+	ompt__on_device_initialize(2, "sm_90", NULL, empty_lookup, NULL);
+	ompt__on_device_initialize(HOST, "x86_64-pc-linux-gnu", NULL, empty_lookup, NULL);
+	/* A device backend launched something: blame is on. */
+	CHECK(gt_monitor__start() == 0);
+	gt_thread__enter(t);
+	op.correlation = gt_monitor__correlate_device(t, t->cct.root, 0);
+	gt_thread__leave(t);
+	CHECK(op.correlation);
+	op.start_ns = gt_clock__now() - 2000;
+	op.end_ns = op.start_ns + 1000;
+	gt_monitor__activity(t, &op);
+
+	t0 = gt_clock__now();
+	target(ompt_target, ompt_scope_begin, 2, &a);
+	nanosleep(&nap, NULL);
+	target(ompt_target, ompt_scope_end, 2, &a);
+	t1 = gt_clock__now();
+	target(ompt_target_nowait, ompt_scope_begin, 2, &b);
+	nanosleep(&nap, NULL);
+	target(ompt_target_nowait, ompt_scope_end, 2, &b);
+	target(ompt_target_update, ompt_scope_begin, HOST, &c);
+	nanosleep(&nap, NULL);
+	target(ompt_target_update, ompt_scope_end, HOST, &c);
+	gt_monitor__flush();
+	gt_monitor__drain(t);
+
+	gpu = find_name(find_ph(t->cct.root, GT_PH_OMP_TARGET), "device 2 (sm_90)");
+	CHECK(gpu);
+	/* Both constructs on the GPU share the node: the nowait one (as long)
+	 * added nothing. */
+	CHECK_EQ_U(gt_cct__get(gpu, GT_M_OMP_TGT_COUNT), 2);
+	CHECK(gt_cct__get(gpu, GT_M_CPU_IDLE) >= 30000000);
+	CHECK(gt_cct__get(gpu, GT_M_CPU_IDLE) <= t1 - t0);
+	CHECK_EQ_U(t->idle_ns, gt_cct__get(gpu, GT_M_CPU_IDLE));
+	host = find_ph(t->cct.root, GT_PH_OMP_TARGET_UPDATE);
+	CHECK(host && host->children);
+	CHECK_EQ_U(gt_cct__get(host->children, GT_M_CPU_IDLE), 0);
+}
+
 TEST_MAIN({ "devices never initialized", unknown_devices },
 	  { "overlapping constructs keyed by target_data", overlapping_constructs },
 	  { "overlapping operations keyed by host_op_id", overlapping_operations },
@@ -551,4 +607,5 @@ TEST_MAIN({ "devices never initialized", unknown_devices },
 	  { "a construct ended on another thread", cross_thread_end },
 	  { "OpenMP 5.0 callbacks", non_emi_callbacks },
 	  { "map callbacks only without data operations", map_callbacks },
-	  { "OMPT device tracing through the monitor", device_tracing })
+	  { "OMPT device tracing through the monitor", device_tracing },
+	  { "a construct the host waits in is CPU_IDLE", host_waits })
