@@ -3,6 +3,7 @@
 
 #include <dlfcn.h>
 #include <dwarf.h>
+#include <stdatomic.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 #include <stdlib.h>
@@ -66,6 +67,14 @@ struct gt_symbolizer {
 };
 
 static char *debuginfo_path;
+
+/* Written once by a backend at its start (release), read at exit (acquire). */
+static int (*_Atomic runtime_inline)(const char *function, const char *file);
+
+void gt_symbolizer__set_runtime_inline(int (*is_runtime)(const char *function, const char *file))
+{
+	atomic_store_explicit(&runtime_inline, is_runtime, memory_order_release);
+}
 
 static const Dwfl_Callbacks proc_callbacks = {
 	.find_elf = dwfl_linux_proc_find_elf,
@@ -451,6 +460,28 @@ static int user_inline(Dwarf_Die *call)
 
 #define MAX_CALLS 64
 
+static Dwarf_Addr entry_of(struct mod_index *mi, const char *sym);
+
+/* An inlined call into a runtime's code: the function also has an
+ * out-of-line copy among the runtime's ranges (gt_unwind__elided), or the
+ * backend claims it by name or by the file that defines it. */
+static int runtime_call(struct gt_symbolizer *s, Dwfl_Module *mod, Dwarf_Die *cu, Dwarf_Die *call)
+{
+	int (*claims)(const char *, const char *) =
+		atomic_load_explicit(&runtime_inline, memory_order_acquire);
+	struct mod_index *mi = mod_index__get(s, mod);
+	const char *sym = die_symbol(call);
+	Dwarf_Word decl = 0;
+	Dwarf_Addr lo;
+
+	if (sym && mi && (lo = entry_of(mi, sym)) && gt_unwind__elided(lo + mi->bias))
+		return 1;
+	if (!claims)
+		return 0;
+	return claims(sym ? gt_symbolizer__readable(s, sym) : NULL,
+		      udata_attr(call, DW_AT_decl_file, &decl) ? NULL : file_of(cu, decl));
+}
+
 /*
  * The inlined calls that hold the module-relative address addr, innermost
  * first. dwarf_getscopes gives the innermost one's scopes in its abstract
@@ -496,7 +527,8 @@ int gt_symbolizer__chain(struct gt_symbolizer *s, uintptr_t pc, struct gt_symbol
 {
 	Dwarf_Die calls[MAX_CALLS], *cu;
 	int inl[MAX_CALLS];
-	int n_calls, n_inl = 0, n = 1;
+	int n_calls, n_inl = 0, n = 1, cut = 0, cut_line = 0;
+	const char *cut_file = NULL;
 	Dwfl_Module *mod;
 	Dwarf_Addr addr;
 
@@ -510,6 +542,23 @@ int gt_symbolizer__chain(struct gt_symbolizer *s, uintptr_t pc, struct gt_symbol
 	for (int i = 0; i < n_calls; i++)
 		if (user_inline(&calls[i]))
 			inl[n_inl++] = i;
+	/* From the outermost call into the runtime inward, nothing is the
+	 * user's: the frame that made that call keeps its line. */
+	for (int k = n_inl; k-- > 0;) {
+		Dwarf_Word file = 0, line = 0;
+
+		if (!runtime_call(s, mod, cu, &calls[inl[k]]))
+			continue;
+		if (!udata_attr(&calls[inl[k]], DW_AT_call_file, &file) &&
+		    !udata_attr(&calls[inl[k]], DW_AT_call_line, &line) && line > 0) {
+			cut_file = source_path(s, cu, file_of(cu, file));
+			cut_line = (int)line;
+		}
+		memmove(inl, inl + k + 1, (size_t)(n_inl - k - 1) * sizeof(*inl));
+		n_inl -= k + 1;
+		cut = 1;
+		break;
+	}
 	if (n_inl > max - 1)
 		n_inl = max - 1; /* the innermost calls are kept */
 	/* out[0], the real frame, is at the outermost inlined call's line;
@@ -532,6 +581,10 @@ int gt_symbolizer__chain(struct gt_symbolizer *s, uintptr_t pc, struct gt_symbol
 			caller->line = caller->file ? (int)line : 0;
 		}
 		n++;
+	}
+	if (cut) {
+		out[n - 1].file = cut_file;
+		out[n - 1].line = cut_file ? cut_line : 0;
 	}
 	return n;
 }

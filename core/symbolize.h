@@ -61,6 +61,16 @@ int gt_symbolizer__chain(struct gt_symbolizer *s, uintptr_t pc, struct gt_symbol
  */
 int gt_symbolizer__tail_calls(struct gt_symbolizer *s, uintptr_t caller_pc, uintptr_t callee_pc,
 			      struct gt_symbol *out, int max);
+/*
+ * A device backend's test for code of its runtime that compilers inline into
+ * the program (nvcc's launch stubs, the inline functions of the runtime's
+ * headers), by the inlined function's readable name and the file it is
+ * defined in (either may be NULL). An inlined call it claims ends the chain:
+ * the frame that made it keeps the line of that call, as for a call into a
+ * runtime library. Set once, before exit; read by the symbolizer at exit.
+ */
+void gt_symbolizer__set_runtime_inline(int (*is_runtime)(const char *function, const char *file));
+
 /* name with C++ (Itanium ABI) names demangled and a symbol version
  * (`@@GLIBC_2.17`) dropped; the result is owned by the symbolizer. */
 const char *gt_symbolizer__readable(struct gt_symbolizer *s, const char *name);

@@ -120,6 +120,26 @@ static const char *intern_text(char *s)
 	return got ? got->name : NULL;
 }
 
+int gt_cupti__kernel_seen(const char *text)
+{
+	uint64_t h;
+
+	if (!text)
+		return 0;
+	h = hash_str(text);
+	for (unsigned i = 0; i < NAME_SLOTS; i++) {
+		/* Acquire: pairs with the CAS that installed the entry. */
+		struct name_entry *e =
+			atomic_load_explicit(&by_text[(h + i) & (NAME_SLOTS - 1)], memory_order_acquire);
+
+		if (!e)
+			return 0;
+		if (e->hash == h && !strcmp(e->name, text))
+			return 1;
+	}
+	return 0;
+}
+
 const char *gt_cupti__kernel_name(const char *cupti_name)
 {
 	struct name_entry probe = { .key = cupti_name }, *e, *got;

@@ -188,6 +188,8 @@ uint32_t gt_cupti__occupancy(const struct gt_cupti_device *d, uint32_t threads, 
 			     uint32_t smem);
 /* One interned, demangled copy of a kernel name, keyed by CUPTI's pointer. */
 const char *gt_cupti__kernel_name(const char *cupti_name);
+/* Whether a kernel of this (readable) name has run. Any thread. */
+int gt_cupti__kernel_seen(const char *text);
 
 /* ---- elide.c ----------------------------------------------------------- */
 
@@ -202,6 +204,8 @@ int gt_cupti_elide__build_file(const char *path);
 unsigned gt_cupti_elide__ranges(void);
 /* 1 if pc lies in a range: exposed for tests. */
 int gt_cupti_elide__covers(uintptr_t pc);
+/* Inlined CUDA runtime code (gt_symbolizer__set_runtime_inline). */
+int gt_cupti_elide__inline(const char *function, const char *file);
 
 /* ---- record.c ---------------------------------------------------------- */
 

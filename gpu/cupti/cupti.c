@@ -24,6 +24,7 @@
 #include "core/log.h"
 #include "core/unwind.h"
 #include "core/modmap.h"
+#include "core/symbolize.h"
 #include "core/tool.h"
 #include "gpu/backend.h"
 #include "gpu/cupti/cupti-internal.h"
@@ -454,6 +455,7 @@ static void attach(int injected, const char *how)
 	gt_cupti_elide__build();
 	/* CPU samples and other contexts skip the static CUDA runtime too. */
 	gt_unwind__set_elide_hook(gt_cupti_elide__covers);
+	gt_symbolizer__set_runtime_inline(gt_cupti_elide__inline);
 	if (gt_backend__register(&cupti_backend)) {
 		gt_cupti_lib.cuptiUnsubscribe(cupti.sub);
 		pthread_mutex_unlock(&cupti.lock);

@@ -391,3 +391,33 @@ int gt_cupti_elide__filter(struct gt_frame *f, int n)
 			f[m++] = f[i];
 	return m;
 }
+
+/*
+ * What nvcc and the runtime's headers inline into the program: the host
+ * stub nvcc names after each kernel (known here by the kernels that ran),
+ * the stubs of the generated <file>.cudafe1.stub.c, and the inline
+ * functions of the runtime's own headers (cuda_runtime.h and the crt/
+ * headers; not the libraries beside them, thrust, CUB, libcu++).
+ */
+int gt_cupti_elide__inline(const char *function, const char *file)
+{
+	static const char *const headers[] = {
+		"cuda_runtime.h", "cuda_runtime_api.h", "device_functions.h", "host_runtime.h",
+	};
+	const char *base;
+
+	if (function && (!strncmp(function, "__device_stub__", 15) ||
+			 !strncmp(function, "__wrapper__device_stub_", 23) ||
+			 !strncmp(function, "__cudaLaunchKernel_helper", 25) || gt_cupti__kernel_seen(function)))
+		return 1;
+	if (!file)
+		return 0;
+	base = strrchr(file, '/');
+	base = base ? base + 1 : file;
+	if (strstr(base, ".cudafe1.stub.c") || strstr(file, "/crt/"))
+		return 1;
+	for (size_t i = 0; i < sizeof(headers) / sizeof(*headers); i++)
+		if (!strcmp(base, headers[i]))
+			return 1;
+	return 0;
+}

@@ -358,6 +358,30 @@ static void test_callbacks(void)
 	atomic_store(&gt_cupti_live, 0);
 }
 
+/* ---- inlined runtime code --------------------------------------------------------- */
+
+static void test_inline_runtime(void)
+{
+	static char kname[] = "_Z4axpyPfPKffi";
+
+	gt_cupti_lib.demangle = NULL;
+	CHECK(gt_cupti__kernel_name(kname));
+	/* nvcc's stubs, by name and by their generated file. */
+	CHECK(gt_cupti_elide__inline("__device_stub__Z4axpyPfPKffi", NULL));
+	CHECK(gt_cupti_elide__inline("__wrapper__device_stub_axpy", "/tmp/x.cudafe1.stub.c"));
+	CHECK(gt_cupti_elide__inline(NULL, "/tmp/tmpxft_00007c8c_00000000-14_Simulation.cudafe1.stub.c"));
+	CHECK(gt_cupti_elide__inline("__cudaLaunchKernel_helper",
+				     "/usr/local/cuda-13.0/include/crt/device_functions.h"));
+	CHECK(gt_cupti_elide__inline("cudaError cudaLaunchKernel<char>(char const*, dim3, dim3, void**, unsigned long, CUstream_st*)",
+				     "/usr/local/cuda/targets/x86_64-linux/include/cuda_runtime.h"));
+	/* The host stub named after a kernel that ran. */
+	CHECK(gt_cupti_elide__inline("_Z4axpyPfPKffi", "/home/u/app.cu"));
+	/* Libraries beside the runtime, and the user's code, stay. */
+	CHECK(!gt_cupti_elide__inline("thrust::reduce", "/usr/local/cuda/include/cccl/thrust/detail/reduce.inl"));
+	CHECK(!gt_cupti_elide__inline("scale(double*, int)", "/home/u/app.cu"));
+	CHECK(!gt_cupti_elide__inline(NULL, NULL));
+}
+
 /* ---- implicit synchronizations ------------------------------------------------ */
 
 static CUptiResult CUPTIAPI device_zero(CUcontext ctx, uint32_t *dev)
@@ -736,6 +760,7 @@ int main(int argc, char **argv)
 		{ "records through the monitor", test_synthetic },
 		{ "API callbacks: nesting, API-measured operations, failures", test_callbacks },
 		{ "blocking copies: CPU_IDLE and CPU_IDLE_CAUSE", test_implicit_sync },
+		{ "runtime code inlined into the program", test_inline_runtime },
 	};
 
 	if (argc > 3 && !strcmp(argv[1], "replay"))

@@ -2,6 +2,7 @@
 /* The symbolizer on this very program: readable names, the vdso's module
  * name, and a real frame without inline information. */
 #include <dlfcn.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/auxv.h>
 #include <time.h>
@@ -54,6 +55,82 @@ static void frame_and_chain(void)
 	gt_modmap__fini();
 }
 
+/* ---- inline chains ---- */
+
+__attribute__((noinline)) static uintptr_t where_from(void)
+{
+	return (uintptr_t)__builtin_return_address(0);
+}
+
+static inline __attribute__((always_inline)) uintptr_t rt_helper(void)
+{
+	uintptr_t ra = where_from(); /* LINE_IN_HELPER */
+
+	/* Code after the call: no tail call. */
+	__asm__ volatile("" ::: "memory");
+	return ra;
+}
+
+static inline __attribute__((always_inline)) uintptr_t user_helper(void)
+{
+	return rt_helper() + 0; /* LINE_CALL_RT */
+}
+
+__attribute__((noinline)) static uintptr_t user_fn(void)
+{
+	return user_helper(); /* LINE_CALL_USER */
+}
+
+static int claims_rt(const char *function, const char *file)
+{
+	(void)file;
+	return function && !strcmp(function, "rt_helper");
+}
+
+static int line_of(const char *marker)
+{
+	FILE *f = fopen(__FILE__, "r");
+	char buf[256];
+	int n = 0, hit = 0;
+
+	while (f && fgets(buf, sizeof(buf), f) && !hit)
+		if (++n, strstr(buf, marker) && !strstr(buf, "line_of"))
+			hit = n;
+	if (f)
+		fclose(f);
+	return hit;
+}
+
+/* A pc two inlined calls deep: both calls at their lines; a runtime's
+ * inlined call ends the chain at the line of that call. */
+static void inline_chain(void)
+{
+	uintptr_t pc = user_fn() - 1;
+	struct gt_symbolizer *s;
+	struct gt_symbol sym[8];
+	int n;
+
+	CHECK(gt_modmap__init() == 0);
+	s = gt_symbolizer__new();
+	CHECK(s);
+	n = gt_symbolizer__chain(s, pc, sym, 8);
+	CHECK_EQ_U(n, 3);
+	CHECK(!strcmp(sym[0].function, "user_fn") && sym[0].kind == GT_SYM_FRAME);
+	CHECK_EQ_U(sym[0].line, line_of("LINE_CALL_USER"));
+	CHECK(!strcmp(sym[1].function, "user_helper") && sym[1].kind == GT_SYM_INLINE);
+	CHECK_EQ_U(sym[1].line, line_of("LINE_CALL_RT"));
+	CHECK(!strcmp(sym[2].function, "rt_helper") && sym[2].kind == GT_SYM_INLINE);
+	CHECK_EQ_U(sym[2].line, line_of("LINE_IN_HELPER"));
+	gt_symbolizer__set_runtime_inline(claims_rt);
+	n = gt_symbolizer__chain(s, pc, sym, 8);
+	CHECK_EQ_U(n, 2);
+	CHECK(!strcmp(sym[1].function, "user_helper"));
+	CHECK_EQ_U(sym[1].line, line_of("LINE_CALL_RT"));
+	gt_symbolizer__set_runtime_inline(NULL);
+	gt_symbolizer__delete(s);
+	gt_modmap__fini();
+}
+
 static void vdso_module(void)
 {
 	uintptr_t vdso = (uintptr_t)getauxval(AT_SYSINFO_EHDR);
@@ -78,4 +155,5 @@ static void vdso_module(void)
 }
 
 TEST_MAIN({ "readable names", readable_names }, { "a frame without inlining", frame_and_chain },
+	  { "inline chains", inline_chain },
 	  { "the vdso", vdso_module })
