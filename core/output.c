@@ -134,6 +134,7 @@ struct merge {
 	uintptr_t *pcs;
 	struct pc_chain {
 		uint32_t first, n; /* in chain[] */
+		int runtime;	   /* the real frame is a runtime's (gt_symbol.runtime) */
 	} *pc_chains;
 	uint64_t pc_cap, pc_used;
 	struct merge_key *chain;
@@ -280,7 +281,7 @@ static void merge__key_of(struct merge *m, const struct gt_symbol *sym, struct m
  * then the calls inlined into it), in m->chain from index *first; returns
  * how many (0 when out of memory).
  */
-static uint32_t merge__frame_keys(struct merge *m, uintptr_t pc, uint32_t *first)
+static uint32_t merge__frame_keys(struct merge *m, uintptr_t pc, uint32_t *first, int *runtime)
 {
 	struct gt_symbol sym[MAX_INLINE];
 	uint64_t h = 0;
@@ -293,6 +294,7 @@ static uint32_t merge__frame_keys(struct merge *m, uintptr_t pc, uint32_t *first
 	     h = (h + 1) & (m->pc_cap - 1)) {
 		if (m->pcs[h] == pc) {
 			*first = m->pc_chains[h].first;
+			*runtime = m->pc_chains[h].runtime;
 			return m->pc_chains[h].n;
 		}
 	}
@@ -311,12 +313,14 @@ out_lookup:
 		m->cap_chain = cap;
 	}
 	*first = m->n_chain;
+	*runtime = sym[0].runtime;
 	for (int i = 0; i < n; i++)
 		merge__key_of(m, &sym[i], &m->chain[m->n_chain++]);
 	if (cacheable) {
 		m->pcs[h] = pc;
 		m->pc_chains[h].first = *first;
 		m->pc_chains[h].n = (uint32_t)n;
+		m->pc_chains[h].runtime = *runtime;
 		m->pc_used++;
 	}
 	return (uint32_t)n;
@@ -386,16 +390,19 @@ static void merge__visit(struct gt_cct_node *n, void *arg)
 		n->aux = 0;
 		goto out_values;
 	case GT_NODE_FRAME: {
-		uint32_t first, n_keys = merge__frame_keys(m, (uintptr_t)n->key, &first);
+		int runtime = 0;
+		uint32_t first, n_keys = merge__frame_keys(m, (uintptr_t)n->key, &first, &runtime);
 
 		if (!n_keys) {
 			n->aux = parent;
 			goto out_values;
 		}
 		/* A runtime loaded after its frames were sampled was not known
-		 * to the unwinder then: its frames go now, their children and
-		 * values to the nearest frame kept above them. */
-		if (m->chain[first].module != GT_NONE && module_elided(m, m->chain[first].module)) {
+		 * to the unwinder then, nor a runtime's function compiled into
+		 * the program that only its backend knows: such frames go now,
+		 * their children and values to the nearest frame kept above. */
+		if (runtime ||
+		    (m->chain[first].module != GT_NONE && module_elided(m, m->chain[first].module))) {
 			n->aux = parent;
 			goto out_values;
 		}

@@ -533,6 +533,14 @@ int gt_symbolizer__chain(struct gt_symbolizer *s, uintptr_t pc, struct gt_symbol
 	Dwarf_Addr addr;
 
 	lookup(s, pc, &out[0], &mod);
+	if (out[0].function) {
+		int (*claims)(const char *, const char *) =
+			atomic_load_explicit(&runtime_inline, memory_order_acquire);
+
+		/* A runtime's function compiled into the program, out of line
+		 * (the host stub of a kernel). */
+		out[0].runtime = claims && claims(out[0].function, NULL);
+	}
 	if (!mod || max < 2)
 		return 1;
 	cu = unit_of(s, mod, pc, &addr, NULL);

@@ -34,6 +34,7 @@ struct gt_symbol {
 	const char *file;     /* NULL if no line information */
 	int line;
 	enum gt_symbol_kind kind;
+	int runtime; /* chain: a real frame that the backend's runtime test claims by name */
 };
 
 /* Strings returned are owned by the symbolizer and live until it is deleted. */

@@ -20,14 +20,21 @@ G=build-tgt/gpurun
 mkdir -p /tmp/llvm && tar -C /tmp/llvm -xJf $G/llvmrt.tar.xz
 GT_RUN_LD_LIBRARY_PATH=/tmp/llvm:$R/$G/lib:$R/out/gpu-cuda/lib GT_RUN_LD_PRELOAD=/tmp/llvm/libnvptx-jit.so \
 	python3 tests/gpu-machine/check_omp_wait.py $G/gputool $G/bin/wait "$OUT"
-echo "== optimized CUDA programs: launch contexts"
+echo "== optimized CUDA programs: launch contexts, CPU time from the start"
 for p in "XSBench -m event -s small -l 2000000" "cuda-stream -s 33554432 -n 20"; do
 	set -- $p
 	name=$1; shift
 	rm -rf "/tmp/ext-$name"
-	CUDA_INJECTION64_PATH=$R/out/gpu-cuda/libgputool.so GPUTOOL_OUTPUT=/tmp/ext-$name \
-		out/ext/$name "$@" >"$OUT/ext/$name.out" 2>"$OUT/ext/$name.err"
-	echo "$name: exit $?; $(tail -1 "$OUT/ext/$name.err")"
+	python3 - "$name" "$@" <<'PY'
+import resource, subprocess, sys
+name, args = sys.argv[1], sys.argv[2:]
+with open("%s/ext/%s.out" % (__import__("os").environ["OUT"], name), "w") as out:
+    rc = subprocess.call(["out/gpu-cuda/gputool", "run", "-o", "/tmp/ext-" + name, "--",
+                          "out/ext/" + name] + args, stdout=out, stderr=subprocess.STDOUT)
+ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+print("%s: exit %d; process CPU time %.3f s (user %.3f, sys %.3f)"
+      % (name, rc, ru.ru_utime + ru.ru_stime, ru.ru_utime, ru.ru_stime))
+PY
 	out/gpu-cuda/gputool report /tmp/ext-$name/*.gtprof --format json >"$OUT/ext/$name.json" 2>/dev/null
 	cp /tmp/ext-$name/*.txt "$OUT/ext/$name.txt"
 done

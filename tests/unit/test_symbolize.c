@@ -87,6 +87,12 @@ static int claims_rt(const char *function, const char *file)
 	return function && !strcmp(function, "rt_helper");
 }
 
+static int claims_where(const char *function, const char *file)
+{
+	(void)file;
+	return function && !strcmp(function, "where_from");
+}
+
 static int line_of(const char *marker)
 {
 	FILE *f = fopen(__FILE__, "r");
@@ -121,11 +127,19 @@ static void inline_chain(void)
 	CHECK_EQ_U(sym[1].line, line_of("LINE_CALL_RT"));
 	CHECK(!strcmp(sym[2].function, "rt_helper") && sym[2].kind == GT_SYM_INLINE);
 	CHECK_EQ_U(sym[2].line, line_of("LINE_IN_HELPER"));
+	CHECK(!sym[0].runtime);
 	gt_symbolizer__set_runtime_inline(claims_rt);
 	n = gt_symbolizer__chain(s, pc, sym, 8);
 	CHECK_EQ_U(n, 2);
 	CHECK(!strcmp(sym[1].function, "user_helper"));
 	CHECK_EQ_U(sym[1].line, line_of("LINE_CALL_RT"));
+	CHECK(!sym[0].runtime);
+	/* A real frame the test claims by name. */
+	CHECK(gt_symbolizer__chain(s, (uintptr_t)&where_from + 1, sym, 8) == 1);
+	CHECK(!sym[0].runtime);
+	gt_symbolizer__set_runtime_inline(claims_where);
+	CHECK(gt_symbolizer__chain(s, (uintptr_t)&where_from + 1, sym, 8) == 1);
+	CHECK(sym[0].runtime);
 	gt_symbolizer__set_runtime_inline(NULL);
 	gt_symbolizer__delete(s);
 	gt_modmap__fini();
