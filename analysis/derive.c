@@ -9,8 +9,10 @@
  *   I_C,i   = max((C_i - G_i) / C_i, 0) * C_i / C_P = max(C_i - G_i, 0) / C_P
  *   I_G,i   = G_i / G_P
  *   I_G,i,j = G_i,j / G_P
- * C is CPUTIME; G the sum of the GPU operation times (GKER, GXCOPY_*,
- * GMEM, GMSET, GSYNC: the metrics of unit ns among them).
+ * C is CPUTIME; G the sum of the times the device spent on operations
+ * (GKER, GXCOPY_*, GMSET: the metrics of unit ns among them). The host's
+ * time in allocations, releases and synchronizations (GMEM, GSYNC) is CPU
+ * time, not the device's: a program that waits is not GPU-bound for it.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -47,11 +49,11 @@ static int unit_is_ns(const struct gt_profile *t, uint32_t m)
 	return u && !strcmp(u, "ns");
 }
 
-/* The GPU operation time metrics present, in the order people read them. */
+/* The device's operation time metrics present, in the order people read them. */
 static void find_gpu_metrics(struct gt_analysis *a)
 {
 	static const char *const fixed_first[] = { "GKER" };
-	static const char *const fixed_last[] = { "GMEM", "GMSET", "GSYNC" };
+	static const char *const fixed_last[] = { "GMSET" };
 	const struct gt_profile *t = a->t;
 
 	for (size_t i = 0; i < sizeof(fixed_first) / sizeof(*fixed_first); i++) {
@@ -60,7 +62,7 @@ static void find_gpu_metrics(struct gt_analysis *a)
 		if (m != GT_NONE && unit_is_ns(t, m))
 			a->gpu_metric[a->n_gpu++] = m;
 	}
-	for (uint32_t m = 0; m < t->n_metrics && a->n_gpu < GT_MAX_GPU_METRICS - 3; m++)
+	for (uint32_t m = 0; m < t->n_metrics && a->n_gpu < GT_MAX_GPU_METRICS - 1; m++)
 		if (!strncmp(metric_name(t, m), "GXCOPY_", 7) && unit_is_ns(t, m))
 			a->gpu_metric[a->n_gpu++] = m;
 	for (size_t i = 0; i < sizeof(fixed_last) / sizeof(*fixed_last); i++) {
@@ -194,15 +196,20 @@ static int site_cmp(const void *x, const void *y)
 }
 
 /* Operation sites: the outermost placeholders with GPU time and no frame
- * with GPU time below them (a call site's <gpu kernel>, <omp target>, …). */
+ * with GPU time below them (a call site's <gpu kernel>, <omp target>, …);
+ * what is below a site (an <omp target>'s <omp kernel>) is part of it. */
 static int find_sites(struct gt_analysis *a, uint8_t *is_site)
 {
 	const struct gt_profile *t = a->t;
 	uint8_t *frame_g = calloc(a->n_nodes ? a->n_nodes : 1, 1);
+	uint8_t *in_site = calloc(a->n_nodes ? a->n_nodes : 1, 1);
 	uint32_t n = 0, cap = 0;
 
-	if (!frame_g)
+	if (!frame_g || !in_site) {
+		free(frame_g);
+		free(in_site);
 		return -ENOMEM;
+	}
 	for (uint32_t i = a->n_nodes; i-- > 0;) {
 		if (gt_pnode__is_frame(t->nodes[i].kind) && a->G[i])
 			frame_g[i] = 1;
@@ -212,12 +219,14 @@ static int find_sites(struct gt_analysis *a, uint8_t *is_site)
 	for (uint32_t i = 1; i < a->n_nodes; i++) {
 		uint32_t up = t->nodes[i].parent;
 
-		is_site[i] = t->nodes[i].kind == GT_PNODE_PLACEHOLDER && a->G[i] && !frame_g[i] && !is_site[up];
+		is_site[i] = t->nodes[i].kind == GT_PNODE_PLACEHOLDER && a->G[i] && !frame_g[i] && !in_site[up];
+		in_site[i] = is_site[i] || in_site[up];
 		if (is_site[i])
 			for (uint32_t j = 0; j < a->n_gpu; j++)
 				cap += a->Gj[j][i] != 0;
 	}
 	free(frame_g);
+	free(in_site);
 	a->sites = malloc((cap ? cap : 1) * sizeof(*a->sites));
 	if (!a->sites)
 		return -ENOMEM;

@@ -119,7 +119,8 @@ struct tgt_op {
 	uint64_t t0;		 /* ticks */
 	uint64_t begin_ns;	 /* host kernels: start on the tool's timeline */
 	int device;
-	int host_kernel;	 /* a kernel of the host device, reported to the monitor */
+	int host_op;		 /* a kernel or copy of the host device, reported to the monitor */
+	uint64_t bytes;		 /* a copy's */
 	enum op_what what;
 };
 
@@ -434,8 +435,14 @@ static int host_device(int device)
 	return d && (strstr(d->type, "generic") || strstr(d->type, "x86_64"));
 }
 
+/* The host device's kernels and copies, as device operations. */
+static int host_measured(enum op_what what)
+{
+	return what == OP_KERNEL || what == OP_H2D || what == OP_D2H || what == OP_D2D;
+}
+
 static uint64_t op__begin(struct gt_thread *t, struct omp_target_thread *ts, struct gt_cct_node *node,
-			  enum op_what what, int device)
+			  enum op_what what, int device, uint64_t bytes)
 {
 	struct tgt_op *op = ts->free_ops;
 	uint64_t id = 0;
@@ -444,15 +451,16 @@ static uint64_t op__begin(struct gt_thread *t, struct omp_target_thread *ts, str
 		ts->free_ops = op->next;
 	else if (!(op = malloc(sizeof(*op))))
 		return 0;
-	op->host_kernel = 0;
+	op->host_op = 0;
 	op->device = device;
+	op->bytes = bytes;
 	/* A traced device reports the operation back under this id: the
 	 * monitor matches it to node. */
 	if (ompt__trace_on(device)) {
 		id = gt_monitor__correlate(t, node);
-	} else if (what == OP_KERNEL && host_device(device) && !gt_monitor__start()) {
+	} else if (host_measured(what) && host_device(device) && !gt_monitor__start()) {
 		id = gt_monitor__correlate_device(t, node, device);
-		op->host_kernel = id != 0;
+		op->host_op = id != 0;
 		op->begin_ns = gt_clock__now();
 	}
 	op->id = id ? id : local_id(t, ts);
@@ -489,13 +497,18 @@ static void op__end(struct gt_thread *t, struct omp_target_thread *ts, uint64_t 
 		add(t, op->node, op_desc[op->what].time,
 		    gt_clock__ticks_to_ns(now > op->t0 ? now - op->t0 : 0));
 		gt_thread__leave(t);
-		if (op->host_kernel) {
+		if (op->host_op) {
 			struct gt_device_op dop = {
 				.correlation = op->id,
 				.start_ns = op->begin_ns,
 				.end_ns = gt_clock__now(),
 				.device = (uint32_t)op->device,
-				.kind = GT_DEVOP_KERNEL,
+				.kind = op->what == OP_KERNEL ? GT_DEVOP_KERNEL : GT_DEVOP_COPY,
+				.copy = op->what == OP_H2D   ? GT_COPY_H2D
+					: op->what == OP_D2H ? GT_COPY_D2H
+					: op->what == OP_D2D ? GT_COPY_D2D
+							     : GT_COPY_OTHER,
+				.bytes = op->bytes,
 			};
 
 			gt_monitor__activity(t, &dop);
@@ -580,7 +593,7 @@ void ompt__on_target_data_op_emi(ompt_scope_endpoint_t endpoint, ompt_data_t *ta
 			  bytes);
 	gt_thread__leave(t);
 	if (node)
-		*host_op_id = op__begin(t, ts, node, what, device);
+		*host_op_id = op__begin(t, ts, node, what, device, bytes);
 }
 
 void ompt__on_target_submit_emi(ompt_scope_endpoint_t endpoint, ompt_data_t *target_data,
@@ -607,7 +620,7 @@ void ompt__on_target_submit_emi(ompt_scope_endpoint_t endpoint, ompt_data_t *tar
 	node = op__charge(t, op_parent(t, r, -1, NULL, key), OP_KERNEL, requested_num_teams);
 	gt_thread__leave(t);
 	if (node)
-		*host_op_id = op__begin(t, ts, node, OP_KERNEL, r ? r->device : -1);
+		*host_op_id = op__begin(t, ts, node, OP_KERNEL, r ? r->device : -1, 0);
 }
 
 /*

@@ -30,7 +30,8 @@ MPIRUN = sys.argv[sys.argv.index("--mpirun") + 1] if "--mpirun" in sys.argv else
 MPIFLAGS = ["--allow-run-as-root", "--oversubscribe", "--mca", "mpi_yield_when_idle", "1"]
 MS = 1000000
 KINDS = {0: "root", 1: "frame", 2: "placeholder", 3: "name"}
-GPU_TIME = ("GKER", "GXCOPY_H2D", "GXCOPY_D2H", "GMEM", "GMSET", "GSYNC")
+# The device's time; GMEM and GSYNC are the host's (allocating, waiting).
+GPU_TIME = ("GKER", "GXCOPY_H2D", "GXCOPY_D2H", "GMSET")
 WEIRD = 'we;ird "name" </script><b>'
 failures = []
 
@@ -73,6 +74,11 @@ def build(r):
     p.value(h2d, 0, "GXCOPY_H2D", 2 * MS)
     p.value(h2d, 0, "GXCOPY_H2D_BYTES", 1 << 20)
     p.value(p.frame(main, WEIRD, line=60), 1, "CPUTIME", 1 * MS)
+    # An OpenMP target construct: its kernel under <omp kernel> under the
+    # construct's device, all one operation.
+    dev = p.node(p.ph(p.frame(main, "offload", line=70), "<omp target>"), NAME, "device 0 (sm_90)")
+    okern = p.node(p.ph(p.ph(dev, "<omp kernel>"), "<gpu kernel>"), NAME, "omp_kernel")
+    p.value(okern, 0, "GKER", 1 * MS)
     return p
 
 
@@ -191,7 +197,10 @@ def check_json(doc, profiles):
     check([s["value"] for s in sites] == sorted((s["value"] for s in sites), reverse=True), "sites not sorted")
     check(sites and doc["nodes"][sites[0]["node"]]["name"] == "<gpu kernel>" and sites[0]["metric"] == "GKER",
           "first GPU site %s" % (sites[:1],))
-    check(len(sites) == 3, "%d GPU sites, expected 3 (kernel, sync, copy)" % len(sites))
+    check(len(sites) == 3, "%d GPU sites, expected 3 (kernel, copy, omp target; a sync is host time)"
+          % len(sites))
+    # Each operation counted once: the sites hold all GPU time, no more.
+    check(sum(s["value"] for s in sites) == G, "sites sum to %s, G_P %s" % (sum(s["value"] for s in sites), G))
     return totals
 
 
