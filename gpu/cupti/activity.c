@@ -140,6 +140,11 @@ int gt_cupti__kernel_seen(const char *text)
 	return 0;
 }
 
+int64_t gt_cupti_activity__offset(void)
+{
+	return ts_offset;
+}
+
 const char *gt_cupti__kernel_name(const char *cupti_name)
 {
 	struct name_entry probe = { .key = cupti_name }, *e, *got;

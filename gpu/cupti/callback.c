@@ -754,8 +754,8 @@ static void enter(struct cupti_thread *ct, CUpti_CallbackDomain domain, CUpti_Ca
  * kernels' activities reach the monitor when CUPTI completes their buffer
  * (within the flush period); the monitor holds the sync until then.
  */
-static void blame_wait(struct cupti_thread *ct, struct gt_cct_node *node, uint64_t t0, uint64_t t1,
-		       uint64_t stream)
+static void blame_wait(struct cupti_thread *ct, uint64_t id, struct gt_cct_node *node, uint64_t t0,
+		       uint64_t t1, uint64_t stream)
 {
 	/* What the wait waited for has completed: hand its records over now
 	 * rather than at the next flush period, so the monitor settles the
@@ -764,6 +764,14 @@ static void blame_wait(struct cupti_thread *ct, struct gt_cct_node *node, uint64
 	if (t1 - ct->last_flush_ns >= 1000000 && gt_cupti_lib.cuptiActivityFlushAll) {
 		ct->last_flush_ns = t1;
 		gt_cupti_lib.cuptiActivityFlushAll(0);
+	}
+	if (gt_cupti_recording) {
+		struct gt_cupti_wait w = {
+			.id = id, .begin_ns = t0, .end_ns = t1, .stream = stream,
+			.cupti_offset = gt_cupti_activity__offset(), .device = ct->device,
+		};
+
+		gt_cupti_record__wait(&w);
 	}
 	gt_blame__sync(ct->t, node, t0, t1, ct->device, stream);
 }
@@ -784,7 +792,7 @@ static void leave(struct cupti_thread *ct, const CUpti_CallbackData *cb)
 		uint64_t wait0 = ct->wait0;
 
 		ct->wait0 = 0;
-		blame_wait(ct, ct->node, wait0, gt_clock__now(), 0);
+		blame_wait(ct, ct->id, ct->node, wait0, gt_clock__now(), 0);
 	}
 	if (gt_tracer__on() && ct->t0)
 		gt_tracer__span(ct->t, GT_EV_API, cb->functionName, ct->node, ct->t0, gt_clock__now(), ct->id);
@@ -813,7 +821,7 @@ static void leave(struct cupti_thread *ct, const CUpti_CallbackData *cb)
 	gt_monitor__activity(ct->t, &op);
 	ct->id = 0;
 	if (op.kind == GT_DEVOP_SYNC && ct->stream != UINT64_MAX)
-		blame_wait(ct, ct->node, op.start_ns, op.end_ns, ct->stream);
+		blame_wait(ct, op.correlation, ct->node, op.start_ns, op.end_ns, ct->stream);
 }
 
 void CUPTIAPI gt_cupti__callback(void *userdata, CUpti_CallbackDomain domain,

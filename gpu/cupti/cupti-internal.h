@@ -183,6 +183,8 @@ int gt_cupti__convert(const CUpti_Activity *r, struct gt_device_op *op);
  * hands them to the monitor; @next iterates the records. */
 typedef int (*gt_cupti_next_fn)(uint8_t *buf, size_t valid, CUpti_Activity **rec);
 void gt_cupti_activity__deliver(uint8_t *buf, size_t valid, gt_cupti_next_fn next);
+/* The tool's clock minus CUPTI's timestamps (0 when CUPTI reads the tool's). */
+int64_t gt_cupti_activity__offset(void);
 /* Theoretical occupancy in 1/1000 of the device's thread slots. */
 uint32_t gt_cupti__occupancy(const struct gt_cupti_device *d, uint32_t threads, uint32_t regs,
 			     uint32_t smem);
@@ -215,6 +217,17 @@ int gt_cupti_record__open(const char *dir);
 void gt_cupti_record__api(uint32_t cupti_id, uint64_t id, int32_t parts, enum gt_placeholder ph,
 			  uintptr_t site);
 void gt_cupti_record__op(const struct gt_device_op *op);
+/* A host wait, as the backend blamed it. */
+struct gt_cupti_wait {
+	uint64_t id;	       /* the monitor id of the call that waited */
+	uint64_t begin_ns;     /* on the tool's clock */
+	uint64_t end_ns;
+	uint64_t stream;       /* as gt_blame__sync takes it */
+	int64_t cupti_offset;  /* the tool's clock minus CUPTI's, then */
+	int32_t device;
+	uint32_t pad;
+};
+void gt_cupti_record__wait(const struct gt_cupti_wait *w);
 void gt_cupti_record__buffer(uint8_t *buf, size_t valid, gt_cupti_next_fn next);
 void gt_cupti_record__device(int ordinal, const struct gt_cupti_device *d);
 void gt_cupti_record__close(void);
@@ -227,6 +240,7 @@ struct gt_cupti_replay {
 	/* @rec: the records' offsets in @buf, names already patched in. */
 	void (*buffer)(void *arg, uint8_t *buf, size_t valid, const uint32_t *rec, size_t n);
 	void (*device)(void *arg, int ordinal, const struct gt_cupti_device *d);
+	void (*wait)(void *arg, const struct gt_cupti_wait *w);
 	void *arg;
 };
 int gt_cupti_record__replay(const char *path, const struct gt_cupti_replay *r);

@@ -22,6 +22,9 @@
  *   DEVICE   i32 ordinal, then struct gt_cupti_device
  *   SITE     u64 call-site address, then "function (file:line)", NUL-ended;
  *            written at the end, for every address an API chunk used
+ *   WAIT     struct gt_cupti_wait: a host wait blamed (an explicit or an
+ *            implicit synchronization), with the operation it was made
+ *            by and the offset of CUPTI's clock to the tool's then
  *
  * Numbers are little-endian, as on the machines that write and read them.
  */
@@ -39,7 +42,7 @@
 #define MAGIC "GTCUPTI1"
 #define MAX_SITES 4096
 
-enum { C_API = 1, C_OP, C_BUFFER, C_NAME, C_RECORDS, C_DEVICE, C_SITE };
+enum { C_API = 1, C_OP, C_BUFFER, C_NAME, C_RECORDS, C_DEVICE, C_SITE, C_WAIT };
 
 struct chunk {
 	uint32_t type, len;
@@ -113,6 +116,14 @@ void gt_cupti_record__op(const struct gt_device_op *op)
 	pthread_mutex_lock(&lock);
 	if (out)
 		put(C_OP, op, sizeof(*op), NULL, 0);
+	pthread_mutex_unlock(&lock);
+}
+
+void gt_cupti_record__wait(const struct gt_cupti_wait *w)
+{
+	pthread_mutex_lock(&lock);
+	if (out)
+		put(C_WAIT, w, sizeof(*w), NULL, 0);
 	pthread_mutex_unlock(&lock);
 }
 
@@ -289,6 +300,16 @@ int gt_cupti_record__replay(const char *path, const struct gt_cupti_replay *r)
 				memcpy(&op, p, sizeof(op));
 				if (r->op)
 					r->op(r->arg, &op);
+				break;
+			}
+			case C_WAIT: {
+				struct gt_cupti_wait w;
+
+				if (c.len < sizeof(w))
+					break;
+				memcpy(&w, p, sizeof(w));
+				if (r->wait)
+					r->wait(r->arg, &w);
 				break;
 			}
 			case C_BUFFER:

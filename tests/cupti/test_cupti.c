@@ -22,6 +22,7 @@
 #include "core/cct.h"
 #include "core/clock.h"
 #include "core/thread.h"
+#include "gpu/blame.h"
 #include "gpu/cupti/cupti-internal.h"
 #include "gpu/monitor.h"
 #include "tests/unit/test.h"
@@ -529,7 +530,10 @@ static void test_implicit_sync(void)
 struct replay {
 	struct gt_thread *t;
 	uint64_t from[MAX_OPS], to[MAX_OPS]; /* recorded id → id issued now */
+	struct gt_cct_node *site[MAX_OPS];   /* its call site's node, now */
+	enum gt_placeholder ph[MAX_OPS];
 	size_t n;
+	uint64_t waited;		     /* the recorded waits, ns */
 	const char *sites[256];
 	size_t n_sites;
 };
@@ -567,7 +571,31 @@ static void replay__api(void *arg, uint32_t cupti_id, uint64_t id, int32_t parts
 	gt_thread__leave(r->t);
 	CHECK(now && r->n < MAX_OPS);
 	r->from[r->n] = id;
+	r->site[r->n] = node;
+	r->ph[r->n] = ph;
 	r->to[r->n++] = now;
+}
+
+/* A wait as the backend blamed it, at the node of the call that waited; its
+ * times moved to the recorded buffers' clock (CUPTI's). */
+static void replay__wait(void *arg, const struct gt_cupti_wait *w)
+{
+	struct replay *r = arg;
+	struct gt_cct_node *node = NULL;
+
+	for (size_t i = r->n; i-- > 0;) {
+		if (r->from[i] != w->id)
+			continue;
+		gt_thread__enter(r->t);
+		node = r->ph[i] < GT_PH__COUNT ? gt_cct__placeholder(&r->t->cct, r->site[i], r->ph[i])
+					       : r->site[i];
+		gt_thread__leave(r->t);
+		break;
+	}
+	CHECK(node);
+	r->waited += w->end_ns - w->begin_ns;
+	gt_blame__sync(r->t, node, (uint64_t)((int64_t)w->begin_ns - w->cupti_offset),
+		       (uint64_t)((int64_t)w->end_ns - w->cupti_offset), w->device, w->stream);
 }
 
 static void replay__op(void *arg, const struct gt_device_op *op)
@@ -630,6 +658,50 @@ static uint64_t sum(struct replay *r, const char *fn, enum gt_placeholder ph, co
 		if (g_ != w_)                                                              \
 			failed++;                                                          \
 	} while (0)
+
+/*
+ * samples/cuda/blame recorded on a GPU machine: every wait the recording
+ * blamed is CPU_IDLE at its call site, exactly, and the waits for the busy
+ * kernels (0.3 s in cudaDeviceSynchronize, 0.2 s in a blocking cudaMemcpy)
+ * are charged on to their launch (CPU_IDLE_CAUSE).
+ */
+static int replay_blame(const char *path)
+{
+	static struct replay r;
+	const struct gt_cupti_replay cb = {
+		.api = replay__api, .op = replay__op, .buffer = replay__buffer,
+		.device = replay__device, .wait = replay__wait, .arg = &r,
+	};
+	uint64_t sync, copy, cause, idle;
+	int failed = 0;
+
+	gt_cupti_lib.demangle = NULL;
+	gt_cupti_corr__reset();
+	CHECK(gt_monitor__start() == 0);
+	r.t = gt_thread__self(GT_THREAD_INITIAL);
+	CHECK(gt_cupti_record__replay(path, &cb) == 0);
+	gt_monitor__flush();
+	gt_monitor__flush();
+	gt_monitor__drain(r.t);
+	sync = sum(&r, "wait_all", GT_PH_GPU_SYNC, NULL, GT_M_CPU_IDLE);
+	copy = sum(&r, "copy_back", GT_PH_GPU_COPY_D2H, NULL, GT_M_CPU_IDLE);
+	idle = tree_sum(r.t, GT_PH_GPU_SYNC, GT_M_CPU_IDLE) + tree_sum(r.t, GT_PH_GPU_COPY_D2H, GT_M_CPU_IDLE) +
+	       tree_sum(r.t, GT_PH_GPU_FREE, GT_M_CPU_IDLE) + tree_sum(r.t, GT_PH_GPU_MEMSET, GT_M_CPU_IDLE) +
+	       tree_sum(r.t, GT_PH_GPU_COPY_H2D, GT_M_CPU_IDLE);
+	cause = sum(&r, "launch", GT_PH_GPU_KERNEL, "busy_kernel", GT_M_CPU_IDLE_CAUSE);
+	printf("%s: %zu operations from %zu call sites; waits %.3f s\n", path, r.n, r.n_sites,
+	       (double)r.waited / 1e9);
+	printf("  CPU_IDLE at wait_all %.3f s, at copy_back %.3f s, all %.3f s; CPU_IDLE_CAUSE at launch %.3f s\n",
+	       (double)sync / 1e9, (double)copy / 1e9, (double)idle / 1e9, (double)cause / 1e9);
+	/* Every recorded wait charged, exactly. */
+	EXPECT(idle, r.waited);
+	/* The sample's kernels: 0.3 s and 0.2 s, by the GPU's timer. */
+	EXPECT(sync >= 290000000 && sync <= 330000000, 1);
+	EXPECT(copy >= 190000000 && copy <= 230000000, 1);
+	/* Charged on to the busy kernel's launch, all but what ran no kernel. */
+	EXPECT(cause >= (sync + copy) * 95 / 100 && cause <= sync + copy, 1);
+	return failed;
+}
 
 static int replay(const char *path, unsigned short_launches)
 {
@@ -765,6 +837,8 @@ int main(int argc, char **argv)
 
 	if (argc > 3 && !strcmp(argv[1], "replay"))
 		return replay(argv[2], (unsigned)atoi(argv[3])) ? 1 : 0;
+	if (argc > 2 && !strcmp(argv[1], "replay-blame"))
+		return replay_blame(argv[2]) ? 1 : 0;
 	if (argc > 2 && !strcmp(argv[1], "elide"))
 		return elide(argv[2]) ? 1 : 0;
 	return test__run(cases, sizeof(cases) / sizeof(*cases));
