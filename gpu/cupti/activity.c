@@ -14,6 +14,7 @@
  * fixed offset measured at start converts them.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -120,6 +121,60 @@ static const char *intern_text(char *s)
 	return got ? got->name : NULL;
 }
 
+/*
+ * A demangled name without its return type and parameters, as DWARF's
+ * DW_AT_name has it: "add_kernel<double>" of "void add_kernel<double>(double
+ * const*, double*)". Written into out (size cap); 0 if it does not fit.
+ */
+static int bare_name(const char *full, char *out, size_t cap)
+{
+	const char *start = full, *end = NULL;
+	int depth = 0;
+
+	for (const char *p = full; *p && !end; p++) {
+		if (*p == '<')
+			depth++;
+		else if (*p == '>' && depth > 0)
+			depth--;
+		else if (!depth && *p == ' ')
+			start = p + 1;
+		else if (!depth && *p == '(')
+			end = p;
+	}
+	if (!end || (size_t)(end - start) >= cap)
+		return 0;
+	memcpy(out, start, (size_t)(end - start));
+	out[end - start] = 0;
+	return 1;
+}
+
+/* The kernels' bare names, sorted, made once when first asked for: by then
+ * (the end of the run) the name table no longer changes. */
+static char **bare_names;
+static size_t n_bare;
+static pthread_once_t bare_once = PTHREAD_ONCE_INIT;
+
+static int by_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void bare__build(void)
+{
+	char buf[1024];
+
+	bare_names = calloc(NAME_SLOTS, sizeof(*bare_names));
+	for (unsigned i = 0; bare_names && i < NAME_SLOTS; i++) {
+		/* Acquire: pairs with the CAS that installed the entry. */
+		struct name_entry *e = atomic_load_explicit(&by_text[i], memory_order_acquire);
+
+		if (e && bare_name(e->name, buf, sizeof(buf)) && (bare_names[n_bare] = strdup(buf)))
+			n_bare++;
+	}
+	if (n_bare)
+		qsort(bare_names, n_bare, sizeof(*bare_names), by_str);
+}
+
 int gt_cupti__kernel_seen(const char *text)
 {
 	uint64_t h;
@@ -133,11 +188,14 @@ int gt_cupti__kernel_seen(const char *text)
 			atomic_load_explicit(&by_text[(h + i) & (NAME_SLOTS - 1)], memory_order_acquire);
 
 		if (!e)
-			return 0;
+			break;
 		if (e->hash == h && !strcmp(e->name, text))
 			return 1;
 	}
-	return 0;
+	if (strchr(text, '('))
+		return 0;
+	pthread_once(&bare_once, bare__build);
+	return n_bare && bsearch(&text, bare_names, n_bare, sizeof(*bare_names), by_str);
 }
 
 int64_t gt_cupti_activity__offset(void)

@@ -190,7 +190,9 @@ uint32_t gt_cupti__occupancy(const struct gt_cupti_device *d, uint32_t threads, 
 			     uint32_t smem);
 /* One interned, demangled copy of a kernel name, keyed by CUPTI's pointer. */
 const char *gt_cupti__kernel_name(const char *cupti_name);
-/* Whether a kernel of this (readable) name has run. Any thread. */
+/* Whether a kernel of this (readable) name has run; a name without
+ * parameters ("add_kernel<double>", as DWARF names functions) matches the
+ * kernel's name without return type and parameters. At the end of the run. */
 int gt_cupti__kernel_seen(const char *text);
 
 /* ---- elide.c ----------------------------------------------------------- */

@@ -11,6 +11,7 @@
  *   test_cupti elide EXE          the static CUDA runtime and nvcc's stubs
  *                                 of an nvcc-built program are found
  */
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <gelf.h>
 #include <stdio.h>
@@ -364,9 +365,23 @@ static void test_callbacks(void)
 static void test_inline_runtime(void)
 {
 	static char kname[] = "_Z4axpyPfPKffi";
+	static char tname[] = "_Z10add_kernelIdEvPKT_S2_PS0_";
 
 	gt_cupti_lib.demangle = NULL;
 	CHECK(gt_cupti__kernel_name(kname));
+	/* A template kernel, demangled as CUPTI's names are when libstdc++
+	 * is there; DWARF names its inlined host stub "add_kernel<double>". */
+	gt_cupti_lib.demangle = dlsym(RTLD_DEFAULT, "__cxa_demangle");
+	if (!gt_cupti_lib.demangle) {
+		void *cxx = dlopen("libstdc++.so.6", RTLD_LAZY);
+
+		gt_cupti_lib.demangle = cxx ? dlsym(cxx, "__cxa_demangle") : NULL;
+	}
+	CHECK(gt_cupti_lib.demangle);
+	CHECK(gt_cupti__kernel_name(tname));
+	CHECK(gt_cupti_elide__inline("add_kernel<double>", "/home/u/stream.cu"));
+	CHECK(gt_cupti_elide__inline("void add_kernel<double>(double const*, double const*, double*)", NULL));
+	CHECK(!gt_cupti_elide__inline("add_kernel<float>", "/home/u/stream.cu"));
 	/* nvcc's stubs, by name and by their generated file. */
 	CHECK(gt_cupti_elide__inline("__device_stub__Z4axpyPfPKffi", NULL));
 	CHECK(gt_cupti_elide__inline("__wrapper__device_stub_axpy", "/tmp/x.cudafe1.stub.c"));
