@@ -409,6 +409,70 @@ static void section_header(struct rep *r)
 	}
 }
 
+#define BODY_MAX 3
+
+/*
+ * Where a region's context and where its body are one line: "path > <omp
+ * parallel>", then the functions its threads ran in it (the outlined
+ * bodies: the frames right under the region, by CPU time), so that two
+ * regions reached by one call (a virtual call of a dispatch loop) can be
+ * told apart.
+ */
+static char *region_label(const struct rep *r, uint32_t region)
+{
+	const struct gt_profile *p = r->p;
+	uint32_t body[BODY_MAX], n = 0;
+	char *where = path(r, p->nodes[region].parent, 0, LINE_COLS - 6);
+	struct gt_sb b = { 0 };
+
+	if (!where)
+		return NULL;
+	for (uint32_t i = region + 1; i < p->n_nodes; i++) {
+		uint32_t k;
+
+		if (p->nodes[i].parent != region || !gt_pnode__is_frame(p->nodes[i].kind))
+			continue;
+		/* One entry per function: the lines of one body merge. */
+		for (k = 0; k < n && p->nodes[body[k]].name != p->nodes[i].name; k++)
+			;
+		if (k < n) {
+			if (r->cpu_incl[i] > r->cpu_incl[body[k]])
+				body[k] = i;
+			continue;
+		}
+		if (n < BODY_MAX) {
+			body[n++] = i;
+			continue;
+		}
+		for (k = 0; k < n; k++)
+			if (r->cpu_incl[i] > r->cpu_incl[body[k]]) {
+				body[k] = i;
+				break;
+			}
+	}
+	if (!n)
+		return where;
+	gt_sb__add(&b, where);
+	free(where);
+	gt_sb__add(&b, "\n");
+	gt_sb__addf(&b, "%*s", 10, "");
+	gt_sb__add(&b, n > 1 ? "bodies: " : "body: ");
+	for (uint32_t k = 0; k < n; k++) {
+		struct gt_sb l = { 0 };
+
+		gt_label_short(&l, p, body[k]);
+		if (k)
+			gt_sb__add(&b, "; ");
+		gt_sb__add_fit(&b, l.s ? l.s : "?", (LINE_COLS - 16) / n);
+		free(l.s);
+	}
+	if (b.oom) {
+		free(b.s);
+		return NULL;
+	}
+	return b.s;
+}
+
 static int section_parallel(struct rep *r)
 {
 	const struct gt_profile *p = r->p;
@@ -461,13 +525,14 @@ static int section_parallel(struct rep *r)
 		table__set(&t, k, 6, "%.3f", secs(wait[i]));
 		fmt_pct(t.cell[k][7], wait[i], work[i] + wait[i]);
 		table__set(&t, k, 8, "%.3f", secs(r->cpu_incl[i]));
-		t.below[k] = path(r, p->nodes[i].parent, 0, LINE_COLS - 6);
+		t.below[k] = region_label(r, i);
 		if (!t.below[k]) {
 			err = -ENOMEM;
 			goto out_free;
 		}
 	}
-	fprintf(r->f, "\nOpenMP parallel regions (%" PRIu32 " of %" PRIu32 ", by time; under each, where it was reached)\n",
+	fprintf(r->f, "\nOpenMP parallel regions (%" PRIu32 " of %" PRIu32 ", by time; under each, where it was reached and"
+		      " what it ran)\n",
 		shown, n);
 	table__print(&t, r->f);
 	for (uint32_t k = 0; k < shown; k++) {

@@ -98,6 +98,10 @@ def test_inlined():
                          ("inline", "shift(double*, int)", ln["SHIFT"])])
     for r, who in ((sc, "scale"), (sh, "shift"), (dp, "deep")):
         check(p.excl(r, "OMP_PAR_COUNT") == ITERS, "%s: %s instances" % (who, p.excl(r, "OMP_PAR_COUNT")))
+    # Each region's row also names the body it ran (its outlined function).
+    check(re.search(r"> scale\(double\*, int\) \[inlined\] \(attrib.cpp:%d\)\n\s+body: "
+                    r"scale\(double\*, int\) \[clone .omp_outlined\] \(attrib.cpp:%d\)" % (ln["SCALE"], ln["SCALE"]),
+                    report), "the report's region rows lack the body they ran")
     for s in ("both(double*, int) (attrib.cpp:%d) > scale(double*, int) [inlined] (attrib.cpp:%d)"
               % (ln["CALL_SCALE"], ln["SCALE"]),
               "both(double*, int) (attrib.cpp:%d) > shift(double*, int) [inlined] (attrib.cpp:%d)"
