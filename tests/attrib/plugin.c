@@ -17,8 +17,11 @@ __attribute__((noinline)) double plugin_burn(double secs)
 {
 	double t0 = cpu_s(), x = 0;
 
+	/* The clock read about once a millisecond: a thread that reads its
+	 * CPU-time clock every few microseconds can lose its CPU-time timer's
+	 * signals on a loaded machine (seen on Linux 6.18). */
 	while (cpu_s() - t0 < secs)
-		for (int i = 0; i < 20000; i++) /* LINE_BURN */
+		for (int i = 0; i < 1000000; i++) /* LINE_BURN */
 			x = x * 0.999 + i;
 	return x;
 }

@@ -98,6 +98,12 @@ def test_inlined():
                          ("inline", "shift(double*, int)", ln["SHIFT"])])
     for r, who in ((sc, "scale"), (sh, "shift"), (dp, "deep")):
         check(p.excl(r, "OMP_PAR_COUNT") == ITERS, "%s: %s instances" % (who, p.excl(r, "OMP_PAR_COUNT")))
+    # Shortened contexts keep what tells them apart: every place of the
+    # waits table reads differently (each region's barrier is one place).
+    waits = re.search(r"\nWaits .*?\n.*?\n((?:  .*\n)+)", report)
+    check(waits, "no waits table in the report")
+    where = [re.split(r"\s{2,}", l.strip(), maxsplit=5)[-1] for l in waits.group(1).splitlines()]
+    check(len(where) == 6 and len(set(where)) == len(where), "waits places read alike: %s" % where)
     # Each region's row also names the body it ran (its outlined function).
     check(re.search(r"> scale\(double\*, int\) \[inlined\] \(attrib.cpp:%d\)\n\s+body: "
                     r"scale\(double\*, int\) \[clone .omp_outlined\] \(attrib.cpp:%d\)" % (ln["SCALE"], ln["SCALE"]),
@@ -144,9 +150,10 @@ def test_dlclosed():
               "plugin_burn's file %r" % n["file"])
     cpu = sum(p.incl(n, "CPUTIME") for n in burn)
     period = 1e9 / int(p.meta("sample_hz"))
-    # One thread burns: its samples carry its CPU time up to a period at
-    # each end.
-    bounded(cpu, own["plugin"]["cpu_ns"] - 2 * period, own["plugin"]["cpu_ns"] + 2 * period, "plugin CPUTIME")
+    # One thread burns: its samples carry its CPU time, up to a period at
+    # each end and to the signals a loaded machine drops (what is checked
+    # here is where the time goes, not how well it is sampled).
+    bounded(cpu, own["plugin"]["cpu_ns"] * 0.75, own["plugin"]["cpu_ns"] + 2 * period, "plugin CPUTIME")
     unknown = [n for n in p.doc["nodes"] if n.get("kind") == "frame" and not n.get("name")]
     check(not unknown, "frames without a name: %s" % [(n.get("module"), n.get("offset")) for n in unknown])
 
