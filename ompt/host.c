@@ -225,7 +225,6 @@ void ompt__on_parallel_begin(ompt_data_t *encountering_task_data,
 	struct omp_region *r;
 	struct gt_cct_node *ctx;
 
-	(void)flags;
 	if (!t) {
 		data_set(parallel_data, NULL);
 		return;
@@ -242,6 +241,8 @@ void ompt__on_parallel_begin(ompt_data_t *encountering_task_data,
 	r->owner = t;
 	r->team = requested_parallelism;
 	r->t_begin = gt_clock__ticks();
+	if (flags & ompt_parallel_league)
+		((struct omp_thread *)t->ompt)->league = r;
 	/* The fork hands r to the team. */
 	data_set(parallel_data, r);
 out:
@@ -264,6 +265,8 @@ void ompt__on_parallel_end(ompt_data_t *parallel_data, ompt_data_t *encountering
 	if (!now)
 		now = gt_clock__ticks();
 	r->active = 0;
+	if (((struct omp_thread *)t->ompt)->league == r)
+		((struct omp_thread *)t->ompt)->league = NULL;
 	gt_thread__enter(t);
 	{
 		static const enum gt_metric m[] = { GT_M_OMP_PAR_TIME, GT_M_OMP_PAR_COUNT,
@@ -287,22 +290,31 @@ void ompt__on_implicit_task(ompt_scope_endpoint_t endpoint, ompt_data_t *paralle
 {
 	struct gt_thread *t = thread_of(GT_THREAD_OTHER);
 	struct omp_thread *ot;
+	struct omp_region *r, *league = NULL;
 	struct omp_task *task;
-	struct omp_region *r;
 	uint64_t now;
 
 	if (!t)
 		return;
 	ot = t->ompt;
+	/* The initial task of a thread: contexts are unwound to the root.
+	 * The initial task of a team of a league (teams, and the host
+	 * device's target regions) belongs to the league's region, which
+	 * parallel_begin made: like any member of a team. */
 	if (flags & ompt_task_initial) {
-		/* The initial task: contexts are unwound to the root. */
-		if (endpoint == ompt_scope_begin)
-			data_set(task_data, &ot->initial);
-		return;
+		task = task_of(task_data);
+		league = parallel_data ? data_get(parallel_data) : NULL;
+		if (!league)
+			league = ot->league; /* a league of one team: no parallel_data */
+		if (endpoint == ompt_scope_begin ? !league : !task || task == &ot->initial) {
+			if (endpoint == ompt_scope_begin)
+				data_set(task_data, &ot->initial);
+			return;
+		}
 	}
 	gt_thread__enter(t);
 	if (endpoint == ompt_scope_begin) {
-		r = data_get(parallel_data);
+		r = league ? league : data_get(parallel_data);
 		task = task__new(ot);
 		if (task) {
 			now = 0;

@@ -85,6 +85,9 @@ struct omp_thread {
 	/* The last implicit barrier's node and the context it hangs under:
 	 * a region repeats, and so does its barrier. */
 	struct gt_cct_node *ibar_parent, *ibar_node;
+	/* The league (teams) this thread began and has not ended: LLVM's
+	 * libomp gives a league of one team's initial task no parallel_data. */
+	struct omp_region *league;
 	/* Target regions and operations of this thread (ompt/target.c). */
 	struct omp_target_thread *target;
 };

@@ -19,8 +19,11 @@ GPUTOOL = os.path.join(BUILD, "gputool")
 BIN = os.path.join(BUILD, "tests", "attrib")
 SRC = os.path.dirname(os.path.abspath(__file__))
 ENV = {"OMP_NUM_THREADS": "2"}
+# attrib.cpp is built without the sanitizers of a sanitizer build: their
+# runtime comes preloaded. dlclosed is built with them (its own runtime).
+CXX_ENV = dict(ENV)
 if os.environ.get("GT_TARGET_PRELOAD"):
-    ENV["LD_PRELOAD"] = os.environ["GT_TARGET_PRELOAD"]
+    CXX_ENV["LD_PRELOAD"] = os.environ["GT_TARGET_PRELOAD"]
 ITERS = 10  # attrib.cpp
 
 
@@ -58,7 +61,7 @@ _cxx = {}
 def cxx_run():
     """attrib.cpp under the tool, once: (profile, text report, lines)."""
     if not _cxx:
-        outdir, _ = run_under_tool(LIB, os.path.join(BIN, "attrib"), env=ENV)
+        outdir, _ = run_under_tool(LIB, os.path.join(BIN, "attrib"), env=CXX_ENV)
         txt = [f for f in os.listdir(outdir) if f.endswith(".txt")]
         check(len(txt) == 1, "reports: %s" % txt)
         with open(os.path.join(outdir, txt[0])) as f:
