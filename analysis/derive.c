@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "analysis/analysis-internal.h"
+#include "core/metrics.h"
 
 #define HOT_SHARE 0.5      /* a hot path goes on while a child holds this share of its parent */
 #define IMB_MIN_SHARE 0.05 /* imbalance is looked for in contexts holding this share of the total */
@@ -49,28 +50,15 @@ static int unit_is_ns(const struct gt_profile *t, uint32_t m)
 	return u && !strcmp(u, "ns");
 }
 
-/* The device's operation time metrics present, in the order people read them. */
+/* The device's operation time metrics present (class device), in the
+ * profile's order. */
 static void find_gpu_metrics(struct gt_analysis *a)
 {
-	static const char *const fixed_first[] = { "GKER" };
-	static const char *const fixed_last[] = { "GMSET" };
 	const struct gt_profile *t = a->t;
 
-	for (size_t i = 0; i < sizeof(fixed_first) / sizeof(*fixed_first); i++) {
-		uint32_t m = gt_profile__find_metric(t, fixed_first[i]);
-
-		if (m != GT_NONE && unit_is_ns(t, m))
+	for (uint32_t m = 0; m < t->n_metrics && a->n_gpu < GT_MAX_GPU_METRICS; m++)
+		if (t->metrics[m].cls == GT_MC_DEVICE && unit_is_ns(t, m))
 			a->gpu_metric[a->n_gpu++] = m;
-	}
-	for (uint32_t m = 0; m < t->n_metrics && a->n_gpu < GT_MAX_GPU_METRICS - 1; m++)
-		if (!strncmp(metric_name(t, m), "GXCOPY_", 7) && unit_is_ns(t, m))
-			a->gpu_metric[a->n_gpu++] = m;
-	for (size_t i = 0; i < sizeof(fixed_last) / sizeof(*fixed_last); i++) {
-		uint32_t m = gt_profile__find_metric(t, fixed_last[i]);
-
-		if (m != GT_NONE && unit_is_ns(t, m))
-			a->gpu_metric[a->n_gpu++] = m;
-	}
 }
 
 static uint64_t metric_total(const struct gt_run *r, uint32_t m)

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "analysis/analysis-internal.h"
+#include "core/metrics.h"
 
 #define HTML_MIN_SHARE 1e-4 /* the page leaves out contexts under this share of every metric */
 
@@ -287,7 +288,8 @@ int gt_json__write(FILE *f, const struct gt_analysis *a, const struct gt_out_opt
 		str(&j, gt_profile__str(t, m->unit));
 		fputs(",\"description\":", f);
 		str(&j, gt_profile__str(t, m->desc));
-		fprintf(f, ",\"total\":%" PRIu64 "}", j.total[k]);
+		fprintf(f, ",\"class\":\"%s\",\"total\":%" PRIu64 "}",
+			gt_metric_class_names[m->cls < GT_MC__COUNT ? m->cls : 0], j.total[k]);
 	}
 	fputs("],\n\"processes\":[", f);
 	for (uint32_t k = 0; k < a->n_proc_order; k++) {

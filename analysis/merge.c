@@ -403,6 +403,19 @@ static uint32_t cell__at(struct gt_run *r, uint32_t node, uint32_t metric, uint3
 
 /* ---- adding a profile ---- */
 
+/* Metric m of src in dst (interned by name), with its class; GT_NONE when
+ * out of memory. */
+static uint32_t metric__copy(struct gt_profile *dst, const struct gt_profile *src, uint32_t m)
+{
+	const struct gt_prof_metric *pm = &src->metrics[m];
+	uint32_t to = gt_profile__metric(dst, gt_profile__str(src, pm->name), gt_profile__str(src, pm->unit),
+					 gt_profile__str(src, pm->desc));
+
+	if (to != GT_NONE)
+		gt_profile__set_metric_class(dst, to, pm->cls);
+	return to;
+}
+
 /* A function name's symbol name goes where the name goes: string s of src
  * became string to of dst. */
 static void linkage__copy(struct gt_profile *dst, uint32_t to, const struct gt_profile *src, uint32_t s)
@@ -579,11 +592,8 @@ static int map_metrics(struct gt_run *r, const struct gt_profile *p, uint32_t *k
 
 	*dup = 0;
 	for (uint32_t m = 0; m < p->n_metrics; m++) {
-		const struct gt_prof_metric *pm = &p->metrics[m];
-
 		s->col[m] = GT_NONE;
-		s->metmap[m] = gt_profile__metric(&r->t, gt_profile__str(p, pm->name), gt_profile__str(p, pm->unit),
-						  gt_profile__str(p, pm->desc));
+		s->metmap[m] = metric__copy(&r->t, p, m);
 		if (s->metmap[m] == GT_NONE)
 			return -ENOMEM;
 	}
@@ -821,10 +831,7 @@ int gt_run__absorb(struct gt_run *dst, const struct gt_run *src)
 	for (uint32_t i = 0; i < p->n_modules; i++)
 		s->modmap[i] = UNMAPPED;
 	for (uint32_t m = 0; m < p->n_metrics; m++) {
-		const struct gt_prof_metric *pm = &p->metrics[m];
-
-		s->metmap[m] = gt_profile__metric(&dst->t, gt_profile__str(p, pm->name), gt_profile__str(p, pm->unit),
-						  gt_profile__str(p, pm->desc));
+		s->metmap[m] = metric__copy(&dst->t, p, m);
 		if (s->metmap[m] == GT_NONE)
 			return -ENOMEM;
 	}
@@ -1018,10 +1025,7 @@ int gt_run__canonicalize(struct gt_run *r)
 	}
 	canon_run = NULL;
 	for (uint32_t i = 0; i < nm; i++) {
-		const struct gt_prof_metric *m = &t->metrics[morder[i]];
-
-		mnew[morder[i]] = gt_profile__metric(&t2, gt_profile__str(t, m->name), gt_profile__str(t, m->unit),
-						     gt_profile__str(t, m->desc));
+		mnew[morder[i]] = metric__copy(&t2, t, morder[i]);
 		if (mnew[morder[i]] == GT_NONE)
 			goto out_free;
 	}

@@ -4,171 +4,194 @@
 
 /*
  * Every metric the tool records, written once:
- * X(ID, "NAME", unit, description). Values are unsigned 64-bit integers
+ * X(ID, "NAME", unit, class, description). Values are unsigned 64-bit integers
  * (ns, bytes or counts), stored sparsely per calling-context node and summed
  * when threads and ranks are merged. The profile carries the names, units and
  * descriptions, so readers need no copy of this table.
  */
+/*
+ * What a metric measures, for the views that select metrics (the importance
+ * metrics' G is the DEVICE class, a GPU operation's host column GPU_HOST):
+ * a reader never decides by a metric's name. The profile carries each
+ * metric's class (docs/PROFILE.md); its names are gt_metric_class_names.
+ */
+enum gt_metric_class {
+	GT_MC_UNKNOWN = 0,  /* a metric this version does not know */
+	GT_MC_CPU = 1,	    /* CPU time, sampled */
+	GT_MC_DEVICE = 2,   /* time a device spent on an operation */
+	GT_MC_GPU_HOST = 3, /* host time in a GPU operation: allocating, synchronizing, compiling */
+	GT_MC_HOST = 4,	    /* host time in a programming model's constructs and operations */
+	GT_MC_COUNT = 5,    /* a count, or a sum of launch facts */
+	GT_MC_BYTES = 6,
+	GT_MC_BLAME = 7,    /* CPU_IDLE, CPU_IDLE_CAUSE, GPU_IDLE_CAUSE, ... */
+	GT_MC_ADVICE = 8,   /* occurrences of an inefficiency pattern */
+	GT_MC__COUNT
+};
+
+extern const char *const gt_metric_class_names[GT_MC__COUNT];
+/* The class this version gives a metric of that name; UNKNOWN if none. */
+enum gt_metric_class gt_metric__class_by_name(const char *name);
+
 #define GT_METRICS(X)                                                                  \
-	X(CPUTIME, "CPUTIME", "ns", "CPU time, from per-thread CPU-time samples")      \
-	X(SAMPLES, "SAMPLES", "count", "CPU-time samples taken")                       \
-	X(OMP_PAR_TIME, "OMP_PAR_TIME", "ns",                                          \
+	X(CPUTIME, "CPUTIME", "ns", CPU, "CPU time, from per-thread CPU-time samples")      \
+	X(SAMPLES, "SAMPLES", "count", COUNT, "CPU-time samples taken")                       \
+	X(OMP_PAR_TIME, "OMP_PAR_TIME", "ns", HOST,                                          \
 	  "wall time of parallel region instances, on the thread that started them")   \
-	X(OMP_PAR_COUNT, "OMP_PAR_COUNT", "count", "parallel region instances")        \
-	X(OMP_PAR_THREADS, "OMP_PAR_THREADS", "count",                                 \
+	X(OMP_PAR_COUNT, "OMP_PAR_COUNT", "count", COUNT, "parallel region instances")        \
+	X(OMP_PAR_THREADS, "OMP_PAR_THREADS", "count", COUNT,                                 \
 	  "team members summed over instances (divide by OMP_PAR_COUNT for the mean)")  \
-	X(OMP_TASK_TIME, "OMP_TASK_TIME", "ns",                                        \
+	X(OMP_TASK_TIME, "OMP_TASK_TIME", "ns", HOST,                                        \
 	  "time threads spent in a region's implicit tasks (work + wait)")             \
-	X(OMP_WORK, "OMP_WORK", "ns",                                                  \
+	X(OMP_WORK, "OMP_WORK", "ns", HOST,                                                  \
 	  "time threads spent in a region's implicit tasks, not waiting")              \
-	X(OMP_WAIT, "OMP_WAIT", "ns",                                                  \
+	X(OMP_WAIT, "OMP_WAIT", "ns", HOST,                                                  \
 	  "time threads spent waiting at barriers, taskwaits and taskgroups")          \
-	X(OMP_WAIT_COUNT, "OMP_WAIT_COUNT", "count", "waits at barriers, taskwaits and taskgroups") \
-	X(OMP_EXPLICIT_TASK_TIME, "OMP_EXPLICIT_TASK_TIME", "ns",                      \
+	X(OMP_WAIT_COUNT, "OMP_WAIT_COUNT", "count", COUNT, "waits at barriers, taskwaits and taskgroups") \
+	X(OMP_EXPLICIT_TASK_TIME, "OMP_EXPLICIT_TASK_TIME", "ns", HOST,                      \
 	  "time spent executing explicit tasks")                                       \
-	X(OMP_EXPLICIT_TASKS, "OMP_EXPLICIT_TASKS", "count", "explicit tasks created")  \
-	X(OMP_WS_TIME, "OMP_WS_TIME", "ns", "time in worksharing constructs (loop, sections, single)") \
-	X(OMP_WS_COUNT, "OMP_WS_COUNT", "count", "worksharing constructs entered")      \
-	X(OMP_MASKED_COUNT, "OMP_MASKED_COUNT", "count", "masked/master constructs executed") \
-	X(OMP_REDUCTION_TIME, "OMP_REDUCTION_TIME", "ns", "time combining reduction results")     \
-	X(OMP_REDUCTION_COUNT, "OMP_REDUCTION_COUNT", "count", "reductions")            \
-	X(ACC_TIME, "ACC_TIME", "ns", "time in OpenACC constructs (compute, data, update, wait)") \
-	X(ACC_COUNT, "ACC_COUNT", "count", "OpenACC constructs executed")                   \
-	X(ACC_LAUNCHES, "ACC_LAUNCHES", "count", "OpenACC kernel launches")                 \
-	X(ACC_LAUNCH_TIME, "ACC_LAUNCH_TIME", "ns", "time enqueueing OpenACC kernel launches") \
-	X(ACC_GANGS, "ACC_GANGS", "count", "gangs summed over launches")                    \
-	X(ACC_WORKERS, "ACC_WORKERS", "count", "workers summed over launches")              \
-	X(ACC_VECTOR_LENGTH, "ACC_VECTOR_LENGTH", "count", "vector length summed over launches") \
-	X(ACC_UP_BYTES, "ACC_UP_BYTES", "bytes", "bytes uploaded to the device")            \
-	X(ACC_UP_COUNT, "ACC_UP_COUNT", "count", "uploads to the device")                   \
-	X(ACC_UP_TIME, "ACC_UP_TIME", "ns", "time enqueueing uploads")                      \
-	X(ACC_DOWN_BYTES, "ACC_DOWN_BYTES", "bytes", "bytes downloaded from the device")    \
-	X(ACC_DOWN_COUNT, "ACC_DOWN_COUNT", "count", "downloads from the device")           \
-	X(ACC_DOWN_TIME, "ACC_DOWN_TIME", "ns", "time enqueueing downloads")                \
-	X(ACC_CREATE_BYTES, "ACC_CREATE_BYTES", "bytes", "bytes of device data created")    \
-	X(ACC_CREATE_COUNT, "ACC_CREATE_COUNT", "count", "device data created")             \
-	X(ACC_DELETE_BYTES, "ACC_DELETE_BYTES", "bytes", "bytes of device data deleted")    \
-	X(ACC_DELETE_COUNT, "ACC_DELETE_COUNT", "count", "device data deleted")             \
-	X(ACC_ALLOC_BYTES, "ACC_ALLOC_BYTES", "bytes", "device memory allocated")           \
-	X(ACC_ALLOC_COUNT, "ACC_ALLOC_COUNT", "count", "device allocations")                \
-	X(ACC_FREE_BYTES, "ACC_FREE_BYTES", "bytes", "device memory freed")                 \
-	X(ACC_FREE_COUNT, "ACC_FREE_COUNT", "count", "device frees")                        \
-	X(ACC_DEVICE_INIT_TIME, "ACC_DEVICE_INIT_TIME", "ns", "time initializing OpenACC devices") \
-	X(GKER, "GKER", "ns", "GPU kernel execution time")                              \
-	X(GKER_COUNT, "GKER_COUNT", "count", "GPU kernel launches")                     \
-	X(GKER_BLKS, "GKER_BLKS", "count",                                              \
+	X(OMP_EXPLICIT_TASKS, "OMP_EXPLICIT_TASKS", "count", COUNT, "explicit tasks created")  \
+	X(OMP_WS_TIME, "OMP_WS_TIME", "ns", HOST, "time in worksharing constructs (loop, sections, single)") \
+	X(OMP_WS_COUNT, "OMP_WS_COUNT", "count", COUNT, "worksharing constructs entered")      \
+	X(OMP_MASKED_COUNT, "OMP_MASKED_COUNT", "count", COUNT, "masked/master constructs executed") \
+	X(OMP_REDUCTION_TIME, "OMP_REDUCTION_TIME", "ns", HOST, "time combining reduction results")     \
+	X(OMP_REDUCTION_COUNT, "OMP_REDUCTION_COUNT", "count", COUNT, "reductions")            \
+	X(ACC_TIME, "ACC_TIME", "ns", HOST, "time in OpenACC constructs (compute, data, update, wait)") \
+	X(ACC_COUNT, "ACC_COUNT", "count", COUNT, "OpenACC constructs executed")                   \
+	X(ACC_LAUNCHES, "ACC_LAUNCHES", "count", COUNT, "OpenACC kernel launches")                 \
+	X(ACC_LAUNCH_TIME, "ACC_LAUNCH_TIME", "ns", HOST, "time enqueueing OpenACC kernel launches") \
+	X(ACC_GANGS, "ACC_GANGS", "count", COUNT, "gangs summed over launches")                    \
+	X(ACC_WORKERS, "ACC_WORKERS", "count", COUNT, "workers summed over launches")              \
+	X(ACC_VECTOR_LENGTH, "ACC_VECTOR_LENGTH", "count", COUNT, "vector length summed over launches") \
+	X(ACC_UP_BYTES, "ACC_UP_BYTES", "bytes", BYTES, "bytes uploaded to the device")            \
+	X(ACC_UP_COUNT, "ACC_UP_COUNT", "count", COUNT, "uploads to the device")                   \
+	X(ACC_UP_TIME, "ACC_UP_TIME", "ns", HOST, "time enqueueing uploads")                      \
+	X(ACC_DOWN_BYTES, "ACC_DOWN_BYTES", "bytes", BYTES, "bytes downloaded from the device")    \
+	X(ACC_DOWN_COUNT, "ACC_DOWN_COUNT", "count", COUNT, "downloads from the device")           \
+	X(ACC_DOWN_TIME, "ACC_DOWN_TIME", "ns", HOST, "time enqueueing downloads")                \
+	X(ACC_CREATE_BYTES, "ACC_CREATE_BYTES", "bytes", BYTES, "bytes of device data created")    \
+	X(ACC_CREATE_COUNT, "ACC_CREATE_COUNT", "count", COUNT, "device data created")             \
+	X(ACC_DELETE_BYTES, "ACC_DELETE_BYTES", "bytes", BYTES, "bytes of device data deleted")    \
+	X(ACC_DELETE_COUNT, "ACC_DELETE_COUNT", "count", COUNT, "device data deleted")             \
+	X(ACC_ALLOC_BYTES, "ACC_ALLOC_BYTES", "bytes", BYTES, "device memory allocated")           \
+	X(ACC_ALLOC_COUNT, "ACC_ALLOC_COUNT", "count", COUNT, "device allocations")                \
+	X(ACC_FREE_BYTES, "ACC_FREE_BYTES", "bytes", BYTES, "device memory freed")                 \
+	X(ACC_FREE_COUNT, "ACC_FREE_COUNT", "count", COUNT, "device frees")                        \
+	X(ACC_DEVICE_INIT_TIME, "ACC_DEVICE_INIT_TIME", "ns", HOST, "time initializing OpenACC devices") \
+	X(GKER, "GKER", "ns", DEVICE, "GPU kernel execution time")                              \
+	X(GKER_COUNT, "GKER_COUNT", "count", COUNT, "GPU kernel launches")                     \
+	X(GKER_BLKS, "GKER_BLKS", "count", COUNT,                                              \
 	  "blocks per grid, summed over launches (divide by GKER_COUNT for the mean)")  \
-	X(GKER_BLK_THR, "GKER_BLK_THR", "count",                                        \
+	X(GKER_BLK_THR, "GKER_BLK_THR", "count", COUNT,                                        \
 	  "threads per block, summed over launches (divide by GKER_COUNT)")             \
-	X(GKER_THR_REG, "GKER_THR_REG", "count",                                        \
+	X(GKER_THR_REG, "GKER_THR_REG", "count", COUNT,                                        \
 	  "registers per thread, summed over launches (divide by GKER_COUNT)")          \
-	X(GKER_STMEM, "GKER_STMEM", "bytes",                                            \
+	X(GKER_STMEM, "GKER_STMEM", "bytes", BYTES,                                            \
 	  "static shared memory per block, summed over launches (divide by GKER_COUNT)") \
-	X(GKER_DYMEM, "GKER_DYMEM", "bytes",                                            \
+	X(GKER_DYMEM, "GKER_DYMEM", "bytes", BYTES,                                            \
 	  "dynamic shared memory per block, summed over launches (divide by GKER_COUNT)") \
-	X(GKER_OCC_THR, "GKER_OCC_THR", "permille",                                     \
+	X(GKER_OCC_THR, "GKER_OCC_THR", "permille", COUNT,                                     \
 	  "theoretical occupancy in 1/1000, summed over launches (divide by GKER_COUNT)") \
-	X(GXCOPY_H2D, "GXCOPY_H2D", "ns", "GPU copy time, host to device")              \
-	X(GXCOPY_H2D_BYTES, "GXCOPY_H2D_BYTES", "bytes",                                \
+	X(GXCOPY_H2D, "GXCOPY_H2D", "ns", DEVICE, "GPU copy time, host to device")              \
+	X(GXCOPY_H2D_BYTES, "GXCOPY_H2D_BYTES", "bytes", BYTES,                                \
 	  "bytes copied host to device")                                                \
-	X(GXCOPY_H2D_COUNT, "GXCOPY_H2D_COUNT", "count", "copies host to device")       \
-	X(GXCOPY_D2H, "GXCOPY_D2H", "ns", "GPU copy time, device to host")              \
-	X(GXCOPY_D2H_BYTES, "GXCOPY_D2H_BYTES", "bytes",                                \
+	X(GXCOPY_H2D_COUNT, "GXCOPY_H2D_COUNT", "count", COUNT, "copies host to device")       \
+	X(GXCOPY_D2H, "GXCOPY_D2H", "ns", DEVICE, "GPU copy time, device to host")              \
+	X(GXCOPY_D2H_BYTES, "GXCOPY_D2H_BYTES", "bytes", BYTES,                                \
 	  "bytes copied device to host")                                                \
-	X(GXCOPY_D2H_COUNT, "GXCOPY_D2H_COUNT", "count", "copies device to host")       \
-	X(GXCOPY_D2D, "GXCOPY_D2D", "ns",                                               \
+	X(GXCOPY_D2H_COUNT, "GXCOPY_D2H_COUNT", "count", COUNT, "copies device to host")       \
+	X(GXCOPY_D2D, "GXCOPY_D2D", "ns", DEVICE,                                               \
 	  "GPU copy time, device to device (same or peer device)")                      \
-	X(GXCOPY_D2D_BYTES, "GXCOPY_D2D_BYTES", "bytes",                                \
+	X(GXCOPY_D2D_BYTES, "GXCOPY_D2D_BYTES", "bytes", BYTES,                                \
 	  "bytes copied device to device")                                              \
-	X(GXCOPY_D2D_COUNT, "GXCOPY_D2D_COUNT", "count", "copies device to device")     \
-	X(GXCOPY_OTHER, "GXCOPY_OTHER", "ns",                                           \
+	X(GXCOPY_D2D_COUNT, "GXCOPY_D2D_COUNT", "count", COUNT, "copies device to device")     \
+	X(GXCOPY_OTHER, "GXCOPY_OTHER", "ns", DEVICE,                                           \
 	  "GPU copy time, other or unknown direction (host to host, arrays)")           \
-	X(GXCOPY_OTHER_BYTES, "GXCOPY_OTHER_BYTES", "bytes",                            \
+	X(GXCOPY_OTHER_BYTES, "GXCOPY_OTHER_BYTES", "bytes", BYTES,                            \
 	  "bytes copied in other or unknown directions")                                \
-	X(GXCOPY_OTHER_COUNT, "GXCOPY_OTHER_COUNT", "count",                            \
+	X(GXCOPY_OTHER_COUNT, "GXCOPY_OTHER_COUNT", "count", COUNT,                            \
 	  "copies in other or unknown directions")                                      \
-	X(GMSET, "GMSET", "ns", "GPU memset time")                                      \
-	X(GMSET_COUNT, "GMSET_COUNT", "count", "GPU memsets")                           \
-	X(GMSET_BYTES, "GMSET_BYTES", "bytes", "bytes set by GPU memsets")              \
-	X(GMEM, "GMEM", "ns", "GPU memory allocation and release time")                 \
-	X(GMEM_COUNT, "GMEM_COUNT", "count", "GPU memory allocations and releases")     \
-	X(GMEM_BYTES, "GMEM_BYTES", "bytes", "bytes of GPU memory allocated")           \
-	X(GSYNC, "GSYNC", "ns", "time in GPU synchronization operations")               \
-	X(GSYNC_COUNT, "GSYNC_COUNT", "count", "GPU synchronization operations")      \
-	X(OMP_TGT_COUNT, "OMP_TGT_COUNT", "count",                                      \
+	X(GMSET, "GMSET", "ns", DEVICE, "GPU memset time")                                      \
+	X(GMSET_COUNT, "GMSET_COUNT", "count", COUNT, "GPU memsets")                           \
+	X(GMSET_BYTES, "GMSET_BYTES", "bytes", BYTES, "bytes set by GPU memsets")              \
+	X(GMEM, "GMEM", "ns", GPU_HOST, "GPU memory allocation and release time")                 \
+	X(GMEM_COUNT, "GMEM_COUNT", "count", COUNT, "GPU memory allocations and releases")     \
+	X(GMEM_BYTES, "GMEM_BYTES", "bytes", BYTES, "bytes of GPU memory allocated")           \
+	X(GSYNC, "GSYNC", "ns", GPU_HOST, "time in GPU synchronization operations")               \
+	X(GSYNC_COUNT, "GSYNC_COUNT", "count", COUNT, "GPU synchronization operations")      \
+	X(OMP_TGT_COUNT, "OMP_TGT_COUNT", "count", COUNT,                                      \
 	  "OpenMP target constructs (target, target enter/exit data, target update)")   \
-	X(OMP_TGT_TIME, "OMP_TGT_TIME", "ns",                                           \
+	X(OMP_TGT_TIME, "OMP_TGT_TIME", "ns", HOST,                                           \
 	  "time from begin to end of OpenMP target constructs, on the thread running them") \
-	X(OMP_TGT_ALLOC_COUNT, "OMP_TGT_ALLOC_COUNT", "count",                          \
+	X(OMP_TGT_ALLOC_COUNT, "OMP_TGT_ALLOC_COUNT", "count", COUNT,                          \
 	  "device allocations by the OpenMP runtime")                                   \
-	X(OMP_TGT_ALLOC_BYTES, "OMP_TGT_ALLOC_BYTES", "bytes",                          \
+	X(OMP_TGT_ALLOC_BYTES, "OMP_TGT_ALLOC_BYTES", "bytes", BYTES,                          \
 	  "bytes allocated on devices by the OpenMP runtime")                           \
-	X(OMP_TGT_ALLOC_TIME, "OMP_TGT_ALLOC_TIME", "ns",                               \
+	X(OMP_TGT_ALLOC_TIME, "OMP_TGT_ALLOC_TIME", "ns", HOST,                               \
 	  "host time in device allocations by the OpenMP runtime")                      \
-	X(OMP_TGT_DELETE_COUNT, "OMP_TGT_DELETE_COUNT", "count",                        \
+	X(OMP_TGT_DELETE_COUNT, "OMP_TGT_DELETE_COUNT", "count", COUNT,                        \
 	  "device memory releases by the OpenMP runtime")                               \
-	X(OMP_TGT_DELETE_TIME, "OMP_TGT_DELETE_TIME", "ns",                             \
+	X(OMP_TGT_DELETE_TIME, "OMP_TGT_DELETE_TIME", "ns", HOST,                             \
 	  "host time in device memory releases by the OpenMP runtime")                  \
-	X(OMP_TGT_H2D_COUNT, "OMP_TGT_H2D_COUNT", "count",                              \
+	X(OMP_TGT_H2D_COUNT, "OMP_TGT_H2D_COUNT", "count", COUNT,                              \
 	  "OpenMP transfers host to device")                                            \
-	X(OMP_TGT_H2D_BYTES, "OMP_TGT_H2D_BYTES", "bytes",                              \
+	X(OMP_TGT_H2D_BYTES, "OMP_TGT_H2D_BYTES", "bytes", BYTES,                              \
 	  "bytes OpenMP transferred host to device")                                    \
-	X(OMP_TGT_H2D_TIME, "OMP_TGT_H2D_TIME", "ns",                                   \
+	X(OMP_TGT_H2D_TIME, "OMP_TGT_H2D_TIME", "ns", HOST,                                   \
 	  "host time in OpenMP transfers host to device")                               \
-	X(OMP_TGT_D2H_COUNT, "OMP_TGT_D2H_COUNT", "count",                              \
+	X(OMP_TGT_D2H_COUNT, "OMP_TGT_D2H_COUNT", "count", COUNT,                              \
 	  "OpenMP transfers device to host")                                            \
-	X(OMP_TGT_D2H_BYTES, "OMP_TGT_D2H_BYTES", "bytes",                              \
+	X(OMP_TGT_D2H_BYTES, "OMP_TGT_D2H_BYTES", "bytes", BYTES,                              \
 	  "bytes OpenMP transferred device to host")                                    \
-	X(OMP_TGT_D2H_TIME, "OMP_TGT_D2H_TIME", "ns",                                   \
+	X(OMP_TGT_D2H_TIME, "OMP_TGT_D2H_TIME", "ns", HOST,                                   \
 	  "host time in OpenMP transfers device to host")                               \
-	X(OMP_TGT_D2D_COUNT, "OMP_TGT_D2D_COUNT", "count",                              \
+	X(OMP_TGT_D2D_COUNT, "OMP_TGT_D2D_COUNT", "count", COUNT,                              \
 	  "OpenMP transfers device to device")                                          \
-	X(OMP_TGT_D2D_BYTES, "OMP_TGT_D2D_BYTES", "bytes",                              \
+	X(OMP_TGT_D2D_BYTES, "OMP_TGT_D2D_BYTES", "bytes", BYTES,                              \
 	  "bytes OpenMP transferred device to device")                                  \
-	X(OMP_TGT_D2D_TIME, "OMP_TGT_D2D_TIME", "ns",                                   \
+	X(OMP_TGT_D2D_TIME, "OMP_TGT_D2D_TIME", "ns", HOST,                                   \
 	  "host time in OpenMP transfers device to device")                             \
-	X(OMP_TGT_KERNEL_COUNT, "OMP_TGT_KERNEL_COUNT", "count",                        \
+	X(OMP_TGT_KERNEL_COUNT, "OMP_TGT_KERNEL_COUNT", "count", COUNT,                        \
 	  "OpenMP target kernels submitted")                                            \
-	X(OMP_TGT_KERNEL_TIME, "OMP_TGT_KERNEL_TIME", "ns",                             \
+	X(OMP_TGT_KERNEL_TIME, "OMP_TGT_KERNEL_TIME", "ns", HOST,                             \
 	  "host time from submit begin to end of OpenMP target kernels (the launch only, where it is asynchronous)") \
-	X(OMP_TGT_KERNEL_TEAMS, "OMP_TGT_KERNEL_TEAMS", "count",                        \
+	X(OMP_TGT_KERNEL_TEAMS, "OMP_TGT_KERNEL_TEAMS", "count", COUNT,                        \
 	  "teams requested, summed over kernels (divide by OMP_TGT_KERNEL_COUNT)")      \
-	X(OMP_TGT_OTHER_COUNT, "OMP_TGT_OTHER_COUNT", "count",                          \
+	X(OMP_TGT_OTHER_COUNT, "OMP_TGT_OTHER_COUNT", "count", COUNT,                          \
 	  "other OpenMP data operations (associate, disassociate)")                     \
-	X(OMP_TGT_OTHER_TIME, "OMP_TGT_OTHER_TIME", "ns",                               \
+	X(OMP_TGT_OTHER_TIME, "OMP_TGT_OTHER_TIME", "ns", HOST,                               \
 	  "host time in other OpenMP data operations")                                  \
-	X(GJIT, "GJIT", "ns", "host time compiling device code at run time (OpenCL program builds)") \
-	X(GJIT_COUNT, "GJIT_COUNT", "count", "run-time compilations of device code")      \
-	X(SINGLE_DEVICE_USE_AOT_COMPILATION, "SINGLE_DEVICE_USE_AOT_COMPILATION", "count", \
+	X(GJIT, "GJIT", "ns", GPU_HOST, "host time compiling device code at run time (OpenCL program builds)") \
+	X(GJIT_COUNT, "GJIT_COUNT", "count", COUNT, "run-time compilations of device code")      \
+	X(SINGLE_DEVICE_USE_AOT_COMPILATION, "SINGLE_DEVICE_USE_AOT_COMPILATION", "count", ADVICE, \
 	  "programs compiled from source or IL at run time while the process used one device") \
-	X(OUTPUT_OF_KERNEL_INPUT_TO_ANOTHER_KERNEL, "OUTPUT_OF_KERNEL_INPUT_TO_ANOTHER_KERNEL", "count", \
+	X(OUTPUT_OF_KERNEL_INPUT_TO_ANOTHER_KERNEL, "OUTPUT_OF_KERNEL_INPUT_TO_ANOTHER_KERNEL", "count", ADVICE, \
 	  "host-to-device transfers of data read back from a device and not changed since") \
-	X(KERNEL_PARAMS_NOT_ALIASED, "KERNEL_PARAMS_NOT_ALIASED", "count",              \
+	X(KERNEL_PARAMS_NOT_ALIASED, "KERNEL_PARAMS_NOT_ALIASED", "count", ADVICE,              \
 	  "kernel launches whose buffer arguments do not overlap, the kernel not declaring them restrict") \
-	X(KERNEL_TO_MULTIPLE_QUEUES_MULTIPLE_CONTEXTS, "KERNEL_TO_MULTIPLE_QUEUES_MULTIPLE_CONTEXTS", "count", \
+	X(KERNEL_TO_MULTIPLE_QUEUES_MULTIPLE_CONTEXTS, "KERNEL_TO_MULTIPLE_QUEUES_MULTIPLE_CONTEXTS", "count", ADVICE, \
 	  "first launches of a kernel in a context other than the first it ran in")     \
-	X(INORDER_QUEUE, "INORDER_QUEUE", "count", "in-order command queues created")    \
-	X(ALL_DEVICES_NOT_USED, "ALL_DEVICES_NOT_USED", "count",                        \
+	X(INORDER_QUEUE, "INORDER_QUEUE", "count", ADVICE, "in-order command queues created")    \
+	X(ALL_DEVICES_NOT_USED, "ALL_DEVICES_NOT_USED", "count", ADVICE,                        \
 	  "contexts created while devices of the platforms stayed unused")              \
-	X(CPU_IDLE, "CPU_IDLE", "ns",                                                   \
+	X(CPU_IDLE, "CPU_IDLE", "ns", BLAME,                                                   \
 	  "time threads waited in GPU synchronizations, at the sync's call site")       \
-	X(CPU_IDLE_CAUSE, "CPU_IDLE_CAUSE", "ns",                                       \
+	X(CPU_IDLE_CAUSE, "CPU_IDLE_CAUSE", "ns", BLAME,                                       \
 	  "CPU_IDLE charged to the launch sites of the GPU operations that ran during the wait") \
-	X(CPU_IDLE_OVERHEAD, "CPU_IDLE_OVERHEAD", "ns",                                 \
+	X(CPU_IDLE_OVERHEAD, "CPU_IDLE_OVERHEAD", "ns", BLAME,                                 \
 	  "part of CPU_IDLE when none of the awaited GPU operations ran, at the sync's call site") \
-	X(GPU_IDLE_CAUSE, "GPU_IDLE_CAUSE", "ns",                                       \
+	X(GPU_IDLE_CAUSE, "GPU_IDLE_CAUSE", "ns", BLAME,                                       \
 	  "CPU time sampled while no GPU the process used had anything in flight")      \
-	X(GPU_IDLE_CAUSE_D0, "GPU_IDLE_CAUSE_D0", "ns",                                 \
+	X(GPU_IDLE_CAUSE_D0, "GPU_IDLE_CAUSE_D0", "ns", BLAME,                                 \
 	  "CPU time sampled while GPU 0 had nothing in flight (processes using several GPUs)") \
-	X(GPU_IDLE_CAUSE_D1, "GPU_IDLE_CAUSE_D1", "ns",                                 \
+	X(GPU_IDLE_CAUSE_D1, "GPU_IDLE_CAUSE_D1", "ns", BLAME,                                 \
 	  "CPU time sampled while GPU 1 had nothing in flight (processes using several GPUs)") \
-	X(GPU_IDLE_CAUSE_D2, "GPU_IDLE_CAUSE_D2", "ns",                                 \
+	X(GPU_IDLE_CAUSE_D2, "GPU_IDLE_CAUSE_D2", "ns", BLAME,                                 \
 	  "CPU time sampled while GPU 2 had nothing in flight (processes using several GPUs)") \
-	X(GPU_IDLE_CAUSE_D3, "GPU_IDLE_CAUSE_D3", "ns",                                 \
+	X(GPU_IDLE_CAUSE_D3, "GPU_IDLE_CAUSE_D3", "ns", BLAME,                                 \
 	  "CPU time sampled while GPU 3 had nothing in flight (processes using several GPUs)")
 
 enum gt_metric {
-#define X(id, name, unit, desc) GT_M_##id,
+#define X(id, name, unit, cls, desc) GT_M_##id,
 	GT_METRICS(X)
 #undef X
 	GT_M__COUNT
@@ -178,6 +201,7 @@ struct gt_metric_desc {
 	const char *name;
 	const char *unit;
 	const char *desc;
+	enum gt_metric_class cls;
 };
 
 extern const struct gt_metric_desc gt_metric_descs[GT_M__COUNT];

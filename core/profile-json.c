@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/metrics.h"
 #include "core/profile.h"
 #include "core/profile-internal.h"
 #include "core/text.h"
@@ -165,7 +166,8 @@ int gt_profile__write_json(const struct gt_profile *p, FILE *f)
 		gt_json__str(f, gt_profile__str(p, p->metrics[i].unit), 0);
 		fputs(",\"description\":", f);
 		gt_json__str(f, gt_profile__str(p, p->metrics[i].desc), 0);
-		putc('}', f);
+		fprintf(f, ",\"class\":\"%s\"}",
+			gt_metric_class_names[p->metrics[i].cls < GT_MC__COUNT ? p->metrics[i].cls : 0]);
 	}
 	fputs("],\n\"threads\":[", f);
 	for (uint32_t i = 0; i < p->n_threads; i++) {

@@ -9,7 +9,9 @@
  * memory proportional to its size and ends in one line of explanation.
  */
 #include "core/profile.h"
+
 #include "core/bytes.h"
+#include "core/metrics.h"
 #include "core/profile-internal.h"
 
 #include <errno.h>
@@ -29,6 +31,7 @@ enum {
 	SEC_NODES = 6,
 	SEC_VALUES = 7,
 	SEC_LINKAGE = 8,
+	SEC_CLASSES = 9,
 	SEC__KNOWN
 };
 
@@ -36,6 +39,7 @@ static const char *const section_names[SEC__KNOWN] = {
 	[SEC_END] = "END",         [SEC_STRINGS] = "STRINGS", [SEC_META] = "META",
 	[SEC_MODULES] = "MODULES", [SEC_METRICS] = "METRICS", [SEC_THREADS] = "THREADS",
 	[SEC_NODES] = "NODES",     [SEC_VALUES] = "VALUES",   [SEC_LINKAGE] = "LINKAGE",
+	[SEC_CLASSES] = "CLASSES",
 };
 
 #define HEADER_BYTES 16u  /* magic, version, flags */
@@ -328,6 +332,7 @@ uint32_t gt_profile__metric(struct gt_profile *p, const char *name, const char *
 	m.name = gt_profile__string(p, name);
 	m.unit = gt_profile__string(p, unit);
 	m.desc = gt_profile__string(p, desc);
+	m.cls = gt_metric__class_by_name(name);
 	if (m.name == GT_NONE || (unit && m.unit == GT_NONE) || (desc && m.desc == GT_NONE))
 		return GT_NONE;
 	RESERVE(p->metrics, p->n_metrics, p->cap_metrics, GT_NONE, ok);
@@ -335,6 +340,12 @@ uint32_t gt_profile__metric(struct gt_profile *p, const char *name, const char *
 		return GT_NONE;
 	p->metrics[p->n_metrics] = m;
 	return p->n_metrics++;
+}
+
+void gt_profile__set_metric_class(struct gt_profile *p, uint32_t metric, uint32_t cls)
+{
+	if (metric < p->n_metrics && cls > GT_MC_UNKNOWN && cls < GT_MC__COUNT)
+		p->metrics[metric].cls = cls;
 }
 
 uint32_t gt_profile__thread(struct gt_profile *p, uint32_t id, uint32_t tid, const char *kind)
@@ -722,6 +733,22 @@ static void encode(const struct gt_profile *p, const struct gt_prof_value *v, ui
 	}
 	section__end(b, at);
 
+	at = section__begin(b, SEC_CLASSES);
+	{
+		uint32_t n = 0;
+
+		for (uint32_t i = 0; i < p->n_metrics; i++)
+			n += p->metrics[i].cls != GT_MC_UNKNOWN;
+		buf__uv(b, n);
+		for (uint32_t i = 0; i < p->n_metrics; i++) {
+			if (p->metrics[i].cls == GT_MC_UNKNOWN)
+				continue;
+			buf__uv(b, i);
+			buf__uv(b, p->metrics[i].cls);
+		}
+	}
+	section__end(b, at);
+
 	at = section__begin(b, SEC_LINKAGE);
 	{
 		uint32_t n = 0, cap = p->cap_linkage < p->n_strings ? p->cap_linkage : p->n_strings;
@@ -936,6 +963,26 @@ static int read_linkage(struct rd *r, struct gt_profile *p)
 	return 0;
 }
 
+static int read_classes(struct rd *r, struct gt_profile *p)
+{
+	uint64_t n;
+	int err = rd__count(r, 2, GT_NONE - 1, &n);
+
+	if (err)
+		return err;
+	for (uint64_t i = 0; i < n; i++) {
+		uint32_t metric = GT_NONE;
+		uint64_t cls;
+
+		if ((err = rd__index(r, p->n_metrics, 0, &metric, "metric")) || (err = rd__uv(r, &cls)))
+			return err;
+		/* A class of a later version: the one known here stays. */
+		if (cls < GT_MC__COUNT)
+			gt_profile__set_metric_class(p, metric, (uint32_t)cls);
+	}
+	return 0;
+}
+
 static int read_modules(struct rd *r, struct gt_profile *p)
 {
 	uint64_t n;
@@ -973,6 +1020,9 @@ static int read_metrics(struct rd *r, struct gt_profile *p)
 		    (err = rd__index(r, p->n_strings, 1, &m->unit, "string")) ||
 		    (err = rd__index(r, p->n_strings, 1, &m->desc, "string")))
 			return err;
+		/* A profile without CLASSES (or one naming a metric this
+		 * version knows): the class its name has here. */
+		m->cls = gt_metric__class_by_name(gt_profile__str(p, m->name));
 		p->n_metrics++;
 	}
 	return 0;
@@ -1086,7 +1136,7 @@ static int read_values(struct rd *r, struct gt_profile *p)
 static int (*const section_readers[SEC__KNOWN])(struct rd *, struct gt_profile *) = {
 	[SEC_STRINGS] = read_strings, [SEC_META] = read_meta,       [SEC_MODULES] = read_modules,
 	[SEC_METRICS] = read_metrics, [SEC_THREADS] = read_threads, [SEC_NODES] = read_nodes,
-	[SEC_VALUES] = read_values,   [SEC_LINKAGE] = read_linkage,
+	[SEC_VALUES] = read_values,   [SEC_LINKAGE] = read_linkage, [SEC_CLASSES] = read_classes,
 };
 
 static int decode(struct gt_profile *p, const uint8_t *d, size_t len, char *err, size_t errlen)

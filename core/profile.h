@@ -64,6 +64,7 @@ struct gt_prof_metric {
 	uint32_t name;
 	uint32_t unit;
 	uint32_t desc;
+	uint32_t cls; /* enum gt_metric_class: what it measures (core/metrics.h) */
 };
 
 struct gt_prof_thread {
@@ -118,7 +119,9 @@ void gt_profile__init(struct gt_profile *p);
 void gt_profile__fini(struct gt_profile *p);
 uint32_t gt_profile__string(struct gt_profile *p, const char *s); /* interned; NULL -> GT_NONE */
 uint32_t gt_profile__module(struct gt_profile *p, const char *path); /* interned by path */
+/* A metric's class is the one this version gives its name, until set. */
 uint32_t gt_profile__metric(struct gt_profile *p, const char *name, const char *unit, const char *desc);
+void gt_profile__set_metric_class(struct gt_profile *p, uint32_t metric, uint32_t cls);
 uint32_t gt_profile__thread(struct gt_profile *p, uint32_t id, uint32_t tid, const char *kind);
 void gt_profile__set_meta(struct gt_profile *p, const char *key, const char *value);
 const char *gt_profile__get_meta(const struct gt_profile *p, const char *key);

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/metrics.h"
 #include "core/profile.h"
 
 #define DEFAULT_TOP 20
@@ -37,6 +38,24 @@ static int add_metrics(const struct gt_profile *p, const char *const *names, uin
 	for (; *names; names++) {
 		uint64_t *v = excl_of(p, *names);
 
+		if (!v)
+			return -ENOMEM;
+		for (uint32_t i = 0; i < p->n_nodes; i++)
+			sum[i] += v[i];
+		free(v);
+	}
+	return 0;
+}
+
+/* Adds the exclusive values of every metric of class cls to sum[]. */
+static int add_class(const struct gt_profile *p, enum gt_metric_class cls, uint64_t *sum)
+{
+	for (uint32_t m = 0; m < p->n_metrics; m++) {
+		uint64_t *v;
+
+		if (p->metrics[m].cls != cls)
+			continue;
+		v = excl_of(p, gt_profile__str(p, p->metrics[m].name));
 		if (!v)
 			return -ENOMEM;
 		for (uint32_t i = 0; i < p->n_nodes; i++)
@@ -159,13 +178,9 @@ static struct row *ranked(const struct gt_profile *p, const uint64_t *key, const
 
 /* ---- GPU operations ---- */
 
-/* Time on the device; time of the host waiting for it, compiling for it or
- * allocating and releasing its memory (a cudaMalloc that creates the
- * context is the host's time, however long). */
-static const char *const device_metrics[] = {
-	"GKER", "GXCOPY_H2D", "GXCOPY_D2H", "GXCOPY_D2D", "GXCOPY_OTHER", "GMSET", NULL,
-};
-static const char *const host_metrics[] = { "GSYNC", "GJIT", "GMEM", NULL };
+/* Time on the device (class device); time of the host waiting for it,
+ * compiling for it or allocating and releasing its memory (class gpu_host:
+ * a cudaMalloc that creates the context is the host's time, however long). */
 static const char *const count_metrics[] = {
 	"GKER_COUNT",	      "GXCOPY_H2D_COUNT", "GXCOPY_D2H_COUNT", "GXCOPY_D2D_COUNT", "GXCOPY_OTHER_COUNT",
 	"GMSET_COUNT",	      "GMEM_COUNT",	  "GSYNC_COUNT",      "GJIT_COUNT",	  NULL,
@@ -184,8 +199,8 @@ static int section_gpu(const struct gt_profile *p, FILE *f, unsigned top)
 	int err = -ENOMEM;
 	char ctx[WHERE_COLS + 512], what[256];
 
-	if (!time || !host || !count || !bytes || add_metrics(p, device_metrics, time) ||
-	    add_metrics(p, host_metrics, host) || add_metrics(p, count_metrics, count) ||
+	if (!time || !host || !count || !bytes || add_class(p, GT_MC_DEVICE, time) ||
+	    add_class(p, GT_MC_GPU_HOST, host) || add_metrics(p, count_metrics, count) ||
 	    add_metrics(p, byte_metrics, bytes) || !(rows = ranked(p, time, host, count, &nr)))
 		goto out_free;
 	err = 0;

@@ -42,8 +42,14 @@ def main():
     check(meta["exe"] == "/usr/bin/app" and meta["wall_ns"] == "2000000000", "meta")
     check(list(meta)[0] == "exe", "meta keeps its order")
     metrics = doc["metrics"]
-    check(all(list(m) == ["name", "unit", "description"] for m in metrics), "metric fields")
+    check(all(list(m) == ["name", "unit", "description", "class"] for m in metrics), "metric fields")
     check(metrics[0]["name"] == "CPUTIME" and metrics[0]["unit"] == "ns", "first metric")
+    # Classes come from the profile: the ones this version gives the names.
+    classes = {m["name"]: m["class"] for m in metrics}
+    check(classes["CPUTIME"] == "cpu", "CPUTIME's class %r" % classes["CPUTIME"])
+    for name, cls in (("GKER", "device"), ("GSYNC", "gpu_host"), ("GMEM", "gpu_host"),
+                      ("OMP_WAIT", "host"), ("CPU_IDLE", "blame"), ("GXCOPY_H2D_BYTES", "bytes")):
+        check(classes.get(name, cls) == cls, "%s's class %r" % (name, classes.get(name)))
     check(doc["threads"][1] == {"id": 1, "tid": 101, "kind": "worker"}, "threads")
     check(doc["modules"] == ["/usr/bin/app", "/usr/lib/libomp.so"], "modules")
 

@@ -975,6 +975,43 @@ static int emit_binary(const char *file)
 	return err != 0;
 }
 
+/* A metric's class and a function's symbol go through the file: a metric
+ * this version does not know keeps the class its writer gave it. */
+static int test_classes_and_linkage(void)
+{
+	struct gt_profile p, q;
+	struct gt_prof_node root = { .parent = GT_NONE, .kind = GT_PNODE_ROOT, .name = GT_NONE,
+				     .file = GT_NONE, .module = GT_NONE };
+	uint32_t gker, newer, cpu, name;
+	char *data = NULL, why[256];
+	size_t len = 0;
+
+	gt_profile__init(&p);
+	CHECK(gt_profile__node(&p, &root) == 0);
+	gker = gt_profile__metric(&p, "GKER", "ns", NULL);
+	newer = gt_profile__metric(&p, "GFUTURE", "ns", NULL);
+	cpu = gt_profile__metric(&p, "CPUTIME", "ns", NULL);
+	CHECK(p.metrics[gker].cls == GT_MC_DEVICE && p.metrics[cpu].cls == GT_MC_CPU);
+	CHECK(p.metrics[newer].cls == GT_MC_UNKNOWN);
+	gt_profile__set_metric_class(&p, newer, GT_MC_DEVICE);
+	/* Out of range: ignored. */
+	gt_profile__set_metric_class(&p, newer, GT_MC__COUNT);
+	gt_profile__set_metric_class(&p, 99, GT_MC_COUNT);
+	name = gt_profile__string(&p, "physics::Solver<double>::step(int)");
+	CHECK(gt_profile__set_linkage(&p, name, gt_profile__string(&p, "_ZN7physics6SolverIdE4stepEi")) == 0);
+	CHECK(gt_profile__set_linkage(&p, 1000, name) == -EINVAL);
+	CHECK(to_memory(&p, &data, &len) == 0);
+	CHECK(from_memory(&q, data, len, why, sizeof(why)) == 0);
+	CHECK(q.metrics[gker].cls == GT_MC_DEVICE && q.metrics[newer].cls == GT_MC_DEVICE);
+	CHECK(q.metrics[cpu].cls == GT_MC_CPU);
+	CHECK(streq(gt_profile__str(&q, gt_profile__linkage(&q, name)), "_ZN7physics6SolverIdE4stepEi"));
+	CHECK(gt_profile__linkage(&q, gker) == GT_NONE);
+	free(data);
+	gt_profile__fini(&q);
+	gt_profile__fini(&p);
+	return 0;
+}
+
 static const struct {
 	const char *name;
 	int (*fn)(void);
@@ -982,7 +1019,7 @@ static const struct {
 #define T(fn) { #fn, fn }
 	T(test_build),     T(test_totals),  T(test_roundtrip), T(test_write_rejects_broken),
 	T(test_truncated), T(test_flips),   T(test_hostile),   T(test_report),
-	T(test_report_sparse),
+	T(test_report_sparse), T(test_classes_and_linkage),
 #undef T
 };
 
