@@ -18,13 +18,14 @@
 #include "acc/acc-events.h"
 #include "acc/acc.h"
 #include "core/clock.h"
+#include "core/construct.h"
 #include "core/log.h"
 #include "core/sample.h"
 #include "core/thread.h"
 #include "core/tool.h"
 #include "core/unwind.h"
 #include "gpu/blame.h"
-#include "gpu/cupti/cupti.h"
+#include "gpu/backend.h"
 
 #define ACC_DEPTH 16
 
@@ -192,8 +193,7 @@ static void acc__device_init(acc_prof_info *pi, acc_event_info *ei, acc_api_info
 		 GT_M_ACC_DEVICE_INIT_TIME, now - at->init_t0);
 	gt_thread__leave(t);
 	/* The runtime has loaded the CUDA driver for an NVIDIA device. */
-	if (gt_cupti__attach)
-		gt_cupti__attach("OpenACC device init");
+	gt_backend__probe("OpenACC device init");
 }
 
 struct gt_cct_node *gt_acc__current(struct gt_thread *t)
@@ -372,10 +372,11 @@ __attribute__((visibility("default"))) void acc_register_library(acc_prof_reg re
 	if (__atomic_exchange_n(&registered, 1, __ATOMIC_ACQ_REL) || gt_tool__start())
 		return;
 	acc__thread(gt_thread__self(GT_THREAD_INITIAL));
+	/* Device backends hang their work under this layer's constructs. */
+	gt_construct__provide(gt_acc__current);
 #define X(event, handler) reg(acc_ev_##event, acc__##handler, acc_reg);
 	GT_ACC_EVENTS(X)
 #undef X
-	if (gt_cupti__attach)
-		gt_cupti__attach("OpenACC");
+	gt_backend__probe("OpenACC");
 	gt_info("acc", "OpenACC profiling interface registered");
 }

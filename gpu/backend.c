@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <string.h>
 
 #include "core/log.h"
@@ -15,6 +16,9 @@
  * is enough, and no application thread takes it on a measurement path.
  */
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+/* Written under lock, each slot once (release); read by gt_backend__probe
+ * without it (acquire). */
+static void (*_Atomic probes[GT_BACKEND_PROBES])(const char *why);
 static const struct gt_backend *table[GT_BACKEND_MAX];
 static int n_table;
 static int closed; /* set at stop: no more registrations */
@@ -25,6 +29,35 @@ static int registered(const struct gt_backend *b)
 		if (table[i] == b)
 			return 1;
 	return 0;
+}
+
+void gt_backend__add_probe(void (*probe)(const char *why))
+{
+	pthread_mutex_lock(&lock);
+	for (int i = 0; i < GT_BACKEND_PROBES; i++) {
+		void (*have)(const char *) = atomic_load_explicit(&probes[i], memory_order_relaxed);
+
+		if (have == probe)
+			break;
+		if (!have) {
+			/* Release: pairs with the acquire load in gt_backend__probe. */
+			atomic_store_explicit(&probes[i], probe, memory_order_release);
+			break;
+		}
+	}
+	pthread_mutex_unlock(&lock);
+}
+
+void gt_backend__probe(const char *why)
+{
+	for (int i = 0; i < GT_BACKEND_PROBES; i++) {
+		/* Acquire: pairs with the release store in gt_backend__add_probe. */
+		void (*probe)(const char *) = atomic_load_explicit(&probes[i], memory_order_acquire);
+
+		if (!probe)
+			break;
+		probe(why);
+	}
 }
 
 int gt_backend__register(const struct gt_backend *b)

@@ -38,4 +38,17 @@ struct gt_backend {
  */
 int gt_backend__register(const struct gt_backend *b);
 
+/*
+ * Probes: a backend that can start when its vendor's library is already in
+ * the process (the CUDA backend, once a runtime has loaded libcuda) adds a
+ * probe when its code is loaded; a programming-model layer that has seen a
+ * runtime bring a device API in (OpenACC device init, OpenMP device
+ * initialize) calls gt_backend__probe, naming no vendor. A probe starts its
+ * backend if it can (it registers itself) and logs as the backend does;
+ * @why names the caller. Both thread-safe.
+ */
+#define GT_BACKEND_PROBES 8
+void gt_backend__add_probe(void (*probe)(const char *why));
+void gt_backend__probe(const char *why);
+
 #endif

@@ -39,12 +39,13 @@
 
 #include "core/cct.h"
 #include "core/clock.h"
+#include "core/construct.h"
 #include "core/log.h"
 #include "core/thread.h"
 #include "core/tool.h"
 #include "core/unwind.h"
 #include "gpu/blame.h"
-#include "gpu/cupti/cupti.h"
+#include "gpu/backend.h"
 #include "gpu/monitor.h"
 #include "ompt/ompt-internal.h"
 #include "ompt/target-internal.h"
@@ -767,8 +768,8 @@ void ompt__on_device_initialize(int device_num, const char *type, ompt_device_t 
 		ompt__trace_start(device_num, device, lookup);
 	/* An NVIDIA device brings libcuda in: the CUDA backend measures the
 	 * work libomptarget issues, under this layer's placeholders. */
-	if (gt_cupti__attach && !ompt__trace_on(device_num))
-		gt_cupti__attach("OpenMP device initialize");
+	if (!ompt__trace_on(device_num))
+		gt_backend__probe("OpenMP device initialize");
 }
 
 void ompt__on_device_finalize(int device_num)
@@ -989,6 +990,8 @@ void ompt__target_init(void)
 		atomic_store_explicit(&d->name, d->plain_name, memory_order_release);
 	}
 	gt_tool__on_stop(target__facts);
+	/* Device backends hang their work under this layer's constructs. */
+	gt_construct__provide(gt_ompt__current_target_placeholder);
 }
 
 struct gt_cct_node *gt_ompt__current_target_placeholder(struct gt_thread *t)

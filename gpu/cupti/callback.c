@@ -30,6 +30,7 @@
 #include "core/trace-format.h"
 #include "core/clock.h"
 #include "core/config.h"
+#include "core/construct.h"
 #include "core/modmap.h"
 #include "core/sample.h"
 #include "core/thread.h"
@@ -39,11 +40,6 @@
  * (generated_cuda_meta.h, generated_cuda_runtime_api_meta.h). */
 #include "gpu/cupti/cupti-internal.h"
 #include "gpu/monitor.h"
-
-/* Hooks of the OpenMP target and OpenACC layers; NULL where they are not
- * linked (tests). */
-struct gt_cct_node *gt_ompt__current_target_placeholder(struct gt_thread *t) __attribute__((weak));
-struct gt_cct_node *gt_acc__current(struct gt_thread *t) __attribute__((weak));
 
 #define CUPTI_FRAMES 320
 #define CUPTI_MEMO 64 /* a power of two */
@@ -714,10 +710,9 @@ static void enter(struct cupti_thread *ct, CUpti_CallbackDomain domain, CUpti_Ca
 	ph = class_placeholder(cls, cbid, cb->functionParams);
 	gt_monitor__drain(t);
 	gt_thread__enter(t);
-	if (gt_ompt__current_target_placeholder)
-		node = gt_ompt__current_target_placeholder(t);
-	if (!node && gt_acc__current)
-		node = gt_acc__current(t);
+	/* A programming model's construct or operation in progress (an
+	 * OpenMP target construct, an OpenACC one): its node. */
+	node = gt_construct__current(t);
 	if (node) {
 		/* The runtime's operation node: the activity makes the GPU
 		 * placeholder beneath it. */

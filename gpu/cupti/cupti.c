@@ -473,6 +473,13 @@ static void attach(int injected, const char *how)
 	pthread_mutex_unlock(&cupti.lock);
 }
 
+/* The backend's probe, added when its code is loaded: a layer that sees a
+ * runtime bring libcuda in asks it to look (gt_backend__probe). */
+__attribute__((constructor)) static void cupti__add_probe(void)
+{
+	gt_backend__add_probe(gt_cupti__attach);
+}
+
 void gt_cupti__attach(const char *why)
 {
 	/* Only when the runtime being measured has loaded the driver: a

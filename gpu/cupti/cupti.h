@@ -12,15 +12,13 @@
  *     measures has brought CUDA into the process (OpenACC device init,
  *     OpenMP device initialize): it starts only if libcuda is already loaded.
  *
- * gt_cupti__attach is declared weak: programs and tests that do not link
- * the backend see NULL, so a caller writes
- *     if (gt_cupti__attach) gt_cupti__attach("OpenACC device init");
- * The build always provides it in libgputool.so (a stub that does nothing
- * when the CUDA headers were missing at build time).
+ * gt_cupti__attach is the backend's probe (gpu/backend.h): the layers reach
+ * it through gt_backend__probe, and it is added to the probes when the
+ * backend's code is loaded.
  */
 
 /* Starts the backend if libcuda is loaded in the process and it has not
  * started yet. @why names the caller in the log. Thread-safe. */
-void gt_cupti__attach(const char *why) __attribute__((weak));
+void gt_cupti__attach(const char *why);
 
 #endif

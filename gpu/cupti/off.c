@@ -1,16 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The CUDA backend when the CUDA headers were missing at build time: the
- * entry points exist, and say once that the backend is not built in.
+ * entry point exists, and says once that the backend is not built in; no
+ * probe is added (gpu/backend.h).
  */
 #include "core/log.h"
 #include "core/tool.h"
 #include "gpu/cupti/cupti.h"
-
-void gt_cupti__attach(const char *why)
-{
-	(void)why;
-}
 
 __attribute__((visibility("default"))) int InitializeInjection(void);
 int InitializeInjection(void)
