@@ -268,6 +268,8 @@ struct gt_out_opts {
 };
 
 int gt_text__write(FILE *f, const struct gt_analysis *a, const struct gt_out_opts *o);
+/* The per-process report's sections (core/report.h) over the merged run. */
+int gt_flat__write_sections(FILE *f, const struct gt_analysis *a, unsigned top);
 /* compact: the HTML report's form (no per-thread statistics). */
 int gt_json__write(FILE *f, const struct gt_analysis *a, const struct gt_out_opts *o, int html_safe);
 int gt_folded__write(FILE *f, const struct gt_analysis *a);

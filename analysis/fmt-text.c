@@ -638,6 +638,10 @@ int gt_text__write(FILE *f, const struct gt_analysis *a, const struct gt_out_opt
 	importance(&o);
 	processes(&o);
 	imbalance(&o);
+	/* What the report of each process shows, for the run as a whole. */
+	err = gt_flat__write_sections(f, a, opts->top);
+	if (err)
+		return err;
 	if (!a->total) {
 		fprintf(f, "\nNothing was measured for %s.\n", a->metric_name);
 		err = 0;

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * `gputool report PATH`: options, then one of two things. A profile file
- * given alone in text or JSON is shown as it is (core/report.h, the JSON of
- * docs/PROFILE.md). Everything else is a run: every profile PATH names is
- * merged (load.c), derived (derive.c) and written in the chosen format.
+ * given alone in JSON is shown as it is (the JSON of docs/PROFILE.md).
+ * Everything else is a run, a single profile's text too (so that a file and
+ * its directory read alike): every profile PATH names is merged (load.c),
+ * derived (derive.c) and written in the chosen format.
  *
  * Exit status: 0 on success, 1 when a profile cannot be read (the rest is
  * still reported) or the output cannot be written, 2 on a usage error.
@@ -16,7 +17,6 @@
 #include <sys/stat.h>
 
 #include "analysis/analysis-internal.h"
-#include "core/report.h"
 
 #define EXIT_USAGE 2
 #define MAX_TOP 1000000u
@@ -171,7 +171,7 @@ static int is_file(const char *path)
 	return !stat(path, &st) && !S_ISDIR(st.st_mode);
 }
 
-/* One profile as it is: the process's text report or the profile's JSON. */
+/* One profile as it is: the profile's JSON. */
 static int report_profile(const struct report_opts *o, FILE *out)
 {
 	struct gt_profile p;
@@ -193,7 +193,7 @@ static int report_profile(const struct report_opts *o, FILE *out)
 		fprintf(stderr, "gputool: cannot read %s: %s\n", o->path, why[0] ? why : strerror(-err));
 		return 1;
 	}
-	err = o->format == FORMAT_JSON ? gt_profile__write_json(&p, out) : gt_report__write_text(&p, out, o->top);
+	err = gt_profile__write_json(&p, out);
 	gt_profile__fini(&p);
 	if (err) {
 		fprintf(stderr, "gputool: cannot report %s: %s\n", o->path, strerror(-err));
@@ -266,7 +266,7 @@ int gt_report__main(int argc, char **argv, struct gt_team *team)
 		return status;
 	if (o.output && !strcmp(o.output, "-"))
 		o.output = NULL;
-	if ((o.format == FORMAT_TEXT || o.format == FORMAT_JSON) && !o.view_set && !o.metric && is_file(o.path)) {
+	if (o.format == FORMAT_JSON && !o.view_set && !o.metric && is_file(o.path)) {
 		if (team->rank != 0)
 			return 0;
 		if (o.output && !(out = fopen(o.output, "w"))) {

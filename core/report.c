@@ -323,6 +323,17 @@ static int nodes_by(const struct rep *r, const uint64_t *key, uint32_t **out, ui
 
 /* ---- sections ---- */
 
+/* The wall time the profile's meta gives, 0 when unknown. */
+static uint64_t meta_wall(const struct gt_profile *p)
+{
+	uint64_t wall = 0, start, end;
+
+	if (!meta_u64(p, "wall_ns", &wall) && meta_u64(p, "start_ns", &start) && meta_u64(p, "end_ns", &end) &&
+	    end > start)
+		wall = end - start;
+	return wall;
+}
+
 static void section_header(struct rep *r)
 {
 	static const char *const facts[][2] = {
@@ -337,16 +348,14 @@ static void section_header(struct rep *r)
 	const char *pid = gt_profile__get_meta(p, "pid");
 	const char *rank = gt_profile__get_meta(p, "rank");
 	const char *host = gt_profile__get_meta(p, "host");
-	uint64_t hz, tool = 0, dropped = 0, samples = 0, start, end;
+	uint64_t hz, tool = 0, dropped = 0, samples = 0;
 	uint32_t m = gt_profile__find_metric(p, "SAMPLES");
 	struct gt_sb line = { 0 };
 
 	for (uint64_t i = 0; m != GT_NONE && i < p->n_values; i++)
 		if (p->values[i].metric == m)
 			samples += p->values[i].value;
-	if (!meta_u64(p, "wall_ns", &r->wall_ns) && meta_u64(p, "start_ns", &start) &&
-	    meta_u64(p, "end_ns", &end) && end > start)
-		r->wall_ns = end - start;
+	r->wall_ns = meta_wall(p);
 
 	fputs("gputool report\n", r->f);
 	if (exe) {
@@ -934,11 +943,9 @@ out_free:
 	return err;
 }
 
-int gt_report__write_text(const struct gt_profile *p, FILE *f, unsigned top)
+/* 0 when the profile keeps the invariants every section relies on. */
+static int report__check(const struct gt_profile *p)
 {
-	struct rep r = { .p = p, .f = f, .top = top ? top : DEFAULT_TOP };
-	int err;
-
 	/* Everything below walks parents; refuse a tree that would not end. */
 	for (uint32_t i = 0; i < p->n_nodes; i++) {
 		const struct gt_prof_node *n = &p->nodes[i];
@@ -954,18 +961,28 @@ int gt_report__write_text(const struct gt_profile *p, FILE *f, unsigned top)
 		if (p->values[i].node >= p->n_nodes || p->values[i].thread >= p->n_threads ||
 		    p->values[i].metric >= p->n_metrics)
 			return -EINVAL;
+	return 0;
+}
+
+static int report__write(const struct gt_profile *p, FILE *f, unsigned top, int whole, uint64_t wall_ns)
+{
+	struct rep r = { .p = p, .f = f, .top = top ? top : DEFAULT_TOP };
+	int err = report__check(p);
+
+	if (err)
+		return err;
 	err = totals(p, "CPUTIME", &r.cpu_excl, &r.cpu_incl);
 	if (err)
 		goto out_free;
 	for (uint32_t i = 0; i < p->n_nodes; i++)
 		r.cpu_total += r.cpu_excl[i];
-
-	section_header(&r);
+	if (whole)
+		section_header(&r);
+	else
+		r.wall_ns = wall_ns;
 	if ((err = section_parallel(&r)) || (err = section_acc(&r)) ||
 	    (err = gt_report__gpu_sections(p, f, r.top)) || (err = gt_report__blame(p, f, r.top)) ||
-	    (err = section_cpu(&r)) ||
-	    (err = section_waits(&r)) ||
-	    (err = section_tree(&r)))
+	    (err = section_cpu(&r)) || (err = section_waits(&r)) || (whole && (err = section_tree(&r))))
 		goto out_free;
 	if (ferror(f) || fflush(f))
 		err = -EIO;
@@ -973,4 +990,14 @@ out_free:
 	free(r.cpu_incl);
 	free(r.cpu_excl);
 	return err;
+}
+
+int gt_report__write_text(const struct gt_profile *p, FILE *f, unsigned top)
+{
+	return report__write(p, f, top, 1, 0);
+}
+
+int gt_report__write_sections(const struct gt_profile *p, FILE *f, unsigned top, uint64_t wall_ns)
+{
+	return report__write(p, f, top, 0, wall_ns);
 }

@@ -2,6 +2,7 @@
 #ifndef GT_CORE_REPORT_H
 #define GT_CORE_REPORT_H
 
+#include <stdint.h>
 #include <stdio.h>
 
 struct gt_profile;
@@ -19,5 +20,13 @@ struct gt_profile;
  * invariants of core/profile.h).
  */
 int gt_report__write_text(const struct gt_profile *p, FILE *f, unsigned top);
+/*
+ * The sections of that report between its header and its top-down tree
+ * (regions, OpenACC constructs, GPU operations, blame, CPU time by context
+ * and by function, waits), for a report that has a header and views of its
+ * own: `gputool report` of a run, over the run's merged tree; wall_ns is
+ * what the regions are measured against (0: unknown).
+ */
+int gt_report__write_sections(const struct gt_profile *p, FILE *f, unsigned top, uint64_t wall_ns);
 
 #endif

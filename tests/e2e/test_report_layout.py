@@ -1,0 +1,61 @@
+# SPDX-License-Identifier: MIT
+"""One report: `gputool report FILE` and `gputool report DIR` of a
+one-process run print the same text, and it holds every section of the
+report the process wrote at exit (its header and top-down tree aside: the
+run's report has its own). Over an OpenMP host sample and a host-offload
+sample with device operations and blame.
+Usage: test_report_layout.py BUILD_DIR"""
+import os
+import re
+import sys
+
+sys.path.insert(0, os.path.dirname(__file__))
+from gtrun import check, main, run, run_gputool  # noqa: E402
+
+BUILD = os.path.abspath(sys.argv[1])
+GPUTOOL = os.path.join(BUILD, "gputool")
+ENV = {"OMP_NUM_THREADS": "2"}
+if os.environ.get("GT_TARGET_PRELOAD"):
+    ENV["LD_PRELOAD"] = os.environ["GT_TARGET_PRELOAD"]
+# Lines that open a section of the exit report: a capital at column 0.
+TITLE = re.compile(r"^([A-Z][A-Za-z/ -]+?)(?: \(|$)")
+
+
+def titles(text):
+    return [m.group(1) for m in map(TITLE.match, text.splitlines()) if m]
+
+
+def one(exe, args=(), env=None):
+    outdir, _ = run_gputool(GPUTOOL, exe, args, env=env or ENV)
+    files = sorted(os.listdir(outdir))
+    prof = [f for f in files if f.endswith(".gtprof")]
+    txt = [f for f in files if f.endswith(".txt")]
+    check(len(prof) == 1 and len(txt) == 1, "files in %s: %s" % (outdir, files))
+    with open(os.path.join(outdir, txt[0])) as f:
+        exit_report = f.read()
+    code, by_file, err = run([GPUTOOL, "report", os.path.join(outdir, prof[0])])
+    check(code == 0, "report FILE: %s" % err)
+    code, by_dir, err = run([GPUTOOL, "report", outdir])
+    check(code == 0, "report DIR: %s" % err)
+    # The first line names the path given; the rest is the same.
+    check(by_file.splitlines()[1:] == by_dir.splitlines()[1:],
+          "report FILE and report DIR differ:\n%s\n----\n%s" % (by_file, by_dir))
+    want = [t for t in titles(exit_report) if t not in ("Top-down CPU time",)]
+    have = titles(by_dir)
+    missing = [t for t in want if t not in have]
+    check(not missing, "sections of the exit report missing from `gputool report DIR`: %s" % missing)
+    return want
+
+
+def test_host():
+    want = one(os.path.join(BUILD, "samples", "omp-host", "split"))
+    for t in ("OpenMP parallel regions", "CPU time by calling context", "Waits"):
+        check(t in want, "the exit report lacks %r: %s" % (t, want))
+
+
+def test_offload():
+    want = one(os.path.join(BUILD, "samples", "omp-target", "blame"))
+    check("GPU operations" in want, "the exit report lacks its GPU operations: %s" % want)
+
+
+main([("OpenMP host sample", test_host), ("OpenMP host offload with blame", test_offload)])
