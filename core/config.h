@@ -33,6 +33,9 @@
 	  "folder to write CUPTI's activity buffers to, for tests (slow)")  \
 	X(trace, "GPUTOOL_TRACE", BOOL, 0, 0, 1,                                       \
 	  "record a trace (<exe>-<rank>-<pid>.gttrace) for `gputool report --format chrome`") \
+	X(on_signal, "GPUTOOL_ON_SIGNAL", BOOL, 1, 0, 1,                               \
+	  "write the profile when a termination signal (INT, TERM, HUP, QUIT, USR1/2) ends the " \
+	  "program, then end of that signal")                                          \
 	X(preload, "GPUTOOL_PRELOAD", BOOL, 0, 0, 1,                                   \
 	  "start at load, with the library in LD_PRELOAD (`gputool run` sets both): CPU time " \
 	  "is sampled from process start, and a program that loads no runtime is measured too")

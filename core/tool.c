@@ -11,6 +11,7 @@
 
 #include "core/clock.h"
 #include "core/config.h"
+#include "core/endsig.h"
 #include "core/log.h"
 #include "core/modmap.h"
 #include "core/output.h"
@@ -105,6 +106,8 @@ static void tool__start_once(void)
 		gt_warn("unwind", "unwinder setup incomplete; contexts may be shallow");
 	if (gt_sample__init((unsigned)gt_config.sample_hz))
 		gt_config.sample_hz = 0;
+	if (gt_config.on_signal)
+		gt_endsig__init();
 	pthread_atfork(NULL, NULL, tool__atfork_child);
 	start_result = 0;
 }

@@ -1,0 +1,132 @@
+/* SPDX-License-Identifier: MIT */
+#include "core/endsig.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/log.h"
+#include "core/tool.h"
+
+static const int taken[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 };
+
+/* request: handler -> writer (the signal's number); done: writer -> handler. */
+static int request[2] = { -1, -1 }, done[2] = { -1, -1 };
+/*
+ * The first signal taken: 0 until then. The handler's exchange (seq_cst,
+ * lock-free, async-signal-safe) lets exactly one signal ask for the write.
+ */
+static atomic_int first;
+/* 1 while a writer thread exists in this process: a forked child has none
+ * (relaxed: set before the handlers are installed, cleared in the child). */
+static atomic_int writer_alive;
+
+static void endsig__die(int sig)
+{
+	struct sigaction dfl = { .sa_handler = SIG_DFL };
+
+	sigemptyset(&dfl.sa_mask);
+	sigaction(sig, &dfl, NULL);
+	/* Pending until the handler returns (the signal is blocked while it
+	 * runs), then the default action: the program ends of it. */
+	raise(sig);
+}
+
+static void endsig__handler(int sig)
+{
+	int saved = errno;
+	int expected = 0;
+
+	/* Seq_cst: the one total order of the signals of all threads picks
+	 * the one that asks for the write. */
+	if (atomic_compare_exchange_strong_explicit(&first, &expected, sig, memory_order_seq_cst,
+						    memory_order_seq_cst) &&
+	    atomic_load_explicit(&writer_alive, memory_order_relaxed)) {
+		unsigned char b = (unsigned char)sig;
+
+		if (write(request[1], &b, 1) == 1) {
+			struct pollfd pfd = { .fd = done[0], .events = POLLIN };
+
+			while (poll(&pfd, 1, GT_ENDSIG_WAIT_MS) < 0 && errno == EINTR)
+				;
+		}
+	}
+	endsig__die(sig);
+	errno = saved;
+}
+
+static void *endsig__writer(void *arg)
+{
+	unsigned char b;
+	ssize_t n;
+
+	(void)arg;
+	while ((n = read(request[0], &b, 1)) < 0 && errno == EINTR)
+		;
+	if (n == 1) {
+		gt_info("exit", "%s: writing the profile before the program ends of it", strsignal(b));
+		gt_tool__stop();
+		n = write(done[1], &b, 1);
+		(void)n;
+	}
+	return NULL;
+}
+
+static void endsig__atfork_child(void)
+{
+	/* No writer here: a signal ends the child as if no tool were there. */
+	atomic_store_explicit(&writer_alive, 0, memory_order_relaxed);
+	for (size_t i = 0; i < sizeof(taken) / sizeof(*taken); i++) {
+		struct sigaction now;
+
+		if (!sigaction(taken[i], NULL, &now) && now.sa_handler == endsig__handler) {
+			struct sigaction dfl = { .sa_handler = SIG_DFL };
+
+			sigemptyset(&dfl.sa_mask);
+			sigaction(taken[i], &dfl, NULL);
+		}
+	}
+}
+
+int gt_endsig__init(void)
+{
+	sigset_t all, old;
+	pthread_attr_t attr;
+	pthread_t th;
+	int err;
+
+	if (pipe2(request, O_CLOEXEC) || pipe2(done, O_CLOEXEC)) {
+		err = -errno;
+		goto out_warn;
+	}
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	err = -pthread_create(&th, &attr, endsig__writer, NULL);
+	pthread_attr_destroy(&attr);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (err)
+		goto out_warn;
+	atomic_store_explicit(&writer_alive, 1, memory_order_relaxed);
+	pthread_atfork(NULL, NULL, endsig__atfork_child);
+	for (size_t i = 0; i < sizeof(taken) / sizeof(*taken); i++) {
+		struct sigaction now, sa = { .sa_handler = endsig__handler };
+
+		if (sigaction(taken[i], NULL, &now) || now.sa_handler != SIG_DFL || (now.sa_flags & SA_SIGINFO))
+			continue; /* the program's own, or ignored: left alone */
+		sigemptyset(&sa.sa_mask);
+		sa.sa_flags = SA_RESTART;
+		sigaction(taken[i], &sa, NULL);
+	}
+	return 0;
+
+out_warn:
+	gt_warn("exit", "no profile if a signal ends the program (%s)", strerror(-err));
+	return err;
+}
