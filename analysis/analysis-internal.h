@@ -68,6 +68,7 @@ struct gt_proc {
 	char *file;
 	enum gt_proc_state state;
 	int64_t rank; /* -1 when the profile names none */
+	uint64_t ranks; /* the job's number of ranks as the process knew it; 0: unknown */
 	uint64_t pid;
 	char *host, *exe, *cmdline;
 	uint64_t wall_ns, start_ns;
@@ -285,6 +286,5 @@ int gt_report__main(int argc, char **argv, struct gt_team *team);
 /* Memory settings for reading many profiles in a row; call first. */
 void gt_report__tune_malloc(void);
 /* Under an MPI launcher with more than one rank (job size), else 0. */
-int gt_launch__job_size(void);
 
 #endif

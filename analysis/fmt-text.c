@@ -176,6 +176,41 @@ static uint32_t count_hosts(const struct gt_analysis *a)
 	return n;
 }
 
+#define MISSING_SHOWN 16
+
+/* The ranks of the job (as its processes knew its size) that left no
+ * profile here: a rank killed before it could write one, or one whose file
+ * is elsewhere. */
+static void missing_ranks(struct out *o)
+{
+	const struct gt_run *r = o->a->run;
+	uint64_t size = 0, n_missing = 0;
+	uint8_t *seen;
+
+	for (uint32_t k = 0; k < r->n_procs; k++)
+		if (r->procs[k].state == GT_PROC_MERGED && r->procs[k].ranks > size)
+			size = r->procs[k].ranks;
+	if (!size || !(seen = calloc(size, 1)))
+		return;
+	for (uint32_t k = 0; k < r->n_procs; k++)
+		if (r->procs[k].state == GT_PROC_MERGED && r->procs[k].rank >= 0 &&
+		    (uint64_t)r->procs[k].rank < size)
+			seen[r->procs[k].rank] = 1;
+	for (uint64_t i = 0; i < size; i++)
+		n_missing += !seen[i];
+	if (n_missing) {
+		uint64_t shown = 0;
+
+		fprintf(o->f, "  %-12s %" PRIu64 " of %" PRIu64 " ranks wrote no profile here:", "missing", n_missing,
+			size);
+		for (uint64_t i = 0; i < size && shown < MISSING_SHOWN; i++)
+			if (!seen[i])
+				fprintf(o->f, "%s %" PRIu64, shown++ ? "," : "", i);
+		fprintf(o->f, "%s\n", n_missing > shown ? ", …" : "");
+	}
+	free(seen);
+}
+
 static void header(struct out *o)
 {
 	const struct gt_analysis *a = o->a;
@@ -229,6 +264,7 @@ static void header(struct out *o)
 	if (r->n_failed)
 		fprintf(o->f, "  %-12s %" PRIu32 " profile%s could not be read and %s left out (see the messages above)\n",
 			"left out", r->n_failed, r->n_failed == 1 ? "" : "s", r->n_failed == 1 ? "is" : "are");
+	missing_ranks(o);
 }
 
 /* ---- importance ---- */

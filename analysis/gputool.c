@@ -110,7 +110,7 @@ static int cmd_report(int argc, char **argv)
 	char self[PATH_MAX], mpi[PATH_MAX + 16];
 
 	gt_report__tune_malloc();
-	if (gt_launch__job_size() > 1) {
+	if (gt_output__job_size() > 1) {
 		char *slash;
 
 		if (realpath("/proc/self/exe", self) && (slash = strrchr(self, '/'))) {

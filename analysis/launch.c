@@ -75,16 +75,6 @@ static const struct {
 	int bit;
 } backends[] = { { "omp", B_OMP }, { "acc", B_ACC }, { "cuda", B_CUDA }, { "opencl", B_OPENCL } };
 
-/* The launcher's job id variables, as the library reads them (core/output.c):
- * every rank of a job sees the same value. */
-static const char *const job_vars[] = {
-	"SLURM_JOB_ID", "PBS_JOBID", "LSB_JOBID", "FLUX_JOB_ID", "OMPI_MCA_ess_base_jobid", "PMIX_NAMESPACE",
-};
-
-static const char *const size_vars[] = {
-	"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "MV2_COMM_WORLD_SIZE", "SLURM_STEP_NUM_TASKS", "PALS_SIZE",
-};
-
 /* Notes go out once per job, from rank 0. */
 static int quiet;
 
@@ -127,22 +117,6 @@ __attribute__((format(printf, 1, 2))) static int usage_error(const char *fmt, ..
 	vsay(fmt, ap);
 	va_end(ap);
 	return EXIT_USAGE;
-}
-
-int gt_launch__job_size(void)
-{
-	for (size_t i = 0; i < sizeof(size_vars) / sizeof(*size_vars); i++) {
-		const char *v = getenv(size_vars[i]);
-		char *end;
-		long n;
-
-		if (!v || !*v)
-			continue;
-		n = strtol(v, &end, 10);
-		if (!*end && n > 0 && n < 1 << 30)
-			return (int)n;
-	}
-	return 0;
 }
 
 /* The directory of this executable, resolved. */
@@ -678,9 +652,8 @@ int gt_launch__main(int argc, char **argv)
 		char exe[256], job[128] = "";
 
 		program_name(argv[i], exe, sizeof(exe));
-		for (size_t k = 0; k < sizeof(job_vars) / sizeof(*job_vars) && !job[0]; k++)
-			if (getenv(job_vars[k]) && *getenv(job_vars[k]))
-				snprintf(job, sizeof(job), "%s", getenv(job_vars[k]));
+		if (gt_output__job_id())
+			snprintf(job, sizeof(job), "%s", gt_output__job_id());
 		if (!job[0])
 			snprintf(job, sizeof(job), "%d", (int)getpid());
 		sanitize(job);

@@ -482,6 +482,8 @@ static void proc__describe(struct gt_proc *pr, const struct gt_profile *p)
 		pr->rank = (int64_t)v;
 	if (meta_u64(p, "pid", &v))
 		pr->pid = v;
+	if (meta_u64(p, "ranks", &v) && v < (1u << 30))
+		pr->ranks = v;
 	pr->host = dup_meta(p, "host");
 	pr->exe = dup_meta(p, "exe");
 	pr->cmdline = dup_meta(p, "cmdline");
@@ -797,6 +799,7 @@ static int proc__copy(struct gt_proc *d, const struct gt_proc *s, const uint32_t
 	proc__clear(d);
 	d->state = s->state;
 	d->rank = s->rank;
+	d->ranks = s->ranks;
 	d->pid = s->pid;
 	d->wall_ns = s->wall_ns;
 	d->start_ns = s->start_ns;

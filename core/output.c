@@ -20,25 +20,56 @@ static const char *const rank_vars[] = {
 	"PALS_RANKID", "MPI_RANKID",
 };
 
+/* The job's number of ranks, as launchers tell every rank. */
+static const char *const size_vars[] = {
+	"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "MV2_COMM_WORLD_SIZE", "SLURM_STEP_NUM_TASKS", "PALS_SIZE",
+};
+
 static const char *const job_vars[] = {
 	"SLURM_JOB_ID", "PBS_JOBID", "LSB_JOBID", "FLUX_JOB_ID", "OMPI_MCA_ess_base_jobid",
 	"PMIX_NAMESPACE",
 };
 
-int gt_output__rank(void)
+/* The first of vars that holds a number in [min, 2^30); -1 if none. */
+static int env_number(const char *const *vars, size_t n, long min)
 {
-	for (size_t i = 0; i < sizeof(rank_vars) / sizeof(*rank_vars); i++) {
-		const char *v = getenv(rank_vars[i]);
+	for (size_t i = 0; i < n; i++) {
+		const char *v = getenv(vars[i]);
 		char *end;
 		long r;
 
 		if (!v || !*v)
 			continue;
 		r = strtol(v, &end, 10);
-		if (!*end && r >= 0 && r < 1 << 30)
+		if (!*end && r >= min && r < 1 << 30)
 			return (int)r;
 	}
-	return 0;
+	return -1;
+}
+
+int gt_output__rank(void)
+{
+	int r = env_number(rank_vars, sizeof(rank_vars) / sizeof(*rank_vars), 0);
+
+	return r < 0 ? 0 : r;
+}
+
+const char *gt_output__job_id(void)
+{
+	for (size_t i = 0; i < sizeof(job_vars) / sizeof(*job_vars); i++) {
+		const char *job = getenv(job_vars[i]);
+
+		if (job && *job)
+			return job;
+	}
+	return NULL;
+}
+
+int gt_output__job_size(void)
+{
+	int n = env_number(size_vars, sizeof(size_vars) / sizeof(*size_vars), 1);
+
+	return n < 0 ? 0 : n;
 }
 
 /* Keeps [A-Za-z0-9._-]; anything else becomes '_'. */
@@ -84,11 +115,7 @@ int gt_output__init(struct gt_output *o, const char *configured_dir)
 	snprintf(o->exe, sizeof(o->exe), "%.*s", (int)sizeof(o->exe) - 1, base ? base + 1 : (len > 0 ? exe : "app"));
 	sanitize(o->exe);
 	o->rank = gt_output__rank();
-	for (size_t i = 0; i < sizeof(job_vars) / sizeof(*job_vars) && !job; i++) {
-		job = getenv(job_vars[i]);
-		if (job && !*job)
-			job = NULL;
-	}
+	job = gt_output__job_id();
 	if (job) {
 		snprintf(jobbuf, sizeof(jobbuf), "%s", job);
 		sanitize(jobbuf);

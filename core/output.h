@@ -22,6 +22,10 @@ struct gt_output {
 int gt_output__init(struct gt_output *o, const char *configured_dir);
 /* The MPI rank from the usual launcher variables, 0 if none. */
 int gt_output__rank(void);
+/* The job's number of ranks from the launcher's environment; 0 outside a job. */
+int gt_output__job_size(void);
+/* The launcher's job id (every rank of a job sees the same), or NULL. */
+const char *gt_output__job_id(void);
 
 /* Builds the profile of this process from every thread's tree (symbolized). */
 int gt_output__build(struct gt_profile *p);

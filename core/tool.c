@@ -220,6 +220,10 @@ static void tool__meta(struct gt_profile *p, const struct gt_output *o, uint64_t
 	gt_profile__set_meta(p, "pid", buf);
 	snprintf(buf, sizeof(buf), "%d", o->rank);
 	gt_profile__set_meta(p, "rank", buf);
+	if (gt_output__job_size() > 0) {
+		snprintf(buf, sizeof(buf), "%d", gt_output__job_size());
+		gt_profile__set_meta(p, "ranks", buf);
+	}
 	if (gethostname(buf, sizeof(buf)) == 0)
 		gt_profile__set_meta(p, "host", buf);
 	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)start_ns);

@@ -7,11 +7,12 @@
  * done wait without spinning, so that their waiting takes no CPU from the
  * ranks still working.
  *
- *   imbalance [ITERS_PER_UNIT] [--exit N] [--signal]
+ *   imbalance [ITERS_PER_UNIT] [--exit N] [--signal] [--kill]
  *
  * --exit N ends every rank with status N after MPI_Finalize; --signal has
- * the last rank kill itself with SIGTERM before it (for tests of exit
- * status propagation).
+ * the last rank kill itself with SIGTERM before it, --kill with SIGKILL (for
+ * tests of exit status propagation and of the profiles a job that loses a
+ * rank keeps).
  *
  * With SAMPLE_TIMES=1 in the environment every rank also prints on stderr
  * what it measured itself, so that a sampler's CPU time in work() can be
@@ -134,7 +135,9 @@ int main(int argc, char **argv)
 		if (!strcmp(argv[i], "--exit") && i + 1 < argc)
 			status = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--signal"))
-			sig = 1;
+			sig = SIGTERM;
+		else if (!strcmp(argv[i], "--kill"))
+			sig = SIGKILL;
 		else
 			unit_iters = atol(argv[i]);
 	}
@@ -155,7 +158,7 @@ int main(int argc, char **argv)
 	if (rank == 0)
 		printf("imbalance: %d ranks, %d threads each, checksum %.1f\n", size, omp_get_max_threads(), total);
 	if (sig && rank == size - 1)
-		raise(SIGTERM);
+		raise(sig);
 	MPI_Finalize();
 	return status;
 }

@@ -190,6 +190,18 @@ def main():
     check(e.returncode == 3, "--exit 3 under mpirun came back as %d" % e.returncode)
     e = mpirun(2, [GPUTOOL, "run", "-o", os.path.join(tmp, "sig"), "--", APP, "1000", "--signal"])
     check(e.returncode != 0, "a rank killed by SIGTERM came back as %d" % e.returncode)
+    # The rank that SIGTERM ended wrote its profile, and so did the one
+    # mpirun then ended: no rank is missing.
+    profs = [f for f in os.listdir(os.path.join(tmp, "sig")) if f.endswith(".gtprof")]
+    check(len(profs) == 2, "after SIGTERM: profiles %s" % profs)
+    r = subprocess.run([GPUTOOL, "report", os.path.join(tmp, "sig")], capture_output=True, text=True)
+    check(r.returncode == 0 and "missing" not in r.stdout, "report after SIGTERM: %s" % r.stdout[:2000])
+    # SIGKILL leaves no profile: the report names the rank.
+    e = mpirun(2, [GPUTOOL, "run", "-o", os.path.join(tmp, "kill"), "--", APP, "1000", "--kill"])
+    check(e.returncode != 0, "a rank killed by SIGKILL came back as %d" % e.returncode)
+    r = subprocess.run([GPUTOOL, "report", os.path.join(tmp, "kill")], capture_output=True, text=True)
+    check(r.returncode == 0 and "1 of 2 ranks wrote no profile here: 1\n" in r.stdout,
+          "report after SIGKILL: %s" % r.stdout[:2000])
     e = mpirun(1, [GPUTOOL, "run", "-o", os.path.join(tmp, "one"), "--", APP, "1000", "--exit", "5"])
     check(e.returncode == 5, "--exit 5 with one rank came back as %d" % e.returncode)
 
