@@ -247,6 +247,10 @@ int gt_analysis__children(const struct gt_analysis *a, uint32_t node, uint32_t *
 
 /* ---- text helpers: core/text.h; value scaling (util.c) ---- */
 
+/* path opened for reading when it is a regular file; else NULL with errno
+ * (EINVAL: not a regular file: a FIFO, a device, a directory). */
+FILE *gt_open_regular(const char *path);
+
 /* A value of unit for people: "1.234" with the unit's scale chosen for
  * the largest value shown (s, ms, us for ns; K, M for counts and bytes). */
 struct gt_scale {

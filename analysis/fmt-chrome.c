@@ -42,7 +42,7 @@ static char *trace_name(const char *profile)
 static int load_trace(const char *file, struct gt_trace *t)
 {
 	char why[200] = "";
-	FILE *f = fopen(file, "rb");
+	FILE *f = gt_open_regular(file);
 	int err;
 
 	if (!f) {
@@ -268,7 +268,7 @@ out_nomem:
 static struct gt_profile *load_profile(const char *file)
 {
 	struct gt_profile *p = malloc(sizeof(*p));
-	FILE *f = fopen(file, "rb");
+	FILE *f = gt_open_regular(file);
 
 	if (!p || !f || gt_profile__read(p, f, NULL, 0)) {
 		if (f)

@@ -207,12 +207,13 @@ static void progress__end(struct progress *pg)
 static int read_one(const char *file, struct gt_profile *p)
 {
 	char why[256];
-	FILE *f = fopen(file, "rb");
+	FILE *f = gt_open_regular(file);
 	int err;
 
 	if (!f) {
 		gt_profile__init(p);
-		fprintf(stderr, "gputool: cannot open %s: %s\n", file, strerror(errno));
+		fprintf(stderr, "gputool: cannot open %s: %s\n", file,
+			errno == EINVAL ? "not a regular file" : strerror(errno));
 		return 1;
 	}
 	err = gt_profile__read(p, f, why, sizeof(why));

@@ -10,11 +10,13 @@
  * still reported) or the output cannot be written, 2 on a usage error.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <malloc.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "analysis/analysis-internal.h"
 
@@ -176,11 +178,12 @@ static int report_profile(const struct report_opts *o, FILE *out)
 {
 	struct gt_profile p;
 	char why[256];
-	FILE *f = fopen(o->path, "rb");
+	FILE *f = gt_open_regular(o->path);
 	int err;
 
 	if (!f) {
-		fprintf(stderr, "gputool: cannot open %s: %s\n", o->path, strerror(errno));
+		fprintf(stderr, "gputool: cannot open %s: %s\n", o->path,
+			errno == EINVAL ? "not a regular file" : strerror(errno));
 		return 1;
 	}
 	err = gt_profile__read(&p, f, why, sizeof(why));
@@ -200,6 +203,17 @@ static int report_profile(const struct report_opts *o, FILE *out)
 		return 1;
 	}
 	return 0;
+}
+
+/* The -o file: created or truncated, never through a link. */
+static FILE *open_output(const char *path)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+	FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+
+	if (!f && fd >= 0)
+		close(fd);
+	return f;
 }
 
 static int write_run(const struct report_opts *o, const struct gt_run *r, FILE *out)
@@ -269,7 +283,7 @@ int gt_report__main(int argc, char **argv, struct gt_team *team)
 	if (o.format == FORMAT_JSON && !o.view_set && !o.metric && is_file(o.path)) {
 		if (team->rank != 0)
 			return 0;
-		if (o.output && !(out = fopen(o.output, "w"))) {
+		if (o.output && !(out = open_output(o.output))) {
 			fprintf(stderr, "gputool: cannot write %s: %s\n", o.output, strerror(errno));
 			return 1;
 		}
@@ -288,7 +302,7 @@ int gt_report__main(int argc, char **argv, struct gt_team *team)
 		gt_run__fini(&r);
 		return 1;
 	}
-	if (o.output && !(out = fopen(o.output, "w"))) {
+	if (o.output && !(out = open_output(o.output))) {
 		fprintf(stderr, "gputool: cannot write %s: %s\n", o.output, strerror(errno));
 		gt_run__fini(&r);
 		return 1;

@@ -1,11 +1,37 @@
 /* SPDX-License-Identifier: MIT */
-/* Value scaling for the views and formats (the text helpers are core/text.h). */
+/* Value scaling for the views and formats (the text helpers are core/text.h);
+ * opening the files the command reads. */
+#include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "analysis/analysis-internal.h"
+
+FILE *gt_open_regular(const char *path)
+{
+	/* Non-blocking: a FIFO's open would wait for a writer. */
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	struct stat st;
+	FILE *f;
+
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		close(fd);
+		errno = EINVAL;
+		return NULL;
+	}
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+	f = fdopen(fd, "rb");
+	if (!f)
+		close(fd);
+	return f;
+}
 
 struct gt_scale gt_scale__for(const char *unit, uint64_t largest)
 {

@@ -3,7 +3,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -15,8 +14,8 @@
 
 static const int taken[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 };
 
-/* request: handler -> writer (the signal's number); done: writer -> handler. */
-static int request[2] = { -1, -1 }, done[2] = { -1, -1 };
+/* handler -> writer: the signal's number. */
+static int request[2] = { -1, -1 };
 /*
  * The first signal taken: 0 until then. The handler's exchange (seq_cst,
  * lock-free, async-signal-safe) lets exactly one signal ask for the write.
@@ -50,10 +49,8 @@ static void endsig__handler(int sig)
 		unsigned char b = (unsigned char)sig;
 
 		if (write(request[1], &b, 1) == 1) {
-			struct pollfd pfd = { .fd = done[0], .events = POLLIN };
-
-			while (poll(&pfd, 1, GT_ENDSIG_WAIT_MS) < 0 && errno == EINTR)
-				;
+			errno = saved;
+			return; /* the writer ends the program */
 		}
 	}
 	endsig__die(sig);
@@ -69,10 +66,15 @@ static void *endsig__writer(void *arg)
 	while ((n = read(request[0], &b, 1)) < 0 && errno == EINTR)
 		;
 	if (n == 1) {
+		struct sigaction dfl = { .sa_handler = SIG_DFL };
+
 		gt_info("exit", "%s: writing the profile before the program ends of it", strsignal(b));
 		gt_tool__stop();
-		n = write(done[1], &b, 1);
-		(void)n;
+		/* The program ends of the signal, as it would have: the writer
+		 * blocks every signal, another thread takes it. */
+		sigemptyset(&dfl.sa_mask);
+		sigaction(b, &dfl, NULL);
+		kill(getpid(), b);
 	}
 	return NULL;
 }
@@ -100,7 +102,7 @@ int gt_endsig__init(void)
 	pthread_t th;
 	int err;
 
-	if (pipe2(request, O_CLOEXEC) || pipe2(done, O_CLOEXEC)) {
+	if (pipe2(request, O_CLOEXEC)) {
 		err = -errno;
 		goto out_warn;
 	}

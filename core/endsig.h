@@ -11,13 +11,15 @@
  *
  * Only signals whose disposition is the default when the tool starts are
  * taken: a handler the program installed, or SIG_IGN, stays; one the
- * program installs later replaces the tool's. The handler allocates nothing
- * and takes no lock: it wakes a thread of the tool's (started with every
- * signal blocked) that writes the output as at exit, waits for it at most
- * GT_ENDSIG_WAIT_MS, restores the default disposition and raises the
- * signal again. A second signal during the write ends the program at once.
+ * program installs later replaces the tool's. The handler allocates nothing,
+ * takes no lock and does not wait: it wakes a thread of the tool's (started
+ * with every signal blocked) and returns, so that the thread it interrupted
+ * goes on and releases what it holds (the loader's lock, malloc's) while the
+ * writer writes the output as at exit; the writer then restores the default
+ * disposition and sends the signal again, which ends the program. A second
+ * signal meanwhile ends the program at once; a program that exits
+ * meanwhile waits for the write (gt_tool__stop).
  */
-#define GT_ENDSIG_WAIT_MS 20000
 
 /* Installs the handlers and starts the writer; 0 or a negative errno (after
  * one log line: the tool goes on without it). Normal context, once. */

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include "core/log.h"
 
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -13,9 +14,16 @@ void gt_log__init(const char *dest, int verbosity)
 {
 	log_verbosity = verbosity;
 	if (dest && *dest && strcmp(dest, "stderr") != 0) {
-		log_file = fopen(dest, "a");
-		if (!log_file)
+		/* Appended to, never through a link (another user's planted
+		 * link would have the program write where they choose). */
+		int fd = open(dest, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
+
+		log_file = fd >= 0 ? fdopen(fd, "a") : NULL;
+		if (!log_file) {
+			if (fd >= 0)
+				close(fd);
 			fprintf(stderr, "gputool: cannot open log file %s; logging to stderr\n", dest);
+		}
 	}
 }
 

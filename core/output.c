@@ -2,6 +2,7 @@
 #include "core/output.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -98,6 +99,35 @@ static int mkdir_p(char *path)
 	return 0;
 }
 
+static char start_cwd[PATH_MAX];
+
+void gt_output__remember_cwd(void)
+{
+	if (!getcwd(start_cwd, sizeof(start_cwd)))
+		start_cwd[0] = 0;
+}
+
+/* The directory is ours, or shared the safe way (sticky, like /tmp, for a
+ * directory of ours inside it): 0, else -EPERM after one line. */
+static int dir__check(const char *dir)
+{
+	struct stat st;
+
+	if (stat(dir, &st))
+		return -errno;
+	if (!S_ISDIR(st.st_mode))
+		return -ENOTDIR;
+	if (st.st_uid != geteuid()) {
+		gt_err("output", "%s belongs to another user: no files written there (set GPUTOOL_OUTPUT)", dir);
+		return -EPERM;
+	}
+	if ((st.st_mode & (S_IWGRP | S_IWOTH)) && !(st.st_mode & S_ISVTX)) {
+		gt_err("output", "others may write %s: no files written there (set GPUTOOL_OUTPUT)", dir);
+		return -EPERM;
+	}
+	return 0;
+}
+
 int gt_output__init(struct gt_output *o, const char *configured_dir)
 {
 	char exe[4096];
@@ -108,6 +138,7 @@ int gt_output__init(struct gt_output *o, const char *configured_dir)
 	int err;
 
 	memset(o, 0, sizeof(*o));
+	o->prof_fd = -1;
 	len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	exe[len > 0 ? len : 0] = 0;
 	base = strrchr(exe, '/');
@@ -122,21 +153,82 @@ int gt_output__init(struct gt_output *o, const char *configured_dir)
 	} else {
 		snprintf(jobbuf, sizeof(jobbuf), "%d", (int)getpid());
 	}
-	if (configured_dir && *configured_dir)
-		snprintf(o->dir, sizeof(o->dir), "%s", configured_dir);
-	else
-		snprintf(o->dir, sizeof(o->dir), "gputool-%s-%s", o->exe, jobbuf);
+	{
+		char name[PATH_MAX];
+		int n;
+
+		if (configured_dir && *configured_dir)
+			n = snprintf(name, sizeof(name), "%s", configured_dir);
+		else
+			n = snprintf(name, sizeof(name), "gputool-%s-%s", o->exe, jobbuf);
+		/* Relative to where the program started, wherever it is now. */
+		if (n >= 0 && (size_t)n < sizeof(name) && name[0] != '/' && start_cwd[0])
+			n = snprintf(o->dir, sizeof(o->dir), "%s/%s", start_cwd, name);
+		else if (n >= 0 && (size_t)n < sizeof(name))
+			n = snprintf(o->dir, sizeof(o->dir), "%s", name);
+		if (n < 0 || (size_t)n >= sizeof(o->dir)) {
+			gt_err("output", "the output directory's name is too long");
+			return -ENAMETOOLONG;
+		}
+	}
 	err = mkdir_p(o->dir);
 	if (err) {
 		gt_err("output", "cannot create %s: %s", o->dir, strerror(-err));
 		return err;
 	}
-	if (snprintf(o->stem, sizeof(o->stem), "%.*s/%s-%d-%d", 400, o->dir, o->exe, o->rank, (int)getpid()) >=
-	    (int)sizeof(o->stem)) {
+	err = dir__check(o->dir);
+	if (err)
+		return err;
+	if ((size_t)snprintf(o->stem, sizeof(o->stem), "%s/%s-%d-%d", o->dir, o->exe, o->rank, (int)getpid()) >=
+	    sizeof(o->stem) - 16) {
 		gt_err("output", "file names under %s are too long", o->dir);
 		return -ENAMETOOLONG;
 	}
 	return 0;
+}
+
+#define CLAIM_TRIES 1000
+
+static int create_excl(const char *path)
+{
+	return open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+}
+
+FILE *gt_output__create(struct gt_output *o, const char *ext)
+{
+	char path[sizeof(o->stem) + 32];
+	size_t base = strlen(o->stem);
+	FILE *f;
+	int fd;
+
+	if (o->prof_fd == -1) {
+		/* Claim the stem: the first name whose profile is free. */
+		for (int n = 0; n < CLAIM_TRIES; n++) {
+			if (n)
+				snprintf(o->stem + base, sizeof(o->stem) - base, "-%d", n);
+			snprintf(path, sizeof(path), "%s.gtprof", o->stem);
+			o->prof_fd = create_excl(path);
+			if (o->prof_fd >= 0 || errno != EEXIST)
+				break;
+		}
+		if (o->prof_fd < 0) {
+			o->prof_fd = -1;
+			return NULL;
+		}
+	}
+	if (!strcmp(ext, ".gtprof")) {
+		fd = o->prof_fd;
+		o->prof_fd = -2; /* handed out */
+	} else {
+		snprintf(path, sizeof(path), "%s%s", o->stem, ext);
+		fd = create_excl(path);
+	}
+	if (fd < 0)
+		return NULL;
+	f = fdopen(fd, "w");
+	if (!f)
+		close(fd);
+	return f;
 }
 
 /*

@@ -2,24 +2,42 @@
 #ifndef GT_CORE_OUTPUT_H
 #define GT_CORE_OUTPUT_H
 
+#include <limits.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #include "core/profile.h"
 
 /*
  * Where a process's files go: GPUTOOL_OUTPUT, else gputool-<exe>-<job>
  * where <job> is the launcher's job id (so all ranks share one directory)
- * or this process's pid. Files are <exe>-<rank>-<pid>.<ext>: unique per
- * process even when ranks share a directory.
+ * or this process's pid; a relative one against the working directory the
+ * process had when the tool started. Files are <exe>-<rank>-<pid>.<ext>:
+ * unique per process even when ranks share a directory.
+ *
+ * Nothing is overwritten and no link is followed: a directory another user
+ * owns, or one others may write that is not sticky, is refused; every file
+ * is created (O_EXCL, O_NOFOLLOW), and when a file of the name is there
+ * already (the same pid in another container, a planted link) the stem
+ * takes the next free -<n>.
  */
 struct gt_output {
-	char dir[1024];
-	char stem[512]; /* dir/exe-rank-pid */
+	char dir[PATH_MAX];
+	char stem[PATH_MAX + 64]; /* dir/exe-rank-pid[-n] */
 	char exe[256];
 	int rank;
+	int prof_fd; /* the claimed profile file; -1 before the claim, -2 once handed out */
 };
 
+/* Remembers the working directory: at the tool's start, once. */
+void gt_output__remember_cwd(void);
 int gt_output__init(struct gt_output *o, const char *configured_dir);
+/*
+ * Creates the file stem.<ext> (ext with its dot) for writing and returns it
+ * (NULL, with errno, when it cannot). The first call claims the stem: the
+ * next free name, the profile's file created with it.
+ */
+FILE *gt_output__create(struct gt_output *o, const char *ext);
 /* The MPI rank from the usual launcher variables, 0 if none. */
 int gt_output__rank(void);
 /* The job's number of ranks from the launcher's environment; 0 outside a job. */

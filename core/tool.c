@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core/clock.h"
@@ -33,6 +34,11 @@ static int start_result = -1;
  * nothing is published through it, relaxed on both sides. */
 static atomic_int attached;
 static atomic_int stopping;
+/* Set (release) when the output is written, or known not to be; a second
+ * stop (the program exits while a signal's writer writes) waits for it
+ * (acquire), at most STOP_WAIT_MS. */
+static atomic_int stopped;
+#define STOP_WAIT_MS 60000
 static uint64_t start_ns;
 static gt_tool_flush_fn flushers[MAX_FLUSH];
 static atomic_int n_flushers;
@@ -100,6 +106,7 @@ static void tool__start_once(void)
 	if (gt_config.disable)
 		return;
 	start_ns = gt_clock__now();
+	gt_output__remember_cwd();
 	gt_clock__init();
 	gt_tracer__init();
 	if (gt_modmap__init() || gt_unwind__init())
@@ -266,22 +273,19 @@ static void tool__meta(struct gt_profile *p, const struct gt_output *o, uint64_t
 		gt_profile__set_meta(p, facts[i].key, facts[i].value);
 }
 
-static int tool__write(const struct gt_profile *p, const struct gt_output *o)
+static int tool__write(const struct gt_profile *p, struct gt_output *o)
 {
-	char path[1100];
 	FILE *f;
 	int err = 0;
 
-	snprintf(path, sizeof(path), "%s.gtprof", o->stem);
-	f = fopen(path, "wb");
+	f = gt_output__create(o, ".gtprof");
 	if (!f || gt_profile__write(p, f) || fclose(f)) {
-		gt_err("output", "cannot write %s", path);
+		gt_err("output", "cannot write %s.gtprof: %s", o->stem, strerror(errno));
 		return -1;
 	}
-	snprintf(path, sizeof(path), "%s.txt", o->stem);
-	f = fopen(path, "w");
+	f = gt_output__create(o, ".txt");
 	if (!f || gt_report__write_text(p, f, (unsigned)gt_config.report_top) || fclose(f)) {
-		gt_err("output", "cannot write %s", path);
+		gt_err("output", "cannot write %s.txt: %s", o->stem, strerror(errno));
 		err = -1;
 	}
 	if (gt_config.report_stderr)
@@ -297,8 +301,15 @@ void gt_tool__stop(void)
 	uint64_t end_ns = gt_clock__now();
 	int nf;
 
-	if (start_result || atomic_exchange_explicit(&stopping, 1, memory_order_acq_rel))
+	if (start_result)
 		return;
+	if (atomic_exchange_explicit(&stopping, 1, memory_order_acq_rel)) {
+		struct timespec ms = { 0, 1000000 };
+
+		for (int i = 0; i < STOP_WAIT_MS && !atomic_load_explicit(&stopped, memory_order_acquire); i++)
+			nanosleep(&ms, NULL);
+		return;
+	}
 	gt_sample__fini();
 	nf = atomic_load_explicit(&n_flushers, memory_order_acquire);
 	for (int i = (nf < MAX_FLUSH ? nf : MAX_FLUSH) - 1; i >= 0; i--)
@@ -308,13 +319,14 @@ void gt_tool__stop(void)
 		goto out;
 	}
 	if (gt_output__init(&o, gt_config.output))
-		return;
+		goto out;
 	gt_profile__init(&p);
 	gt_output__build(&p);
-	gt_tracer__write(o.stem, &p);
+	gt_tracer__write(&o, &p);
 	tool__meta(&p, &o, end_ns);
 	tool__write(&p, &o);
 	gt_profile__fini(&p);
 out:
 	gt_log__fini();
+	atomic_store_explicit(&stopped, 1, memory_order_release);
 }

@@ -15,6 +15,7 @@
 #include "core/clock.h"
 #include "core/config.h"
 #include "core/log.h"
+#include "core/output.h"
 #include "core/profile.h"
 
 enum { CH_END = 0, CH_STRINGS = 1, CH_TRACKS = 2, CH_EVENTS = 3 };
@@ -576,7 +577,7 @@ static int file__write(FILE *f, struct track *tr, uint32_t n_tracks)
 	return err;
 }
 
-int gt_tracer__write(const char *stem, struct gt_profile *p)
+int gt_tracer__write(struct gt_output *o, struct gt_profile *p)
 {
 	uint32_t n_threads = gt_thread__count(), n_tracks = 0;
 	struct track *tr = calloc((size_t)n_threads + 1, sizeof(*tr));
@@ -639,8 +640,8 @@ int gt_tracer__write(const char *stem, struct gt_profile *p)
 		}
 		events += n_gpu;
 	}
-	snprintf(path, sizeof(path), "%s%s", stem, GT_TRACE_SUFFIX);
-	f = fopen(path, "wb");
+	f = gt_output__create(o, GT_TRACE_SUFFIX);
+	snprintf(path, sizeof(path), "%s%s", o->stem, GT_TRACE_SUFFIX);
 	if (!f) {
 		err = -errno;
 		goto out;
@@ -658,7 +659,7 @@ int gt_tracer__write(const char *stem, struct gt_profile *p)
 	}
 out:
 	if (err)
-		gt_err("trace", "cannot write the trace of %s: %s", stem, strerror(-err));
+		gt_err("trace", "cannot write the trace of %s: %s", o->stem, strerror(-err));
 	for (uint32_t k = 0; tr && k < n_tracks; k++)
 		if (tr[k].kind == GT_TRACK_CPU) {
 			free(tr[k].recs);

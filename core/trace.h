@@ -63,6 +63,7 @@ void gt_tracer__device(uint32_t kind, const char *name, const struct gt_cct_node
 
 /* Writes <stem>.gttrace and notes what it wrote in p's meta. After
  * gt_output__build(p), before anything else uses the nodes' aux. */
-int gt_tracer__write(const char *stem, struct gt_profile *p);
+struct gt_output;
+int gt_tracer__write(struct gt_output *o, struct gt_profile *p);
 
 #endif
