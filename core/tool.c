@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -105,6 +106,12 @@ static void tool__start_once(void)
 	pthread_once(&config_once, tool__configure);
 	if (gt_config.disable)
 		return;
+	/* A setuid or setgid program (or one with file capabilities): its
+	 * files would belong to its owner, where the user says. */
+	if (getauxval(AT_SECURE)) {
+		gt_warn("tool", "inactive in a setuid, setgid or privileged program");
+		return;
+	}
 	start_ns = gt_clock__now();
 	gt_output__remember_cwd();
 	gt_clock__init();

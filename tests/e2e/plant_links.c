@@ -8,9 +8,12 @@
  *   plant_links --chdir      runs a parallel region, then moves to / and
  *                            exits there (a relative output directory must
  *                            still be the one of the start)
+ *   plant_links --secure     also prints "secure N" (getauxval(AT_SECURE)):
+ *                            installed setuid and run by another user, 1
  */
 #include <stdio.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <unistd.h>
 
 int main(int argc, char **argv)
@@ -36,6 +39,8 @@ int main(int argc, char **argv)
 		perror("chdir");
 		return 1;
 	}
+	if (argc > 1 && !strcmp(argv[1], "--secure"))
+		printf("secure %lu\n", getauxval(AT_SECURE));
 	printf("team %s\n", team > 0 ? "ran" : "did not run");
 	return 0;
 }

@@ -88,5 +88,33 @@ def test_report_reads_files_only():
         check(p.returncode == 1 and "not a regular file" in p.stderr, "report %s: %d %r" % (path, p.returncode, p.stderr))
 
 
-main([("planted links", test_planted_links), ("report reads regular files only", test_report_reads_files_only), ("refused directories", test_refused_directories),
+def test_setuid():
+    """A setuid program run by another user (AT_SECURE): the tool stays
+    inactive and says so once; nothing is written where the user asked."""
+    if os.geteuid() != 0:
+        print("  (skipped: needs root to install a setuid program)")
+        return
+    d = tempfile.mkdtemp(prefix="gputool-suid-")
+    os.chmod(d, 0o755)
+    exe, lib, out = os.path.join(d, "plant_links"), os.path.join(d, "libgputool.so"), os.path.join(d, "out")
+    for src, dst in ((EXE, exe), (LIB, lib)):
+        with open(src, "rb") as a, open(dst, "wb") as b:
+            b.write(a.read())
+    os.chmod(lib, 0o755)
+    os.chown(exe, 0, 0)
+    os.chmod(exe, 0o4755)
+    os.mkdir(out)
+    os.chmod(out, 0o1777)
+    env = {"PATH": "/usr/bin:/bin", "OMP_NUM_THREADS": "2", "OMP_TOOL_LIBRARIES": lib, "GPUTOOL_OUTPUT": out}
+    p = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", exe, "--secure"],
+                       env=env, capture_output=True, text=True, timeout=60)
+    if "secure 1" not in p.stdout:
+        print("  (skipped: setuid has no effect here: %r)" % p.stdout)
+        return
+    check(p.returncode == 0 and p.stdout.endswith("team ran\n"), "exit %d, stdout %r" % (p.returncode, p.stdout))
+    check(os.listdir(out) == [], "files written by a setuid program: %s" % os.listdir(out))
+    check(p.stderr.count("inactive in a setuid") == 1, "stderr %r" % p.stderr)
+
+
+main([("planted links", test_planted_links), ("a setuid program", test_setuid), ("report reads regular files only", test_report_reads_files_only), ("refused directories", test_refused_directories),
       ("a relative directory after chdir", test_relative_after_chdir)])
