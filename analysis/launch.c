@@ -261,25 +261,6 @@ static void program_name(const char *prog, char *out, size_t len)
 	sanitize(out);
 }
 
-static int mkdir_p(const char *dir)
-{
-	char path[PATH_MAX];
-
-	if (snprintf(path, sizeof(path), "%s", dir) >= (int)sizeof(path))
-		return -ENAMETOOLONG;
-	for (char *p = path + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		if (mkdir(path, 0755) && errno != EEXIST)
-			return -errno;
-		*p = '/';
-	}
-	if (mkdir(path, 0755) && errno != EEXIST)
-		return -errno;
-	return 0;
-}
-
 static int parse_backends(const char *v, int *out)
 {
 	int bits = 0;
@@ -660,7 +641,7 @@ int gt_launch__main(int argc, char **argv)
 		snprintf(dir, sizeof(dir), "gputool-%s-%s", exe, job);
 	}
 	{
-		int err = mkdir_p(dir);
+		int err = gt_output__mkdir_p(dir);
 
 		if (err)
 			return fail("cannot create the output directory %s: %s", dir, strerror(-err));

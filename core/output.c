@@ -82,21 +82,27 @@ static void sanitize(char *s)
 			*s = '_';
 }
 
-static int mkdir_p(char *path)
+int gt_output__mkdir_p(const char *dir)
 {
+	char path[PATH_MAX];
+	struct stat st;
+
+	if (snprintf(path, sizeof(path), "%s", dir) >= (int)sizeof(path))
+		return -ENAMETOOLONG;
 	for (char *p = path + 1; *p; p++) {
 		if (*p != '/')
 			continue;
 		*p = 0;
-		if (mkdir(path, 0755) && errno != EEXIST) {
-			*p = '/';
+		if (mkdir(path, 0755) && errno != EEXIST)
 			return -errno;
-		}
 		*p = '/';
 	}
 	if (mkdir(path, 0755) && errno != EEXIST)
 		return -errno;
-	return 0;
+	/* There already, it must be a directory (not a file of the name). */
+	if (stat(path, &st))
+		return -errno;
+	return S_ISDIR(st.st_mode) ? 0 : -ENOTDIR;
 }
 
 static char start_cwd[PATH_MAX];
@@ -171,7 +177,7 @@ int gt_output__init(struct gt_output *o, const char *configured_dir)
 			return -ENAMETOOLONG;
 		}
 	}
-	err = mkdir_p(o->dir);
+	err = gt_output__mkdir_p(o->dir);
 	if (err) {
 		gt_err("output", "cannot create %s: %s", o->dir, strerror(-err));
 		return err;

@@ -29,6 +29,9 @@ struct gt_output {
 	int prof_fd; /* the claimed profile file; -1 before the claim, -2 once handed out */
 };
 
+/* Creates dir and its parents (mode 0755 where made); 0 when dir is a
+ * directory then, else a negative errno (-ENOTDIR: a file of the name). */
+int gt_output__mkdir_p(const char *dir);
 /* Remembers the working directory: at the tool's start, once. */
 void gt_output__remember_cwd(void);
 int gt_output__init(struct gt_output *o, const char *configured_dir);

@@ -116,5 +116,17 @@ def test_setuid():
     check(p.stderr.count("inactive in a setuid") == 1, "stderr %r" % p.stderr)
 
 
-main([("planted links", test_planted_links), ("a setuid program", test_setuid), ("report reads regular files only", test_report_reads_files_only), ("refused directories", test_refused_directories),
+def test_run_rejects_a_file():
+    """`gputool run -o FILE` with FILE a file: refused before the program
+    starts (it would run, and its profile be lost)."""
+    d = tempfile.mkdtemp(prefix="gputool-safe-")
+    target, marker = os.path.join(d, "afile"), os.path.join(d, "ran")
+    open(target, "w").close()
+    p = subprocess.run([os.path.join(BUILD, "gputool"), "run", "-o", target, "--", "/usr/bin/touch", marker],
+                       capture_output=True, text=True, timeout=60)
+    check(p.returncode == 125 and "Not a directory" in p.stderr, "gputool run: %d %r" % (p.returncode, p.stderr))
+    check(not os.path.exists(marker), "the program ran")
+
+
+main([("planted links", test_planted_links), ("gputool run -o a file", test_run_rejects_a_file), ("a setuid program", test_setuid), ("report reads regular files only", test_report_reads_files_only), ("refused directories", test_refused_directories),
       ("a relative directory after chdir", test_relative_after_chdir)])
