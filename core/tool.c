@@ -35,6 +35,11 @@ static int start_result = -1;
  * nothing is published through it, relaxed on both sides. */
 static atomic_int attached;
 static atomic_int stopping;
+/* The process the tool measures: set at start and in a forked child (a vfork
+ * child runs no fork handler, and keeps its parent's). */
+static pid_t tool_pid;
+/* 1 in a child forked from a measured process (set in the fork handler). */
+static int forked;
 /* Set (release) when the output is written, or known not to be; a second
  * stop (the program exits while a signal's writer writes) waits for it
  * (acquire), at most STOP_WAIT_MS. */
@@ -76,6 +81,8 @@ static void tool__atfork_child(void)
 	struct gt_thread *self = gt_thread__peek();
 
 	start_ns = gt_clock__now();
+	tool_pid = getpid();
+	forked = 1;
 	for (uint32_t i = 0; i < n; i++) {
 		struct gt_thread *t = gt_thread__at(i);
 
@@ -113,6 +120,7 @@ static void tool__start_once(void)
 		return;
 	}
 	start_ns = gt_clock__now();
+	tool_pid = getpid();
 	gt_output__remember_cwd();
 	gt_clock__init();
 	gt_tracer__init();
@@ -167,15 +175,11 @@ __attribute__((constructor)) static void tool__init(void)
 		gt_sample__thread_start(t);
 }
 
-/* Whether a process that no runtime attached to has anything to report:
- * a helper it ran (a shell, env) that never used a sampling period of CPU
- * leaves no files and no line on stderr. */
-static int tool__measured(void)
+/* Whether any thread took a sample (since the fork, in a forked child). */
+static int tool__sampled(void)
 {
 	uint32_t n = gt_thread__count();
 
-	if (atomic_load_explicit(&attached, memory_order_relaxed))
-		return 1;
 	for (uint32_t i = 0; i < n; i++) {
 		struct gt_thread *t = gt_thread__at(i);
 
@@ -183,6 +187,26 @@ static int tool__measured(void)
 			return 1;
 	}
 	return 0;
+}
+
+/* Whether a process that no runtime attached to has anything to report:
+ * a helper it ran (a shell, env) that never used a sampling period of CPU
+ * leaves no files and no line on stderr. */
+static int tool__measured(void)
+{
+	return atomic_load_explicit(&attached, memory_order_relaxed) || tool__sampled();
+}
+
+void gt_tool__before_exec(void)
+{
+	if (start_result || getpid() != tool_pid)
+		return;
+	/* fork, then exec at once (system(), a launcher): the child measured
+	 * nothing of its own; its empty profile would only be noise. */
+	if (forked && !tool__sampled())
+		return;
+	gt_info("exit", "the program execs another: writing the output first");
+	gt_tool__stop();
 }
 
 int gt_tool__stopping(void)

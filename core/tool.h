@@ -19,6 +19,9 @@
 int gt_tool__start(void);
 void gt_tool__stop(void);
 int gt_tool__stopping(void);
+/* Before an exec replaces the process: writes the output when this is the
+ * process the tool measures (not a vfork child sharing its memory). */
+void gt_tool__before_exec(void);
 
 typedef void (*gt_tool_flush_fn)(void);
 /* Called at stop, before the profile is built, in reverse order. */

@@ -128,5 +128,23 @@ def test_run_rejects_a_file():
     check(not os.path.exists(marker), "the program ran")
 
 
-main([("planted links", test_planted_links), ("gputool run -o a file", test_run_rejects_a_file), ("a setuid program", test_setuid), ("report reads regular files only", test_report_reads_files_only), ("refused directories", test_refused_directories),
+def test_exec():
+    """A program that ends by exec'ing another, under `gputool run`: its
+    profile is written before the exec; the child it forked and that
+    exec'd at once, and the program exec'd, write none."""
+    d = tempfile.mkdtemp(prefix="gputool-exec-")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GPUTOOL_") and k != "OMP_TOOL_LIBRARIES"}
+    env["OMP_NUM_THREADS"] = "2"
+    p = subprocess.run([os.path.join(BUILD, "gputool"), "run", "-o", d, "--",
+                        os.path.join(BUILD, "tests", "e2e", "exec_after")], env=env,
+                       capture_output=True, text=True, timeout=120)
+    check(p.returncode == 0 and p.stdout == "after exec\n", "exit %d, stdout %r, stderr %r" % (p.returncode, p.stdout, p.stderr))
+    profs = [n for n in os.listdir(d) if n.endswith(".gtprof")]
+    check(len(profs) == 1 and profs[0].startswith("exec_after-"), "profiles: %s" % os.listdir(d))
+    r = subprocess.run([os.path.join(BUILD, "gputool"), "report", os.path.join(d, profs[0]), "--format", "json"],
+                       capture_output=True, text=True)
+    check(r.returncode == 0 and '"burn"' in r.stdout, "burn() not in the profile: %s" % r.stderr)
+
+
+main([("planted links", test_planted_links), ("a program that execs", test_exec), ("gputool run -o a file", test_run_rejects_a_file), ("a setuid program", test_setuid), ("report reads regular files only", test_report_reads_files_only), ("refused directories", test_refused_directories),
       ("a relative directory after chdir", test_relative_after_chdir)])
