@@ -132,6 +132,11 @@ def test_exec():
     """A program that ends by exec'ing another, under `gputool run`: its
     profile is written before the exec; the child it forked and that
     exec'd at once, and the program exec'd, write none."""
+    if os.environ.get("GT_SANITIZER_BUILD"):
+        # The preloaded sanitizer build of the library cannot load into the
+        # uninstrumented programs exec'd (/bin/true, /bin/echo).
+        print("  (skipped in a sanitizer build)")
+        return
     d = tempfile.mkdtemp(prefix="gputool-exec-")
     env = {k: v for k, v in os.environ.items() if not k.startswith("GPUTOOL_") and k != "OMP_TOOL_LIBRARIES"}
     env["OMP_NUM_THREADS"] = "2"
