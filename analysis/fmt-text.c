@@ -256,6 +256,15 @@ static void header(struct out *o)
 		fprintf(o->f, " (rank %" PRId64 ", pid %" PRIu64 ")", rmax, first ? first->pid : 0);
 	fprintf(o->f, " on %" PRIu32 " host%s\n", hosts, hosts == 1 ? "" : "s");
 	fprintf(o->f, "  %-12s %" PRIu64 "\n", "threads", r->n_threads);
+	{
+		uint64_t unmeasured = 0;
+
+		for (uint32_t k = 0; k < a->n_proc_order; k++)
+			unmeasured += r->procs[a->proc_order[k]].unmeasured;
+		if (unmeasured)
+			fprintf(o->f, "  %-12s %" PRIu64 " thread%s beyond GPUTOOL_MAX_THREADS (not in the profiles)\n",
+				"unmeasured", unmeasured, unmeasured == 1 ? "" : "s");
+	}
 	if (wall)
 		fprintf(o->f, "  %-12s %.3f s%s\n", "wall time", (double)wall / 1e9,
 			r->n_merged > 1 ? " (the longest process)" : "");

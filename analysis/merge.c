@@ -484,6 +484,7 @@ static void proc__describe(struct gt_proc *pr, const struct gt_profile *p)
 		pr->pid = v;
 	if (meta_u64(p, "ranks", &v) && v < (1u << 30))
 		pr->ranks = v;
+	meta_u64(p, "threads_unmeasured", &pr->unmeasured);
 	pr->host = dup_meta(p, "host");
 	pr->exe = dup_meta(p, "exe");
 	pr->cmdline = dup_meta(p, "cmdline");
@@ -800,6 +801,7 @@ static int proc__copy(struct gt_proc *d, const struct gt_proc *s, const uint32_t
 	d->state = s->state;
 	d->rank = s->rank;
 	d->ranks = s->ranks;
+	d->unmeasured = s->unmeasured;
 	d->pid = s->pid;
 	d->wall_ns = s->wall_ns;
 	d->start_ns = s->start_ns;

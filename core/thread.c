@@ -6,6 +6,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "core/config.h"
 #include "core/log.h"
 #include "core/unwind.h"
 
@@ -17,6 +18,33 @@
  */
 static struct gt_thread *_Atomic slots[GT_MAX_THREADS];
 static atomic_uint n_slots;
+/* Threads refused a slot (beyond the limit, or out of memory): each counted
+ * once (relaxed: a statistic, read at exit). */
+static atomic_ullong n_refused;
+static __thread int refused;
+
+/* The slots in use: GPUTOOL_MAX_THREADS, at most GT_MAX_THREADS. */
+static unsigned limit(void)
+{
+	return gt_config.max_threads && gt_config.max_threads < GT_MAX_THREADS ? (unsigned)gt_config.max_threads
+									     : GT_MAX_THREADS;
+}
+
+static struct gt_thread *refuse(void)
+{
+	if (!refused) {
+		refused = 1;
+		if (atomic_fetch_add_explicit(&n_refused, 1, memory_order_relaxed) == 0)
+			gt_warn("thread", "more than %u threads: the others are not measured (GPUTOOL_MAX_THREADS)",
+				limit());
+	}
+	return NULL;
+}
+
+uint64_t gt_thread__refused(void)
+{
+	return atomic_load_explicit(&n_refused, memory_order_relaxed);
+}
 
 static __thread struct gt_thread *self __attribute__((tls_model("initial-exec")));
 
@@ -39,15 +67,17 @@ struct gt_thread *gt_thread__self(enum gt_thread_kind kind)
 
 	if (t)
 		return t;
-	idx = atomic_fetch_add_explicit(&n_slots, 1, memory_order_relaxed);
-	if (idx >= GT_MAX_THREADS) {
-		/* Keep the counter saturated so gt_thread__count stays valid. */
-		atomic_store_explicit(&n_slots, GT_MAX_THREADS, memory_order_relaxed);
+	if (refused)
 		return NULL;
+	idx = atomic_fetch_add_explicit(&n_slots, 1, memory_order_relaxed);
+	if (idx >= limit()) {
+		/* Keep the counter saturated so gt_thread__count stays valid. */
+		atomic_store_explicit(&n_slots, limit(), memory_order_relaxed);
+		return refuse();
 	}
 	t = calloc(1, sizeof(*t));
 	if (!t)
-		return NULL;
+		return refuse();
 	t->index = idx;
 	t->tid = (pid_t)syscall(SYS_gettid);
 	t->kind = kind;
@@ -55,7 +85,7 @@ struct gt_thread *gt_thread__self(enum gt_thread_kind kind)
 	gt_cct__init(&t->cct, &t->arena);
 	if (!t->cct.root) {
 		free(t);
-		return NULL;
+		return refuse();
 	}
 	t->idle_node = gt_cct__placeholder(&t->cct, t->cct.root, GT_PH_OMP_IDLE);
 	t->memo = gt_unwind__memo_new();
@@ -75,7 +105,7 @@ uint32_t gt_thread__count(void)
 {
 	unsigned n = atomic_load_explicit(&n_slots, memory_order_acquire);
 
-	return n > GT_MAX_THREADS ? GT_MAX_THREADS : n;
+	return n > limit() ? limit() : n;
 }
 
 struct gt_thread *gt_thread__at(uint32_t index)

@@ -87,6 +87,10 @@ struct gt_thread *gt_thread__peek(void);
 /* Marks the calling thread finished: its tree is final. */
 void gt_thread__exit(struct gt_thread *t);
 
+/* Threads that asked for state and got none (beyond GPUTOOL_MAX_THREADS, or
+ * out of memory): not measured, counted once each. */
+uint64_t gt_thread__refused(void);
+
 /* Registry: threads in creation order. A slot not yet published reads NULL. */
 uint32_t gt_thread__count(void);
 struct gt_thread *gt_thread__at(uint32_t index);

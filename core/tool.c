@@ -299,6 +299,10 @@ static void tool__meta(struct gt_profile *p, const struct gt_output *o, uint64_t
 		(unsigned long long)sum.full_unwinds,
 		(unsigned long long)(samples + tool_samples + dropped), (unsigned long long)tool_samples);
 	gt_profile__set_meta(p, "output_dir", o->dir);
+	if (gt_thread__refused()) {
+		snprintf(buf, sizeof(buf), "%llu", (unsigned long long)gt_thread__refused());
+		gt_profile__set_meta(p, "threads_unmeasured", buf);
+	}
 	nf = atomic_load_explicit(&n_facts, memory_order_acquire);
 	for (int i = 0; i < nf && i < MAX_FACTS; i++)
 		gt_profile__set_meta(p, facts[i].key, facts[i].value);

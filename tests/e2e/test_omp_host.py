@@ -188,6 +188,22 @@ def test_disable_and_sampling_off():
     check(sum(p.excl(r, "OMP_PAR_COUNT") for r in p.find("<omp parallel>")) == 40, "instances")
 
 
+def test_thread_limit():
+    """More threads than GPUTOOL_MAX_THREADS: the others are not measured,
+    and the run says how many, once on stderr and in both reports."""
+    outdir, err = run_under_tool(LIB, os.path.join(SAMPLES, "split"), ["100000"],
+                                 env=dict(ENV, OMP_NUM_THREADS="12", GPUTOOL_MAX_THREADS="4"))
+    check(err.count("the others are not measured") == 1, "stderr %r" % err)
+    p = one_profile(outdir)
+    check(p.meta("threads_unmeasured") == "8" and len(p.doc["threads"]) == 4,
+          "unmeasured %r, threads %d" % (p.meta("threads_unmeasured"), len(p.doc["threads"])))
+    txt = [f for f in os.listdir(outdir) if f.endswith(".txt")]
+    with open(os.path.join(outdir, txt[0])) as f:
+        check("8 threads beyond GPUTOOL_MAX_THREADS" in f.read(), "the report does not count them")
+    code, out, err = run([GPUTOOL, "report", outdir])
+    check(code == 0 and "8 threads beyond GPUTOOL_MAX_THREADS" in out, "gputool report does not count them")
+
+
 def test_ranks_do_not_collide():
     outdir = None
     names = set()
@@ -231,6 +247,7 @@ main([
     ("gcc/libgomp program untouched", test_gcc_libgomp_untouched),
     ("bad GPUTOOL_* values", test_bad_env_values),
     ("GPUTOOL_DISABLE and GPUTOOL_SAMPLE_HZ=0", test_disable_and_sampling_off),
+    ("more threads than GPUTOOL_MAX_THREADS", test_thread_limit),
     ("ranks do not collide", test_ranks_do_not_collide),
     ("mpirun: one directory, a file per rank", test_mpirun),
 ])
