@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -10,12 +11,15 @@
 #include <unistd.h>
 
 #include "core/log.h"
+#include "core/thread.h"
 #include "core/tool.h"
 
 static const int taken[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 };
+/* Crashes: the thread cannot go on; it waits for the write, a bounded time. */
+static const int crashes[] = { SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL };
 
-/* handler -> writer: the signal's number. */
-static int request[2] = { -1, -1 };
+/* handler -> writer: the signal's number; writer -> a crashed thread: done. */
+static int request[2] = { -1, -1 }, done[2] = { -1, -1 };
 /*
  * The first signal taken: 0 until then. The handler's exchange (seq_cst,
  * lock-free, async-signal-safe) lets exactly one signal ask for the write.
@@ -34,6 +38,43 @@ static void endsig__die(int sig)
 	/* Pending until the handler returns (the signal is blocked while it
 	 * runs), then the default action: the program ends of it. */
 	raise(sig);
+}
+
+static int is_crash(int sig)
+{
+	for (size_t i = 0; i < sizeof(crashes) / sizeof(*crashes); i++)
+		if (crashes[i] == sig)
+			return 1;
+	return 0;
+}
+
+/*
+ * A crash: the faulting thread waits (poll, async-signal-safe) while the
+ * writer writes what it can, at most GT_ENDSIG_CRASH_MS, then dies of the
+ * signal (the default action, core dump included). Not when the fault is in
+ * the tool's own code (the tool's state may be what broke) or when the
+ * writer itself faults (first is set then).
+ */
+static void endsig__crash(int sig)
+{
+	struct gt_thread *t = gt_thread__peek();
+	int expected = 0;
+
+	/* Seq_cst: as in endsig__handler. */
+	if (!(t && t->in_tool) &&
+	    atomic_compare_exchange_strong_explicit(&first, &expected, sig, memory_order_seq_cst,
+						    memory_order_seq_cst) &&
+	    atomic_load_explicit(&writer_alive, memory_order_relaxed)) {
+		unsigned char b = (unsigned char)sig;
+
+		if (write(request[1], &b, 1) == 1) {
+			struct pollfd pfd = { .fd = done[0], .events = POLLIN };
+
+			while (poll(&pfd, 1, GT_ENDSIG_CRASH_MS) < 0 && errno == EINTR)
+				;
+		}
+	}
+	endsig__die(sig);
 }
 
 static void endsig__handler(int sig)
@@ -65,7 +106,12 @@ static void *endsig__writer(void *arg)
 	(void)arg;
 	while ((n = read(request[0], &b, 1)) < 0 && errno == EINTR)
 		;
-	if (n == 1) {
+	if (n == 1 && is_crash(b)) {
+		gt_warn("exit", "%s: writing what can be written before the program ends of it", strsignal(b));
+		gt_tool__stop();
+		n = write(done[1], &b, 1);
+		(void)n;
+	} else if (n == 1) {
 		struct sigaction dfl = { .sa_handler = SIG_DFL };
 
 		gt_info("exit", "%s: writing the profile before the program ends of it", strsignal(b));
@@ -83,14 +129,15 @@ static void endsig__atfork_child(void)
 {
 	/* No writer here: a signal ends the child as if no tool were there. */
 	atomic_store_explicit(&writer_alive, 0, memory_order_relaxed);
-	for (size_t i = 0; i < sizeof(taken) / sizeof(*taken); i++) {
+	for (int sig = 1; sig < NSIG; sig++) {
 		struct sigaction now;
 
-		if (!sigaction(taken[i], NULL, &now) && now.sa_handler == endsig__handler) {
+		if (!sigaction(sig, NULL, &now) &&
+		    (now.sa_handler == endsig__handler || now.sa_handler == endsig__crash)) {
 			struct sigaction dfl = { .sa_handler = SIG_DFL };
 
 			sigemptyset(&dfl.sa_mask);
-			sigaction(taken[i], &dfl, NULL);
+			sigaction(sig, &dfl, NULL);
 		}
 	}
 }
@@ -102,7 +149,7 @@ int gt_endsig__init(void)
 	pthread_t th;
 	int err;
 
-	if (pipe2(request, O_CLOEXEC)) {
+	if (pipe2(request, O_CLOEXEC) || pipe2(done, O_CLOEXEC)) {
 		err = -errno;
 		goto out_warn;
 	}
@@ -117,14 +164,16 @@ int gt_endsig__init(void)
 		goto out_warn;
 	atomic_store_explicit(&writer_alive, 1, memory_order_relaxed);
 	pthread_atfork(NULL, NULL, endsig__atfork_child);
-	for (size_t i = 0; i < sizeof(taken) / sizeof(*taken); i++) {
-		struct sigaction now, sa = { .sa_handler = endsig__handler };
+	for (size_t i = 0; i < sizeof(taken) / sizeof(*taken) + sizeof(crashes) / sizeof(*crashes); i++) {
+		int crash = i >= sizeof(taken) / sizeof(*taken);
+		int sig = crash ? crashes[i - sizeof(taken) / sizeof(*taken)] : taken[i];
+		struct sigaction now, sa = { .sa_handler = crash ? endsig__crash : endsig__handler };
 
-		if (sigaction(taken[i], NULL, &now) || now.sa_handler != SIG_DFL || (now.sa_flags & SA_SIGINFO))
-			continue; /* the program's own, or ignored: left alone */
+		if (sigaction(sig, NULL, &now) || now.sa_handler != SIG_DFL || (now.sa_flags & SA_SIGINFO))
+			continue; /* the program's own (or a sanitizer's), or ignored: left alone */
 		sigemptyset(&sa.sa_mask);
 		sa.sa_flags = SA_RESTART;
-		sigaction(taken[i], &sa, NULL);
+		sigaction(sig, &sa, NULL);
 	}
 	return 0;
 

@@ -25,4 +25,9 @@
  * one log line: the tool goes on without it). Normal context, once. */
 int gt_endsig__init(void);
 
+/* Crashes (SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL), when their disposition
+ * is the default: the faulting thread waits for the writer at most this
+ * long (the heap or a lock may be what broke), then dies of the signal. */
+#define GT_ENDSIG_CRASH_MS 10000
+
 #endif

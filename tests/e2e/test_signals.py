@@ -1,10 +1,13 @@
 # SPDX-License-Identifier: MIT
 """A program ended by a termination signal keeps its profile: it is written,
-then the program dies of the same signal. A handler the program installed,
-or SIG_IGN, stays the program's.
+then the program dies of the same signal; so does one that crashes (abort,
+a segmentation fault), as far as can be written. A handler the program
+installed, or SIG_IGN, stays the program's. (A sanitizer build has its own
+crash handlers: the crash cases are left to the plain build.)
 Usage: test_signals.py BUILD_DIR"""
 import json
 import os
+import resource
 import signal
 import subprocess
 import sys
@@ -36,7 +39,8 @@ def run_until(sig, mode=None, via_run=False):
         cmd, env = [GPUTOOL, "run", "-o", outdir, "--"] + args, env_with({})
     else:
         cmd, env = args, env_with({"OMP_TOOL_LIBRARIES": LIB, "GPUTOOL_OUTPUT": outdir})
-    p = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    p = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_CORE, (0, 0)))
     line = p.stderr.readline()
     while line and line.strip() != "ready":
         line = p.stderr.readline()
@@ -84,6 +88,23 @@ def test_hup():
     ended_by(signal.SIGHUP)
 
 
+def crashed(sig, mode):
+    code, out, err, outdir = run_until(None, mode=mode)
+    check(code == -sig, "exit status %s, not killed by %s; stderr %r" % (code, signal.Signals(sig).name, err))
+    check("gputool: report " in err, "no report line on stderr: %r" % err)
+    check(profile_cpu(outdir) >= 100000000, "CPU time in work() %s ns" % profile_cpu(outdir))
+
+
+def test_abort():
+    if not os.environ.get("GT_SANITIZER_BUILD"):
+        crashed(signal.SIGABRT, "abort")
+
+
+def test_segv():
+    if not os.environ.get("GT_SANITIZER_BUILD"):
+        crashed(signal.SIGSEGV, "segv")
+
+
 def test_own_handler():
     code, out, err, outdir = run_until(signal.SIGTERM, mode="own")
     check(code == 0 and out == "own handler\n", "exit %s, stdout %r: the program's handler did not run" % (code, out))
@@ -97,4 +118,5 @@ def test_ignored():
 
 
 main([("SIGTERM", test_term), ("SIGINT through gputool run", test_int_gputool_run), ("SIGHUP", test_hup),
+      ("abort(): what can be written", test_abort), ("SIGSEGV: what can be written", test_segv),
       ("the program's own SIGTERM handler", test_own_handler), ("SIGTERM ignored", test_ignored)])

@@ -9,8 +9,11 @@
  *                        prints "own handler" on stdout and exits 0
  *   until_signal ignore  main first ignores SIGTERM; the program then
  *                        stops by itself after 1 s of CPU time and exits 0
+ *   until_signal abort   once ready, calls abort()
+ *   until_signal segv    once ready, writes through a null pointer
  */
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,6 +40,8 @@ static void own(int sig)
 }
 
 static volatile double sink;
+/* 0: where the segv mode writes (volatile, so the write is not optimized out). */
+static volatile uintptr_t sink_addr;
 
 /* About a millisecond of work per call: the clock is read once per call. */
 __attribute__((noinline)) static double work(double x)
@@ -67,6 +72,10 @@ int main(int argc, char **argv)
 		if (!ready && cpu_s() - t0 > 0.2) {
 			fputs("ready\n", stderr);
 			ready = 1;
+			if (!strcmp(mode, "abort"))
+				abort();
+			if (!strcmp(mode, "segv"))
+				*(volatile int *)(uintptr_t)sink_addr = 1;
 		}
 		if (!strcmp(mode, "ignore") && cpu_s() - t0 > 1.0)
 			break;
