@@ -7,6 +7,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include "core/log.h"
+
 extern char **environ;
 
 struct gt_config gt_config;
@@ -96,7 +98,7 @@ int gt_config__load(char **envp)
 	gt_config.field = DEFAULT_##kind(def);                                         \
 	v = env_value(envp, name);                                                     \
 	if (v && PARSE_##kind(v, min, max, &gt_config.field)) {                        \
-		fprintf(stderr, "gputool: %s='%s' is not valid%s; using the default\n", \
+		gt_log__printf("gputool: %s='%s' is not valid%s; using the default\n", \
 			name, v, RANGE_##kind(min, max));                              \
 		gt_config.field = DEFAULT_##kind(def);                                 \
 		problems++;                                                            \
@@ -107,7 +109,7 @@ int gt_config__load(char **envp)
 	for (char **e = envp; *e; e++) {
 		if (strncmp(*e, "GPUTOOL_", 8) || is_known(*e))
 			continue;
-		fprintf(stderr, "gputool: unknown variable %.*s ignored (`gputool help env` lists them)\n",
+		gt_log__printf("gputool: unknown variable %.*s ignored (`gputool help env` lists them)\n",
 			(int)strcspn(*e, "="), *e);
 		problems++;
 	}

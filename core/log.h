@@ -8,6 +8,8 @@
  * raises the level. Never call from a signal handler.
  */
 
+#include <stdio.h>
+
 enum gt_log_level {
 	GT_LOG_ERROR = 0,
 	GT_LOG_WARN = 1,
@@ -17,6 +19,11 @@ enum gt_log_level {
 
 void gt_log__init(const char *dest, int verbosity);
 void gt_log__fini(void);
+/* The program's stderr as it was at the tool's start, on a descriptor of
+ * the tool's own (NULL if none was open): what the tool prints goes there. */
+FILE *gt_log__stderr(void);
+/* printf to that stream; nothing if there is none. */
+void gt_log__printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int gt_log__enabled(enum gt_log_level level);
 void gt_log(enum gt_log_level level, const char *subsys, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));

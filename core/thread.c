@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include "core/thread.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -8,6 +9,7 @@
 
 #include "core/config.h"
 #include "core/log.h"
+#include "core/sample.h"
 #include "core/unwind.h"
 
 /*
@@ -55,6 +57,53 @@ struct gt_import_map {
 	uint32_t used;
 };
 
+/*
+ * A thread's end. OMPT says when its threads end; any other thread (one
+ * only CUDA, OpenACC or OpenCL saw, or that OpenMP did not report) ends
+ * through this key's destructor. Layers register what they do first.
+ * Hooks are registered at start and only appended: count is stored with
+ * release after the slot, and loaded with acquire before the slots.
+ */
+#define MAX_EXIT_HOOKS 8
+static void (*exit_hooks[MAX_EXIT_HOOKS])(struct gt_thread *t);
+static atomic_uint n_exit_hooks;
+static pthread_key_t exit_key;
+static pthread_once_t exit_key_once = PTHREAD_ONCE_INIT;
+static int have_exit_key;
+
+int gt_thread__on_exit(void (*fn)(struct gt_thread *t))
+{
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	unsigned n;
+	int err = 0;
+
+	pthread_mutex_lock(&lock);
+	n = atomic_load_explicit(&n_exit_hooks, memory_order_relaxed);
+	for (unsigned i = 0; i < n; i++)
+		if (exit_hooks[i] == fn)
+			goto out;
+	if (n == MAX_EXIT_HOOKS) {
+		err = -1;
+		goto out;
+	}
+	exit_hooks[n] = fn;
+	/* Pairs with the acquire load in gt_thread__exit. */
+	atomic_store_explicit(&n_exit_hooks, n + 1, memory_order_release);
+out:
+	pthread_mutex_unlock(&lock);
+	return err;
+}
+
+static void thread__end(void *arg)
+{
+	gt_thread__exit(arg);
+}
+
+static void exit_key__init(void)
+{
+	have_exit_key = !pthread_key_create(&exit_key, thread__end);
+}
+
 struct gt_thread *gt_thread__peek(void)
 {
 	return self;
@@ -92,12 +141,42 @@ struct gt_thread *gt_thread__self(enum gt_thread_kind kind)
 	atomic_init(&t->exited, 0);
 	gt_unwind__thread_init();
 	self = t;
+	pthread_once(&exit_key_once, exit_key__init);
+	if (have_exit_key)
+		pthread_setspecific(exit_key, t);
 	atomic_store_explicit(&slots[idx], t, memory_order_release);
 	return t;
 }
 
 void gt_thread__exit(struct gt_thread *t)
 {
+	unsigned n;
+
+	if (!t || t->ended)
+		return;
+	t->ended = 1;
+	/* Acquire: pairs with the release store in gt_thread__on_exit. */
+	n = atomic_load_explicit(&n_exit_hooks, memory_order_acquire);
+	for (unsigned i = 0; i < n; i++)
+		exit_hooks[i](t);
+	gt_sample__thread_stop(t);
+	/*
+	 * Give back what only a running thread needs. The tree stays where it
+	 * is: other threads' import maps and the finalizer point into it. The
+	 * thread's own late signals find no spare chunk and drop their sample;
+	 * in_tool keeps one from landing while the spare is being unmapped.
+	 */
+	gt_thread__enter(t);
+	gt_unwind__memo_release(t->memo);
+	if (t->imports) {
+		free(t->imports->keys);
+		free(t->imports->vals);
+		free(t->imports);
+		t->imports = NULL;
+	}
+	t->last_import = t->last_import_own = NULL;
+	gt_arena__trim(&t->arena);
+	gt_thread__leave(t);
 	atomic_store_explicit(&t->exited, 1, memory_order_release);
 }
 

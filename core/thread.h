@@ -78,14 +78,23 @@ struct gt_thread {
 	/* Written once by the owner at thread end (release); read by the
 	 * finalizer (acquire). */
 	atomic_int exited;
+	int ended; /* the owner's own record that gt_thread__exit ran */
 };
 
 /* The calling thread's state, created on first use. Not for signal handlers. */
 struct gt_thread *gt_thread__self(enum gt_thread_kind kind);
 /* The calling thread's state or NULL. Async-signal-safe. */
 struct gt_thread *gt_thread__peek(void);
-/* Marks the calling thread finished: its tree is final. */
+/*
+ * The calling thread ends: runs the layers' exit hooks, stops its CPU-time
+ * sampling, gives back its caches and unused memory, and marks its tree
+ * final. Once per thread (later calls do nothing); called by OMPT's
+ * thread_end, and for every other thread by a key destructor at its exit.
+ */
 void gt_thread__exit(struct gt_thread *t);
+/* Registers fn to run at each thread's end, before it is marked exited
+ * (a layer applies what the thread is owed and frees its own state). */
+int gt_thread__on_exit(void (*fn)(struct gt_thread *t));
 
 /* Threads that asked for state and got none (beyond GPUTOOL_MAX_THREADS, or
  * out of memory): not measured, counted once each. */

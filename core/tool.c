@@ -323,9 +323,9 @@ static int tool__write(const struct gt_profile *p, struct gt_output *o)
 		gt_err("output", "cannot write %s.txt: %s", o->stem, strerror(errno));
 		err = -1;
 	}
-	if (gt_config.report_stderr)
-		gt_report__write_text(p, stderr, (unsigned)gt_config.report_top);
-	fprintf(stderr, "gputool: report %s.txt, profile %s.gtprof\n", o->stem, o->stem);
+	if (gt_config.report_stderr && gt_log__stderr())
+		gt_report__write_text(p, gt_log__stderr(), (unsigned)gt_config.report_top);
+	gt_log__printf("gputool: report %s.txt, profile %s.gtprof\n", o->stem, o->stem);
 	return err;
 }
 

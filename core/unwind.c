@@ -16,7 +16,7 @@
 #include "core/thread.h"
 
 #define MAX_FRAMES 512
-#define MEMO_MIN_CAP 256u       /* entries, a power of two */
+#define MEMO_MIN_CAP 64u        /* entries, a power of two */
 #define MEMO_MAX_CAP (1u << 20) /* beyond, variants are replaced in place */
 #define MEMO_VARIANTS 4         /* entries per (ra, key, base) */
 
@@ -149,6 +149,18 @@ struct gt_unwind_memo *gt_unwind__memo_new(void)
 	}
 	memo->cap = MEMO_MIN_CAP;
 	return memo;
+}
+
+void gt_unwind__memo_release(struct gt_unwind_memo *memo)
+{
+	if (!memo)
+		return;
+	for (uint32_t i = 0; i < memo->cap; i++)
+		free(memo->e[i].slots);
+	free(memo->e);
+	memo->e = NULL;
+	memo->cap = 0;
+	memo->used = 0;
 }
 
 void gt_unwind__stats(const struct gt_thread *t, struct gt_unwind_stats *s)
@@ -394,7 +406,7 @@ struct gt_cct_node *gt_unwind__memo_lookup(struct gt_thread *t, uintptr_t ra, ui
 	uintptr_t depth = memo_depth(key, st);
 	uint32_t mask, h;
 
-	if (!memo || !ra || (st->boundary && st->boundary <= key))
+	if (!memo || !memo->cap || !ra || (st->boundary && st->boundary <= key))
 		return NULL;
 	mask = memo->cap - 1;
 	for (h = memo_hash(ra, depth, st->base) & mask; memo->e[h].node; h = (h + 1) & mask) {
@@ -528,7 +540,7 @@ struct gt_cct_node *gt_unwind__context(struct gt_thread *t, uintptr_t ra, uintpt
 	node = insert_frames(t, f, keep, m, 0, st, 0);
 #if defined(__x86_64__)
 	/* A context cut at max_depth is not a whole call chain: not kept. */
-	if (node && ra && t->memo && m > 0 && n < max &&
+	if (node && ra && t->memo && t->memo->cap && m > 0 && n < max &&
 	    (!st->boundary || st->boundary > key))
 		memo__put(t->memo, ra, key, st, node, f, keep, m);
 #endif

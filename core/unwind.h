@@ -35,6 +35,9 @@ struct gt_stitch {
 
 int gt_unwind__init(void);
 struct gt_unwind_memo *gt_unwind__memo_new(void);
+/* Frees the table of a thread that has ended; its statistics stay, and
+ * nothing more is memoized. */
+void gt_unwind__memo_release(struct gt_unwind_memo *memo);
 
 /* Unwinds the calling thread into out[]. uc: the ucontext of a signal (the
  * first frame is then the interrupted instruction) or NULL. Returns the number

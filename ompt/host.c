@@ -212,7 +212,6 @@ void ompt__on_thread_end(ompt_data_t *thread_data)
 
 	if (!t)
 		return;
-	gt_sample__thread_stop(t);
 	gt_thread__exit(t);
 }
 

@@ -443,27 +443,26 @@ struct cupti_thread {
 };
 
 static __thread struct cupti_thread *self_ct;
-static pthread_key_t thread_key;
-static pthread_once_t key_once = PTHREAD_ONCE_INIT;
 
-/* At thread exit: what the monitor measured for this thread is applied
- * while its tree is still its own, and its state is freed (a CUDA call
- * from a later destructor of the thread makes a new one). */
-static void thread__end(void *arg)
+/* At thread exit (core/thread.c's exit hook): what the monitor measured for
+ * this thread is applied while its tree is still its own, and its state is
+ * freed. */
+static void thread__end(struct gt_thread *t)
 {
-	struct cupti_thread *ct = arg;
+	struct cupti_thread *ct = self_ct;
 
-	if (!ct)
+	if (!ct || ct->t != t)
 		return;
-	if (ct->t)
-		gt_monitor__drain(ct->t);
+	gt_monitor__drain(t);
 	self_ct = NULL;
 	free(ct);
 }
 
-static void key__init(void)
+static pthread_once_t hook_once = PTHREAD_ONCE_INIT;
+
+static void hook__init(void)
 {
-	pthread_key_create(&thread_key, thread__end);
+	gt_thread__on_exit(thread__end);
 }
 
 static struct cupti_thread *thread__self(void)
@@ -481,8 +480,7 @@ static struct cupti_thread *thread__self(void)
 		return NULL;
 	ct->t = t;
 	ct->slow_budget = SLOW_BUDGET;
-	pthread_once(&key_once, key__init);
-	pthread_setspecific(thread_key, ct);
+	pthread_once(&hook_once, hook__init);
 	self_ct = ct;
 	/* A thread that only CUDA saw gets CPU-time samples too (a no-op when
 	 * OpenMP or OpenACC started them). */

@@ -52,20 +52,16 @@ static int initialized;
 
 /* Initial-exec, as core/thread.c's: one load on every intercepted call. */
 static __thread struct ocl_thread *self __attribute__((tls_model("initial-exec")));
-static pthread_key_t exit_key;
-static int have_exit_key;
-
-/* At the end of an application thread: apply what it is owed, and retire it. */
-static void thread__exit(void *arg)
+/* At the end of an application thread (core/thread.c's exit hook): apply
+ * what it is owed before it is retired. */
+static void thread__exit(struct gt_thread *t)
 {
-	struct ocl_thread *ot = arg;
+	struct ocl_thread *ot = self;
 
-	if (!gt_ocl__live())
+	if (!ot || ot->t != t || !gt_ocl__live())
 		return;
 	gt_ocl__reclaim(ot, 1);
-	gt_monitor__drain(ot->t);
-	gt_sample__thread_stop(ot->t);
-	gt_thread__exit(ot->t);
+	gt_monitor__drain(t);
 }
 
 struct ocl_thread *gt_ocl__thread(void)
@@ -87,8 +83,6 @@ struct ocl_thread *gt_ocl__thread(void)
 						      memory_order_relaxed))
 		;
 	self = ot;
-	if (have_exit_key)
-		pthread_setspecific(exit_key, ot);
 	gt_sample__thread_start(t);
 	return ot;
 }
@@ -242,7 +236,7 @@ static void layer__setup(void)
 	gt_ocl__enqueue_dispatch(&mine);
 	mine.clGetEventProfilingInfo = w_clGetEventProfilingInfo;
 	mine.clGetCommandQueueInfo = w_clGetCommandQueueInfo;
-	have_exit_key = !pthread_key_create(&exit_key, thread__exit);
+	gt_thread__on_exit(thread__exit);
 	if (gt_backend__register(&backend))
 		return;
 	gt_tool__set_fact("opencl_layer", LAYER_NAME);

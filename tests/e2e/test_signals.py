@@ -39,12 +39,18 @@ def run_until(sig, mode=None, via_run=False):
         cmd, env = [GPUTOOL, "run", "-o", outdir, "--"] + args, env_with({})
     else:
         cmd, env = args, env_with({"OMP_TOOL_LIBRARIES": LIB, "GPUTOOL_OUTPUT": outdir})
-    p = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    # Unbuffered, a byte at a time: what follows "ready" (the tool's lines
+    # come within microseconds after a crash) must stay in the pipe for
+    # communicate(), not in a reader's buffer.
+    p = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, bufsize=0,
                          preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_CORE, (0, 0)))
-    line = p.stderr.readline()
-    while line and line.strip() != "ready":
-        line = p.stderr.readline()
-    check(line.strip() == "ready", "the program never got ready")
+    seen = b""
+    while not (seen == b"ready\n" or seen.endswith(b"\nready\n")):
+        c = os.read(p.stderr.fileno(), 1)
+        if not c:
+            break
+        seen += c
+    check(seen.endswith(b"ready\n"), "the program never got ready: %r" % seen)
     if sig:
         p.send_signal(sig)
     try:
@@ -52,6 +58,7 @@ def run_until(sig, mode=None, via_run=False):
     except subprocess.TimeoutExpired:
         p.kill()
         raise
+    out, err = out.decode(errors="replace"), err.decode(errors="replace")
     return p.returncode, out, err, outdir
 
 
