@@ -257,13 +257,18 @@ static void header(struct out *o)
 	fprintf(o->f, " on %" PRIu32 " host%s\n", hosts, hosts == 1 ? "" : "s");
 	fprintf(o->f, "  %-12s %" PRIu64 "\n", "threads", r->n_threads);
 	{
-		uint64_t unmeasured = 0;
+		uint64_t unmeasured = 0, ops = 0;
 
-		for (uint32_t k = 0; k < a->n_proc_order; k++)
+		for (uint32_t k = 0; k < a->n_proc_order; k++) {
 			unmeasured += r->procs[a->proc_order[k]].unmeasured;
+			ops += r->procs[a->proc_order[k]].ops_unmeasured;
+		}
 		if (unmeasured)
 			fprintf(o->f, "  %-12s %" PRIu64 " thread%s beyond GPUTOOL_MAX_THREADS (not in the profiles)\n",
 				"unmeasured", unmeasured, unmeasured == 1 ? "" : "s");
+		if (ops)
+			fprintf(o->f, "  %-12s %" PRIu64 " device operation%s (not in the profiles)\n", "unmeasured", ops,
+				ops == 1 ? "" : "s");
 	}
 	if (wall)
 		fprintf(o->f, "  %-12s %.3f s%s\n", "wall time", (double)wall / 1e9,

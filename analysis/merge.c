@@ -485,6 +485,7 @@ static void proc__describe(struct gt_proc *pr, const struct gt_profile *p)
 	if (meta_u64(p, "ranks", &v) && v < (1u << 30))
 		pr->ranks = v;
 	meta_u64(p, "threads_unmeasured", &pr->unmeasured);
+	meta_u64(p, "ops_unmeasured", &pr->ops_unmeasured);
 	pr->host = dup_meta(p, "host");
 	pr->exe = dup_meta(p, "exe");
 	pr->cmdline = dup_meta(p, "cmdline");

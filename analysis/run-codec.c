@@ -9,7 +9,7 @@
  *   uv n_procs  uv n_merged  uv n_failed  uv n_threads  uv detail
  *   n_procs times: uv state, and for a process that was read: uv rank + 1,
  *     uv pid, str host, str exe, str cmdline, uv wall_ns, uv start_ns,
- *     uv ranks, uv unmeasured, uv n_threads, uv n_totals, n_totals times (uv metric, uv value)
+ *     uv ranks, uv unmeasured, uv ops_unmeasured, uv n_threads, uv n_totals, n_totals times (uv metric, uv value)
  *   uv n_cells, then per cell: uv node, uv metric, pstat excl, pstat incl,
  *     uv thr.min, uv thr.max, uv thr.n, and with detail n_procs times uv
  *   pstat: uv sum, uv min, uv max, uv sumsq low, uv sumsq high, uv n,
@@ -147,6 +147,7 @@ int gt_run__encode(const struct gt_run *r, char **out, size_t *out_len)
 		w__uv(&b, p->start_ns);
 		w__uv(&b, p->ranks);
 		w__uv(&b, p->unmeasured);
+		w__uv(&b, p->ops_unmeasured);
 		w__uv(&b, p->n_threads);
 		w__uv(&b, p->n_totals);
 		for (uint32_t k = 0; k < p->n_totals; k++) {
@@ -299,6 +300,7 @@ int gt_run__decode(struct gt_run *r, const char *buf, size_t len)
 		p->start_ns = r__uv(&b);
 		p->ranks = r__uv(&b);
 		p->unmeasured = r__uv(&b);
+		p->ops_unmeasured = r__uv(&b);
 		p->n_threads = r__u32(&b, GT_NONE);
 		p->n_totals = r__u32(&b, (uint64_t)r->t.n_metrics + 1);
 		if (b.bad)

@@ -14,7 +14,7 @@
 #include "core/thread.h"
 #include "core/tool.h"
 
-static const int taken[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 };
+static const int taken[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM, SIGPIPE, SIGXCPU };
 /* Crashes: the thread cannot go on; it waits for the write, a bounded time. */
 static const int crashes[] = { SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL };
 

@@ -408,6 +408,9 @@ static void section_header(struct rep *r)
 	if (meta_u64(p, "threads_unmeasured", &dropped) && dropped)
 		fprintf(r->f, "  %-12s %" PRIu64 " thread%s beyond GPUTOOL_MAX_THREADS (not in the profile)\n",
 			"unmeasured", dropped, dropped == 1 ? "" : "s");
+	if (meta_u64(p, "ops_unmeasured", &dropped) && dropped)
+		fprintf(r->f, "  %-12s %" PRIu64 " device operation%s (not in the profile)\n", "unmeasured",
+			dropped, dropped == 1 ? "" : "s");
 	/* Facts the backends set (docs/OMP-TARGET.md). */
 	for (unsigned k = 0; k < sizeof(facts) / sizeof(facts[0]); k++) {
 		const char *v = gt_profile__get_meta(p, facts[k][0]);

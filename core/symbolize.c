@@ -108,6 +108,7 @@ static Dwfl_Module *module_at(struct gt_symbolizer *s, uintptr_t pc)
 struct gt_symbolizer *gt_symbolizer__new(void)
 {
 	struct gt_symbolizer *s = calloc(1, sizeof(*s));
+	int err;
 
 	if (!s)
 		return NULL;
@@ -115,9 +116,14 @@ struct gt_symbolizer *gt_symbolizer__new(void)
 	if (!s->dwfl)
 		goto out_free;
 	dwfl_report_begin(s->dwfl);
-	if (dwfl_linux_proc_report(s->dwfl, getpid()) != 0)
-		goto out_end;
-	if (dwfl_report_end(s->dwfl, NULL, NULL) != 0)
+	/* dwfl_linux_proc_report returns an errno value (not a libdw error)
+	 * when /proc/PID/maps cannot be read. */
+	err = dwfl_linux_proc_report(s->dwfl, getpid());
+	if (err > 0) {
+		gt_warn("symbols", "cannot read this process's modules: %s", strerror(err));
+		goto out_dwfl;
+	}
+	if (err || dwfl_report_end(s->dwfl, NULL, NULL) != 0)
 		goto out_end;
 	s->hist = dwfl_begin(&proc_callbacks);
 	if (s->hist) {
@@ -129,6 +135,7 @@ struct gt_symbolizer *gt_symbolizer__new(void)
 
 out_end:
 	gt_warn("symbols", "cannot read this process's modules: %s", dwfl_errmsg(-1));
+out_dwfl:
 	dwfl_end(s->dwfl);
 out_free:
 	free(s);

@@ -232,6 +232,14 @@ void gt_tool__set_fact(const char *key, const char *value)
 	snprintf(facts[i].value, sizeof(facts[i].value), "%s", value);
 }
 
+/* Relaxed: a statistic, read once the backends have stopped. */
+static atomic_ullong unmeasured_ops;
+
+void gt_tool__unmeasured_ops(uint64_t n)
+{
+	atomic_fetch_add_explicit(&unmeasured_ops, n, memory_order_relaxed);
+}
+
 static void tool__meta(struct gt_profile *p, const struct gt_output *o, uint64_t end_ns)
 {
 	char buf[4096];
@@ -302,6 +310,11 @@ static void tool__meta(struct gt_profile *p, const struct gt_output *o, uint64_t
 	if (gt_thread__refused()) {
 		snprintf(buf, sizeof(buf), "%llu", (unsigned long long)gt_thread__refused());
 		gt_profile__set_meta(p, "threads_unmeasured", buf);
+	}
+	if (atomic_load_explicit(&unmeasured_ops, memory_order_relaxed)) {
+		snprintf(buf, sizeof(buf), "%llu",
+			 (unsigned long long)atomic_load_explicit(&unmeasured_ops, memory_order_relaxed));
+		gt_profile__set_meta(p, "ops_unmeasured", buf);
 	}
 	nf = atomic_load_explicit(&n_facts, memory_order_acquire);
 	for (int i = 0; i < nf && i < MAX_FACTS; i++)

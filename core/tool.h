@@ -2,6 +2,8 @@
 #ifndef GT_CORE_TOOL_H
 #define GT_CORE_TOOL_H
 
+#include <stdint.h>
+
 /*
  * The tool's life: every entry point (OMPT, OpenACC, OpenCL, CUDA injection)
  * calls gt_tool__start(); the first call configures everything, later ones
@@ -29,5 +31,9 @@ void gt_tool__on_stop(gt_tool_flush_fn fn);
 
 /* Facts for the profile header, set by the backends (e.g. "omp_runtime"). */
 void gt_tool__set_fact(const char *key, const char *value);
+/* Device operations a backend could not measure (bounded queues full,
+ * still running at exit, records lost): counted into the profile's
+ * `ops_unmeasured` and said in the report's header. */
+void gt_tool__unmeasured_ops(uint64_t n);
 
 #endif

@@ -832,6 +832,7 @@ void gt_monitor__stop(void)
 	pthread_join(mon.thread, NULL);
 	monitor__finalize();
 	atomic_store_explicit(&mon.state, MON_STOPPED, memory_order_release);
+	gt_tool__unmeasured_ops(mon.priv.unmeasured + mon.priv.lost);
 	if (mon.priv.unmatched || mon.priv.unmeasured || mon.priv.lost || mon.priv.evicted)
 		gt_info("gpu",
 			"monitor: %llu operations measured; %llu activities unmatched, %llu "

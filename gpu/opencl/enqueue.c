@@ -26,8 +26,10 @@
 
 #include "core/trace-format.h"
 #include "core/clock.h"
+#include "core/config.h"
 #include "core/sample.h"
 #include "core/thread.h"
+#include "core/tool.h"
 #include "core/trace.h"
 #include "core/unwind.h"
 #include "gpu/blame.h"
@@ -44,6 +46,14 @@ struct ocl_op {
 };
 
 atomic_long gt_ocl_inflight;
+
+/*
+ * Commands measured and not yet completed, at most GPUTOOL_MAX_INFLIGHT:
+ * when the runtime's completion callbacks fall behind (a CPU device beside
+ * busy threads), the records and events they hold stay bounded; commands
+ * beyond are counted as not measured (gt_tool__unmeasured_ops) and pass
+ * through untouched.
+ */
 
 /* ---- a call on an application thread ---- */
 
@@ -236,6 +246,7 @@ struct ocl_cmd {
 	cl_event *app_ev; /* the application's event argument */
 	cl_event *evp;	  /* what the layer below gets */
 	cl_event mine;
+	int over; /* too many commands in flight: this one is not measured */
 	uint64_t t0, t1;
 	uint64_t t_call; /* when the call began, for the trace */
 	struct gt_device_op d;
@@ -249,7 +260,12 @@ static int cmd__begin(struct ocl_cmd *m, cl_command_queue q, cl_event *ev, uintp
 	m->qr = gt_ocl__queue(q);
 	m->app_ev = ev;
 	m->mine = NULL;
-	m->evp = (m->qr && m->qr->measured && !ev) ? &m->mine : ev;
+	/* Relaxed: a bound, not an order. */
+	m->over = m->qr && m->qr->measured &&
+		  atomic_load_explicit(&gt_ocl_inflight, memory_order_relaxed) >= (long)gt_config.max_inflight;
+	if (m->over)
+		gt_tool__unmeasured_ops(1);
+	m->evp = (m->qr && m->qr->measured && !ev && !m->over) ? &m->mine : ev;
 	memset(&m->d, 0, sizeof(m->d));
 	m->t0 = 0;
 	m->t_call = gt_tracer__on() ? gt_clock__now() : 0;
@@ -282,7 +298,7 @@ static void cmd__end(struct ocl_cmd *m, cl_int err, int blocking, enum gt_placeh
 	if (err != CL_SUCCESS)
 		return;
 	ev = m->app_ev ? *m->app_ev : m->mine;
-	measure = m->qr && m->qr->measured && ev;
+	measure = m->qr && m->qr->measured && ev && !m->over;
 	gt_thread__enter(t);
 	if (blocking)
 		sync = sync__charge(c, m->t0, m->t1);

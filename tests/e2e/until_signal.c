@@ -11,6 +11,11 @@
  *                        stops by itself after 1 s of CPU time and exits 0
  *   until_signal abort   once ready, calls abort()
  *   until_signal segv    once ready, writes through a null pointer
+ *   until_signal fpe     once ready, divides an integer by zero
+ *   until_signal ill     once ready, executes an invalid instruction
+ *   until_signal bus     once ready, raises SIGBUS (as a truncated mapping would)
+ *
+ * UNTIL_SIGNAL_SIG=N makes own and ignore act on signal N instead of SIGTERM.
  */
 #include <signal.h>
 #include <stdint.h>
@@ -42,6 +47,8 @@ static void own(int sig)
 static volatile double sink;
 /* 0: where the segv mode writes (volatile, so the write is not optimized out). */
 static volatile uintptr_t sink_addr;
+/* Divided by sink_addr in the fpe mode (volatile: a real division). */
+static volatile int fpe_num = 7;
 
 /* About a millisecond of work per call: the clock is read once per call. */
 __attribute__((noinline)) static double work(double x)
@@ -54,13 +61,15 @@ __attribute__((noinline)) static double work(double x)
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "";
+	const char *which = getenv("UNTIL_SIGNAL_SIG");
+	int sig = which ? atoi(which) : SIGTERM;
 	int ready = 0;
 	double t0;
 
 	if (!strcmp(mode, "own"))
-		signal(SIGTERM, own);
+		signal(sig, own);
 	else if (!strcmp(mode, "ignore"))
-		signal(SIGTERM, SIG_IGN);
+		signal(sig, SIG_IGN);
 	t0 = cpu_s();
 	for (;;) {
 		double x = 0;
@@ -76,6 +85,12 @@ int main(int argc, char **argv)
 				abort();
 			if (!strcmp(mode, "segv"))
 				*(volatile int *)(uintptr_t)sink_addr = 1;
+			if (!strcmp(mode, "fpe"))
+				sink = fpe_num / (int)sink_addr;
+			if (!strcmp(mode, "ill"))
+				__builtin_trap();
+			if (!strcmp(mode, "bus"))
+				raise(SIGBUS);
 		}
 		if (!strcmp(mode, "ignore") && cpu_s() - t0 > 1.0)
 			break;
