@@ -200,6 +200,7 @@ uint64_t gt_monitor__correlate_device(struct gt_thread *t, struct gt_cct_node *p
 	r = gt_bichannel__produce_begin(g->to_monitor);
 	if (!r) {
 		thread__lost(g);
+		gt_tool__unmeasured_ops(1);
 		return 0;
 	}
 	r->type = MON_CORRELATION;
@@ -459,6 +460,7 @@ static void on_correlation(struct gt_gpu_thread *owner, uint64_t id,
 		e = gt_corrmap__insert(&mon.map, id);
 		if (!e) {
 			mon.priv.lost++;
+			gt_tool__unmeasured_ops(1);
 			if (device < GT_BLAME_MAX_DEVICES)
 				gt_blame__unlaunched(device);
 			return;
@@ -832,7 +834,9 @@ void gt_monitor__stop(void)
 	pthread_join(mon.thread, NULL);
 	monitor__finalize();
 	atomic_store_explicit(&mon.state, MON_STOPPED, memory_order_release);
-	gt_tool__unmeasured_ops(mon.priv.unmeasured + mon.priv.lost);
+	/* Operations whose activity never came (the lost ones are counted
+	 * where they are lost). */
+	gt_tool__unmeasured_ops(mon.priv.unmeasured);
 	if (mon.priv.unmatched || mon.priv.unmeasured || mon.priv.lost || mon.priv.evicted)
 		gt_info("gpu",
 			"monitor: %llu operations measured; %llu activities unmatched, %llu "

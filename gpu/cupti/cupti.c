@@ -329,6 +329,9 @@ static void facts(void)
 static void cupti__stop(void)
 {
 	facts();
+	/* Activity records CUPTI dropped (no buffer in time): operations that
+	 * ran and are not in the profile. */
+	gt_tool__unmeasured_ops(atomic_load_explicit(&gt_cupti_stats.dropped, memory_order_relaxed));
 	atomic_store_explicit(&gt_cupti_live, 0, memory_order_release);
 	gt_cupti_activity__stop();
 	if (gt_cupti_recording)

@@ -26,6 +26,9 @@ FLOOD = os.path.join(FAULTS, "ocl_flood")
 UNTIL = os.path.join(BUILD, "tests", "e2e", "until_signal")
 PLANT = os.path.join(BUILD, "tests", "e2e", "plant_links")
 EXEC_AFTER = os.path.join(BUILD, "tests", "e2e", "exec_after")
+ACC_THREADS = os.path.join(FAULTS, "acc_threads")
+MPI_APP = os.path.join(BUILD, "samples", "mpi", "imbalance")
+MPIRUN = os.environ.get("GT_MPIRUN", "").split()
 SANITIZED = bool(os.environ.get("GT_SANITIZER_BUILD"))
 ROOT = os.geteuid() == 0
 
@@ -620,6 +623,19 @@ def add_thread_cases():
         return "%d measured + %d counted = %d threads; said in the report" % (n, un, full)
     case("threads", "more threads than GPUTOOL_MAX_THREADS=4", "the others counted and reported")(limit)
 
+    def acc_only():
+        outdir = scratch()
+        env = env_with({"ACC_PROFLIB": LIB}, tool=False, outdir=outdir)
+        rc, out, err = run([ACC_THREADS, "20"], env)
+        expect(rc == 0 and out.endswith("threads 20\n"), "exit %s, stdout %r, stderr %r" % (rc, out, err[-300:]))
+        timers = int(out.split()[1])
+        doc = one_profile(outdir)
+        n = len(doc.get("threads", []))
+        expect(timers <= 1 and n == 21, "%d timers left after 20 threads ended; %d threads in the profile" %
+               (timers, n))
+        return "%d timer left (the main thread's); %d threads in the profile" % (timers, n)
+    case("threads", "20 threads only OpenACC saw end", "their CPU-time timers deleted at their end")(acc_only)
+
 
 # ---- OpenCL under load ---------------------------------------------------------------
 
@@ -663,6 +679,43 @@ def add_opencl_cases():
     case("opencl", "20,000 enqueues, default bound", "all measured")(all_measured)
 
 
+# ---- MPI ------------------------------------------------------------------------------
+
+def mpirun(n, args):
+    if not MPIRUN or not os.path.exists(MPI_APP):
+        raise Skip("no MPI build")
+    p = subprocess.run(MPIRUN + ["-np", str(n)] + args, capture_output=True, text=True, timeout=300,
+                       env=env_with({"KMP_BLOCKTIME": "0"}, tool=False))
+    return p.returncode, p.stdout, p.stderr
+
+
+def add_mpi_cases():
+    def status():
+        d = scratch()
+        rc, out, err = mpirun(2, [GPUTOOL, "run", "-o", d, "--", MPI_APP, "1000", "--exit", "3"])
+        expect(rc == 3 and len(files(d, ".gtprof")) == 2, "exit %s, files %s" % (rc, os.listdir(d)))
+        return "exit 3 through gputool run and mpirun; 2 profiles"
+    case("mpi", "every rank exits 3", "the status comes back; every rank's profile")(status)
+
+    def term():
+        d = scratch()
+        rc, out, err = mpirun(2, [GPUTOOL, "run", "-o", d, "--", MPI_APP, "1000", "--signal"])
+        expect(rc != 0 and len(files(d, ".gtprof")) == 2, "exit %s, files %s" % (rc, os.listdir(d)))
+        r = report_cmd([d])
+        expect(r[0] == 0 and "missing" not in r[1], "report: %s" % r[1][:300])
+        return "exit %d; both profiles (the rank SIGTERM ended, and the one mpirun then ended)" % rc
+    case("mpi", "a rank dies of SIGTERM", "it and the ranks mpirun then ends keep their profiles")(term)
+
+    def kill():
+        d = scratch()
+        rc, out, err = mpirun(2, [GPUTOOL, "run", "-o", d, "--", MPI_APP, "1000", "--kill"])
+        r = report_cmd([d])
+        expect(rc != 0 and r[0] == 0 and "1 of 2 ranks wrote no profile here: 1\n" in r[1],
+               "exit %s; report %s" % (rc, r[1][:300]))
+        return "the report says: 1 of 2 ranks wrote no profile here: 1"
+    case("mpi", "a rank dies of SIGKILL", "the merged report names the missing rank")(kill)
+
+
 # ---- configuration ---------------------------------------------------------------------
 
 def add_config_cases():
@@ -687,6 +740,7 @@ def collect():
     add_report_cases()
     add_thread_cases()
     add_opencl_cases()
+    add_mpi_cases()
     add_config_cases()
 
 
