@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: MIT */
+#include <pthread.h>
 #include <signal.h>
 #include <string.h>
 
 #include "core/arena.h"
 #include "core/cct.h"
 #include "core/thread.h"
+#include "core/unwind.h"
 
 #include "tests/unit/test.h"
 
@@ -197,7 +199,80 @@ static void foreign_write_is_caught(void)
 #endif
 }
 
+/* An ended thread's arena gives back its spare chunk and unused pages;
+ * what was allocated stays where it was, and allocation still works. */
+static void trim_keeps_nodes(void)
+{
+	struct gt_cct_node *nodes[700];
+	size_t before;
+
+	/* Past the first chunk, into the second. */
+	setup();
+	for (uintptr_t i = 0; i < 700; i++)
+		CHECK((nodes[i] = gt_cct__child(&cct, cct.root, GT_NODE_FRAME, i + 1, 0)) != NULL);
+	CHECK(arena.spare != NULL);
+	before = arena.bytes;
+	gt_arena__trim(&arena);
+	CHECK(arena.spare == NULL);
+	CHECK(arena.bytes < before);
+	CHECK(arena.bytes >= 700 * sizeof(struct gt_cct_node));
+	for (uintptr_t i = 0; i < 700; i++)
+		CHECK(nodes[i]->key == i + 1 && nodes[i]->parent == cct.root);
+	/* Signal context finds nothing spare; normal context maps anew. */
+	for (uintptr_t i = 0; i < 1000 && gt_cct__child(&cct, cct.root, GT_NODE_FRAME, 10000 + i, 1); i++)
+		;
+	CHECK(gt_cct__child(&cct, cct.root, GT_NODE_FRAME, 1000000, 0) != NULL);
+	CHECK(gt_cct__child(&cct, cct.root, GT_NODE_FRAME, 5, 0) == nodes[4]);
+}
+
+static int hook_calls;
+static struct gt_thread *hook_saw;
+
+static void count_hook(struct gt_thread *t)
+{
+	hook_calls++;
+	hook_saw = t;
+	/* Hooks run before the thread is marked exited. */
+	CHECK(atomic_load(&t->exited) == 0);
+}
+
+static void *thread_ends(void *arg)
+{
+	struct gt_thread **out = arg;
+	struct gt_thread *t = gt_thread__self(GT_THREAD_OTHER);
+
+	CHECK(t && t->memo);
+	CHECK(gt_cct__child(&t->cct, t->cct.root, GT_NODE_FRAME, 42, 0) != NULL);
+	*out = t;
+	return NULL; /* no explicit exit: the key's destructor ends it */
+}
+
+/* A thread no runtime reported the end of: its end runs every hook once,
+ * gives back its caches and marks its tree final; its tree stays. */
+static void thread_end_by_destructor(void)
+{
+	struct gt_thread *t = NULL;
+	struct gt_unwind_stats st;
+	pthread_t th;
+
+	CHECK(gt_thread__on_exit(count_hook) == 0);
+	CHECK(gt_thread__on_exit(count_hook) == 0); /* once only */
+	CHECK(pthread_create(&th, NULL, thread_ends, &t) == 0);
+	pthread_join(th, NULL);
+	CHECK(t != NULL);
+	CHECK(hook_calls == 1 && hook_saw == t);
+	CHECK(atomic_load(&t->exited) == 1);
+	CHECK(t->imports == NULL && t->arena.spare == NULL);
+	gt_unwind__stats(t, &st); /* the statistics outlive the table */
+	CHECK(t->cct.root->children && t->cct.root->children->key == 42);
+	/* Later calls do nothing. */
+	gt_thread__exit(t);
+	CHECK(hook_calls == 1);
+}
+
 TEST_MAIN({ "insert finds existing", insert_finds_existing },
+	  { "trim keeps nodes", trim_keeps_nodes },
+	  { "a thread's end, through the key destructor", thread_end_by_destructor },
 	  { "kinds are distinct", kinds_are_distinct },
 	  { "metrics sparse and summed", metrics_sparse_and_summed },
 	  { "batch add equals single adds", batch_add_equals_single_adds },
