@@ -3,7 +3,7 @@
 # or with sudo available). Does nothing for packages already installed.
 set -euo pipefail
 pkgs=(cmake ninja-build pkg-config python3 gcc clang-19 clang-tools-19 libomp-19-dev libclang-rt-19-dev
-      libunwind-dev libdw-dev libelf-dev spin openmpi-bin libopenmpi-dev
+      libunwind-dev libdw-dev libelf-dev zlib1g-dev spin openmpi-bin libopenmpi-dev
       ocl-icd-opencl-dev opencl-headers pocl-opencl-icd chromium)
 missing=()
 for p in "${pkgs[@]}"; do
