@@ -752,7 +752,8 @@ def markdown(results, path):
         f.write("# Reliability: the fault matrix\n\n")
         f.write("What programs, users and machines do to a profiler, and what gputool does about it. Every row\n"
                 "is a case of `tests/faults/matrix.py`, run by `ctest -L faults`; this page is its output\n"
-                "(`tests/faults/matrix.py BUILD_DIR --markdown docs/RELIABILITY.md`).\n\n")
+                "(`GT_MPIRUN=\"mpirun --oversubscribe\" tests/faults/matrix.py BUILD_DIR --markdown docs/RELIABILITY.md`;\n"
+                "as root, add `--allow-run-as-root` to GT_MPIRUN).\n\n")
         f.write("Last run: %s, %s, %s (%d CPUs); %s.\n\n" % (
             time.strftime("%Y-%m-%d"), platform.platform(), "root" if ROOT else "not root", os.cpu_count(),
             ", ".join("%d %s" % (v, k) for k, v in sorted(by.items()))))
