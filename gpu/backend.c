@@ -20,12 +20,18 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
  * without it (acquire). */
 static void (*_Atomic probes[GT_BACKEND_PROBES])(const char *why);
 static const struct gt_backend *table[GT_BACKEND_MAX];
-static int n_table;
+/* Written under lock after the slot (release); read by gt_backend__poll_all
+ * on the monitor thread without it (acquire): slots never change once
+ * counted. */
+static atomic_int n_table;
 static int closed; /* set at stop: no more registrations */
 
 static int registered(const struct gt_backend *b)
 {
-	for (int i = 0; i < n_table; i++)
+	/* Under lock: relaxed. */
+	int n = atomic_load_explicit(&n_table, memory_order_relaxed);
+
+	for (int i = 0; i < n; i++)
 		if (table[i] == b)
 			return 1;
 	return 0;
@@ -63,7 +69,7 @@ void gt_backend__probe(const char *why)
 int gt_backend__register(const struct gt_backend *b)
 {
 	const char *name = b->name ? b->name : "?";
-	int err;
+	int err, n;
 
 	err = gt_monitor__start();
 	if (err) {
@@ -75,7 +81,8 @@ int gt_backend__register(const struct gt_backend *b)
 		err = 0;
 		goto out_unlock;
 	}
-	if (closed || n_table == GT_BACKEND_MAX) {
+	n = atomic_load_explicit(&n_table, memory_order_relaxed);
+	if (closed || n == GT_BACKEND_MAX) {
 		err = closed ? -ESHUTDOWN : -ENOSPC;
 		gt_warn("gpu", "%s: off (%s)", name,
 			closed ? "registered while the tool stops" : "too many backends");
@@ -90,11 +97,22 @@ int gt_backend__register(const struct gt_backend *b)
 		gt_warn("gpu", "%s: off (%s)", name, strerror(-err));
 		goto out_unlock;
 	}
-	table[n_table++] = b;
+	table[n] = b;
+	atomic_store_explicit(&n_table, n + 1, memory_order_release);
 	gt_info("gpu", "%s: on", name);
 out_unlock:
 	pthread_mutex_unlock(&lock);
 	return err;
+}
+
+void gt_backend__poll_all(void)
+{
+	/* Acquire: pairs with the release store in gt_backend__register. */
+	int n = atomic_load_explicit(&n_table, memory_order_acquire);
+
+	for (int i = 0; i < n; i++)
+		if (table[i]->poll)
+			table[i]->poll();
 }
 
 void gt_backend__stop_all(void)
@@ -104,7 +122,7 @@ void gt_backend__stop_all(void)
 
 	pthread_mutex_lock(&lock);
 	closed = 1;
-	n = n_table;
+	n = atomic_load_explicit(&n_table, memory_order_relaxed);
 	memcpy(copy, table, sizeof(copy));
 	pthread_mutex_unlock(&lock);
 
@@ -122,6 +140,6 @@ void gt_backend__atfork_child(void)
 	/* The parent's lock may have been held by a thread that does not exist
 	 * here. Vendor state does not survive fork either: forget the table. */
 	pthread_mutex_init(&lock, NULL);
-	n_table = 0;
+	atomic_store_explicit(&n_table, 0, memory_order_relaxed);
 	closed = 1;
 }

@@ -16,9 +16,16 @@
  *   stop    at exit, after every backend's flush: stop delivering, release
  *           vendor resources. Activities handed over from inside stop are
  *           still processed. May be NULL.
+ *   poll    on the monitor thread, when a synchronization waits for the
+ *           activity of operations that have completed: hand what the
+ *           vendor holds over now (without waiting for the device), so that
+ *           no application thread has to. Called at most once per
+ *           GT_MONITOR_POLL_NS; may be NULL; must not call back into the
+ *           monitor's flush or stop, and may run after stop (then it does
+ *           nothing).
  *
- * None of the three is called for a backend whose start failed; flush and
- * stop run on the thread that stops the tool.
+ * None of them is called for a backend whose start failed; flush and stop
+ * run on the thread that stops the tool.
  */
 
 struct gt_backend {
@@ -26,6 +33,7 @@ struct gt_backend {
 	int (*start)(void);
 	void (*flush)(void);
 	void (*stop)(void);
+	void (*poll)(void);
 };
 
 /* Most backends one process may register. */
@@ -37,6 +45,9 @@ struct gt_backend {
  * Registering the same table twice returns 0 and starts nothing.
  */
 int gt_backend__register(const struct gt_backend *b);
+
+/* The monitor thread: every started backend's poll. */
+void gt_backend__poll_all(void);
 
 /*
  * Probes: a backend that can start when its vendor's library is already in

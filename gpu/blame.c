@@ -63,6 +63,16 @@ _Static_assert(GT_M_GPU_IDLE_CAUSE_D3 - GT_M_GPU_IDLE_CAUSE_D0 + 1 == GT_BLAME_D
  */
 static struct {
 	alignas(64) _Atomic int64_t n;
+	/*
+	 * Launches counted on the device so far, and how many of the first of
+	 * them a finished device-wide synchronization has covered (the count
+	 * when the wait began). covered == launched: the device has nothing
+	 * in flight, whether or not the activities have reached the monitor.
+	 * Relaxed: a mark taken late or a store seen late only makes the
+	 * device look busy a little longer.
+	 */
+	_Atomic uint64_t launched;
+	_Atomic uint64_t covered;
 } in_flight[GT_BLAME_MAX_DEVICES];
 
 /* Bit d: some launch on device d was counted. Set once per device (relaxed
@@ -76,6 +86,35 @@ void gt_blame__launched(uint32_t device)
 	if (!(atomic_load_explicit(&used, memory_order_relaxed) & bit))
 		atomic_fetch_or_explicit(&used, bit, memory_order_relaxed);
 	atomic_fetch_add_explicit(&in_flight[device].n, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&in_flight[device].launched, 1, memory_order_relaxed);
+}
+
+uint64_t gt_blame__mark(int device)
+{
+	if (device < 0 || device >= GT_BLAME_MAX_DEVICES)
+		return 0;
+	return atomic_load_explicit(&in_flight[device].launched, memory_order_relaxed);
+}
+
+void gt_blame__covered(int device, uint64_t mark)
+{
+	uint64_t cur;
+
+	if (device < 0 || device >= GT_BLAME_MAX_DEVICES)
+		return;
+	cur = atomic_load_explicit(&in_flight[device].covered, memory_order_relaxed);
+	while (cur < mark && !atomic_compare_exchange_weak_explicit(&in_flight[device].covered, &cur, mark,
+								     memory_order_relaxed, memory_order_relaxed))
+		;
+}
+
+/* Device d has nothing in flight: every activity arrived, or a finished
+ * device-wide wait covered every launch. Async-signal-safe. */
+static int dev__idle(int d)
+{
+	return atomic_load_explicit(&in_flight[d].n, memory_order_relaxed) <= 0 ||
+	       atomic_load_explicit(&in_flight[d].covered, memory_order_relaxed) >=
+		       atomic_load_explicit(&in_flight[d].launched, memory_order_relaxed);
 }
 
 int gt_blame__devices_used(void)
@@ -98,8 +137,11 @@ void gt_blame__unlaunched(uint32_t device)
 void gt_blame__atfork_child(void)
 {
 	atomic_store_explicit(&used, 0, memory_order_relaxed);
-	for (int d = 0; d < GT_BLAME_MAX_DEVICES; d++)
+	for (int d = 0; d < GT_BLAME_MAX_DEVICES; d++) {
 		atomic_store_explicit(&in_flight[d].n, 0, memory_order_relaxed);
+		atomic_store_explicit(&in_flight[d].launched, 0, memory_order_relaxed);
+		atomic_store_explicit(&in_flight[d].covered, 0, memory_order_relaxed);
+	}
 }
 
 /*
@@ -118,7 +160,7 @@ static void blame__sample(struct gt_thread *t, struct gt_cct_node *node, uint64_
 	for (uint64_t m = u; m; m &= m - 1) {
 		int d = __builtin_ctzll(m);
 
-		if (atomic_load_explicit(&in_flight[d].n, memory_order_relaxed) <= 0)
+		if (dev__idle(d))
 			idle |= 1ull << d;
 	}
 	if (idle == u)

@@ -27,9 +27,13 @@
  *   at a launch      id = gt_monitor__correlate_device(t, P, device);
  *                    counts the operation in flight on @device until its
  *                    last activity reaches the monitor.
- *   at a sync        once the wait returned and the vendor has handed what
- *                    completed to the monitor:
+ *   at a sync        once the wait returned:
  *                    gt_blame__sync(t, S, begin_ns, end_ns, device, stream);
+ *                    the monitor settles it when the activities arrive (the
+ *                    backend's poll hands them over, gpu/backend.h).
+ *   a device-wide    mark = gt_blame__mark(device) before the wait, and
+ *   wait             gt_blame__covered(device, mark) after it: the device
+ *                    counts as idle at once, before its activities arrive.
  */
 
 #include <stdint.h>
@@ -78,6 +82,16 @@ struct gt_thread;
  */
 void gt_blame__sync(struct gt_thread *t, struct gt_cct_node *sync_node, uint64_t begin_ns,
 		    uint64_t end_ns, int device, uint64_t stream);
+
+/*
+ * A wait for everything launched on @device so far (cudaDeviceSynchronize,
+ * not a stream's or an event's): gt_blame__mark before it begins, then,
+ * once it returned, gt_blame__covered with the mark. Until the next launch
+ * the device counts as having nothing in flight for GPU_IDLE_CAUSE. Any
+ * thread; wait-free.
+ */
+uint64_t gt_blame__mark(int device);
+void gt_blame__covered(int device, uint64_t mark);
 
 /*
  * Operations counted in flight on @device now (launched with

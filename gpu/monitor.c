@@ -26,8 +26,10 @@
 #include "core/trace-format.h"
 #include "core/log.h"
 #include "core/thread.h"
+#include "core/clock.h"
 #include "core/tool.h"
 #include "core/trace.h"
+#include "gpu/backend.h"
 #include "gpu/blame-internal.h"
 #include "gpu/blame.h"
 #include "gpu/monitor-internal.h"
@@ -109,6 +111,8 @@ static struct {
 	uint32_t seen_generation;
 	struct gt_gpu_thread *current; /* whose to_monitor is being drained */
 	int nested;
+	int want_poll;	    /* a sync arrived since the backends were last polled */
+	uint64_t last_poll; /* gt_clock__now() of the last poll */
 } mon = { .once = PTHREAD_ONCE_INIT };
 
 static long futex(_Atomic uint32_t *word, int op, uint32_t val, const struct timespec *timeout)
@@ -564,6 +568,7 @@ static void on_sync(struct gt_gpu_thread *owner, struct mon_record *r)
 		mon.current = outer;
 		mon.nested = 0;
 	}
+	mon.want_poll = 1;
 	gt_blame__on_sync(owner, r->placeholder, &r->op);
 }
 
@@ -713,6 +718,18 @@ static void *monitor__main(void *arg)
 			break;
 		}
 		monitor__publish();
+		if (mon.want_poll) {
+			uint64_t now = gt_clock__now();
+
+			/* What the syncs wait for has completed: the backends
+			 * hand it over here, not on the application's threads. */
+			if (now - mon.last_poll >= GT_MONITOR_POLL_NS) {
+				mon.want_poll = 0;
+				mon.last_poll = now;
+				gt_backend__poll_all();
+				continue;
+			}
+		}
 		if (ticket != served) {
 			served = ticket;
 			monitor__serve(served);

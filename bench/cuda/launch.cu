@@ -13,6 +13,10 @@
 //   launch memory N    like plain, printing the resident set size every
 //                      N/10 launches (memory must stay flat)
 //
+// A third argument waits after every launch: "sync" with
+// cudaStreamSynchronize on the default stream, "devsync" with
+// cudaDeviceSynchronize (a launch-and-wait loop; ns per iteration).
+//
 // bench/cuda/run.sh runs them in one go and prints the comparison.
 #include <atomic>
 #include <cstdio>
@@ -110,6 +114,8 @@ int main(int argc, char **argv)
 	const char *mode = argc > 1 ? argv[1] : "none";
 	long n = argc > 2 ? atol(argv[2]) : 200000;
 	int memory = !strcmp(mode, "memory");
+	const char *wait = argc > 3 ? argv[3] : "";
+	int sync = !strcmp(wait, "sync"), devsync = !strcmp(wait, "devsync");
 	double t0, t1;
 
 	if (!strcmp(mode, "cupti") && subscribe()) {
@@ -128,6 +134,10 @@ int main(int argc, char **argv)
 	t0 = now_s();
 	for (long i = 1; i <= n; i++) {
 		empty_kernel<<<1, 1>>>();
+		if (sync)
+			cudaStreamSynchronize(0);
+		else if (devsync)
+			cudaDeviceSynchronize();
 		if (memory && i % (n / 10) == 0) {
 			cudaDeviceSynchronize();
 			printf("launches %ld rss_kib %ld\n", i, rss_kib());
@@ -135,7 +145,8 @@ int main(int argc, char **argv)
 	}
 	cudaDeviceSynchronize();
 	t1 = now_s();
-	printf("mode %s launches %ld ns_per_launch %.1f\n", mode, n, (t1 - t0) * 1e9 / n);
+	printf("mode %s%s%s launches %ld ns_per_launch %.1f\n", mode, *wait ? "_" : "", wait, n,
+	       (t1 - t0) * 1e9 / n);
 	if (!strcmp(mode, "cupti")) {
 		cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
 		printf("records %llu\n", (unsigned long long)records.load());

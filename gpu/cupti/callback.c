@@ -433,7 +433,8 @@ struct cupti_thread {
 	struct gt_cct_node *node; /* its placeholder (or context) */
 	uint64_t t0, bytes;	  /* API-measured operations */
 	uint64_t wait0;		  /* an implicit synchronization's start, 0: none */
-	uint64_t last_flush_ns;	  /* when a sync last flushed CUPTI's buffers */
+	uint64_t mark;		  /* a device-wide sync's gt_blame__mark */
+	int device_wide;	  /* the outermost call waits for the whole device */
 	CUcontext last_ctx;	  /* the device of the last context seen */
 	int last_device;
 	int capture_calls;	  /* capture functions in progress (nesting) */
@@ -672,6 +673,16 @@ static int host_wait(CUpti_CallbackDomain domain, CUpti_CallbackId cbid)
 				 cbid != CUPTI_DRIVER_TRACE_CBID_cuStreamWaitEvent_ptsz;
 }
 
+/* Waits for everything launched on the device (a stream's or an event's
+ * wait covers less, and blocking copies skip non-blocking streams). */
+static int device_wide(CUpti_CallbackDomain domain, CUpti_CallbackId cbid)
+{
+	if (domain == CUPTI_CB_DOMAIN_RUNTIME_API)
+		return cbid == CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSynchronize_v3020 ||
+		       cbid == CUPTI_RUNTIME_TRACE_CBID_cudaThreadSynchronize_v3020;
+	return cbid == CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize || cbid == CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize_v2;
+}
+
 static void enter(struct cupti_thread *ct, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
 		  enum gt_cupti_class cls, const CUpti_CallbackData *cb, uintptr_t key)
 {
@@ -731,6 +742,9 @@ static void enter(struct cupti_thread *ct, CUpti_CallbackDomain domain, CUpti_Ca
 	if (gt_cupti_recording)
 		gt_cupti_record__api(api_measured(cls) ? 0 : cb->correlationId, ct->id, ct->parts,
 				     from_ctx ? ph : GT_PH__COUNT, from_ctx ? site_of(node, ph) : 0);
+	ct->device_wide = cls == GT_CUPTI_SYNC && device_wide(domain, cbid);
+	if (ct->device_wide)
+		ct->mark = gt_blame__mark(ct->device);
 	if (api_measured(cls)) {
 		ct->bytes = cls == GT_CUPTI_ALLOC_SIZE ? alloc_size(domain, cbid, cb->functionParams)
 						       : 0;
@@ -744,20 +758,16 @@ static void enter(struct cupti_thread *ct, CUpti_CallbackDomain domain, CUpti_Ca
 /*
  * Blame for a wait of the calling thread over [t0, t1] (CPU_IDLE at @node
  * now, CPU_IDLE_CAUSE at the launches that kept the device busy later). The
- * kernels' activities reach the monitor when CUPTI completes their buffer
- * (within the flush period); the monitor holds the sync until then.
+ * kernels' activities reach the monitor when CUPTI hands their buffer over:
+ * the monitor polls CUPTI for them when the sync arrives (gpu/backend.h),
+ * off this thread, and holds the sync until then. A device-wide wait makes
+ * the device count as idle at once.
  */
 static void blame_wait(struct cupti_thread *ct, uint64_t id, struct gt_cct_node *node, uint64_t t0,
 		       uint64_t t1, uint64_t stream)
 {
-	/* What the wait waited for has completed: hand its records over now
-	 * rather than at the next flush period, so the monitor settles the
-	 * sync and the device counts as idle at once (at most once a
-	 * millisecond per thread: syncs can be frequent). */
-	if (t1 - ct->last_flush_ns >= 1000000 && gt_cupti_lib.cuptiActivityFlushAll) {
-		ct->last_flush_ns = t1;
-		gt_cupti_lib.cuptiActivityFlushAll(0);
-	}
+	if (ct->device_wide)
+		gt_blame__covered(ct->device, ct->mark);
 	if (gt_cupti_recording) {
 		struct gt_cupti_wait w = {
 			.id = id, .begin_ns = t0, .end_ns = t1, .stream = stream,

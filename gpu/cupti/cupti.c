@@ -365,11 +365,21 @@ static int cupti__start(void)
 	return 0;
 }
 
+/* On the monitor thread, when a sync waits for completed kernels: the
+ * buffers CUPTI has filled so far, handed over now (flag 0: no wait for
+ * what is still running). */
+static void cupti__poll(void)
+{
+	if (atomic_load_explicit(&gt_cupti_live, memory_order_acquire) && gt_cupti_lib.cuptiActivityFlushAll)
+		gt_cupti_lib.cuptiActivityFlushAll(0);
+}
+
 static const struct gt_backend cupti_backend = {
 	.name = "cupti",
 	.start = cupti__start,
 	.flush = cupti__flush,
 	.stop = cupti__stop,
+	.poll = cupti__poll,
 };
 
 /* ---- attach ------------------------------------------------------------------ */

@@ -51,6 +51,11 @@ uint64_t blame_spin_busy(uint64_t ns, const volatile uint64_t *samples)
 	return spin(ns, samples);
 }
 
+uint64_t blame_spin_covered(uint64_t ns, const volatile uint64_t *samples)
+{
+	return spin(ns, samples);
+}
+
 uint64_t blame_spin_mixed(uint64_t ns, const volatile uint64_t *samples)
 {
 	return spin(ns, samples);

@@ -13,6 +13,8 @@ __attribute__((visibility("default"), noinline)) uint64_t blame_spin_idle(uint64
 									   const volatile uint64_t *samples);
 __attribute__((visibility("default"), noinline)) uint64_t blame_spin_busy(uint64_t ns,
 									   const volatile uint64_t *samples);
+__attribute__((visibility("default"), noinline)) uint64_t blame_spin_covered(uint64_t ns,
+									      const volatile uint64_t *samples);
 __attribute__((visibility("default"), noinline)) uint64_t blame_spin_mixed(uint64_t ns,
 									    const volatile uint64_t *samples);
 /* Spin until *@samples changed: what follows begins just after a sample. */

@@ -7,6 +7,9 @@
  *           spins 0.4 s of CPU gets GPU_IDLE_CAUSE equal to its sampled
  *           CPU time, which is the CPU time it measured itself
  *   busy    an operation is in flight for the whole spin: nothing
+ *   covered an operation whose activity has not come, but a device-wide
+ *           wait covered it (gt_blame__covered): idle at once, as in
+ *           "idle"; a launch after the wait makes the device busy again
  *   mixed   devices 0 and 1 used, an operation in flight on 1 only: no
  *           GPU_IDLE_CAUSE, GPU_IDLE_CAUSE_D0 as in "idle", no _D1
  *   latency each completion handed to the monitor makes the device read
@@ -144,7 +147,8 @@ int main(void)
 {
 	struct gt_thread *t;
 	struct gt_cct_node *L;
-	uint64_t id, id1, cpu_idle, cpu_busy, cpu_mixed, med_n, max_n, med_q, max_q, now;
+	uint64_t id, id1, id2, cpu_idle, cpu_busy, cpu_covered, cpu_mixed, med_n, max_n, med_q, max_q, now;
+	uint64_t mark;
 
 	CHECK(gt_modmap__init() == 0);
 	gt_unwind__init();
@@ -173,6 +177,23 @@ int main(void)
 	complete(t, id, now - 200 * MS, now, 0, 1, NULL);
 	settle(t);
 
+	/* covered: in flight, its activity not here yet, but waited for. */
+	id = launch(t, L, 0);
+	mark = gt_blame__mark(0);
+	gt_blame__covered(0, mark);
+	CHECK(gt_blame__in_flight(0) == 1);
+	blame_spin_align(&t->samples);
+	cpu_covered = blame_spin_covered(200 * MS, &t->samples);
+	/* A launch after the wait: busy again, until its activity comes. */
+	id2 = launch(t, L, 0);
+	blame_spin_align(&t->samples);
+	cpu_busy += blame_spin_busy(100 * MS, &t->samples);
+	now = gt_clock__now();
+	complete(t, id, now - 300 * MS, now - 300 * MS + 1000, 0, 1, NULL);
+	complete(t, id2, now - 100 * MS, now, 0, 1, NULL);
+	settle(t);
+	CHECK_EQ_U(gt_blame__in_flight(0), 0);
+
 	/* mixed: device 1 busy, device 0 idle. */
 	id1 = launch(t, L, 1);
 	blame_spin_align(&t->samples);
@@ -195,6 +216,11 @@ int main(void)
 	check_spin(at_fn(t, "blame_spin_busy", GT_M_CPUTIME), cpu_busy, "busy spin: CPUTIME");
 	CHECK_EQ_U(at_fn(t, "blame_spin_busy", GT_M_GPU_IDLE_CAUSE), 0);
 	printf("  %-40s 0\n", "busy spin: GPU_IDLE_CAUSE");
+	check_spin(at_fn(t, "blame_spin_covered", GT_M_CPUTIME), cpu_covered, "covered spin: CPUTIME");
+	CHECK(at_fn(t, "blame_spin_covered", GT_M_CPUTIME) > 0);
+	CHECK_EQ_U(at_fn(t, "blame_spin_covered", GT_M_GPU_IDLE_CAUSE),
+		   at_fn(t, "blame_spin_covered", GT_M_CPUTIME));
+	printf("  %-40s = CPUTIME\n", "covered spin: GPU_IDLE_CAUSE");
 	check_spin(at_fn(t, "blame_spin_mixed", GT_M_CPUTIME), cpu_mixed, "mixed spin: CPUTIME");
 	CHECK_EQ_U(at_fn(t, "blame_spin_mixed", GT_M_GPU_IDLE_CAUSE), 0);
 	CHECK_EQ_U(at_fn(t, "blame_spin_mixed", GT_M_GPU_IDLE_CAUSE_D0),

@@ -102,6 +102,31 @@ if med.get("cupti"):
 EOF
 "$D/gputool" report "$TMP"/bench1/*.gtprof 2>/dev/null | grep -iE "cupti|cuda_|GKER" | head -8
 
+note "bench/cuda: launch and wait loops (cudaStreamSynchronize, cudaDeviceSynchronize), 50000 iterations, 5 rounds"
+for r in 1 2 3 4 5; do
+	for w in sync devsync; do
+		"$D/launch" none 50000 $w | grep ns_per_launch
+		"$D/launch" cupti 50000 $w | grep ns_per_launch
+		under_tool "$TMP/bench-$w$r" "$D/launch" plain 50000 $w 2>/dev/null | grep ns_per_launch |
+			sed 's/mode plain/mode gputool/'
+	done
+done | tee "$TMP/bench-sync.txt"
+python3 - "$TMP/bench-sync.txt" <<'EOF'
+import re, statistics, sys
+by = {}
+for line in open(sys.argv[1]):
+    m = re.search(r"mode (\w+) launches \d+ ns_per_launch ([\d.]+)", line)
+    if m:
+        by.setdefault(m.group(1), []).append(float(m.group(2)))
+med = {k: statistics.median(v) for k, v in by.items()}
+for w in ("sync", "devsync"):
+    for k in ("none", "cupti", "gputool"):
+        key = "%s_%s" % (k, w)
+        print("%-16s median %8.1f ns/iteration  (rounds: %s)" % (key, med.get(key, 0), ", ".join("%.1f" % x for x in by.get(key, []))))
+    if med.get("cupti_" + w):
+        print("%s: gputool / CUPTI-only: %.3fx   gputool / none: %.3fx" % (w, med["gputool_" + w] / med["cupti_" + w], med["gputool_" + w] / med["none_" + w]))
+EOF
+
 note "memory over 1,000,000 launches under the tool"
 under_tool "$TMP/mem" "$D/launch" memory 1000000 2>"$TMP/mem.err" | tee "$TMP/mem.txt"
 "$D/gputool" report "$TMP"/mem/*.gtprof 2>/dev/null | grep -iE "cupti_records" | head -3

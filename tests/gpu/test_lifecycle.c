@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The monitor's life: the backend table (a backend that cannot start stays
- * off; flush then stop at exit, while the monitor still runs), the exit path
- * racing a thread that keeps draining, and a fork child.
+ * off; flush then stop at exit, while the monitor still runs; a sync makes
+ * the monitor poll the backends), the exit path racing a thread that keeps
+ * draining, and a fork child.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -13,8 +14,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/clock.h"
 #include "core/thread.h"
 #include "gpu/backend.h"
+#include "gpu/blame.h"
 #include "gpu/monitor.h"
 #include "tests/unit/test.h"
 
@@ -49,6 +52,61 @@ static void nodev__flush(void)
 static const struct gt_backend nodev_backend = {
 	.name = "nodev", .start = nodev__start, .flush = nodev__flush, .stop = nodev__flush,
 };
+
+/* ---- a backend whose activities come when the monitor polls it ---- */
+
+enum { POLLED = 8 };
+static uint64_t poll_ids[POLLED];
+/* Set by the test thread (release) once the ids are written; taken by the
+ * poll on the monitor thread (acquire exchange). */
+static atomic_int poll_ready;
+static atomic_int polls;
+
+static int poll__start(void)
+{
+	return 0;
+}
+
+static void poll__poll(void)
+{
+	atomic_fetch_add_explicit(&polls, 1, memory_order_relaxed);
+	if (!atomic_exchange_explicit(&poll_ready, 0, memory_order_acquire))
+		return;
+	for (int i = 0; i < POLLED; i++) {
+		struct gt_device_op op;
+
+		kernel_op(poll_ids[i], &op);
+		gt_monitor__activity(gt_thread__self(GT_THREAD_OTHER), &op);
+	}
+	gt_monitor__notify();
+}
+
+static const struct gt_backend poll_backend = { .name = "poll", .start = poll__start, .poll = poll__poll };
+
+/* A sync arrives: the monitor polls, the backend hands its activities over
+ * on the monitor thread, and the device empties with no application thread
+ * delivering anything. */
+static void test_poll(void)
+{
+	struct gt_thread *t = gt_thread__self(GT_THREAD_INITIAL);
+	struct gt_cct_node *ph = gt_cct__placeholder(&t->cct, t->cct.root, GT_PH_GPU_KERNEL);
+	struct timespec ms = { 0, 1000000 };
+	uint64_t now;
+
+	CHECK(gt_backend__register(&poll_backend) == 0);
+	for (int i = 0; i < POLLED; i++)
+		CHECK((poll_ids[i] = gt_monitor__correlate_device(t, ph, 0)) != 0);
+	atomic_store_explicit(&poll_ready, 1, memory_order_release);
+	CHECK(gt_blame__in_flight(0) == POLLED);
+	now = gt_clock__now();
+	gt_blame__sync(t, NULL, now - 1000, now, 0, 0);
+	for (int i = 0; i < 10000 && gt_blame__in_flight(0) > 0; i++)
+		nanosleep(&ms, NULL);
+	CHECK(gt_blame__in_flight(0) == 0);
+	CHECK(atomic_load_explicit(&polls, memory_order_relaxed) >= 1);
+	gt_monitor__drain(t);
+	CHECK_EQ_U(sum_metric(&t->cct, GT_M_GKER_COUNT), POLLED);
+}
 
 /* ---- a backend that holds activities until exit ---- */
 
@@ -230,5 +288,5 @@ static uint64_t sum_metric(struct gt_cct *cct, enum gt_metric m)
 	return sum[0];
 }
 
-TEST_MAIN({ "backends", test_backends }, { "stop_while_draining", test_stop_while_draining },
+TEST_MAIN({ "poll at a sync", test_poll }, { "backends", test_backends }, { "stop_while_draining", test_stop_while_draining },
 	  { "fork_child", test_fork_child })
