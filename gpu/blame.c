@@ -188,8 +188,10 @@ void gt_blame__sync(struct gt_thread *t, struct gt_cct_node *sync_node, uint64_t
 		    end_ns - begin_ns, 0);
 	t->idle_ns += end_ns - begin_ns;
 	gt_thread__leave(t);
-	if (!gt_monitor__send_sync(t, sync_node, begin_ns, end_ns, dev, stream))
-		gt_monitor__notify();
+	/* No wake-up: the monitor holds the sync until its operations'
+	 * activities arrive anyway, and a futex wake per sync would cost a
+	 * launch-and-wait loop more than the rest of the tool. */
+	gt_monitor__send_sync(t, sync_node, begin_ns, end_ns, dev, stream);
 }
 
 /* ---- rings (monitor only) ---- */

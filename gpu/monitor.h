@@ -169,7 +169,7 @@ void gt_monitor__stats(struct gt_monitor_stats *s);
 #define GT_MONITOR_IDLE_MAX_NS 1000000u
 /* Backends are polled (gt_backend__poll_all) at most this often, when a
  * synchronization has arrived since the last poll. */
-#define GT_MONITOR_POLL_NS 1000000u
+#define GT_MONITOR_POLL_NS 10000000u
 /* Most activities that may wait for their correlation; beyond, the oldest is dropped. */
 #define GT_MONITOR_PENDING_MAX 4096u
 

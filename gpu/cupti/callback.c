@@ -95,6 +95,7 @@ CUptiResult gt_cupti__enable_callbacks(CUpti_SubscriberHandle sub)
 #undef K
 #undef Z
 	EN(CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_CREATED)
+	EN(CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING)
 #undef EN_RUNTIME
 #undef EN_DRIVER
 #undef EN
@@ -845,6 +846,8 @@ void CUPTIAPI gt_cupti__callback(void *userdata, CUpti_CallbackDomain domain,
 			if (gt_cupti_lib.cuDeviceGetCount(&n) == CUDA_SUCCESS)
 				for (int i = 0; i < n && i < GT_CUPTI_MAX_DEVICES; i++)
 					gt_cupti__device_probe(i);
+		} else if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING) {
+			gt_cupti__poll_off();
 		}
 		return;
 	}

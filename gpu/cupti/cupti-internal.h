@@ -135,6 +135,9 @@ extern struct gt_cupti_stats gt_cupti_stats;
 /* 1 while callbacks and buffers are processed; 0 before start, after stop
  * and in a forked child. Acquire loads; release stores. */
 extern atomic_int gt_cupti_live;
+/* No more polls from the monitor (a context is being destroyed, or the
+ * backend stops); waits for a poll in progress. */
+void gt_cupti__poll_off(void);
 
 /* ---- callback.c -------------------------------------------------------- */
 

@@ -306,6 +306,7 @@ static void cupti__atexit(void)
 
 static void cupti__flush(void)
 {
+	gt_cupti__poll_off();
 	flush__bounded(1);
 }
 
@@ -328,6 +329,7 @@ static void facts(void)
 
 static void cupti__stop(void)
 {
+	gt_cupti__poll_off();
 	facts();
 	/* Activity records CUPTI dropped (no buffer in time): operations that
 	 * ran and are not in the profile. */
@@ -365,13 +367,34 @@ static int cupti__start(void)
 	return 0;
 }
 
+/*
+ * The monitor's polls flush CUPTI from a thread that makes no CUDA call. A
+ * context being destroyed, or the backend stopping, must not meet a flush
+ * in progress: both take poll_lock and switch polling off for good (the
+ * buffers are then handed over by CUPTI's periodic flush and at exit). The
+ * monitor only tries the lock, so it never waits for an application thread.
+ */
+static pthread_mutex_t poll_lock = PTHREAD_MUTEX_INITIALIZER;
+static int poll_off; /* under poll_lock */
+
+void gt_cupti__poll_off(void)
+{
+	pthread_mutex_lock(&poll_lock);
+	poll_off = 1;
+	pthread_mutex_unlock(&poll_lock);
+}
+
 /* On the monitor thread, when a sync waits for completed kernels: the
  * buffers CUPTI has filled so far, handed over now (flag 0: no wait for
  * what is still running). */
 static void cupti__poll(void)
 {
-	if (atomic_load_explicit(&gt_cupti_live, memory_order_acquire) && gt_cupti_lib.cuptiActivityFlushAll)
+	if (pthread_mutex_trylock(&poll_lock))
+		return;
+	if (!poll_off && atomic_load_explicit(&gt_cupti_live, memory_order_acquire) &&
+	    gt_cupti_lib.cuptiActivityFlushAll)
 		gt_cupti_lib.cuptiActivityFlushAll(0);
+	pthread_mutex_unlock(&poll_lock);
 }
 
 static const struct gt_backend cupti_backend = {
