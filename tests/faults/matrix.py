@@ -626,6 +626,8 @@ def add_thread_cases():
     def acc_only():
         outdir = scratch()
         env = env_with({"ACC_PROFLIB": LIB}, tool=False, outdir=outdir)
+        if os.environ.get("GT_ASAN_RUNTIME"):
+            env["LD_PRELOAD"] = os.environ["GT_ASAN_RUNTIME"]  # an uninstrumented gcc program
         rc, out, err = run([ACC_THREADS, "20"], env)
         expect(rc == 0 and out.endswith("threads 20\n"), "exit %s, stdout %r, stderr %r" % (rc, out, err[-300:]))
         timers = int(out.split()[1])
