@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The trace recorder; see core/trace.h. The file it writes is described in
- * docs/REPORT.md and read by analysis/trace.c, whose constants it shares.
+ * docs/REPORT.md and read by core/trace-read.c; both take their constants from
+ * core/trace-format.h.
  */
 #include "core/trace.h"
 #include "core/bytes.h"

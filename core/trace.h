@@ -6,7 +6,7 @@
  * The trace recorder (GPUTOOL_TRACE=1): timed spans on CPU-thread tracks
  * and device operations on GPU-stream tracks, written at exit to
  * <stem>.gttrace in the format of docs/REPORT.md ("The trace format,
- * version 1"), which analysis/trace.c reads.
+ * version 1"), which core/trace-read.c reads.
  *
  * Who writes what:
  *   application thread T   gt_tracer__span*, into T's own buffer only
@@ -45,7 +45,7 @@ void gt_tracer__init(void);
 void gt_tracer__atfork_child(void);
 
 /*
- * A span on t's track: kind is an enum gt_event_kind of analysis/trace.h,
+ * A span on t's track: kind is an enum gt_event_kind of core/trace-format.h,
  * name a string that lives until exit (NULL: none), node a node of t's
  * tree (NULL: none), times gt_clock__now() ns, corr a correlation id or 0.
  */

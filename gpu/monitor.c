@@ -419,7 +419,7 @@ static void monitor__send(struct gt_gpu_thread *owner, struct gt_cct_node *place
 			      memory_order_relaxed);
 }
 
-/* The trace's event kind (analysis/trace.h) of a device operation. */
+/* The trace's event kind (core/trace-format.h) of a device operation. */
 static uint32_t trace_kind(const struct gt_device_op *op)
 {
 	static const uint8_t copies[] = { [GT_COPY_OTHER] = GT_EV_COPY_OTHER, [GT_COPY_H2D] = GT_EV_COPY_H2D,
