@@ -117,11 +117,6 @@ void gt_sample__stitch(struct gt_thread *t, struct gt_stitch *st)
 		stitch_fn(t, st);
 }
 
-uint64_t gt_sample__period_ns(void)
-{
-	return period_ns;
-}
-
 void gt_sample__thread_start(struct gt_thread *t)
 {
 	struct sigevent sev;

@@ -38,6 +38,5 @@ void gt_sample__thread_start(struct gt_thread *t);
 void gt_sample__thread_stop(struct gt_thread *t);
 /* Stops sampling everywhere and waits (bounded) for running handlers. */
 void gt_sample__fini(void);
-uint64_t gt_sample__period_ns(void);
 
 #endif
