@@ -327,7 +327,10 @@ static int read_values(struct rd *r, struct gt_profile *p)
 					" nodes)", (uint64_t)node + delta, start, p->n_nodes);
 		node += (uint32_t)delta;
 		if (n > p->cap_values - p->n_values) {
-			uint64_t want = p->n_values + n;
+			/* Geometric: one group at a time would copy the whole
+			 * table at every group. */
+			uint64_t want = p->n_values + n > 2 * (uint64_t)p->cap_values ? p->n_values + n
+										 : 2 * (uint64_t)p->cap_values;
 			void *q = NULL;
 
 			if (want <= SIZE_MAX / sizeof(*p->values))

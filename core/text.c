@@ -209,8 +209,17 @@ void gt_json__str(FILE *f, const char *s, int html_safe)
 	end = (const unsigned char *)s + strlen(s);
 	putc('"', f);
 	for (c = (const unsigned char *)s; c < end;) {
+		const unsigned char *run = c;
 		size_t n;
 
+		/* Printable ASCII that needs no escape goes out in one write. */
+		while (c < end && *c >= 0x20 && *c < 0x7f && *c != '"' && *c != '\\' &&
+		       !(html_safe && (*c == '<' || *c == '>' || *c == '&')))
+			c++;
+		if (c > run)
+			fwrite(run, 1, (size_t)(c - run), f);
+		if (c == end)
+			break;
 		if (*c < 0x80) {
 			switch (*c) {
 			case '"': fputs("\\\"", f); break;
