@@ -165,6 +165,14 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))
 		return cmd_help(1, argv + 1);
+	/* `gputool run --help`, `gputool report -h`: the command's help (for
+	 * run, only right after it: what follows `--` is the program's). */
+	if (argc > 2 && (!strcmp(argv[2], "--help") || !strcmp(argv[2], "-h")) &&
+	    (!strcmp(argv[1], "run") || !strcmp(argv[1], "report"))) {
+		char *topic[] = { argv[0], argv[1], NULL };
+
+		return cmd_help(2, topic);
+	}
 	for (size_t i = 0; i < N_COMMANDS; i++)
 		if (!strcmp(argv[1], commands[i].name))
 			return commands[i].run(argc - 1, argv + 1);

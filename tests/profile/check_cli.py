@@ -117,6 +117,9 @@ with tempfile.TemporaryDirectory() as tmp:
     expect(["help"], 0, out=["report PATH", "help [run|report|env]"])
     expect(["--help"], 0, out=["report PATH"])
     expect(["help", "env"], 0, out=["GPUTOOL_SAMPLE_HZ", "GPUTOOL_OUTPUT"])
+    expect(["run", "--help"], 0, out=["usage: gputool run", "--sample-hz"])
+    expect(["run", "-h"], 0, out=["usage: gputool run"])
+    expect(["report", "--help"], 0, out=["report PATH"])
     expect(["--version"], 0, out=["gputool "])
 
 print("check_cli: %s" % ("ok" if not failures else "%d failures" % failures))
