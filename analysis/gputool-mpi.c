@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/analysis-internal.h"
+#include "analysis/analysis.h"
 
 #define PIECE (1 << 30)
 #define TAG 7

@@ -16,7 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "analysis/analysis-internal.h"
+#include "analysis/analysis.h"
 #include "core/config.h"
 #include "core/output.h"
 #include "core/profile.h"

@@ -49,7 +49,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "analysis/analysis-internal.h"
+#include "analysis/analysis.h"
 #include "core/output.h"
 
 #define EXIT_USAGE 2

@@ -18,11 +18,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "analysis/analysis-internal.h"
+#include "analysis/analysis.h"
+#include "report/sections.h"
 
 #define EXIT_USAGE 2
 #define MAX_TOP 1000000u
-#define DEFAULT_TOP 30
 
 enum format { FORMAT_TEXT, FORMAT_JSON, FORMAT_FOLDED, FORMAT_CHROME, FORMAT_HTML };
 
@@ -92,7 +92,7 @@ static int parse(int argc, char **argv, struct report_opts *o)
 	int only_paths = 0;
 
 	memset(o, 0, sizeof(*o));
-	o->top = DEFAULT_TOP;
+	o->top = GT_REPORT_TOP;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *v;
 		int matched, bad = 0, k;

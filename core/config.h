@@ -21,7 +21,7 @@
 	X(log, "GPUTOOL_LOG", STR, 0, 0, 0, "log destination: stderr (default) or a file path") \
 	X(verbose, "GPUTOOL_VERBOSE", UINT, 1, 0, 3,                                   \
 	  "log level: 0 errors, 1 warnings (default), 2 info, 3 debug")                \
-	X(report_top, "GPUTOOL_REPORT_TOP", UINT, 20, 1, 100000,                       \
+	X(report_top, "GPUTOOL_REPORT_TOP", UINT, 30, 1, 100000,                       \
 	  "rows per section of the text report")                                       \
 	X(report_stderr, "GPUTOOL_REPORT_STDERR", BOOL, 0, 0, 1,                       \
 	  "also print the text report on stderr at exit")                              \

@@ -14,8 +14,6 @@ static inline uint64_t sat_add(uint64_t a, uint64_t b)
 
 /* Shared by the binary and JSON writers (profile.c, profile-json.c). */
 
-/* 0 if p obeys the tree rules of profile.h, else -EINVAL. */
-int gt_profile__check(const struct gt_profile *p);
 /* A copy of p's values sorted by (node, thread, metric); free() it. */
 int gt_profile__sorted_values(const struct gt_profile *p, struct gt_prof_value **out, uint64_t *n_out);
 

@@ -137,6 +137,9 @@ static inline uint32_t gt_profile__linkage(const struct gt_profile *p, uint32_t 
  * out of range, -ENOMEM. Values of the same (node, thread, metric) add up. */
 int gt_profile__value(struct gt_profile *p, uint32_t node, uint32_t thread, uint32_t metric, uint64_t value);
 uint32_t gt_profile__find_metric(const struct gt_profile *p, const char *name); /* GT_NONE if absent */
+/* 0 when p keeps every invariant above (what a file must keep to be read
+ * back), else -EINVAL. */
+int gt_profile__check(const struct gt_profile *p);
 /*
  * Per-node sums of one metric over threads: excl[n] what was measured at node
  * n, incl[n] that plus everything below n. Either array may be NULL; each has

@@ -18,7 +18,6 @@
 #include "core/modmap.h"
 #include "core/output.h"
 #include "core/profile.h"
-#include "core/report.h"
 #include "core/sample.h"
 #include "core/thread.h"
 #include "core/trace.h"
@@ -321,8 +320,20 @@ static void tool__meta(struct gt_profile *p, const struct gt_output *o, uint64_t
 		gt_profile__set_meta(p, facts[i].key, facts[i].value);
 }
 
+/* Set by a constructor before any thread of the library's can run (release
+ * there pairs with the acquire at stop). */
+static _Atomic gt_tool_report_fn report_fn;
+
+void gt_tool__set_report(gt_tool_report_fn fn)
+{
+	atomic_store_explicit(&report_fn, fn, memory_order_release);
+}
+
 static int tool__write(const struct gt_profile *p, struct gt_output *o)
 {
+	gt_tool_report_fn report = atomic_load_explicit(&report_fn, memory_order_acquire);
+	char path[sizeof(o->stem) + 8];
+	unsigned top = (unsigned)gt_config.report_top;
 	FILE *f;
 	int err = 0;
 
@@ -331,13 +342,18 @@ static int tool__write(const struct gt_profile *p, struct gt_output *o)
 		gt_err("output", "cannot write %s.gtprof: %s", o->stem, strerror(errno));
 		return -1;
 	}
+	if (!report) {
+		gt_log__printf("gputool: profile %s.gtprof\n", o->stem);
+		return 0;
+	}
+	snprintf(path, sizeof(path), "%s.gtprof", o->stem);
 	f = gt_output__create(o, ".txt");
-	if (!f || gt_report__write_text(p, f, (unsigned)gt_config.report_top) || fclose(f)) {
+	if (!f || report(p, path, f, top) || fclose(f)) {
 		gt_err("output", "cannot write %s.txt: %s", o->stem, strerror(errno));
 		err = -1;
 	}
 	if (gt_config.report_stderr && gt_log__stderr())
-		gt_report__write_text(p, gt_log__stderr(), (unsigned)gt_config.report_top);
+		report(p, path, gt_log__stderr(), top);
 	gt_log__printf("gputool: report %s.txt, profile %s.gtprof\n", o->stem, o->stem);
 	return err;
 }

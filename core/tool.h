@@ -3,6 +3,7 @@
 #define GT_CORE_TOOL_H
 
 #include <stdint.h>
+#include <stdio.h>
 
 /*
  * The tool's life: every entry point (OMPT, OpenACC, OpenCL, CUDA injection)
@@ -28,6 +29,16 @@ void gt_tool__before_exec(void);
 typedef void (*gt_tool_flush_fn)(void);
 /* Called at stop, before the profile is built, in reverse order. */
 void gt_tool__on_stop(gt_tool_flush_fn fn);
+
+struct gt_profile;
+/*
+ * The text report of the process, written at stop beside the profile
+ * (path: the profile's file). The report library renders it; core links
+ * nothing above itself, so the library registers its writer when it is
+ * loaded (report/exit.c). Without one, only the profile is written.
+ */
+typedef int (*gt_tool_report_fn)(const struct gt_profile *p, const char *path, FILE *f, unsigned top);
+void gt_tool__set_report(gt_tool_report_fn fn);
 
 /* Facts for the profile header, set by the backends (e.g. "omp_runtime"). */
 void gt_tool__set_fact(const char *key, const char *value);

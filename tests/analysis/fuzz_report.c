@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/analysis-internal.h"
+#include "report/report.h"
 #include "core/trace-format.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/analysis-internal.h"
+#include "report/report.h"
 #include "tests/unit/test.h"
 
 #define MS 1000000ull

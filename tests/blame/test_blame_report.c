@@ -11,7 +11,7 @@
 
 #include "core/metrics.h"
 #include "core/profile.h"
-#include "core/report.h"
+#include "report/report.h"
 #include "tests/unit/test.h"
 
 #define MS 1000000ull

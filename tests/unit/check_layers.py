@@ -17,6 +17,8 @@ ALLOWED = {
     "gpu/opencl": {"core", "channels", "gpu", "gpu/opencl"},
     "ompt": {"core", "channels", "gpu", "ompt"},
     "acc": {"core", "channels", "gpu", "acc"},
+    "report": {"core", "report"},
+    "analysis": {"core", "report", "analysis"},
 }
 VENDORS = ("gpu/cupti", "gpu/opencl")
 # Identifiers of a vendor backend and of a programming-model layer.

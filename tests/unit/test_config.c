@@ -12,7 +12,7 @@ static void defaults(void)
 	CHECK_EQ_U(gt_config.sample_hz, 200);
 	CHECK_EQ_U(gt_config.disable, 0);
 	CHECK(gt_config.output == NULL);
-	CHECK_EQ_U(gt_config.report_top, 20);
+	CHECK_EQ_U(gt_config.report_top, 30);
 }
 
 static void valid_values(void)
@@ -44,7 +44,7 @@ static void malformed_values_use_defaults(void)
 	CHECK_EQ_U(gt_config__load(env), 6);
 	CHECK_EQ_U(gt_config.sample_hz, 200);
 	CHECK_EQ_U(gt_config.disable, 0);
-	CHECK_EQ_U(gt_config.report_top, 20);
+	CHECK_EQ_U(gt_config.report_top, 30);
 	CHECK_EQ_U(gt_config.verbose, 1);
 	CHECK_EQ_U(gt_config.max_depth, 256);
 }

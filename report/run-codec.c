@@ -7,9 +7,9 @@
  *
  *   "GTRUN\0\0\1"  u64 length of the profile  profile bytes
  *   uv n_procs  uv n_merged  uv n_failed  uv n_threads  uv detail
- *   n_procs times: uv state, and for a process that was read: uv rank + 1,
- *     uv pid, str host, str exe, str cmdline, uv wall_ns, uv start_ns,
- *     uv ranks, uv unmeasured, uv ops_unmeasured, uv n_threads, uv n_totals, n_totals times (uv metric, uv value)
+ *   n_procs times: uv state, and for a process that was read: uv n_meta,
+ *     n_meta times (str key, str value), uv n_threads, uv n_totals,
+ *     n_totals times (uv metric, uv value)
  *   uv n_cells, then per cell: uv node, uv metric, pstat excl, pstat incl,
  *     uv thr.min, uv thr.max, uv thr.n, and with detail n_procs times uv
  *   pstat: uv sum, uv min, uv max, uv sumsq low, uv sumsq high, uv n,
@@ -24,10 +24,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/analysis-internal.h"
+#include "report/report.h"
 #include "core/bytes.h"
 
-#define MAGIC "GTRUN\0\0\1"
+#define MAGIC "GTRUN\0\0\2"
 
 struct wbuf {
 	char *d;
@@ -138,16 +138,11 @@ int gt_run__encode(const struct gt_run *r, char **out, size_t *out_len)
 		w__uv(&b, p->state);
 		if (p->state == GT_PROC_PENDING)
 			continue;
-		w__uv(&b, (uint64_t)(p->rank + 1));
-		w__uv(&b, p->pid);
-		w__str(&b, p->host);
-		w__str(&b, p->exe);
-		w__str(&b, p->cmdline);
-		w__uv(&b, p->wall_ns);
-		w__uv(&b, p->start_ns);
-		w__uv(&b, p->ranks);
-		w__uv(&b, p->unmeasured);
-		w__uv(&b, p->ops_unmeasured);
+		w__uv(&b, p->n_meta);
+		for (uint32_t k = 0; k < p->n_meta; k++) {
+			w__str(&b, p->meta[k].key);
+			w__str(&b, p->meta[k].value);
+		}
 		w__uv(&b, p->n_threads);
 		w__uv(&b, p->n_totals);
 		for (uint32_t k = 0; k < p->n_totals; k++) {
@@ -250,6 +245,7 @@ int gt_run__decode(struct gt_run *r, const char *buf, size_t len)
 {
 	struct rbuf b = { .d = (const uint8_t *)buf, .len = len };
 	uint64_t tree_len = 0, n_procs, n_cells;
+	uint32_t n_meta;
 	uint32_t *tail = NULL;
 	char why[200];
 	FILE *f;
@@ -291,16 +287,25 @@ int gt_run__decode(struct gt_run *r, const char *buf, size_t len)
 		p->state = (enum gt_proc_state)r__u32(&b, 3);
 		if (p->state == GT_PROC_PENDING)
 			continue;
-		p->rank = (int64_t)r__uv(&b) - 1;
-		p->pid = r__uv(&b);
-		p->host = r__str(&b);
-		p->exe = r__str(&b);
-		p->cmdline = r__str(&b);
-		p->wall_ns = r__uv(&b);
-		p->start_ns = r__uv(&b);
-		p->ranks = r__uv(&b);
-		p->unmeasured = r__uv(&b);
-		p->ops_unmeasured = r__uv(&b);
+		/* Each pair takes at least 2 bytes. */
+		n_meta = r__u32(&b, (b.len - b.pos) / 2 + 1);
+		if (b.bad)
+			break;
+		p->meta = calloc(n_meta ? n_meta : 1, sizeof(*p->meta));
+		if (!p->meta) {
+			err = -ENOMEM;
+			goto out_fail;
+		}
+		for (uint32_t k = 0; k < n_meta && !b.bad; k++) {
+			p->n_meta = k + 1;
+			p->meta[k].key = r__str(&b);
+			p->meta[k].value = r__str(&b);
+			if (!b.bad && !p->meta[k].key)
+				b.bad = 1;
+		}
+		if (b.bad)
+			break;
+		gt_proc__describe(p);
 		p->n_threads = r__u32(&b, GT_NONE);
 		p->n_totals = r__u32(&b, (uint64_t)r->t.n_metrics + 1);
 		if (b.bad)

@@ -4,7 +4,7 @@
  * core/report.c, everything here reads the profile only and finds metrics by
  * name, so that a profile without them simply has no such section.
  */
-#include "core/report-advice.h"
+#include "report/sections.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -14,7 +14,6 @@
 #include "core/metrics.h"
 #include "core/profile.h"
 
-#define DEFAULT_TOP 20
 #define WHERE_COLS 96 /* a calling context is shortened to about this width */
 
 /* ---- per-node sums ---- */
@@ -313,7 +312,7 @@ int gt_report__gpu_sections(const struct gt_profile *p, FILE *f, unsigned top)
 	int err;
 
 	if (!top)
-		top = DEFAULT_TOP;
+		top = GT_REPORT_TOP;
 	err = section_gpu(p, f, top);
 	return err ? err : section_advice(p, f, top);
 }

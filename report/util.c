@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "analysis/analysis-internal.h"
+#include "report/report.h"
 
 FILE *gt_open_regular(const char *path)
 {

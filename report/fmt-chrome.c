@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/analysis-internal.h"
+#include "report/report.h"
 #include "core/trace-format.h"
 
 #define PROFILE_SUFFIX ".gtprof"

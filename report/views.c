@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/analysis-internal.h"
+#include "report/report.h"
 
 #define BU_MAX_DEPTH 256 /* callers followed per context */
 

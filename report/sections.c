@@ -5,7 +5,6 @@
  * metric nobody recorded makes its section disappear instead of printing
  * zeros.
  */
-#include "core/report.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -14,15 +13,11 @@
 #include <string.h>
 
 #include "core/profile.h"
-#include "core/report-advice.h"
-#include "core/report-blame.h"
 #include "core/text.h"
+#include "report/sections.h"
 
-#define DEFAULT_TOP 20
 #define LINE_COLS 150    /* paths are shortened to keep lines about this wide */
 #define NAME_COLS 60     /* widest function name in the by-function list */
-#define TREE_DEPTH 12    /* levels shown in the top-down tree */
-#define TREE_MIN_PERCENT 1 /* children at or under this share of the total are left out */
 
 #define PH_PARALLEL "<omp parallel>"
 
@@ -36,18 +31,6 @@ struct rep {
 	uint64_t cpu_total;
 	uint64_t wall_ns; /* 0 when unknown */
 };
-
-static int meta_u64(const struct gt_profile *p, const char *key, uint64_t *out)
-{
-	const char *s = gt_profile__get_meta(p, key);
-	char *end;
-
-	if (!s || *s < '0' || *s > '9')
-		return 0;
-	errno = 0;
-	*out = strtoull(s, &end, 10);
-	return !errno && !*end;
-}
 
 /* Per-node totals of the named metric (zeros when the profile lacks it);
  * either output may be NULL. */
@@ -324,106 +307,6 @@ static int nodes_by(const struct rep *r, const uint64_t *key, uint32_t **out, ui
 /* ---- sections ---- */
 
 /* The wall time the profile's meta gives, 0 when unknown. */
-static uint64_t meta_wall(const struct gt_profile *p)
-{
-	uint64_t wall = 0, start, end;
-
-	if (!meta_u64(p, "wall_ns", &wall) && meta_u64(p, "start_ns", &start) && meta_u64(p, "end_ns", &end) &&
-	    end > start)
-		wall = end - start;
-	return wall;
-}
-
-static void section_header(struct rep *r)
-{
-	static const char *const facts[][2] = {
-		{ "omp_devices", "OMP devices" },
-		{ "omp_images", "OMP images" },
-		{ "omp_target_timing", "OMP timing" },
-		{ "omp_target_hint", "OMP target" },
-	};
-	const struct gt_profile *p = r->p;
-	const char *exe = gt_profile__get_meta(p, "exe");
-	const char *cmd = gt_profile__get_meta(p, "cmdline");
-	const char *pid = gt_profile__get_meta(p, "pid");
-	const char *rank = gt_profile__get_meta(p, "rank");
-	const char *host = gt_profile__get_meta(p, "host");
-	uint64_t hz, tool = 0, dropped = 0, samples = 0;
-	uint32_t m = gt_profile__find_metric(p, "SAMPLES");
-	struct gt_sb line = { 0 };
-
-	for (uint64_t i = 0; m != GT_NONE && i < p->n_values; i++)
-		if (p->values[i].metric == m)
-			samples += p->values[i].value;
-	r->wall_ns = meta_wall(p);
-
-	fputs("gputool report\n", r->f);
-	if (exe) {
-		gt_sb__add_clean(&line, exe);
-		fprintf(r->f, "  %-12s %s\n", "program", line.s ? line.s : "");
-		line.len = 0;
-	}
-	if (cmd) {
-		struct gt_sb full = { 0 };
-
-		gt_sb__add_clean(&full, cmd);
-		if (full.s)
-			gt_sb__add_fit(&line, full.s, LINE_COLS - 15);
-		free(full.s);
-		fprintf(r->f, "  %-12s %s\n", "command", line.s ? line.s : "");
-		line.len = 0;
-	}
-	if (pid || rank || host) {
-		const char *const what[] = { "pid ", "rank ", "host " }, *val[] = { pid, rank, host };
-
-		for (int k = 0; k < 3; k++) {
-			if (!val[k])
-				continue;
-			gt_sb__add(&line, line.len ? ", " : "");
-			gt_sb__add(&line, what[k]);
-			gt_sb__add_clean(&line, val[k]);
-		}
-		fprintf(r->f, "  %-12s %s\n", "process", line.s ? line.s : "");
-	}
-	free(line.s);
-	if (r->wall_ns)
-		fprintf(r->f, "  %-12s %.3f s\n", "wall time", secs(r->wall_ns));
-	fprintf(r->f, "  %-12s %" PRIu32 "\n", "threads", p->n_threads);
-	meta_u64(p, "tool_samples", &tool);
-	if (meta_u64(p, "sample_hz", &hz)) {
-		if (!hz) {
-			fprintf(r->f, "  %-12s off\n", "sampling");
-		} else if (!samples && !tool) {
-			fprintf(r->f, "  %-12s %" PRIu64 " Hz per thread, no samples\n", "sampling", hz);
-		} else {
-			char share[CELL_BYTES];
-
-			fmt_pct(share, tool, samples + tool);
-			fprintf(r->f, "  %-12s %" PRIu64 " Hz per thread, %" PRIu64 " samples, %s of them in gputool itself\n",
-				"sampling", hz, samples + tool, share);
-		}
-	}
-	if (meta_u64(p, "dropped_samples", &dropped) && dropped)
-		fprintf(r->f, "  %-12s %" PRIu64 " samples (not in the profile)\n", "dropped", dropped);
-	if (meta_u64(p, "threads_unmeasured", &dropped) && dropped)
-		fprintf(r->f, "  %-12s %" PRIu64 " thread%s beyond GPUTOOL_MAX_THREADS (not in the profile)\n",
-			"unmeasured", dropped, dropped == 1 ? "" : "s");
-	if (meta_u64(p, "ops_unmeasured", &dropped) && dropped)
-		fprintf(r->f, "  %-12s %" PRIu64 " device operation%s (not in the profile)\n", "unmeasured",
-			dropped, dropped == 1 ? "" : "s");
-	/* Facts the backends set (docs/OMP-TARGET.md). */
-	for (unsigned k = 0; k < sizeof(facts) / sizeof(facts[0]); k++) {
-		const char *v = gt_profile__get_meta(p, facts[k][0]);
-		struct gt_sb b = { 0 };
-
-		if (!v)
-			continue;
-		gt_sb__add_clean(&b, v);
-		fprintf(r->f, "  %-12s %s\n", facts[k][1], b.s ? b.s : "");
-		free(b.s);
-	}
-}
-
 #define BODY_MAX 3
 
 /*
@@ -868,112 +751,10 @@ out_free:
 	return err;
 }
 
-/* The top-down tree: children lists built from parent indices. */
-struct tree {
-	struct rep *r;
-	uint32_t *first, *next;
-	uint64_t min; /* a child is shown when its inclusive time exceeds this */
-};
-
-static int tree__print(struct tree *t, uint32_t node, unsigned depth)
+int gt_report__write_sections(const struct gt_profile *p, FILE *f, unsigned top, const struct gt_sections_run *run)
 {
-	const struct gt_profile *p = t->r->p;
-	const uint64_t *incl = t->r->cpu_incl;
-	struct ranked *kids;
-	uint32_t n = 0;
-	int err = 0;
-
-	for (uint32_t c = t->first[node]; c != GT_NONE; c = t->next[c])
-		n += incl[c] > t->min;
-	if (!n)
-		return 0;
-	kids = malloc(n * sizeof(*kids));
-	if (!kids)
-		return -ENOMEM;
-	n = 0;
-	for (uint32_t c = t->first[node]; c != GT_NONE; c = t->next[c])
-		if (incl[c] > t->min)
-			kids[n++] = (struct ranked){ .key = incl[c], .node = c };
-	qsort(kids, n, sizeof(*kids), by_rank);
-	for (uint32_t k = 0; k < n && !err; k++) {
-		uint32_t c = kids[k].node;
-		struct gt_sb b = { 0 }, fit = { 0 };
-		char pct[CELL_BYTES];
-
-		gt_label_short(&b, p, c);
-		if (!b.oom)
-			gt_sb__add_fit(&fit, b.s, LINE_COLS - 20 - 2 * depth);
-		free(b.s);
-		if (b.oom || fit.oom) {
-			free(fit.s);
-			err = -ENOMEM;
-			break;
-		}
-		fmt_pct(pct, incl[c], t->r->cpu_total);
-		fprintf(t->r->f, "  %7s %10.3f  %*s%s\n", pct, secs(incl[c]), (int)(2 * depth), "", fit.s);
-		free(fit.s);
-		if (depth + 1 < TREE_DEPTH)
-			err = tree__print(t, c, depth + 1);
-	}
-	free(kids);
-	return err;
-}
-
-static int section_tree(struct rep *r)
-{
-	const struct gt_profile *p = r->p;
-	struct tree t = { .r = r };
-	size_t n = p->n_nodes;
-	int err = -ENOMEM;
-
-	if (!r->cpu_total || !n)
-		return 0;
-	t.first = malloc(n * sizeof(*t.first));
-	t.next = malloc(n * sizeof(*t.next));
-	if (!t.first || !t.next)
-		goto out_free;
-	memset(t.first, 0xff, n * sizeof(*t.first));
-	memset(t.next, 0xff, n * sizeof(*t.next));
-	for (uint32_t i = p->n_nodes; i-- > 1;) {
-		t.next[i] = t.first[p->nodes[i].parent];
-		t.first[p->nodes[i].parent] = i;
-	}
-	t.min = r->cpu_total / (100 / TREE_MIN_PERCENT);
-	fprintf(r->f, "\nTop-down CPU time (inclusive; contexts over %d%% of the total, %d levels)\n",
-		TREE_MIN_PERCENT, TREE_DEPTH);
-	fprintf(r->f, "  %7s %10s  %s\n", "%", "CPU s", "context");
-	err = tree__print(&t, 0, 0);
-out_free:
-	free(t.next);
-	free(t.first);
-	return err;
-}
-
-/* 0 when the profile keeps the invariants every section relies on. */
-static int report__check(const struct gt_profile *p)
-{
-	/* Everything below walks parents; refuse a tree that would not end. */
-	for (uint32_t i = 0; i < p->n_nodes; i++) {
-		const struct gt_prof_node *n = &p->nodes[i];
-
-		if ((i ? n->parent >= i : n->parent != GT_NONE) ||
-		    (n->module != GT_NONE && n->module >= p->n_modules))
-			return -EINVAL;
-	}
-	for (uint32_t i = 0; i < p->n_modules; i++)
-		if (p->modules[i] >= p->n_strings)
-			return -EINVAL;
-	for (uint64_t i = 0; i < p->n_values; i++)
-		if (p->values[i].node >= p->n_nodes || p->values[i].thread >= p->n_threads ||
-		    p->values[i].metric >= p->n_metrics)
-			return -EINVAL;
-	return 0;
-}
-
-static int report__write(const struct gt_profile *p, FILE *f, unsigned top, int whole, uint64_t wall_ns)
-{
-	struct rep r = { .p = p, .f = f, .top = top ? top : DEFAULT_TOP };
-	int err = report__check(p);
+	struct rep r = { .p = p, .f = f, .top = top ? top : GT_REPORT_TOP, .wall_ns = run->wall_ns };
+	int err = gt_profile__check(p);
 
 	if (err)
 		return err;
@@ -982,13 +763,9 @@ static int report__write(const struct gt_profile *p, FILE *f, unsigned top, int 
 		goto out_free;
 	for (uint32_t i = 0; i < p->n_nodes; i++)
 		r.cpu_total += r.cpu_excl[i];
-	if (whole)
-		section_header(&r);
-	else
-		r.wall_ns = wall_ns;
 	if ((err = section_parallel(&r)) || (err = section_acc(&r)) ||
-	    (err = gt_report__gpu_sections(p, f, r.top)) || (err = gt_report__blame(p, f, r.top)) ||
-	    (err = section_cpu(&r)) || (err = section_waits(&r)) || (whole && (err = section_tree(&r))))
+	    (err = gt_report__gpu_sections(p, f, r.top)) || (err = gt_report__blame(p, f, r.top, run)) ||
+	    (err = section_cpu(&r)) || (err = section_waits(&r)))
 		goto out_free;
 	if (ferror(f) || fflush(f))
 		err = -EIO;
@@ -996,14 +773,4 @@ out_free:
 	free(r.cpu_incl);
 	free(r.cpu_excl);
 	return err;
-}
-
-int gt_report__write_text(const struct gt_profile *p, FILE *f, unsigned top)
-{
-	return report__write(p, f, top, 1, 0);
-}
-
-int gt_report__write_sections(const struct gt_profile *p, FILE *f, unsigned top, uint64_t wall_ns)
-{
-	return report__write(p, f, top, 0, wall_ns);
 }

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/analysis-internal.h"
+#include "report/report.h"
 
 int gt_folded__write(FILE *f, const struct gt_analysis *a)
 {

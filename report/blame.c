@@ -3,7 +3,7 @@
  * The blame-shifting section of the text report; see core/report-blame.h
  * and docs/BLAME.md. Reads the profile only, finding metrics by name.
  */
-#include "core/report-blame.h"
+#include "report/sections.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -13,7 +13,6 @@
 
 #include "core/profile.h"
 
-#define DEFAULT_TOP 20
 #define WHERE_COLS 110 /* a calling context is shortened to about this width */
 #define MAX_DEVICES 64
 #define DEVICE_METRICS 4 /* GPU_IDLE_CAUSE_D0 .. _D3 */
@@ -130,28 +129,6 @@ static double pct(uint64_t part, uint64_t whole)
 	return whole ? 100.0 * (double)part / (double)whole : 0;
 }
 
-static int meta_u64(const struct gt_profile *p, const char *key, uint64_t *out)
-{
-	const char *s = gt_profile__get_meta(p, key);
-	char *end;
-
-	if (!s || *s < '0' || *s > '9')
-		return 0;
-	errno = 0;
-	*out = strtoull(s, &end, 10);
-	return !errno && !*end;
-}
-
-static uint64_t wall_ns(const struct gt_profile *p)
-{
-	uint64_t w = 0, start, end;
-
-	if (!meta_u64(p, "wall_ns", &w) && meta_u64(p, "start_ns", &start) &&
-	    meta_u64(p, "end_ns", &end) && end > start)
-		w = end - start;
-	return w;
-}
-
 /* ---- the section ---- */
 
 struct row {
@@ -196,11 +173,11 @@ static int top_contexts(const struct gt_profile *p, FILE *f, unsigned top, const
 	return 0;
 }
 
-/* Each device's busy time, from "gpu_busy_ns" = "D:NS D:NS ...". */
-static void devices(const struct gt_profile *p, FILE *f, const uint64_t *idle_cpu)
+/* Each device's busy time, from run->gpu_busy = "D:NS D:NS ...". */
+static void devices(const struct gt_sections_run *run, FILE *f, const uint64_t *idle_cpu)
 {
-	const char *s = gt_profile__get_meta(p, "gpu_busy_ns");
-	uint64_t wall = wall_ns(p);
+	const char *s = run->gpu_busy;
+	uint64_t wall = run->busy_wall_ns;
 	int header = 0, per_device = 0;
 
 	for (int d = 0; d < DEVICE_METRICS; d++)
@@ -236,14 +213,14 @@ static void devices(const struct gt_profile *p, FILE *f, const uint64_t *idle_cp
 	}
 }
 
-int gt_report__blame(const struct gt_profile *p, FILE *f, unsigned top)
+int gt_report__blame(const struct gt_profile *p, FILE *f, unsigned top, const struct gt_sections_run *run)
 {
 	uint64_t *idle = NULL, *cause = NULL, *over = NULL, *gidle = NULL;
 	uint64_t t_idle, t_cause, t_over, t_gidle, idle_cpu[DEVICE_METRICS] = { 0 };
 	int err = -ENOMEM;
 
 	if (!top)
-		top = DEFAULT_TOP;
+		top = GT_REPORT_TOP;
 	if (!(idle = excl_of(p, "CPU_IDLE", &t_idle)) ||
 	    !(cause = excl_of(p, "CPU_IDLE_CAUSE", &t_cause)) ||
 	    !(over = excl_of(p, "CPU_IDLE_OVERHEAD", &t_over)) ||
@@ -260,7 +237,7 @@ int gt_report__blame(const struct gt_profile *p, FILE *f, unsigned top)
 		free(v);
 	}
 	err = 0;
-	if (!t_idle && !t_gidle && !gt_profile__get_meta(p, "gpu_busy_ns"))
+	if (!t_idle && !t_gidle && !run->gpu_busy)
 		goto out_free;
 
 	fputs("\nBlame shifting (CPU waiting for devices, devices waiting for the CPU)\n", f);
@@ -272,7 +249,7 @@ int gt_report__blame(const struct gt_profile *p, FILE *f, unsigned top)
 		secs(t_over), pct(t_over, t_idle));
 	fprintf(f, "  %-18s %9.3f s  CPU time while no device had anything in flight\n",
 		"GPU_IDLE_CAUSE", secs(t_gidle));
-	devices(p, f, idle_cpu);
+	devices(run, f, idle_cpu);
 	if ((err = top_contexts(p, f, top, "where threads waited: CPU_IDLE at the sync call sites",
 				idle, t_idle)) ||
 	    (err = top_contexts(p, f, top,

@@ -1,16 +1,17 @@
 /* SPDX-License-Identifier: MIT */
-#ifndef GT_ANALYSIS_INTERNAL_H
-#define GT_ANALYSIS_INTERNAL_H
+#ifndef GT_REPORT_REPORT_H
+#define GT_REPORT_REPORT_H
 
 /*
- * The analysis side of the gputool command: the profiles of one run (every
- * process, every thread) merged into one calling-context tree with
- * statistics per context, the metrics derived from it, and the writers of
- * each output format. docs/REPORT.md describes what a user sees.
+ * The report library: the profiles of one run (every process, every
+ * thread) merged into one calling-context tree with statistics per context,
+ * the metrics derived from it, and the writers of each output format. The
+ * gputool command reports files and directories through it; the library
+ * reports its own process at exit through it (gt_report__write_text).
+ * docs/REPORT.md describes what a user sees.
  *
- * Everything here runs in the gputool command, in one thread, except the
- * reader thread of load.c, which only parses profiles and hands them over
- * (load.c says how).
+ * Everything here runs in one thread, except the reader thread of load.c,
+ * which only parses profiles and hands them over (load.c says how).
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -63,16 +64,24 @@ struct gt_metric_total {
 
 enum gt_proc_state { GT_PROC_PENDING = 0, GT_PROC_MERGED = 1, GT_PROC_FAILED = 2 };
 
+/* One meta key of a profile and its value (docs/PROFILE.md). */
+struct gt_meta {
+	char *key, *value;
+};
+
 /* One profile: one process of the run. */
 struct gt_proc {
 	char *file;
 	enum gt_proc_state state;
+	struct gt_meta *meta; /* the profile's meta keys, in its order */
+	uint32_t n_meta;
+	/* From meta (gt_proc__describe): */
 	int64_t rank; /* -1 when the profile names none */
 	uint64_t ranks; /* the job's number of ranks as the process knew it; 0: unknown */
 	uint64_t unmeasured; /* threads beyond the tool's limit, not in the profile */
 	uint64_t ops_unmeasured; /* device operations the backends could not measure */
 	uint64_t pid;
-	char *host, *exe, *cmdline;
+	const char *host, *exe, *cmdline; /* values in meta, or NULL */
 	uint64_t wall_ns, start_ns;
 	uint32_t n_threads;
 	struct gt_metric_total *totals; /* everything the process measured, per metric */
@@ -123,6 +132,11 @@ int gt_run__canonicalize(struct gt_run *r);
 const struct gt_cell *gt_run__cell(const struct gt_run *r, uint32_t node, uint32_t metric);
 /* The proc's total of metric m, 0 if none. */
 uint64_t gt_proc__total(const struct gt_proc *p, uint32_t m);
+/* The value of a meta key (NULL: none); as a number, 0 when absent or not one. */
+const char *gt_proc__meta(const struct gt_proc *p, const char *key);
+uint64_t gt_proc__meta_u64(const struct gt_proc *p, const char *key);
+/* Sets the fields read from p->meta. */
+void gt_proc__describe(struct gt_proc *p);
 
 uint64_t gt_pstat__min(const struct gt_pstat *s, uint32_t n_procs);
 double gt_pstat__mean(const struct gt_pstat *s, uint32_t n_procs);
@@ -275,22 +289,23 @@ struct gt_out_opts {
 };
 
 int gt_text__write(FILE *f, const struct gt_analysis *a, const struct gt_out_opts *o);
-/* The per-process report's sections (core/report.h) over the merged run. */
+/* The per-process report's sections (report/sections.h) over the merged run. */
 int gt_flat__write_sections(FILE *f, const struct gt_analysis *a, unsigned top);
 /* compact: the HTML report's form (no per-thread statistics). */
 int gt_json__write(FILE *f, const struct gt_analysis *a, const struct gt_out_opts *o, int html_safe);
 int gt_folded__write(FILE *f, const struct gt_analysis *a);
 int gt_html__write(FILE *f, const struct gt_analysis *a, const struct gt_out_opts *o);
+/*
+ * One process's profile as the report of a one-process run (process.c):
+ * the text `gputool report FILE` prints for the file p was written to,
+ * path (NULL: none named). write_text is that without a path, for the
+ * report at exit. 0, -ENOMEM, -EIO, or -EINVAL when p breaks the
+ * invariants of core/profile.h.
+ */
+int gt_report__write_profile(const struct gt_profile *p, const char *path, FILE *f, unsigned top);
+int gt_report__write_text(const struct gt_profile *p, FILE *f, unsigned top);
 /* Chrome trace-event JSON from the traces of the run (trace.c): 0, 1
  * after printing why (no trace recorded, unreadable trace). */
 int gt_chrome__write(FILE *f, const char *path, const struct gt_run *r);
-
-/* ---- commands ---- */
-
-int gt_launch__main(int argc, char **argv);
-int gt_report__main(int argc, char **argv, struct gt_team *team);
-/* Memory settings for reading many profiles in a row; call first. */
-void gt_report__tune_malloc(void);
-/* Under an MPI launcher with more than one rank (job size), else 0. */
 
 #endif

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/analysis-internal.h"
+#include "report/report.h"
 
 #define LINE_COLS 160
 #define TREE_MIN_SHARE 0.01 /* tree nodes under this share of the total are left out */
@@ -211,6 +211,66 @@ static void missing_ranks(struct out *o)
 	free(seen);
 }
 
+/* The CPU-time samples of the run, and how many the tool took itself. */
+static void sampling(struct out *o)
+{
+	const struct gt_run *r = o->a->run;
+	uint32_t m = gt_profile__find_metric(&r->t, "SAMPLES");
+	uint64_t samples = 0, tool = 0, dropped = 0;
+	const char *hz = NULL;
+
+	for (uint32_t k = 0; k < o->a->n_proc_order; k++) {
+		const struct gt_proc *p = &r->procs[o->a->proc_order[k]];
+
+		if (!hz)
+			hz = gt_proc__meta(p, "sample_hz");
+		if (m != GT_NONE)
+			samples += gt_proc__total(p, m);
+		tool += gt_proc__meta_u64(p, "tool_samples");
+		dropped += gt_proc__meta_u64(p, "dropped_samples");
+	}
+	if (hz && !strcmp(hz, "0")) {
+		fprintf(o->f, "  %-12s off\n", "sampling");
+	} else if (hz && !samples && !tool) {
+		fprintf(o->f, "  %-12s %s Hz per thread, no samples\n", "sampling", hz);
+	} else if (hz) {
+		char share[16];
+
+		pct(share, sizeof(share), (double)tool, (double)(samples + tool));
+		fprintf(o->f, "  %-12s %s Hz per thread, %" PRIu64 " samples, %s of them in gputool itself\n",
+			"sampling", hz, samples + tool, share);
+	}
+	if (dropped)
+		fprintf(o->f, "  %-12s %" PRIu64 " samples (not in the profile%s)\n", "dropped", dropped,
+			r->n_merged > 1 ? "s" : "");
+}
+
+/* Facts the backends set (docs/OMP-TARGET.md), as the first process that has each says. */
+static void facts(struct out *o)
+{
+	static const char *const facts[][2] = {
+		{ "omp_devices", "OMP devices" },
+		{ "omp_images", "OMP images" },
+		{ "omp_target_timing", "OMP timing" },
+		{ "omp_target_hint", "OMP target" },
+	};
+	const struct gt_run *r = o->a->run;
+
+	for (unsigned f = 0; f < sizeof(facts) / sizeof(facts[0]); f++) {
+		for (uint32_t k = 0; k < o->a->n_proc_order; k++) {
+			const char *v = gt_proc__meta(&r->procs[o->a->proc_order[k]], facts[f][0]);
+			struct gt_sb b = { 0 };
+
+			if (!v)
+				continue;
+			gt_sb__add_clean(&b, v);
+			fprintf(o->f, "  %-12s %s\n", facts[f][1], b.s ? b.s : "");
+			free(b.s);
+			break;
+		}
+	}
+}
+
 static void header(struct out *o)
 {
 	const struct gt_analysis *a = o->a;
@@ -231,7 +291,10 @@ static void header(struct out *o)
 		if (p->wall_ns > wall)
 			wall = p->wall_ns;
 	}
-	fprintf(o->f, "gputool report: %s\n", o->o->path ? o->o->path : "");
+	if (o->o->path)
+		fprintf(o->f, "gputool report: %s\n", o->o->path);
+	else
+		fputs("gputool report\n", o->f);
 	if (first && first->exe) {
 		struct gt_sb b = { 0 };
 
@@ -254,7 +317,15 @@ static void header(struct out *o)
 		fprintf(o->f, " (ranks %" PRId64 "-%" PRId64 ")", rmin, rmax);
 	else if (rmax >= 0)
 		fprintf(o->f, " (rank %" PRId64 ", pid %" PRIu64 ")", rmax, first ? first->pid : 0);
-	fprintf(o->f, " on %" PRIu32 " host%s\n", hosts, hosts == 1 ? "" : "s");
+	if (hosts == 1 && first && first->host) {
+		struct gt_sb b = { 0 };
+
+		gt_sb__add_clean(&b, first->host);
+		fprintf(o->f, " on host %s\n", b.s ? b.s : "");
+		free(b.s);
+	} else {
+		fprintf(o->f, " on %" PRIu32 " host%s\n", hosts, hosts == 1 ? "" : "s");
+	}
 	fprintf(o->f, "  %-12s %" PRIu64 "\n", "threads", r->n_threads);
 	{
 		uint64_t unmeasured = 0, ops = 0;
@@ -270,11 +341,13 @@ static void header(struct out *o)
 			fprintf(o->f, "  %-12s %" PRIu64 " device operation%s (not in the profiles)\n", "unmeasured", ops,
 				ops == 1 ? "" : "s");
 	}
+	sampling(o);
 	if (wall)
 		fprintf(o->f, "  %-12s %.3f s%s\n", "wall time", (double)wall / 1e9,
 			r->n_merged > 1 ? " (the longest process)" : "");
 	val(o, tot, sizeof(tot), (double)a->total);
 	fprintf(o->f, "  %-12s %s, total %s %s\n", "metric", a->metric_name, tot, unit_label(&o->sc));
+	facts(o);
 	if (r->n_failed)
 		fprintf(o->f, "  %-12s %" PRIu32 " profile%s could not be read and %s left out (see the messages above)\n",
 			"left out", r->n_failed, r->n_failed == 1 ? "" : "s", r->n_failed == 1 ? "is" : "are");

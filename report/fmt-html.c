@@ -8,8 +8,8 @@
 #include <errno.h>
 #include <string.h>
 
-#include "analysis/analysis-internal.h"
-#include "analysis/report-html.h"
+#include "report/report.h"
+#include "report/report-html.h"
 
 /* Where the page takes the run's JSON, and its first tab (the string
  * after the mark is the page's own default). */

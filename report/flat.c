@@ -10,8 +10,57 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/analysis-internal.h"
-#include "core/report.h"
+#include "report/report.h"
+#include "report/sections.h"
+
+#define MAX_DEVICES 64
+
+/*
+ * The processes' "gpu_busy_ns" ("D:NS D:NS ...") summed per device into
+ * out, and the wall times of the processes that have it summed into *wall.
+ * Returns 0, or -ENOMEM.
+ */
+static int gpu_busy(const struct gt_run *r, struct gt_sb *out, uint64_t *wall)
+{
+	uint64_t busy[MAX_DEVICES] = { 0 };
+	int seen[MAX_DEVICES] = { 0 }, any = 0;
+
+	*wall = 0;
+	for (uint32_t p = 0; p < r->n_procs; p++) {
+		const char *s = r->procs[p].state == GT_PROC_MERGED ? gt_proc__meta(&r->procs[p], "gpu_busy_ns") : NULL;
+
+		if (!s)
+			continue;
+		any = 1;
+		*wall += r->procs[p].wall_ns;
+		while (*s) {
+			char *end;
+			unsigned long d = strtoul(s, &end, 10);
+			uint64_t ns;
+
+			if (end == s || *end != ':')
+				break;
+			s = end + 1;
+			ns = strtoull(s, &end, 10);
+			if (end == s)
+				break;
+			s = *end == ' ' ? end + 1 : end;
+			if (d < MAX_DEVICES) {
+				busy[d] += ns;
+				seen[d] = 1;
+			}
+		}
+	}
+	if (!any)
+		return 0;
+	gt_sb__add(out, "");
+	for (unsigned d = 0; d < MAX_DEVICES; d++) {
+		if (!seen[d])
+			continue;
+		gt_sb__addf(out, "%s%u:%llu", out->len ? " " : "", d, (unsigned long long)busy[d]);
+	}
+	return out->oom ? -ENOMEM : 0;
+}
 
 int gt_flat__write_sections(FILE *f, const struct gt_analysis *a, unsigned top)
 {
@@ -19,6 +68,8 @@ int gt_flat__write_sections(FILE *f, const struct gt_analysis *a, unsigned top)
 	struct gt_profile flat = *a->t;
 	struct gt_prof_thread *threads = NULL;
 	struct gt_prof_value *v = NULL;
+	struct gt_sections_run run = { 0 };
+	struct gt_sb busy = { 0 };
 	uint64_t n = 0, wall = 0, n_threads = 1;
 	int err = -ENOMEM;
 
@@ -58,12 +109,18 @@ int gt_flat__write_sections(FILE *f, const struct gt_analysis *a, unsigned top)
 	for (uint32_t p = 0; p < r->n_procs; p++)
 		if (r->procs[p].wall_ns > wall)
 			wall = r->procs[p].wall_ns;
+	run.wall_ns = wall;
+	err = gpu_busy(r, &busy, &run.busy_wall_ns);
+	if (err)
+		goto out_free;
+	run.gpu_busy = busy.s;
 	flat.values = v;
 	flat.n_values = flat.cap_values = n;
 	flat.threads = threads;
 	flat.n_threads = flat.cap_threads = (uint32_t)n_threads;
-	err = gt_report__write_sections(&flat, f, top, wall);
+	err = gt_report__write_sections(&flat, f, top, &run);
 out_free:
+	free(busy.s);
 	free(threads);
 	free(v);
 	return err;

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/analysis-internal.h"
+#include "report/report.h"
 #include "core/metrics.h"
 
 #define HTML_MIN_SHARE 1e-4 /* the page leaves out contexts under this share of every metric */

@@ -16,7 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "analysis/analysis-internal.h"
+#include "report/report.h"
 
 #define PROFILE_SUFFIX ".gtprof"
 #define PROGRESS_AFTER_NS 1000000000ull /* merges quicker than this stay quiet */

@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/analysis-internal.h"
+#include "report/report.h"
 #include "core/metrics.h"
 
 #define UNMAPPED (GT_NONE - 1)
@@ -207,13 +207,91 @@ int gt_run__init(struct gt_run *r, uint32_t n_procs)
 
 static void proc__clear(struct gt_proc *p)
 {
-	free(p->host);
-	free(p->exe);
-	free(p->cmdline);
+	for (uint32_t i = 0; i < p->n_meta; i++) {
+		free(p->meta[i].key);
+		free(p->meta[i].value);
+	}
+	free(p->meta);
 	free(p->totals);
+	p->meta = NULL;
+	p->n_meta = 0;
 	p->host = p->exe = p->cmdline = NULL;
 	p->totals = NULL;
 	p->n_totals = 0;
+}
+
+/* Copies n meta pairs (key, value) into p; value may be NULL. */
+static int proc__set_meta(struct gt_proc *p, uint32_t n, const char *(*get)(const void *src, uint32_t i, int value),
+			  const void *src)
+{
+	p->meta = calloc(n ? n : 1, sizeof(*p->meta));
+	if (!p->meta)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < n; i++) {
+		const char *k = get(src, i, 0), *v = get(src, i, 1);
+
+		p->n_meta = i + 1;
+		if (!(p->meta[i].key = strdup(k ? k : "")) || (v && !(p->meta[i].value = strdup(v))))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+static const char *meta_of_profile(const void *src, uint32_t i, int value)
+{
+	const struct gt_profile *p = src;
+
+	return gt_profile__str(p, value ? p->meta[i].value : p->meta[i].key);
+}
+
+static const char *meta_of_proc(const void *src, uint32_t i, int value)
+{
+	const struct gt_proc *p = src;
+
+	return value ? p->meta[i].value : p->meta[i].key;
+}
+
+const char *gt_proc__meta(const struct gt_proc *p, const char *key)
+{
+	for (uint32_t i = 0; i < p->n_meta; i++)
+		if (!strcmp(p->meta[i].key, key))
+			return p->meta[i].value;
+	return NULL;
+}
+
+uint64_t gt_proc__meta_u64(const struct gt_proc *p, const char *key)
+{
+	const char *s = gt_proc__meta(p, key);
+	unsigned long long v;
+	char *end;
+
+	if (!s || *s < '0' || *s > '9')
+		return 0;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	return errno || *end ? 0 : v;
+}
+
+void gt_proc__describe(struct gt_proc *pr)
+{
+	const char *rank = gt_proc__meta(pr, "rank");
+	uint64_t v, end;
+
+	v = gt_proc__meta_u64(pr, "rank");
+	pr->rank = rank && (v || !strcmp(rank, "0")) && v < INT64_MAX ? (int64_t)v : -1;
+	pr->pid = gt_proc__meta_u64(pr, "pid");
+	v = gt_proc__meta_u64(pr, "ranks");
+	pr->ranks = v < (1u << 30) ? v : 0;
+	pr->unmeasured = gt_proc__meta_u64(pr, "threads_unmeasured");
+	pr->ops_unmeasured = gt_proc__meta_u64(pr, "ops_unmeasured");
+	pr->host = gt_proc__meta(pr, "host");
+	pr->exe = gt_proc__meta(pr, "exe");
+	pr->cmdline = gt_proc__meta(pr, "cmdline");
+	pr->start_ns = gt_proc__meta_u64(pr, "start_ns");
+	pr->wall_ns = gt_proc__meta_u64(pr, "wall_ns");
+	end = gt_proc__meta_u64(pr, "end_ns");
+	if (!pr->wall_ns && end > pr->start_ns)
+		pr->wall_ns = end - pr->start_ns;
 }
 
 void gt_run__fini(struct gt_run *r)
@@ -455,46 +533,6 @@ static uint32_t map_module(struct gt_run *r, const struct gt_profile *p, uint32_
 	return *m;
 }
 
-static char *dup_meta(const struct gt_profile *p, const char *key)
-{
-	const char *v = gt_profile__get_meta(p, key);
-
-	return v ? strdup(v) : NULL;
-}
-
-static int meta_u64(const struct gt_profile *p, const char *key, uint64_t *out)
-{
-	const char *s = gt_profile__get_meta(p, key);
-	char *end;
-
-	if (!s || *s < '0' || *s > '9')
-		return 0;
-	errno = 0;
-	*out = strtoull(s, &end, 10);
-	return !errno && !*end;
-}
-
-static void proc__describe(struct gt_proc *pr, const struct gt_profile *p)
-{
-	uint64_t v, end;
-
-	if (meta_u64(p, "rank", &v) && v < INT64_MAX)
-		pr->rank = (int64_t)v;
-	if (meta_u64(p, "pid", &v))
-		pr->pid = v;
-	if (meta_u64(p, "ranks", &v) && v < (1u << 30))
-		pr->ranks = v;
-	meta_u64(p, "threads_unmeasured", &pr->unmeasured);
-	meta_u64(p, "ops_unmeasured", &pr->ops_unmeasured);
-	pr->host = dup_meta(p, "host");
-	pr->exe = dup_meta(p, "exe");
-	pr->cmdline = dup_meta(p, "cmdline");
-	meta_u64(p, "start_ns", &pr->start_ns);
-	if (!meta_u64(p, "wall_ns", &pr->wall_ns) && meta_u64(p, "end_ns", &end) && end > pr->start_ns)
-		pr->wall_ns = end - pr->start_ns;
-	pr->n_threads = p->n_threads;
-}
-
 static int mval_cmp(const void *a, const void *b)
 {
 	const struct mval *x = a, *y = b;
@@ -721,6 +759,24 @@ static int emit_slots(struct gt_run *r, uint32_t proc, uint32_t nl, uint32_t c0,
 	return 0;
 }
 
+/* Process pr of r now holds p: its meta and threads are the run's. */
+static int proc__merged(struct gt_run *r, struct gt_proc *pr, const struct gt_profile *p)
+{
+	int err;
+
+	if (!pr->totals && !(pr->totals = calloc(1, sizeof(*pr->totals))))
+		return -ENOMEM;
+	err = proc__set_meta(pr, p->n_meta, meta_of_profile, p);
+	if (err)
+		return err;
+	gt_proc__describe(pr);
+	pr->n_threads = p->n_threads;
+	pr->state = GT_PROC_MERGED;
+	r->n_merged++;
+	r->n_threads += p->n_threads;
+	return 0;
+}
+
 int gt_run__add(struct gt_run *r, uint32_t proc, const struct gt_profile *p)
 {
 	struct gt_run_scratch *s = r->s;
@@ -730,9 +786,13 @@ int gt_run__add(struct gt_run *r, uint32_t proc, const struct gt_profile *p)
 	int dup_nodes, dup_metrics, err;
 	enum fill how;
 
-	if (proc >= r->n_procs || !p->n_nodes)
+	if (proc >= r->n_procs)
 		return -EINVAL;
 	pr = &r->procs[proc];
+	if (!p->n_nodes) { /* a valid file of a process that measured nothing */
+		proc__clear(pr);
+		return proc__merged(r, pr, p);
+	}
 	if (ensure(&s->smap, &s->cap_smap, p->n_strings, sizeof(*s->smap)) ||
 	    ensure(&s->modmap, &s->cap_modmap, p->n_modules, sizeof(*s->modmap)) ||
 	    ensure(&s->metmap, &s->cap_metmap, p->n_metrics, sizeof(*s->metmap)) ||
@@ -787,11 +847,7 @@ int gt_run__add(struct gt_run *r, uint32_t proc, const struct gt_profile *p)
 		if (err)
 			return err;
 	}
-	proc__describe(pr, p);
-	pr->state = GT_PROC_MERGED;
-	r->n_merged++;
-	r->n_threads += p->n_threads;
-	return 0;
+	return proc__merged(r, pr, p);
 }
 
 /* ---- merging runs ---- */
@@ -800,16 +856,10 @@ static int proc__copy(struct gt_proc *d, const struct gt_proc *s, const uint32_t
 {
 	proc__clear(d);
 	d->state = s->state;
-	d->rank = s->rank;
-	d->ranks = s->ranks;
-	d->unmeasured = s->unmeasured;
-	d->pid = s->pid;
-	d->wall_ns = s->wall_ns;
-	d->start_ns = s->start_ns;
 	d->n_threads = s->n_threads;
-	if ((s->host && !(d->host = strdup(s->host))) || (s->exe && !(d->exe = strdup(s->exe))) ||
-	    (s->cmdline && !(d->cmdline = strdup(s->cmdline))))
+	if (proc__set_meta(d, s->n_meta, meta_of_proc, s))
 		return -ENOMEM;
+	gt_proc__describe(d);
 	d->totals = calloc(s->n_totals ? s->n_totals : 1, sizeof(*d->totals));
 	if (!d->totals)
 		return -ENOMEM;

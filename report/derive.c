@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/analysis-internal.h"
+#include "report/report.h"
 #include "core/metrics.h"
 
 #define HOT_SHARE 0.5      /* a hot path goes on while a child holds this share of its parent */

@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef GT_REPORT_SECTIONS_H
+#define GT_REPORT_SECTIONS_H
+
+/*
+ * The sections of the text report that read one profile's tree: OpenMP
+ * parallel regions, OpenACC constructs, GPU operations, OpenCL advice,
+ * blame shifting, CPU time by calling context and by function, and waits.
+ * `gputool report` and the report at exit print them over a run's merged
+ * tree (flat.c). Sections with nothing to show are left out; each lists at
+ * most top rows (0: 20). Metrics are looked up by class or name in the
+ * profile, so a profile without, say, OpenMP metrics has no OpenMP section.
+ * The profile must satisfy core/profile.h's invariants.
+ */
+#include <stdint.h>
+#include <stdio.h>
+
+struct gt_profile;
+
+/* Rows per list and lines of a tree when not told (0), at exit and in `gputool report`. */
+#define GT_REPORT_TOP 30
+
+/* What the sections need to know of the run beyond the tree. */
+struct gt_sections_run {
+	uint64_t wall_ns; /* the longest process's wall time, what regions are measured against; 0: unknown */
+	const char *gpu_busy; /* "D:NS D:NS ...": each device's busy time, summed over processes; NULL: none */
+	uint64_t busy_wall_ns; /* the wall time gpu_busy is out of: summed over the same processes */
+};
+
+/*
+ * All of them, in the report's order. Returns 0, -ENOMEM, -EIO (writing f
+ * failed) or -EINVAL (p breaks the invariants of core/profile.h).
+ */
+int gt_report__write_sections(const struct gt_profile *p, FILE *f, unsigned top, const struct gt_sections_run *run);
+
+/*
+ * GPU operations: kernels, copies and memsets (device time), waits and
+ * run-time compilation (host time), one row per calling context, by device
+ * time, then host time. OpenCL advice: for each best-practice metric the
+ * OpenCL layer recorded (SINGLE_DEVICE_USE_AOT_COMPILATION, ...), one line
+ * of advice and the contexts where it showed. Returns 0, -ENOMEM or -EINVAL.
+ */
+int gt_report__gpu_sections(const struct gt_profile *p, FILE *f, unsigned top);
+
+/*
+ * Blame shifting (docs/BLAME.md): the totals of CPU_IDLE, CPU_IDLE_CAUSE,
+ * CPU_IDLE_OVERHEAD and GPU_IDLE_CAUSE; each device's busy and idle time
+ * (run->gpu_busy, out of run->busy_wall_ns); then, for each of CPU_IDLE,
+ * CPU_IDLE_CAUSE and GPU_IDLE_CAUSE, the top contexts with seconds and
+ * percent of the metric's total. Returns 0, -ENOMEM or -EINVAL.
+ */
+int gt_report__blame(const struct gt_profile *p, FILE *f, unsigned top, const struct gt_sections_run *run);
+
+#endif
