@@ -5,7 +5,7 @@
  * more than one rank (`mpirun -np P gputool report DIR`); it is built only
  * where MPI is found, so gputool itself never needs libmpi.
  *
- * The team (analysis-internal.h) over MPI_COMM_WORLD: messages carry a
+ * The team (report/report.h) over MPI_COMM_WORLD: messages carry a
  * 64-bit length, then the bytes in pieces an int count can hold.
  */
 #include <limits.h>

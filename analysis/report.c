@@ -15,7 +15,6 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "analysis/analysis.h"
@@ -40,7 +39,6 @@ struct report_opts {
 	enum format format;
 	enum gt_view view;
 	unsigned top;
-	int view_set;
 };
 
 __attribute__((format(printf, 1, 2))) static int usage_error(const char *fmt, ...)
@@ -121,7 +119,6 @@ static int parse(int argc, char **argv, struct report_opts *o)
 			if ((k = pick(v, view_names, 3)) < 0)
 				return usage_error("unknown view '%s' (top-down, bottom-up or flat)", v);
 			o->view = (enum gt_view)k;
-			o->view_set = 1;
 			continue;
 		}
 		if ((v = option_value(argc, argv, &i, "--metric", &matched, &bad)) || matched) {
@@ -163,45 +160,6 @@ static int parse(int argc, char **argv, struct report_opts *o)
 	}
 	if (!o->path)
 		return usage_error("report needs a PATH: a measurement directory or a .gtprof file");
-	return 0;
-}
-
-static int is_file(const char *path)
-{
-	struct stat st;
-
-	return !stat(path, &st) && !S_ISDIR(st.st_mode);
-}
-
-/* One profile as it is: the profile's JSON. */
-static int report_profile(const struct report_opts *o, FILE *out)
-{
-	struct gt_profile p;
-	char why[256];
-	FILE *f = gt_open_regular(o->path);
-	int err;
-
-	if (!f) {
-		fprintf(stderr, "gputool: cannot open %s: %s\n", o->path,
-			errno == EINVAL ? "not a regular file" : strerror(errno));
-		return 1;
-	}
-	err = gt_profile__read(&p, f, why, sizeof(why));
-	fclose(f);
-	if (err == -EINVAL) {
-		fprintf(stderr, "gputool: %s is not a valid profile: %s\n", o->path, why);
-		return 1;
-	}
-	if (err) {
-		fprintf(stderr, "gputool: cannot read %s: %s\n", o->path, why[0] ? why : strerror(-err));
-		return 1;
-	}
-	err = gt_profile__write_json(&p, out);
-	gt_profile__fini(&p);
-	if (err) {
-		fprintf(stderr, "gputool: cannot report %s: %s\n", o->path, strerror(-err));
-		return 1;
-	}
 	return 0;
 }
 
@@ -280,17 +238,6 @@ int gt_report__main(int argc, char **argv, struct gt_team *team)
 		return status;
 	if (o.output && !strcmp(o.output, "-"))
 		o.output = NULL;
-	if (o.format == FORMAT_JSON && !o.view_set && !o.metric && is_file(o.path)) {
-		if (team->rank != 0)
-			return 0;
-		if (o.output && !(out = open_output(o.output))) {
-			fprintf(stderr, "gputool: cannot write %s: %s\n", o.output, strerror(errno));
-			return 1;
-		}
-		status = report_profile(&o, out);
-		st = close_output(out, o.output);
-		return status ? status : st;
-	}
 	status = gt_load__run(team, o.path, &r);
 	if (team->rank != 0) {
 		gt_run__fini(&r);

@@ -12,7 +12,7 @@ static inline uint64_t sat_add(uint64_t a, uint64_t b)
 	return a + b < a ? UINT64_MAX : a + b;
 }
 
-/* Shared by the binary and JSON writers (profile.c, profile-json.c). */
+/* For the binary writer (profile-write.c). */
 
 /* A copy of p's values sorted by (node, thread, metric); free() it. */
 int gt_profile__sorted_values(const struct gt_profile *p, struct gt_prof_value **out, uint64_t *n_out);

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The profile model: building, interning, totals. The binary file is
- * written by profile-write.c and read by profile-read.c, the JSON form by
- * profile-json.c; docs/PROFILE.md describes the formats byte by byte.
+ * written by profile-write.c and read by profile-read.c; docs/PROFILE.md
+ * describes it byte by byte. Its JSON form is the report's (report/).
  */
 #include "core/profile.h"
 

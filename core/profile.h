@@ -164,9 +164,4 @@ static inline const char *gt_profile__str(const struct gt_profile *p, uint32_t s
 int gt_profile__write(const struct gt_profile *p, FILE *f);
 int gt_profile__read(struct gt_profile *p, FILE *f, char *err, size_t errlen);
 
-/* The JSON form (docs/PROFILE.md): nodes with names, locations, exclusive and
- * inclusive metric totals, and per-thread values. Returns 0, -EINVAL (as
- * gt_profile__write), -ENOMEM or -EIO. */
-int gt_profile__write_json(const struct gt_profile *p, FILE *f);
-
 #endif

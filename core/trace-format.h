@@ -6,7 +6,7 @@
  * The trace of one process: timed events on CPU-thread and GPU-stream
  * tracks, in the file <exe>-<rank>-<pid>.gttrace next to the process's
  * profile. docs/REPORT.md describes the format byte by byte; core/trace.c
- * writes it, core/trace-read.c reads it, analysis/fmt-chrome.c turns traces
+ * writes it, core/trace-read.c reads it, report/fmt-chrome.c turns traces
  * into Chrome trace-event JSON.
  */
 #include <stdint.h>

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The GPU sections of the text report; see core/report-advice.h. Like
- * core/report.c, everything here reads the profile only and finds metrics by
- * name, so that a profile without them simply has no such section.
+ * The GPU sections of the text report; see report/sections.h. Like
+ * sections.c, everything here reads the profile only and finds metrics by
+ * class or name, so that a profile without them simply has no such section.
  */
 #include "report/sections.h"
 

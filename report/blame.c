@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The blame-shifting section of the text report; see core/report-blame.h
+ * The blame-shifting section of the text report; see report/sections.h
  * and docs/BLAME.md. Reads the profile only, finding metrics by name.
  */
 #include "report/sections.h"

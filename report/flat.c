@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * A merged run as one profile, for the sections of the per-process report
- * (core/report.h) in `gputool report`: the run's tree, strings, modules and
+ * (report/sections.h) in every text report: the run's tree, strings, modules and
  * metrics as they are (borrowed, not copied), and each node's exclusive sum
  * of each metric spread over as many threads as measured it there, so that
  * the sections' sums are the run's and their thread counts too.

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The HTML report: one self-contained page (analysis/report.html, built
+ * The HTML report: one self-contained page (report/report.html, built
  * into the command) with the run's JSON form inside it. The page loads
  * nothing from anywhere; its script draws the top-down tree, a flame
  * graph, the bottom-up and flat views and the process table.

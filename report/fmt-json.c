@@ -202,6 +202,13 @@ static void process(const struct js *j, uint32_t i)
 		str(j, mname(j->a->t, p->totals[k].metric));
 		fprintf(j->f, ":%" PRIu64, p->totals[k].value);
 	}
+	fputs("},\"meta\":{", j->f);
+	for (uint32_t k = 0; k < p->n_meta; k++) {
+		fputs(k ? "," : "", j->f);
+		str(j, p->meta[k].key);
+		fputc(':', j->f);
+		str(j, p->meta[k].value);
+	}
 	fputs("}}", j->f);
 }
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Merging the profiles of a run, one at a time, into one tree with
- * statistics per context (analysis-internal.h, docs/REPORT.md).
+ * statistics per context (report/report.h, docs/REPORT.md).
  *
  * Adding a profile costs time proportional to its size, whatever the size
  * of the run so far: its nodes are looked up in a hash of the merged nodes,

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The text report. Everything here reads the profile only: metrics are found
- * by name, so the report shows whatever the measuring side recorded and a
- * metric nobody recorded makes its section disappear instead of printing
- * zeros.
+ * The sections of the text report that read one tree (report/sections.h):
+ * OpenMP regions, OpenACC constructs, CPU time by context and by function,
+ * waits; GPU operations and blame are in advice.c and blame.c. Everything
+ * here reads the profile only: metrics are found by name, so the report
+ * shows whatever the measuring side recorded and a metric nobody recorded
+ * makes its section disappear instead of printing zeros.
  */
 
 #include <errno.h>

@@ -3,7 +3,7 @@
  * The best-practice checks of the OpenCL layer (after Intel's GPU
  * optimization guide, as HPCToolkit applies it). Each adds a count to the
  * calling context that shows the problem; the report prints one line of
- * advice per metric (core/report-advice.c).
+ * advice per metric (report/advice.c).
  *
  *   SINGLE_DEVICE_USE_AOT_COMPILATION       <gpu jit> of a run-time build of
  *       source or IL, when contexts have used one device so far

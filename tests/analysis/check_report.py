@@ -351,10 +351,12 @@ def check_errors(tmp, d):
                        (["--metric"], "--metric needs")):
         code, out, err = run(["report", d] + args)
         check(code == 2 and what in err, "%s: %d %r" % (args, code, err))
-    # A profile alone, in text or JSON, is shown as it is; with a view, as a run of one.
+    # A profile alone is reported as a run of one process, in every format.
     one = os.path.join(d, "app-1-101.gtprof")
     code, out, err = run(["report", one, "--format", "json"])
-    check(code == 0 and json.loads(out)["format"] == "gputool-profile", "one profile as JSON")
+    doc = json.loads(out) if code == 0 else {}
+    check(doc.get("format") == "gputool-report" and doc["run"]["processes"] == 1
+          and doc["processes"][0]["meta"].get("pid") == "101", "one profile as JSON")
     code, out, err = run(["report", one, "--view", "flat"])
     check(code == 0 and "Flat view" in out and "processes    1 (rank 1, pid 101)" in out, "one profile, flat:\n" + out)
 

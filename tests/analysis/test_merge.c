@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Unit tests of the merged run (analysis/merge.c, run-codec.c) and what is
+ * Unit tests of the merged run (report/merge.c, run-codec.c) and what is
  * derived from it (derive.c, views.c): statistics over processes and
  * threads, unification by path, profiles that repeat a context or a metric
  * name, merging in any order and across a byte encoding, importance

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: MIT
 """Helpers for end-to-end tests: run a program with and without the tool,
-read the profile through `gputool report --format json`, walk its tree."""
+read each profile through `gputool report FILE --format json` (the JSON
+form of docs/REPORT.md, one process), walk its tree."""
 import json
 import os
 import subprocess
@@ -63,6 +64,16 @@ def run(cmd, env=None, timeout=300, unset=()):
     return p.returncode, p.stdout, p.stderr
 
 
+def inclusive(node):
+    """{metric: inclusive sum over processes and threads} of a node of the JSON form."""
+    return {m: c["incl"]["sum"] for m, c in node.get("metrics", {}).items()}
+
+
+def exclusive(node):
+    """{metric: exclusive sum} of a node; metrics measured only below it are left out."""
+    return {m: c["excl"]["sum"] for m, c in node.get("metrics", {}).items() if "excl" in c}
+
+
 class Profile:
     def __init__(self, doc):
         self.doc = doc
@@ -85,13 +96,31 @@ class Profile:
         return [n for n in self.doc["nodes"] if n.get("name") == name]
 
     def excl(self, node, metric):
-        return node.get("exclusive", {}).get(metric, 0)
+        return node.get("metrics", {}).get(metric, {}).get("excl", {}).get("sum", 0)
 
     def incl(self, node, metric):
-        return node.get("inclusive", {}).get(metric, 0)
+        return node.get("metrics", {}).get(metric, {}).get("incl", {}).get("sum", 0)
+
+    def total(self, metric):
+        """metric summed over the whole tree."""
+        return self.incl(self.nodes[0], metric)
+
+    def process(self):
+        procs = self.doc["processes"]
+        check(len(procs) == 1, "expected one process, found %d" % len(procs))
+        return procs[0]
 
     def meta(self, key):
-        return self.doc["meta"].get(key)
+        return self.process()["meta"].get(key)
+
+    def threads(self):
+        return self.process()["threads"]
+
+    def per_thread(self, node, metric):
+        """(threads, min, max, sum) of node's exclusive metric over the threads that measured it."""
+        c = node.get("metrics", {}).get(metric, {})
+        t = c.get("threads", {})
+        return (t.get("threads", 0), t.get("min", 0), t.get("max", 0), c.get("excl", {}).get("sum", 0))
 
 
 def profiles(gputool, outdir):

@@ -8,7 +8,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
 import gtrun  # noqa: E402
-from gtrun import bounded, no_runtime_frames, own_times, Fail, check, main, profiles, run, run_under_tool  # noqa: E402
+from gtrun import bounded, exclusive, no_runtime_frames, own_times, Fail, check, main, profiles, run, run_under_tool  # noqa: E402
 
 BUILD = os.path.abspath(sys.argv[1])
 LIB = os.path.join(BUILD, "libgputool.so")
@@ -81,8 +81,8 @@ def test_split():
     split_times(p, err, 2)
     # Both threads worked in each region.
     for r in (heavy, light):
-        threads = r.get("threads", {}).get("OMP_WORK", {})
-        check(len(threads) == 2, "OMP_WORK on %d threads, expected 2" % len(threads))
+        n = p.per_thread(r, "OMP_WORK")[0]
+        check(n == 2, "OMP_WORK on %d threads, expected 2" % n)
     check(p.meta("omp_target_hint") is None, "target hint for a program without offload")
     report = open([os.path.join(outdir, f) for f in os.listdir(outdir) if f.endswith(".txt")][0]).read()
     check("heavy" in report and "light" in report and "split.c:" in report,
@@ -183,7 +183,7 @@ def test_disable_and_sampling_off():
     outdir, err = run_under_tool(LIB, os.path.join(SAMPLES, "split"), ["1000000"],
                                  env=dict(ENV, GPUTOOL_SAMPLE_HZ="0"))
     p = one_profile(outdir)
-    check(all("CPUTIME" not in n.get("exclusive", {}) for n in p.doc["nodes"]),
+    check(all("CPUTIME" not in exclusive(n) for n in p.doc["nodes"]),
           "CPUTIME recorded with sampling off")
     check(sum(p.excl(r, "OMP_PAR_COUNT") for r in p.find("<omp parallel>")) == 40, "instances")
 
@@ -195,8 +195,8 @@ def test_thread_limit():
                                  env=dict(ENV, OMP_NUM_THREADS="12", GPUTOOL_MAX_THREADS="4"))
     check(err.count("the others are not measured") == 1, "stderr %r" % err)
     p = one_profile(outdir)
-    check(p.meta("threads_unmeasured") == "8" and len(p.doc["threads"]) == 4,
-          "unmeasured %r, threads %d" % (p.meta("threads_unmeasured"), len(p.doc["threads"])))
+    check(p.meta("threads_unmeasured") == "8" and p.threads() == 4,
+          "unmeasured %r, threads %d" % (p.meta("threads_unmeasured"), p.threads()))
     txt = [f for f in os.listdir(outdir) if f.endswith(".txt")]
     with open(os.path.join(outdir, txt[0])) as f:
         check("8 threads beyond GPUTOOL_MAX_THREADS" in f.read(), "the report does not count them")

@@ -14,7 +14,7 @@ import tempfile
 
 sys.path.insert(0, os.path.dirname(__file__))
 import gtrun  # noqa: E402
-from gtrun import no_runtime_frames, Fail, check, main, profiles, run_gputool, run_under_tool  # noqa: E402
+from gtrun import inclusive, no_runtime_frames, Fail, check, main, profiles, run_gputool, run_under_tool  # noqa: E402
 
 BUILD = os.path.abspath(sys.argv[1])
 LIB = os.path.join(BUILD, "libgputool.so")
@@ -81,7 +81,7 @@ def totals(p, nodes):
     """Inclusive sums over the given nodes, by metric."""
     out = {}
     for n in nodes:
-        for k, v in n.get("inclusive", {}).items():
+        for k, v in inclusive(n).items():
             out[k] = out.get(k, 0) + v
     return out
 
@@ -100,7 +100,7 @@ def region_times_consistent(p):
         parent = p.nodes.get(n.get("parent"))
         if not parent or parent.get("name") not in CONSTRUCTS:
             continue
-        ops = sum(n["inclusive"].get(m, 0) for m in OP_TIMES)
+        ops = sum(inclusive(n).get(m, 0) for m in OP_TIMES)
         t = p.excl(n, "OMP_TGT_TIME")
         check(t > 0, "no OMP_TGT_TIME at %s" % "/".join(p.names(n)))
         check(t >= ops, "%s: construct time %d < its operations' %d" % ("/".join(p.names(n)), t, ops))
@@ -162,7 +162,7 @@ def test_transfer():
             "OMP_TGT_H2D_COUNT": 0, "OMP_TGT_D2H_COUNT": 0}, "resident kernel")
     # Whole program, per direction.
     small, large = site_bytes(c_small, n_small), site_bytes(c_large, n_large)
-    expect(p.nodes[0]["inclusive"],
+    expect(inclusive(p.nodes[0]),
            {"OMP_TGT_H2D_BYTES": small["OMP_TGT_H2D_BYTES"] + large["OMP_TGT_H2D_BYTES"] +
             N * D + upd_to * D,
             "OMP_TGT_D2H_BYTES": small["OMP_TGT_D2H_BYTES"] + large["OMP_TGT_D2H_BYTES"] +
@@ -221,19 +221,16 @@ def test_threads():
                            "OMP_TGT_H2D_BYTES": k * slice_ * D, "OMP_TGT_D2H_BYTES": k * slice_ * D,
                            "OMP_TGT_DELETE_COUNT": k}, "threads")
     # Each thread of the team offloaded its own regions, under the same context.
-    who = {}
-    for r in rs:
-        for dev in p.children.get(r["id"], []):
-            for tid, v in dev.get("threads", {}).get("OMP_TGT_COUNT", {}).items():
-                who[tid] = who.get(tid, 0) + v
-    check(len(who) == threads and all(v == reps for v in who.values()),
-          "regions per thread %s, expected %d threads x %d" % (who, threads, reps))
+    stats = [p.per_thread(dev, "OMP_TGT_COUNT") for r in rs for dev in p.children.get(r["id"], [])]
+    stats = [s for s in stats if s[0]]
+    check(stats == [(threads, reps, reps, threads * reps)],
+          "regions per thread (threads, min, max, sum) %s, expected %d threads x %d" % (stats, threads, reps))
 
 
 def test_sampling_off_same_numbers():
     outdir, _ = run_tool(sample("transfer"), env=dict(ENV, GPUTOOL_SAMPLE_HZ="0"))
     p = one_profile(outdir)
-    expect(p.nodes[0]["inclusive"], {"OMP_TGT_COUNT": 13, "OMP_TGT_KERNEL_COUNT": 9}, "no sampling")
+    expect(inclusive(p.nodes[0]), {"OMP_TGT_COUNT": 13, "OMP_TGT_KERNEL_COUNT": 9}, "no sampling")
 
 
 def loaded_libomp(exe):
@@ -267,12 +264,12 @@ def test_gputool_run_libomp():
           "%s/libomp.so -> %s, the program loads %s" % (d, os.path.realpath(os.path.join(d, "libomp.so")),
                                                        loaded_libomp(exe)))
     h2d = (2 * 3 * 256 + 2 * 5 * 1024 + 4096 + 100) * D  # as test_transfer counts it
-    expect(one_profile(outdir).nodes[0]["inclusive"],
+    expect(inclusive(one_profile(outdir).nodes[0]),
            {"OMP_TGT_COUNT": 13, "OMP_TGT_KERNEL_COUNT": 9, "OMP_TGT_H2D_BYTES": h2d}, "gputool run")
     check(HINT not in err, "hint under gputool run: %r" % err)
     user = tempfile.mkdtemp(prefix="gputool-ldpath-")
     outdir, err = run_gputool(GPUTOOL, exe, env=dict(ENV, LD_LIBRARY_PATH=user), unset=())
-    expect(one_profile(outdir).nodes[0]["inclusive"], {"OMP_TGT_COUNT": 13, "OMP_TGT_KERNEL_COUNT": 9},
+    expect(inclusive(one_profile(outdir).nodes[0]), {"OMP_TGT_COUNT": 13, "OMP_TGT_KERNEL_COUNT": 9},
            "gputool run with LD_LIBRARY_PATH set")
     # A program without libomptarget is left as it is.
     outdir, err = run_gputool(GPUTOOL, os.path.join(BUILD, "samples", "omp-host", "split"), ["100000"], env=ENV)
@@ -290,7 +287,7 @@ def test_bare_tool_hint():
     report = open([os.path.join(outdir, f) for f in os.listdir(outdir) if f.endswith(".txt")][0]).read()
     if libomp_so_on_default_path():
         check(HINT not in err and p.meta("omp_target_hint") is None, "hint though libomp.so resolves: %r" % err)
-        expect(p.nodes[0]["inclusive"], {"OMP_TGT_COUNT": 13}, "bare OMP_TOOL_LIBRARIES")
+        expect(inclusive(p.nodes[0]), {"OMP_TGT_COUNT": 13}, "bare OMP_TOOL_LIBRARIES")
         return
     hints = [l for l in err.splitlines() if HINT in l]
     lib = loaded_libomp(exe)
@@ -300,13 +297,13 @@ def test_bare_tool_hint():
     hint = p.meta("omp_target_hint") or ""
     check(hint.startswith("not measured:") and "gputool run -- " in hint, "omp_target_hint %r" % hint)
     check(re.search(r"^  OMP target +not measured: ", report, re.M), "report header lacks the hint")
-    check(not p.find("<omp target>") and "OMP_TGT_COUNT" not in p.nodes[0].get("inclusive", {}),
+    check(not p.find("<omp target>") and "OMP_TGT_COUNT" not in inclusive(p.nodes[0]),
           "target work measured though libomptarget never reported")
     # The fix the hint names works: every count, no hint.
     outdir, err = run_under_tool(LIB, exe, env=dict(ENV, LD_LIBRARY_PATH=os.path.dirname(lib)))
     p = one_profile(outdir)
     check(HINT not in err and p.meta("omp_target_hint") is None, "hint with LD_LIBRARY_PATH set: %r" % err)
-    expect(p.nodes[0]["inclusive"], {"OMP_TGT_COUNT": 13, "OMP_TGT_KERNEL_COUNT": 9}, "with LD_LIBRARY_PATH")
+    expect(inclusive(p.nodes[0]), {"OMP_TGT_COUNT": 13, "OMP_TGT_KERNEL_COUNT": 9}, "with LD_LIBRARY_PATH")
 
 
 main([

@@ -143,7 +143,7 @@ def test_openmp_attaches():
     code, _, err = gputool_run(outdir, [SPLIT, "100000"], env={"OMP_NUM_THREADS": "2"})
     check(code == 0, "split: exit %d: %s" % (code, err))
     p = one_profile(GPUTOOL, outdir)
-    check(p.meta("omp_runtime"), "no OpenMP runtime attached: %s" % p.doc["meta"])
+    check(p.meta("omp_runtime"), "no OpenMP runtime attached: %s" % p.process()["meta"])
     check(p.find("<omp parallel>"), "no <omp parallel> in the profile")
 
 

@@ -14,7 +14,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(__file__))
-from gtrun import check, main  # noqa: E402
+from gtrun import check, exclusive, main  # noqa: E402
 
 BUILD = os.path.abspath(sys.argv[1])
 GPUTOOL = os.path.join(BUILD, "gputool")
@@ -70,7 +70,7 @@ def profile_cpu(outdir):
                        capture_output=True, text=True)
     check(r.returncode == 0, "gputool report: %s" % r.stderr)
     doc = json.loads(r.stdout)
-    return sum(n.get("exclusive", {}).get("CPUTIME", 0) for n in doc["nodes"]
+    return sum(exclusive(n).get("CPUTIME", 0) for n in doc["nodes"]
                if (n.get("name") or "").startswith("work"))
 
 

@@ -98,22 +98,24 @@ def report_json(path):
 
 
 def meta(doc, key):
-    m = doc.get("meta", {})
-    if isinstance(m, dict):
-        return m.get(key)
-    for kv in m:
-        if kv.get("key") == key:
-            return kv.get("value")
-    return None
+    """A meta key of the one process of a JSON report (docs/REPORT.md)."""
+    return doc["processes"][0]["meta"].get(key) if doc.get("processes") else None
+
+
+def excl(n, metric):
+    return n.get("metrics", {}).get(metric, {}).get("excl", {}).get("sum", 0)
 
 
 def cpu_in(doc, prefix):
-    return sum(n.get("exclusive", {}).get("CPUTIME", 0) for n in doc["nodes"]
-               if (n.get("name") or "").startswith(prefix))
+    return sum(excl(n, "CPUTIME") for n in doc["nodes"] if (n.get("name") or "").startswith(prefix))
 
 
 def total(doc, metric):
-    return sum(n.get("exclusive", {}).get(metric, 0) for n in doc["nodes"])
+    return sum(excl(n, metric) for n in doc["nodes"])
+
+
+def threads(doc):
+    return doc["processes"][0]["threads"] if doc.get("processes") else 0
 
 
 def one_profile(d):
@@ -603,7 +605,7 @@ def add_thread_cases():
                                        timeout=300)
         expect(rc == 0 and out == "threads 3000\ndone\n", "exit %s, stdout %r, stderr %r" % (rc, out, err[-300:]))
         doc = one_profile(outdir)
-        n = len(doc.get("threads", []))
+        n = threads(doc)
         expect(n >= 3001 and not meta(doc, "threads_unmeasured"), "%d threads in the profile, unmeasured %s" %
                (n, meta(doc, "threads_unmeasured")))
         return "exit 0; %d threads in the profile, none unmeasured" % n
@@ -612,11 +614,11 @@ def add_thread_cases():
     def limit():
         rc, out, err, outdir = hostile(["threads", "20", "5"])
         expect(rc == 0, "exit %s" % rc)
-        full = len(one_profile(outdir).get("threads", []))
+        full = threads(one_profile(outdir))
         rc, out, err, outdir = hostile(["threads", "20", "5"], extra={"GPUTOOL_MAX_THREADS": "4"})
         expect(rc == 0 and out == "threads 20\ndone\n", "exit %s" % rc)
         doc = one_profile(outdir)
-        n, un = len(doc.get("threads", [])), int(meta(doc, "threads_unmeasured") or 0)
+        n, un = threads(doc), int(meta(doc, "threads_unmeasured") or 0)
         expect(n == 4 and n + un == full, "%d measured + %d unmeasured, %d without the limit" % (n, un, full))
         txt = open(os.path.join(outdir, files(outdir, ".txt")[0])).read()
         expect("unmeasured" in txt, "no unmeasured line in the report")
@@ -632,7 +634,7 @@ def add_thread_cases():
         expect(rc == 0 and out.endswith("threads 20\n"), "exit %s, stdout %r, stderr %r" % (rc, out, err[-300:]))
         timers = int(out.split()[1])
         doc = one_profile(outdir)
-        n = len(doc.get("threads", []))
+        n = threads(doc)
         expect(timers <= 1 and n == 21, "%d timers left after 20 threads ended; %d threads in the profile" %
                (timers, n))
         return "%d timer left (the main thread's); %d threads in the profile" % (timers, n)

@@ -67,7 +67,7 @@ with tempfile.TemporaryDirectory() as tmp:
     so = expect(["report", "--format", "json", a], 0)
     try:
         doc = json.loads(so)
-        if doc.get("format") != "gputool-profile":
+        if doc.get("format") != "gputool-report" or doc["run"]["processes"] != 1:
             raise ValueError("format")
     except ValueError as e:
         failures += 1

@@ -1,21 +1,28 @@
 #!/usr/bin/env python3
-"""Checks the JSON form of the sample profile built by test_profile.
+"""Checks the JSON form (docs/REPORT.md) of one profile: the sample profile
+built by test_profile, written as a file and reported by
+`gputool report FILE --format json`.
 
-Usage: check_json.py TEST_PROFILE_BINARY
+Usage: check_json.py TEST_PROFILE_BINARY GPUTOOL
 
-Runs `TEST_PROFILE_BINARY emit-json`, parses the output with the standard
-json module and checks the schema (field names and order), the sums
-(exclusive = sum over threads, inclusive = exclusive + children's inclusive,
-saturating at 2**64 - 1) and a few known values.
+Parses the output with the standard json module and checks the fields and
+their order, the sums (inclusive = exclusive + the children's inclusive,
+saturating at 2**64 - 1), the per-thread statistics, the process's meta
+keys in the profile's order, exact 64-bit integers, escaping and a few
+known values.
 """
 import json
+import os
 import subprocess
 import sys
+import tempfile
 
 U64_MAX = 2**64 - 1
 MS = 1000000
-NODE_FIELDS = ["id", "parent", "kind", "name", "file", "line", "module",
-               "offset", "exclusive", "inclusive", "threads"]
+TOP = ["format", "version", "source", "metric", "run", "metrics", "processes", "importance",
+       "imbalance", "modules", "nodes"]
+NODE_FIELDS = ["id", "parent", "kind", "name", "file", "line", "module", "offset", "label",
+               "metrics", "importance"]
 
 
 def fail(msg):
@@ -29,76 +36,105 @@ def check(cond, msg):
 
 
 def main():
-    out = subprocess.run([sys.argv[1], "emit-json"], check=True,
+    tmp = tempfile.mkdtemp(prefix="gt-json-")
+    prof = os.path.join(tmp, "app.gtprof")
+    subprocess.run([sys.argv[1], "emit-binary", prof], check=True)
+    out = subprocess.run([sys.argv[2], "report", prof, "--format", "json"], check=True,
                          stdout=subprocess.PIPE).stdout
     text = out.decode("utf-8")  # must be valid UTF-8
-    doc = json.loads(text, object_pairs_hook=lambda kv: kv)
-    check([k for k, _ in doc] == ["format", "version", "meta", "metrics",
-                                  "threads", "modules", "nodes"],
-          "top-level fields: %r" % [k for k, _ in doc])
+    raw = json.loads(text, object_pairs_hook=lambda kv: kv)
+    check([k for k, _ in raw] == TOP, "top-level fields: %r" % [k for k, _ in raw])
     doc = json.loads(text)
-    check(doc["format"] == "gputool-profile" and doc["version"] == 1, "format/version")
-    meta = doc["meta"]
-    check(meta["exe"] == "/usr/bin/app" and meta["wall_ns"] == "2000000000", "meta")
-    check(list(meta)[0] == "exe", "meta keeps its order")
+    check(doc["format"] == "gputool-report" and doc["version"] == 1, "format/version")
+    check(doc["source"] == prof and doc["run"]["processes"] == 1 and doc["run"]["threads"] == 3,
+          "source and run: %r %r" % (doc["source"], doc["run"]))
+
+    proc = doc["processes"][0]
+    check(proc["pid"] == 4242 and proc["rank"] == 0 and proc["host"] == "node1"
+          and proc["exe"] == "/usr/bin/app" and proc["threads"] == 3
+          and proc["wall_ns"] == 2000000000, "process: %r" % proc)
+    meta = proc["meta"]
+    check(list(meta)[:3] == ["exe", "cmdline", "pid"], "meta keeps the profile's order: %r" % list(meta))
+    check(meta["wall_ns"] == "2000000000" and meta["dropped_samples"] == "3", "meta values")
+
     metrics = doc["metrics"]
-    check(all(list(m) == ["name", "unit", "description", "class"] for m in metrics), "metric fields")
-    check(metrics[0]["name"] == "CPUTIME" and metrics[0]["unit"] == "ns", "first metric")
-    # Classes come from the profile: the ones this version gives the names.
+    check(all(list(m) == ["name", "unit", "description", "class", "total"] for m in metrics),
+          "metric fields")
     classes = {m["name"]: m["class"] for m in metrics}
     check(classes["CPUTIME"] == "cpu", "CPUTIME's class %r" % classes["CPUTIME"])
     for name, cls in (("GKER", "device"), ("GSYNC", "gpu_host"), ("GMEM", "gpu_host"),
                       ("OMP_WAIT", "host"), ("CPU_IDLE", "blame"), ("GXCOPY_H2D_BYTES", "bytes")):
         check(classes.get(name, cls) == cls, "%s's class %r" % (name, classes.get(name)))
-    check(doc["threads"][1] == {"id": 1, "tid": 101, "kind": "worker"}, "threads")
-    check(doc["modules"] == ["/usr/bin/app", "/usr/lib/libomp.so"], "modules")
+    check(sorted(doc["modules"]) == ["/usr/bin/app", "/usr/lib/libomp.so"], "modules")
 
     nodes = doc["nodes"]
-    raw_nodes = dict(json.loads(text, object_pairs_hook=lambda kv: kv))["nodes"]
-    for raw in raw_nodes:
-        check([k for k, _ in raw] == NODE_FIELDS, "node fields: %r" % [k for k, _ in raw])
-    thread_ids = {str(t["id"]) for t in doc["threads"]}
+    for r in dict(raw)["nodes"]:
+        check([k for k, _ in r] == NODE_FIELDS, "node fields: %r" % [k for k, _ in r])
+    byid = {}
     for i, n in enumerate(nodes):
-        check(n["id"] == i, "node ids are indices")
+        check(n["id"] == i, "node ids are positions")
         check((n["parent"] is None) == (i == 0), "only the root has no parent")
         check(n["parent"] is None or n["parent"] < i, "parents come first")
         check(n["kind"] in ("root", "frame", "placeholder", "name"), "kind")
-        for m, per_thread in n["threads"].items():
-            check(set(per_thread) <= thread_ids, "thread keys are thread ids")
-            check(n["exclusive"].get(m) == min(sum(per_thread.values()), U64_MAX),
-                  "node %d %s: exclusive is the sum over threads" % (i, m))
-        check(set(n["exclusive"]) == set(n["threads"]), "same metrics in exclusive and threads")
-        check(all(v != 0 for v in n["exclusive"].values()), "no zero exclusive")
-        check(all(v != 0 for v in n["inclusive"].values()), "no zero inclusive")
+        byid[i] = n
+        for m, c in n["metrics"].items():
+            check(c["incl"]["sum"] != 0, "no zero inclusive")
+            if "excl" in c:
+                check(c["excl"]["sum"] != 0, "no zero exclusive")
+                t = c["threads"]
+                check(1 <= t["threads"] <= 3 and t["min"] <= t["max"] <= c["excl"]["sum"],
+                      "node %d %s: thread statistics %r" % (i, m, t))
+
+    def excl(n, m):
+        return n["metrics"].get(m, {}).get("excl", {}).get("sum", 0)
+
+    def incl(n, m):
+        return n["metrics"].get(m, {}).get("incl", {}).get("sum", 0)
 
     # inclusive = exclusive + inclusive of the children
-    expect = [dict(n["exclusive"]) for n in nodes]
+    expect = [{m: excl(n, m) for m in n["metrics"] if excl(n, m)} for n in nodes]
     for i in range(len(nodes) - 1, 0, -1):
         p = nodes[i]["parent"]
         for m, v in expect[i].items():
             expect[p][m] = min(expect[p].get(m, 0) + v, U64_MAX)
     for i, n in enumerate(nodes):
-        check(n["inclusive"] == expect[i], "node %d inclusive %r != %r" % (i, n["inclusive"], expect[i]))
+        got = {m: incl(n, m) for m in n["metrics"]}
+        check(got == expect[i], "node %d inclusive %r != %r" % (i, got, expect[i]))
 
-    # Known values of the sample.
-    check(nodes[0]["kind"] == "root" and nodes[0]["name"] is None, "root")
-    compute = nodes[4]
-    check(compute["name"] == "compute" and compute["file"] == "/src/app.c"
-          and compute["line"] == 12 and compute["module"] == 0
-          and compute["offset"] == 0x1200, "compute node")
-    check(compute["threads"]["CPUTIME"] == {"0": 600 * MS, "1": 400 * MS, "2": 300 * MS},
-          "per-thread values, with the repeated cell summed")
-    check(compute["exclusive"]["CPUTIME"] == 1300 * MS, "compute exclusive")
-    check(nodes[3]["inclusive"]["CPUTIME"] == 1400 * MS, "region inclusive")
-    check(nodes[0]["inclusive"]["CPUTIME"] == 1540 * MS, "root inclusive")
-    check(nodes[3]["kind"] == "placeholder" and nodes[3]["name"] == "<omp parallel>", "placeholder")
-    check(nodes[11]["name"] is None and nodes[11]["module"] == 1, "frame without a name")
-    weird = nodes[12]
-    check(weird["kind"] == "name", "name node")
-    check(weird["name"] == 'kernel<"weird">\\\n\x01\ufffd\u00e9',
-          "escaping: %r" % weird["name"])
-    check(weird["exclusive"]["OMP_EXPLICIT_TASKS"] == U64_MAX, "uint64 printed exactly")
-    check(nodes[0]["inclusive"]["OMP_EXPLICIT_TASKS"] == U64_MAX, "saturated sum")
+    def path(n):
+        out = []
+        while n["parent"] is not None:
+            out.append(n["name"])
+            n = byid[n["parent"]]
+        return list(reversed(out))
+
+    def find(p):
+        hits = [n for n in nodes if path(n) == p]
+        check(len(hits) == 1, "one node at %r, found %d" % (p, len(hits)))
+        return hits[0]
+
+    root = nodes[0]
+    check(root["kind"] == "root" and root["name"] is None, "root")
+    region = find(["main", "run_a", "<omp parallel>"])
+    compute = find(["main", "run_a", "<omp parallel>", "compute"])
+    check(compute["file"] == "/src/app.c" and compute["line"] == 12
+          and doc["modules"][compute["module"]] == "/usr/bin/app"
+          and compute["offset"] == 0x1200, "compute node: %r" % compute)
+    t = compute["metrics"]["CPUTIME"]["threads"]
+    check((t["threads"], t["min"], t["max"]) == (3, 300 * MS, 600 * MS),
+          "per-thread statistics, with the repeated cell summed: %r" % t)
+    check(excl(compute, "CPUTIME") == 1300 * MS, "compute exclusive")
+    check(incl(region, "CPUTIME") == 1400 * MS, "region inclusive")
+    check(incl(root, "CPUTIME") == 1540 * MS, "root inclusive")
+    check(region["kind"] == "placeholder", "placeholder")
+    anon = [n for n in nodes if n["kind"] == "frame" and n["name"] is None]
+    check(len(anon) == 1 and doc["modules"][anon[0]["module"]] == "/usr/lib/libomp.so",
+          "frame without a name")
+    weird = [n for n in nodes if n["kind"] == "name"]
+    check(len(weird) == 1 and weird[0]["name"] == 'kernel<"weird">\\\n\x01\ufffd\u00e9',
+          "escaping: %r" % [n["name"] for n in weird])
+    check(excl(weird[0], "OMP_EXPLICIT_TASKS") == U64_MAX, "uint64 printed exactly")
+    check(incl(root, "OMP_EXPLICIT_TASKS") == U64_MAX, "saturated sum")
     print("check_json: %d nodes ok" % len(nodes))
 
 

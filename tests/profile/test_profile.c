@@ -1,11 +1,11 @@
 /*
- * Unit tests of core/profile.h (the model, the binary file, the JSON form)
- * and core/report.h (the text report).
+ * Unit tests of core/profile.h (the model, the binary file) and of the text
+ * report of one profile (report/report.h).
  *
  * `test_profile` runs every test, each in a child process; `test_profile
- * NAME` runs one in place (for a debugger). Two helpers serve the scripts
- * next to this file: `test_profile emit-json` prints the sample profile as
- * JSON, `test_profile emit-binary FILE` writes it as a profile file.
+ * NAME` runs one in place (for a debugger). `test_profile emit-binary FILE`
+ * writes the sample profile as a profile file, for the scripts next to
+ * this file.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -321,7 +321,6 @@ static int exercise(const struct gt_profile *p)
 	int err;
 
 	CHECK(null);
-	CHECK(gt_profile__write_json(p, null) == 0);
 	CHECK(gt_report__write_text(p, null, 5) == 0);
 	fclose(null);
 	CHECK(to_memory(p, &data, &len) == 0);
@@ -483,7 +482,6 @@ static int test_write_rejects_broken(void)
 	CHECK(len == 0);
 	free(data);
 	data = NULL;
-	CHECK(gt_profile__write_json(&p, stdout) == -EINVAL);
 	CHECK(gt_report__write_text(&p, stdout, 5) == -EINVAL);
 	gt_profile__fini(&p);
 	return 0;
@@ -952,17 +950,6 @@ static int test_report_sparse(void)
 	return 0;
 }
 
-static int emit_json(void)
-{
-	struct gt_profile p;
-	int err;
-
-	CHECK(build_sample(&p) == 0);
-	err = gt_profile__write_json(&p, stdout);
-	gt_profile__fini(&p);
-	return err != 0;
-}
-
 static int emit_binary(const char *file)
 {
 	struct gt_profile p;
@@ -1055,8 +1042,6 @@ int main(int argc, char **argv)
 	int failed = 0;
 
 	if (argc > 1) {
-		if (!strcmp(argv[1], "emit-json"))
-			return emit_json();
 		if (!strcmp(argv[1], "emit-binary") && argc > 2)
 			return emit_binary(argv[2]);
 		for (size_t i = 0; i < count; i++)
