@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include "core/arena.h"
 
+#include <pthread.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -23,14 +24,94 @@ struct chunk {
 
 _Static_assert(sizeof(struct chunk) <= ALIGN, "chunk header fits its alignment");
 
+/*
+ * Chunks a thread no longer needs (its spare at its end, the chunks of a
+ * tree that is dropped) wait here for the next thread, by size, instead of
+ * going back to the kernel: a program that starts and ends many threads
+ * then maps, faults in and unmaps nothing per thread (an unmap also stops
+ * every CPU of the process to flush its TLB). Normal context only: a
+ * signal handler allocates from its thread's spare, never from here.
+ */
+#define POOL_CLASSES 4 /* CHUNK_MIN << 0 .. CHUNK_MAX */
+#define POOL_MAX 16    /* chunks kept per size */
+
+static struct {
+	pthread_mutex_t lock;
+	struct chunk *free[POOL_CLASSES];
+	unsigned n[POOL_CLASSES];
+} pool = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+/* A child of fork() finds the lock free, whichever thread held it. */
+static void pool__prepare(void)
+{
+	pthread_mutex_lock(&pool.lock);
+}
+
+static void pool__release(void)
+{
+	pthread_mutex_unlock(&pool.lock);
+}
+
+static void pool__atfork(void)
+{
+	pthread_atfork(pool__prepare, pool__release, pool__release);
+}
+
+static pthread_once_t pool_once = PTHREAD_ONCE_INIT;
+
+static int pool__class(size_t size)
+{
+	for (int k = 0; k < POOL_CLASSES; k++)
+		if (size == (size_t)CHUNK_MIN << k)
+			return k;
+	return -1;
+}
+
 static struct chunk *chunk__map(size_t size)
 {
-	struct chunk *c = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	int k = pool__class(size);
+	struct chunk *c = NULL;
 
+	if (k >= 0) {
+		pthread_once(&pool_once, pool__atfork);
+		pthread_mutex_lock(&pool.lock);
+		c = pool.free[k];
+		if (c) {
+			pool.free[k] = c->next;
+			pool.n[k]--;
+		}
+		pthread_mutex_unlock(&pool.lock);
+		if (c) {
+			/* As fresh as a new mapping: users rely on zeroed memory. */
+			memset(c, 0, size);
+			c->size = size;
+			return c;
+		}
+	}
+	c = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (c == MAP_FAILED)
 		return NULL;
 	c->size = size;
 	return c;
+}
+
+static void chunk__unmap(struct chunk *c)
+{
+	int k = pool__class(c->size);
+
+	if (k >= 0) {
+		pthread_once(&pool_once, pool__atfork);
+		pthread_mutex_lock(&pool.lock);
+		if (pool.n[k] < POOL_MAX) {
+			c->next = pool.free[k];
+			pool.free[k] = c;
+			pool.n[k]++;
+			c = NULL;
+		}
+		pthread_mutex_unlock(&pool.lock);
+	}
+	if (c)
+		munmap(c, c->size);
 }
 
 void gt_arena__init(struct gt_arena *a)
@@ -104,7 +185,7 @@ void gt_arena__trim(struct gt_arena *a)
 	uintptr_t keep, end;
 
 	if (a->spare) {
-		munmap(a->spare, ((struct chunk *)a->spare)->size);
+		chunk__unmap(a->spare);
 		a->spare = NULL;
 	}
 	if (!c)
@@ -126,10 +207,10 @@ void gt_arena__fini(struct gt_arena *a)
 	while (c) {
 		struct chunk *next = c->next;
 
-		munmap(c, c->size);
+		chunk__unmap(c);
 		c = next;
 	}
 	if (a->spare)
-		munmap(a->spare, ((struct chunk *)a->spare)->size);
+		chunk__unmap(a->spare);
 	memset(a, 0, sizeof(*a));
 }

@@ -212,6 +212,11 @@ int gt_unwind__ips(void *uc, struct gt_frame *f, int max)
 
 	if (max > MAX_FRAMES)
 		max = MAX_FRAMES;
+	/* In normal context GCC's unwinder needs no lock and no system call
+	 * (see unwind__frames); a runtime may be holding its own lock around
+	 * the callback that asked. */
+	if (!uc && gcc_backtrace)
+		return unwind__frames(f, max, 0);
 	n = unw_backtrace(ips, max);
 	if (uc) {
 		/* Drop the handler's frames and the signal trampoline: start at

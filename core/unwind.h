@@ -61,18 +61,21 @@ struct gt_cct_node *gt_unwind__context(struct gt_thread *t, uintptr_t ra, uintpt
 
 /* The context of unwound frames (a CPU sample): signal_ctx allocates only
  * from preallocated memory and may return NULL. Frames without stack
- * pointers (sp == 0, from gt_unwind__ips) end a stitched context at the
+ * pointers (sp == 0, from gt_unwind__ips in a signal) end a stitched context at the
  * first runtime frame above the user's instead of at the boundary. */
 struct gt_cct_node *gt_unwind__frames_context(struct gt_thread *t, const struct gt_frame *f,
 					      int n, int exact_leaf, const struct gt_stitch *st,
 					      int signal_ctx);
 
 /*
- * Instruction addresses only, through libunwind's cached fast path
- * (unw_backtrace: ~10 ns a frame against ~1 µs for a validated step).
- * uc: a signal's ucontext, whose interrupted frame becomes f[0] with an
- * exact pc; or NULL, from the caller. Fills f[].ip with sp = 0; returns the
- * number of frames. Async-signal-safe once gt_unwind__thread_init ran.
+ * The frames of the calling thread. uc: a signal's ucontext, whose
+ * interrupted frame becomes f[0] with an exact pc: instruction addresses
+ * only (sp = 0), through libunwind's cached fast path (unw_backtrace: ~10 ns
+ * a frame against ~1 µs for a validated step); async-signal-safe once
+ * gt_unwind__thread_init ran. NULL: normal context, from the caller, with
+ * stack pointers, through GCC's unwinder (no lock, no system call: the
+ * caller may be a runtime's callback made under the runtime's own lock).
+ * Returns the number of frames.
  */
 int gt_unwind__ips(void *uc, struct gt_frame *f, int max);
 /* The context of the calling thread's current call path, from
