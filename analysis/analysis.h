@@ -5,6 +5,13 @@
 /* The gputool command's subcommands: run (launch.c) and report (report.c). */
 #include "report/report.h"
 
+/* The exit status of a command line gputool cannot take. */
+#define GT_EXIT_USAGE 2
+
+/* Says why on stderr, and which help to read (topic: "run", "report", or
+ * NULL for the command's); returns GT_EXIT_USAGE. */
+__attribute__((format(printf, 2, 3))) int gt_usage_error(const char *topic, const char *fmt, ...);
+
 int gt_launch__main(int argc, char **argv);
 int gt_report__main(int argc, char **argv, struct gt_team *team);
 /* Memory settings for reading many profiles in a row; call first. */

@@ -25,7 +25,6 @@
 #define GT_VERSION "unknown"
 #endif
 
-#define EXIT_USAGE 2
 
 struct command {
 	const char *name;
@@ -85,18 +84,6 @@ static void usage(FILE *f)
 	fprintf(f, "\n%s\n%s", run_help, report_help);
 }
 
-__attribute__((format(printf, 1, 2))) static int usage_error(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("gputool: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputs("\n(`gputool help` shows the usage)\n", stderr);
-	return EXIT_USAGE;
-}
-
 static int cmd_run(int argc, char **argv)
 {
 	return gt_launch__main(argc, argv);
@@ -137,7 +124,7 @@ static int cmd_report(int argc, char **argv)
 static int cmd_help(int argc, char **argv)
 {
 	if (argc > 2)
-		return usage_error("help takes at most one topic");
+		return gt_usage_error(NULL, "help takes at most one topic");
 	if (argc == 2 && !strcmp(argv[1], "env")) {
 		fputs("gputool reads these environment variables when libgputool.so is loaded:\n", stdout);
 		gt_config__describe(stdout);
@@ -148,7 +135,7 @@ static int cmd_help(int argc, char **argv)
 		return 0;
 	}
 	if (argc == 2 && strcmp(argv[1], "report"))
-		return usage_error("no help on '%s' (topics: run, report, env)", argv[1]);
+		return gt_usage_error(NULL, "no help on '%s' (topics: run, report, env)", argv[1]);
 	usage(stdout);
 	return 0;
 }
@@ -157,7 +144,7 @@ int main(int argc, char **argv)
 {
 	if (argc < 2) {
 		usage(stderr);
-		return EXIT_USAGE;
+		return GT_EXIT_USAGE;
 	}
 	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "version")) {
 		printf("gputool %s (profile format %u)\n", GT_VERSION, GT_PROFILE_VERSION);
@@ -176,5 +163,5 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < N_COMMANDS; i++)
 		if (!strcmp(argv[1], commands[i].name))
 			return commands[i].run(argc - 1, argv + 1);
-	return usage_error("unknown command '%s'", argv[1]);
+	return gt_usage_error(NULL, "unknown command '%s'", argv[1]);
 }

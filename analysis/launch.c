@@ -52,7 +52,6 @@
 #include "analysis/analysis.h"
 #include "core/output.h"
 
-#define EXIT_USAGE 2
 #define EXIT_OWN_FAILURE 125 /* like env(1): gputool itself failed */
 #define EXIT_CANNOT_EXEC 126
 #define EXIT_NOT_FOUND 127
@@ -107,16 +106,6 @@ __attribute__((format(printf, 1, 2))) static int fail(const char *fmt, ...)
 	vsay(fmt, ap);
 	va_end(ap);
 	return EXIT_OWN_FAILURE;
-}
-
-__attribute__((format(printf, 1, 2))) static int usage_error(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsay(fmt, ap);
-	va_end(ap);
-	return EXIT_USAGE;
 }
 
 /* The directory of this executable, resolved. */
@@ -597,7 +586,7 @@ int gt_launch__main(int argc, char **argv)
 			break;
 		if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
 			if (++i >= argc)
-				return usage_error("%s needs a directory", a);
+				return gt_usage_error("run", "%s needs a directory", a);
 			out = argv[i];
 		} else if (!strncmp(a, "--output=", 9)) {
 			out = a + 9;
@@ -610,18 +599,18 @@ int gt_launch__main(int argc, char **argv)
 			hz = a[11] == '=' ? a + 12 : (++i < argc ? argv[i] : NULL);
 			errno = 0;
 			if (!hz || (n = strtoul(hz, &end, 10), *hz < '0' || *hz > '9' || *end || errno || n > 10000))
-				return usage_error("--sample-hz takes a whole number from 0 to 10000");
+				return gt_usage_error("run", "--sample-hz takes a whole number from 0 to 10000");
 		} else if (!strcmp(a, "--backends") || !strncmp(a, "--backends=", 11)) {
 			const char *v = a[10] == '=' ? a + 11 : (++i < argc ? argv[i] : NULL);
 
 			if (!v || parse_backends(v, &which))
-				return usage_error("--backends takes a list of omp, acc, cuda and opencl, e.g. omp,cuda");
+				return gt_usage_error("run", "--backends takes a list of omp, acc, cuda and opencl, e.g. omp,cuda");
 		} else {
-			return usage_error("unknown option '%s' for run (`gputool help run` shows the usage)", a);
+			return gt_usage_error("run", "unknown option '%s' for run", a);
 		}
 	}
 	if (i >= argc)
-		return usage_error("run needs a program: gputool run [OPTIONS] -- PROGRAM [ARGS...]");
+		return gt_usage_error("run", "run needs a program: gputool run [OPTIONS] -- PROGRAM [ARGS...]");
 	if (find_library(lib, sizeof(lib)))
 		return fail("cannot find %s next to the gputool command or in its lib directory", LIB_NAME);
 

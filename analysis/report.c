@@ -20,7 +20,6 @@
 #include "analysis/analysis.h"
 #include "report/sections.h"
 
-#define EXIT_USAGE 2
 #define MAX_TOP 1000000u
 
 enum format { FORMAT_TEXT, FORMAT_JSON, FORMAT_FOLDED, FORMAT_CHROME, FORMAT_HTML };
@@ -40,18 +39,6 @@ struct report_opts {
 	enum gt_view view;
 	unsigned top;
 };
-
-__attribute__((format(printf, 1, 2))) static int usage_error(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("gputool: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputs("\n(`gputool help report` shows the usage)\n", stderr);
-	return EXIT_USAGE;
-}
 
 /* The value of option name at argv[*i] ("--name V" or "--name=V"); NULL
  * and *bad set when the value is missing. */
@@ -101,29 +88,29 @@ static int parse(int argc, char **argv, struct report_opts *o)
 		}
 		if (only_paths || a[0] != '-' || !a[1]) {
 			if (o->path)
-				return usage_error("report takes one PATH (got '%s' and '%s')", o->path, a);
+				return gt_usage_error("report", "report takes one PATH (got '%s' and '%s')", o->path, a);
 			o->path = a;
 			continue;
 		}
 		if ((v = option_value(argc, argv, &i, "--format", &matched, &bad)) || matched) {
 			if (bad)
-				return usage_error("--format needs a value: text, json, folded, chrome or html");
+				return gt_usage_error("report", "--format needs a value: text, json, folded, chrome or html");
 			if ((k = pick(v, format_names, 5)) < 0)
-				return usage_error("unknown format '%s' (text, json, folded, chrome or html)", v);
+				return gt_usage_error("report", "unknown format '%s' (text, json, folded, chrome or html)", v);
 			o->format = (enum format)k;
 			continue;
 		}
 		if ((v = option_value(argc, argv, &i, "--view", &matched, &bad)) || matched) {
 			if (bad)
-				return usage_error("--view needs a value: top-down, bottom-up or flat");
+				return gt_usage_error("report", "--view needs a value: top-down, bottom-up or flat");
 			if ((k = pick(v, view_names, 3)) < 0)
-				return usage_error("unknown view '%s' (top-down, bottom-up or flat)", v);
+				return gt_usage_error("report", "unknown view '%s' (top-down, bottom-up or flat)", v);
 			o->view = (enum gt_view)k;
 			continue;
 		}
 		if ((v = option_value(argc, argv, &i, "--metric", &matched, &bad)) || matched) {
 			if (bad || !*v)
-				return usage_error("--metric needs a metric name, e.g. CPUTIME, GKER or GPUOP");
+				return gt_usage_error("report", "--metric needs a metric name, e.g. CPUTIME, GKER or GPUOP");
 			o->metric = v;
 			continue;
 		}
@@ -132,11 +119,11 @@ static int parse(int argc, char **argv, struct report_opts *o)
 			unsigned long n;
 
 			if (bad)
-				return usage_error("--top needs a number");
+				return gt_usage_error("report", "--top needs a number");
 			errno = 0;
 			n = strtoul(v, &end, 10);
 			if (*v < '0' || *v > '9' || *end || errno || n < 1 || n > MAX_TOP)
-				return usage_error("--top takes a whole number from 1 to %u, not '%s'", MAX_TOP, v);
+				return gt_usage_error("report", "--top takes a whole number from 1 to %u, not '%s'", MAX_TOP, v);
 			o->top = (unsigned)n;
 			continue;
 		}
@@ -150,16 +137,16 @@ static int parse(int argc, char **argv, struct report_opts *o)
 		}
 		if ((v = option_value(argc, argv, &i, "--output", &matched, &bad)) || matched) {
 			if (bad)
-				return usage_error("--output needs a file name");
+				return gt_usage_error("report", "--output needs a file name");
 			o->output = v;
 			continue;
 		}
 		if (!strcmp(a, "-o"))
-			return usage_error("-o needs a file name");
-		return usage_error("unknown option '%s' for report", a);
+			return gt_usage_error("report", "-o needs a file name");
+		return gt_usage_error("report", "unknown option '%s' for report", a);
 	}
 	if (!o->path)
-		return usage_error("report needs a PATH: a measurement directory or a .gtprof file");
+		return gt_usage_error("report", "report needs a PATH: a measurement directory or a .gtprof file");
 	return 0;
 }
 
@@ -186,7 +173,7 @@ static int write_run(const struct report_opts *o, const struct gt_run *r, FILE *
 	err = gt_analysis__init(&a, r, o->metric, why, sizeof(why));
 	if (err) {
 		fprintf(stderr, "gputool: %s\n", why);
-		return err == -ENOENT ? EXIT_USAGE : 1;
+		return err == -ENOENT ? GT_EXIT_USAGE : 1;
 	}
 	switch (o->format) {
 	case FORMAT_JSON: err = gt_json__write(out, &a, &oo, 0); break;

@@ -31,36 +31,34 @@ static uint64_t *excl_of(const struct gt_profile *p, const char *name)
 	return v;
 }
 
-/* Adds the exclusive totals of the named metrics into sum[]. */
-static int add_metrics(const struct gt_profile *p, const char *const *names, uint64_t *sum)
+/* Adds the exclusive totals of the named metric into sum[]. */
+static int add_metric(const struct gt_profile *p, const char *name, uint64_t *sum)
 {
-	for (; *names; names++) {
-		uint64_t *v = excl_of(p, *names);
+	uint64_t *v = excl_of(p, name);
 
-		if (!v)
-			return -ENOMEM;
-		for (uint32_t i = 0; i < p->n_nodes; i++)
-			sum[i] += v[i];
-		free(v);
-	}
+	if (!v)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < p->n_nodes; i++)
+		sum[i] += v[i];
+	free(v);
 	return 0;
 }
 
-/* Adds the exclusive values of every metric of class cls to sum[]. */
+/* The same for each of names (NULL-terminated). */
+static int add_metrics(const struct gt_profile *p, const char *const *names, uint64_t *sum)
+{
+	for (; *names; names++)
+		if (add_metric(p, *names, sum))
+			return -ENOMEM;
+	return 0;
+}
+
+/* The same for every metric of class cls. */
 static int add_class(const struct gt_profile *p, enum gt_metric_class cls, uint64_t *sum)
 {
-	for (uint32_t m = 0; m < p->n_metrics; m++) {
-		uint64_t *v;
-
-		if (p->metrics[m].cls != cls)
-			continue;
-		v = excl_of(p, gt_profile__str(p, p->metrics[m].name));
-		if (!v)
+	for (uint32_t m = 0; m < p->n_metrics; m++)
+		if (p->metrics[m].cls == cls && add_metric(p, gt_profile__str(p, p->metrics[m].name), sum))
 			return -ENOMEM;
-		for (uint32_t i = 0; i < p->n_nodes; i++)
-			sum[i] += v[i];
-		free(v);
-	}
 	return 0;
 }
 
