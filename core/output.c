@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "core/cct.h"
+#include "core/clock.h"
 #include "core/log.h"
 #include "core/metrics.h"
 #include "core/modmap.h"
@@ -248,6 +249,8 @@ struct merge_key {
 	uint64_t offset;
 };
 
+#define MOD_TIMES 16 /* modules whose symbolization time is told apart */
+
 struct merge {
 	struct gt_profile *p;
 	struct gt_symbolizer *sym;
@@ -264,6 +267,12 @@ struct merge {
 	uint64_t pc_cap, pc_used;
 	struct merge_key *chain;
 	uint32_t n_chain, cap_chain;
+	/* Where symbolization spends its time, by module (GPUTOOL_VERBOSE=3). */
+	struct mod_time {
+		const char *module;
+		uint64_t ns, pcs;
+	} times[MOD_TIMES];
+	uint32_t n_times;
 };
 
 /* Frames one pc stands for at most: the real one and the calls inlined
@@ -401,6 +410,28 @@ static void merge__key_of(struct merge *m, const struct gt_symbol *sym, struct m
 		gt_profile__set_linkage(m->p, k->name, gt_profile__string(m->p, sym->linkage));
 }
 
+/* Counts ns of symbolization against module (the last slot takes the rest). */
+static void merge__time(struct merge *m, const char *module, uint64_t ns)
+{
+	uint32_t k = 0;
+
+	while (k < m->n_times && m->times[k].module != module && k + 1 < MOD_TIMES)
+		k++;
+	if (k == m->n_times) {
+		m->times[k].module = module;
+		m->n_times++;
+	}
+	m->times[k].ns += ns;
+	m->times[k].pcs++;
+}
+
+static int by_time(const void *a, const void *b)
+{
+	const struct mod_time *x = a, *y = b;
+
+	return x->ns < y->ns ? 1 : x->ns > y->ns ? -1 : 0;
+}
+
 /*
  * The keys of the frames a pc stands for, outermost first (the real frame,
  * then the calls inlined into it), in m->chain from index *first; returns
@@ -409,7 +440,7 @@ static void merge__key_of(struct merge *m, const struct gt_symbol *sym, struct m
 static uint32_t merge__frame_keys(struct merge *m, uintptr_t pc, uint32_t *first, int *runtime)
 {
 	struct gt_symbol sym[MAX_INLINE];
-	uint64_t h = 0;
+	uint64_t h = 0, t0;
 	int cacheable = 0, n;
 
 	if ((m->pc_used + 1) * 2 > m->pc_cap && pc_cache__grow(m))
@@ -424,7 +455,9 @@ static uint32_t merge__frame_keys(struct merge *m, uintptr_t pc, uint32_t *first
 		}
 	}
 out_lookup:
+	t0 = gt_clock__now();
 	n = gt_symbolizer__chain(m->sym, pc, sym, MAX_INLINE);
+	merge__time(m, n > 0 ? sym[0].module : NULL, gt_clock__now() - t0);
 	if (m->n_chain + (uint32_t)n > m->cap_chain) {
 		uint32_t cap = m->cap_chain ? m->cap_chain * 2 : 1024;
 		struct merge_key *grown;
@@ -588,12 +621,15 @@ int gt_output__build(struct gt_profile *p)
 				     .file = GT_NONE,
 				     .module = GT_NONE };
 	uint32_t n = gt_thread__count();
+	uint64_t t0, t1, t2;
 
 	for (int i = 0; i < GT_M__COUNT; i++)
 		gt_profile__metric(p, gt_metric_descs[i].name, gt_metric_descs[i].unit,
 				   gt_metric_descs[i].desc);
 	gt_profile__node(p, &root);
+	t0 = gt_clock__now();
 	m.sym = gt_symbolizer__new();
+	t1 = gt_clock__now();
 	for (uint32_t i = 0; i < n; i++) {
 		struct gt_thread *t = gt_thread__at(i);
 
@@ -604,7 +640,15 @@ int gt_output__build(struct gt_profile *p)
 		gt_cct__walk(t->cct.root, mark__visit, NULL);
 		gt_cct__walk(t->cct.root, merge__visit, &m);
 	}
+	t2 = gt_clock__now();
+	/* (The module names belong to the symbolizer.) */
+	qsort(m.times, m.n_times, sizeof(*m.times), by_time);
+	for (uint32_t k = 0; k < m.n_times && k < 5; k++)
+		gt_debug("symbols", "%.1f ms for %llu addresses in %s", (double)m.times[k].ns / 1e6,
+			 (unsigned long long)m.times[k].pcs, m.times[k].module ? m.times[k].module : "(unknown)");
 	gt_symbolizer__delete(m.sym);
+	gt_debug("symbols", "modules read in %.1f ms, tree merged in %.1f ms, closed in %.1f ms",
+		 (double)(t1 - t0) / 1e6, (double)(t2 - t1) / 1e6, (double)(gt_clock__now() - t2) / 1e6);
 	free(m.keys);
 	free(m.ids);
 	free(m.pcs);

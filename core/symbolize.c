@@ -2,6 +2,7 @@
 #include "core/symbolize.h"
 
 #include <dlfcn.h>
+#include <errno.h>
 #include <dwarf.h>
 #include <stdatomic.h>
 #include <elfutils/libdw.h>
@@ -38,15 +39,30 @@ struct mod_index {
 	Dwarf_Addr bias;
 	struct cu_range *r;
 	size_t n;
-	struct call_site *cs; /* by pc */
-	size_t n_cs;
-	int cs_built;
+	struct call_site *cs; /* by pc, of the units in cs_units */
+	size_t n_cs, cap_cs;
+	Dwarf_Off *cs_units; /* units whose call sites are in cs */
+	size_t n_cs_units;
 	struct fn_sym {
 		const char *name;
 		Dwarf_Addr lo; /* module-relative entry */
 	} *fns;		   /* the module's functions, by name */
 	size_t n_fns;
 	int fns_built;
+	struct unit_fns *units; /* the units whose functions are indexed */
+	size_t n_units;
+};
+
+/* The out-of-line functions of one unit, by address: where an address's
+ * inlined calls are looked for (a walk of one function's scopes instead of
+ * the whole unit's tree, which in C++ holds every declaration it included). */
+struct unit_fns {
+	Dwarf_Off cu; /* the unit's offset */
+	struct fn_range {
+		Dwarf_Addr lo, hi;
+		Dwarf_Die die;
+	} *r;
+	size_t n, cap;
 };
 
 /* Strings made here (demangled names), freed with the symbolizer. */
@@ -149,7 +165,11 @@ void gt_symbolizer__delete(struct gt_symbolizer *s)
 	for (size_t i = 0; i < s->n_mods; i++) {
 		free(s->mods[i].r);
 		free(s->mods[i].cs);
+		free(s->mods[i].cs_units);
 		free(s->mods[i].fns);
+		for (size_t u = 0; u < s->mods[i].n_units; u++)
+			free(s->mods[i].units[u].r);
+		free(s->mods[i].units);
 	}
 	free(s->mods);
 	while (s->strings) {
@@ -489,18 +509,146 @@ static int runtime_call(struct gt_symbolizer *s, Dwfl_Module *mod, Dwarf_Die *cu
 		      udata_attr(call, DW_AT_decl_file, &decl) ? NULL : file_of(cu, decl));
 }
 
+/* Adds the out-of-line functions under die (the unit, a namespace, a
+ * class) to u; 0 or -ENOMEM. */
+static int unit_fns__collect(struct unit_fns *u, Dwarf_Die *die)
+{
+	Dwarf_Die child;
+
+	if (dwarf_child(die, &child) != 0)
+		return 0;
+	do {
+		int tag = dwarf_tag(&child);
+		Dwarf_Addr base, lo, hi;
+		ptrdiff_t off = 0;
+
+		if (tag == DW_TAG_namespace || tag == DW_TAG_class_type || tag == DW_TAG_structure_type ||
+		    tag == DW_TAG_union_type || tag == DW_TAG_module) {
+			if (unit_fns__collect(u, &child))
+				return -ENOMEM;
+			continue;
+		}
+		if (tag != DW_TAG_subprogram)
+			continue;
+		while ((off = dwarf_ranges(&child, off, &base, &lo, &hi)) > 0) {
+			if (u->n == u->cap) {
+				size_t cap = u->cap ? u->cap * 2 : 64;
+				struct fn_range *r = realloc(u->r, cap * sizeof(*r));
+
+				if (!r)
+					return -ENOMEM;
+				u->r = r;
+				u->cap = cap;
+			}
+			u->r[u->n++] = (struct fn_range){ .lo = lo, .hi = hi, .die = child };
+		}
+	} while (dwarf_siblingof(&child, &child) == 0);
+	return 0;
+}
+
+static int by_fn_lo(const void *a, const void *b)
+{
+	const struct fn_range *x = a, *y = b;
+
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/* The out-of-line function of unit cu that holds addr, or NULL. */
+static Dwarf_Die *function_at(struct mod_index *mi, Dwarf_Die *cu, Dwarf_Addr addr)
+{
+	Dwarf_Off off = dwarf_dieoffset(cu);
+	struct unit_fns *u = NULL;
+	size_t lo = 0, hi;
+
+	for (size_t i = 0; i < mi->n_units && !u; i++)
+		if (mi->units[i].cu == off)
+			u = &mi->units[i];
+	if (!u) {
+		struct unit_fns *grown = realloc(mi->units, (mi->n_units + 1) * sizeof(*grown));
+
+		if (!grown)
+			return NULL;
+		mi->units = grown;
+		u = &mi->units[mi->n_units++];
+		memset(u, 0, sizeof(*u));
+		u->cu = off;
+		if (unit_fns__collect(u, cu))
+			u->n = 0; /* out of memory: the unit's scopes are walked instead */
+		else if (u->n)
+			qsort(u->r, u->n, sizeof(*u->r), by_fn_lo);
+	}
+	hi = u->n;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (addr < u->r[mid].lo)
+			hi = mid;
+		else if (addr >= u->r[mid].hi)
+			lo = mid + 1;
+		else
+			return &u->r[mid].die;
+	}
+	return NULL;
+}
+
+static int has_pc(Dwarf_Die *die)
+{
+	return dwarf_hasattr(die, DW_AT_low_pc) || dwarf_hasattr(die, DW_AT_ranges);
+}
+
+/*
+ * Appends to path the inlined calls under die that hold addr, outermost
+ * first, descending through the one scope that holds it (a block without
+ * addresses of its own is looked into). Returns whether it found one.
+ */
+static int scopes__descend(Dwarf_Die *die, Dwarf_Addr addr, Dwarf_Die *path, int *n, int max)
+{
+	Dwarf_Die child;
+
+	if (dwarf_child(die, &child) != 0)
+		return 0;
+	do {
+		int tag = dwarf_tag(&child), before = *n;
+
+		if (tag != DW_TAG_inlined_subroutine && tag != DW_TAG_lexical_block && tag != DW_TAG_try_block &&
+		    tag != DW_TAG_catch_block)
+			continue;
+		if (dwarf_haspc(&child, addr) == 1) {
+			if (tag == DW_TAG_inlined_subroutine && *n < max)
+				path[(*n)++] = child;
+			scopes__descend(&child, addr, path, n, max);
+			return 1;
+		}
+		if (!has_pc(&child) && scopes__descend(&child, addr, path, n, max) && *n > before)
+			return 1;
+	} while (dwarf_siblingof(&child, &child) == 0);
+	return 0;
+}
+
 /*
  * The inlined calls that hold the module-relative address addr, innermost
- * first. dwarf_getscopes gives the innermost one's scopes in its abstract
- * definition; the concrete calls around it come from dwarf_getscopes_die,
- * one inlined call at a time (as eu-addr2line -i walks them).
+ * first. The function that holds addr comes from the unit's index; its
+ * scopes are walked down to addr. A function the index does not have (one
+ * nested in another) takes the general way: dwarf_getscopes gives the
+ * innermost call's scopes in its abstract definition, and the concrete
+ * calls around it come from dwarf_getscopes_die, one inlined call at a time
+ * (as eu-addr2line -i walks them).
  */
-static int inlined_calls(Dwarf_Die *cu, Dwarf_Addr addr, Dwarf_Die *calls, int max)
+static int inlined_calls(struct mod_index *mi, Dwarf_Die *cu, Dwarf_Addr addr, Dwarf_Die *calls, int max)
 {
-	Dwarf_Die *scopes = NULL, cur;
-	int n = 0, k, found = 0;
-	int n_scopes = dwarf_getscopes(cu, addr, &scopes);
+	Dwarf_Die *scopes = NULL, cur, *fn = mi ? function_at(mi, cu, addr) : NULL;
+	int n = 0, k, found = 0, n_scopes;
 
+	if (fn) {
+		Dwarf_Die path[MAX_CALLS];
+		int m = 0;
+
+		scopes__descend(fn, addr, path, &m, MAX_CALLS);
+		for (k = m - 1; k >= 0 && n < max; k--)
+			calls[n++] = path[k];
+		return n;
+	}
+	n_scopes = dwarf_getscopes(cu, addr, &scopes);
 	for (k = 0; k < n_scopes; k++)
 		if (function_scope(&scopes[k]))
 			break;
@@ -536,6 +684,7 @@ int gt_symbolizer__chain(struct gt_symbolizer *s, uintptr_t pc, struct gt_symbol
 	int inl[MAX_CALLS];
 	int n_calls, n_inl = 0, n = 1, cut = 0, cut_line = 0;
 	const char *cut_file = NULL;
+	struct mod_index *mi;
 	Dwfl_Module *mod;
 	Dwarf_Addr addr;
 
@@ -550,10 +699,10 @@ int gt_symbolizer__chain(struct gt_symbolizer *s, uintptr_t pc, struct gt_symbol
 	}
 	if (!mod || max < 2)
 		return 1;
-	cu = unit_of(s, mod, pc, &addr, NULL);
+	cu = unit_of(s, mod, pc, &addr, &mi);
 	if (!cu)
 		return 1;
-	n_calls = inlined_calls(cu, addr, calls, MAX_CALLS);
+	n_calls = inlined_calls(mi, cu, addr, calls, MAX_CALLS);
 	for (int i = 0; i < n_calls; i++)
 		if (user_inline(&calls[i]))
 			inl[n_inl++] = i;
@@ -675,15 +824,27 @@ static void collect_call_sites(struct cs_collect *c, Dwarf_Die *die, Dwarf_Addr 
 	} while (dwarf_siblingof(&child, &child) == 0);
 }
 
-static void call_sites__build(struct mod_index *mi)
+/* The call sites of the unit that holds addr (module-relative) join
+ * mi->cs, which may move. */
+static void call_sites__unit(struct mod_index *mi, Dwarf_Addr addr)
 {
-	struct cs_collect c = { .mi = mi };
-	Dwarf_Die *cu = NULL;
-	Dwarf_Addr bias;
+	struct cs_collect c = { .mi = mi, .cap = mi->cap_cs };
+	Dwarf_Die *cu = cu_of(mi, addr);
+	Dwarf_Off off, *grown;
 
-	mi->cs_built = 1;
-	while ((cu = dwfl_module_nextcu(mi->mod, cu, &bias)))
-		collect_call_sites(&c, cu, 0);
+	if (!cu)
+		return;
+	off = dwarf_dieoffset(cu);
+	for (size_t i = 0; i < mi->n_cs_units; i++)
+		if (mi->cs_units[i] == off)
+			return;
+	grown = realloc(mi->cs_units, (mi->n_cs_units + 1) * sizeof(*grown));
+	if (!grown)
+		return;
+	mi->cs_units = grown;
+	mi->cs_units[mi->n_cs_units++] = off;
+	collect_call_sites(&c, cu, 0);
+	mi->cap_cs = c.cap;
 	if (mi->n_cs)
 		qsort(mi->cs, mi->n_cs, sizeof(*mi->cs), by_pc);
 }
@@ -744,6 +905,35 @@ static Dwarf_Addr entry_of(struct mod_index *mi, const char *sym)
 }
 
 #define TAIL_DEPTH 4
+
+/* The call sites of the function at fn_lo and of every function its tail
+ * calls reach within TAIL_DEPTH are in mi->cs (their units read): what
+ * tail_paths walks, read before it walks, since reading moves mi->cs. */
+static void call_sites__reach(struct mod_index *mi, Dwarf_Addr fn_lo, int depth)
+{
+	Dwarf_Addr *next;
+	size_t n = 0;
+
+	call_sites__unit(mi, fn_lo);
+	if (depth + 1 >= TAIL_DEPTH)
+		return;
+	for (size_t i = 0; i < mi->n_cs; i++)
+		n += mi->cs[i].tail && mi->cs[i].fn_lo == fn_lo;
+	next = n ? malloc(n * sizeof(*next)) : NULL;
+	if (!next)
+		return;
+	n = 0;
+	for (size_t i = 0; i < mi->n_cs; i++) {
+		Dwarf_Addr e;
+
+		if (mi->cs[i].tail && mi->cs[i].fn_lo == fn_lo && (e = entry_of(mi, mi->cs[i].callee)) &&
+		    e != fn_lo)
+			next[n++] = e;
+	}
+	for (size_t k = 0; k < n; k++)
+		call_sites__reach(mi, next[k], depth + 1);
+	free(next);
+}
 
 /* Depth-first: paths of tail calls from the function at fn_lo to target (NULL:
  * to a function of another module); path[] gets the tail call sites of the
@@ -815,9 +1005,8 @@ int gt_symbolizer__tail_calls(struct gt_symbolizer *s, uintptr_t caller_pc, uint
 	mi = mod_index__get(s, mod);
 	if (!mi)
 		return 0;
-	if (!mi->cs_built)
-		call_sites__build(mi);
 	/* The call returns to caller_pc + 1. */
+	call_sites__unit(mi, caller_pc + 1 - mi->bias);
 	cs = call_site_at(mi, caller_pc + 1 - mi->bias, 0);
 	callee_sym = callee_pc ? dwfl_module_addrname(mod, callee_pc) : NULL;
 	if (!cs || (callee_pc && (!callee_sym || !strcmp(cs->callee, callee_sym))))
@@ -827,6 +1016,7 @@ int gt_symbolizer__tail_calls(struct gt_symbolizer *s, uintptr_t caller_pc, uint
 	fn_lo = entry_of(mi, cs->callee);
 	if (!fn_lo)
 		return 0;
+	call_sites__reach(mi, fn_lo, 0);
 	tail_paths(mi, fn_lo, callee_sym, 0, path, &len, &n_paths);
 	if (!callee_pc && !n_paths && max > 0)
 		return jump_to_runtime(s, mi, fn_lo, out);
