@@ -509,8 +509,8 @@ static int runtime_call(struct gt_symbolizer *s, Dwfl_Module *mod, Dwarf_Die *cu
 		      udata_attr(call, DW_AT_decl_file, &decl) ? NULL : file_of(cu, decl));
 }
 
-/* Adds the out-of-line functions under die (the unit, a namespace, a
- * class) to u; 0 or -ENOMEM. */
+/* Adds the out-of-line functions under die (the unit, a namespace) to u;
+ * 0 or -ENOMEM. */
 static int unit_fns__collect(struct unit_fns *u, Dwarf_Die *die)
 {
 	Dwarf_Die child;
@@ -522,8 +522,11 @@ static int unit_fns__collect(struct unit_fns *u, Dwarf_Die *die)
 		Dwarf_Addr base, lo, hi;
 		ptrdiff_t off = 0;
 
-		if (tag == DW_TAG_namespace || tag == DW_TAG_class_type || tag == DW_TAG_structure_type ||
-		    tag == DW_TAG_union_type || tag == DW_TAG_module) {
+		/* Definitions sit at the unit's level or in a namespace; a
+		 * class holds only declarations (its members' definitions
+		 * name them with DW_AT_specification), so its members are
+		 * not walked: C++ headers declare thousands. */
+		if (tag == DW_TAG_namespace || tag == DW_TAG_module) {
 			if (unit_fns__collect(u, &child))
 				return -ENOMEM;
 			continue;
