@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * A merged run as one profile, for the sections of the per-process report
- * (report/sections.h) in every text report: the run's tree, strings, modules and
- * metrics as they are (borrowed, not copied), and each node's exclusive sum
- * of each metric spread over as many threads as measured it there, so that
- * the sections' sums are the run's and their thread counts too.
+ * A merged run as one profile, for the sections that read one tree
+ * (report/sections.h) in every text report: the run's tree, strings,
+ * modules and metrics as they are (borrowed, not copied), each node's
+ * exclusive sum of each metric as one value, and how many threads measured
+ * it there from the run's cells, so that the sections' sums and thread
+ * counts are the run's.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -62,50 +63,40 @@ static int gpu_busy(const struct gt_run *r, struct gt_sb *out, uint64_t *wall)
 	return out->oom ? -ENOMEM : 0;
 }
 
+/* The threads of every process that measured metric at node. */
+static uint64_t flat__threads_at(const void *ctx, uint32_t node, uint32_t metric)
+{
+	const struct gt_cell *c = gt_run__cell(ctx, node, metric);
+
+	return c ? c->thr.n : 0;
+}
+
 int gt_flat__write_sections(FILE *f, const struct gt_analysis *a, unsigned top)
 {
 	const struct gt_run *r = a->run;
 	struct gt_profile flat = *a->t;
-	struct gt_prof_thread *threads = NULL;
+	struct gt_prof_thread thread = { .id = 0, .kind = GT_NONE };
 	struct gt_prof_value *v = NULL;
-	struct gt_sections_run run = { 0 };
+	struct gt_sections_run run = { .threads_at = flat__threads_at, .ctx = r };
 	struct gt_sb busy = { 0 };
-	uint64_t n = 0, wall = 0, n_threads = 1;
+	uint64_t n = 0, wall = 0;
 	int err = -ENOMEM;
 
+	/* One value per (node, metric): the run's sum, on one thread; the
+	 * sections ask threads_at how many threads measured it. */
 	for (uint32_t i = 0; i < r->t.n_nodes; i++)
-		for (uint32_t c = r->head[i]; c != GT_NONE; c = r->cells[c].next) {
-			uint64_t k = r->cells[c].thr.n ? r->cells[c].thr.n : 1;
-
-			n += k;
-			if (k > n_threads)
-				n_threads = k;
-		}
-	if (n_threads > GT_NONE - 1)
-		return -EINVAL;
+		for (uint32_t c = r->head[i]; c != GT_NONE; c = r->cells[c].next)
+			n += r->cells[c].excl.sum != 0;
 	v = malloc((n ? n : 1) * sizeof(*v));
-	threads = calloc(n_threads, sizeof(*threads));
-	if (!v || !threads)
+	if (!v)
 		goto out_free;
 	n = 0;
-	for (uint32_t i = 0; i < r->t.n_nodes; i++) {
-		for (uint32_t c = r->head[i]; c != GT_NONE; c = r->cells[c].next) {
-			const struct gt_cell *cl = &r->cells[c];
-			uint64_t k = cl->thr.n ? cl->thr.n : 1, sum = cl->excl.sum;
-
-			if (!sum)
-				continue;
-			for (uint64_t t = 0; t < k; t++)
+	for (uint32_t i = 0; i < r->t.n_nodes; i++)
+		for (uint32_t c = r->head[i]; c != GT_NONE; c = r->cells[c].next)
+			if (r->cells[c].excl.sum)
 				v[n++] = (struct gt_prof_value){
-					.node = i,
-					.thread = (uint32_t)t,
-					.metric = cl->metric,
-					.value = sum / k + (t == k - 1 ? sum % k : 0),
+					.node = i, .thread = 0, .metric = r->cells[c].metric, .value = r->cells[c].excl.sum
 				};
-		}
-	}
-	for (uint64_t t = 0; t < n_threads; t++)
-		threads[t] = (struct gt_prof_thread){ .id = (uint32_t)t, .kind = GT_NONE };
 	for (uint32_t p = 0; p < r->n_procs; p++)
 		if (r->procs[p].wall_ns > wall)
 			wall = r->procs[p].wall_ns;
@@ -116,12 +107,11 @@ int gt_flat__write_sections(FILE *f, const struct gt_analysis *a, unsigned top)
 	run.gpu_busy = busy.s;
 	flat.values = v;
 	flat.n_values = flat.cap_values = n;
-	flat.threads = threads;
-	flat.n_threads = flat.cap_threads = (uint32_t)n_threads;
+	flat.threads = &thread;
+	flat.n_threads = flat.cap_threads = 1;
 	err = gt_report__write_sections(&flat, f, top, &run);
 out_free:
 	free(busy.s);
-	free(threads);
 	free(v);
 	return err;
 }

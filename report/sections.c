@@ -32,6 +32,7 @@ struct rep {
 	uint64_t *cpu_excl, *cpu_incl; /* CPUTIME per node; zeros when absent */
 	uint64_t cpu_total;
 	uint64_t wall_ns; /* 0 when unknown */
+	const struct gt_sections_run *run;
 };
 
 /* Per-node totals of the named metric (zeros when the profile lacks it);
@@ -669,8 +670,9 @@ static int pair_cmp(const void *a, const void *b)
 }
 
 /* How many threads have a nonzero value of metric m at each node. */
-static int threads_per_node(const struct gt_profile *p, uint32_t m, uint32_t **out)
+static int threads_per_node(const struct rep *r, uint32_t m, uint32_t **out)
 {
+	const struct gt_profile *p = r->p;
 	uint32_t *cnt = calloc(p->n_nodes ? p->n_nodes : 1, sizeof(*cnt));
 	uint32_t(*pairs)[2] = NULL;
 	uint64_t np = 0;
@@ -680,6 +682,14 @@ static int threads_per_node(const struct gt_profile *p, uint32_t m, uint32_t **o
 	*out = cnt;
 	if (m == GT_NONE)
 		return 0;
+	if (r->run->threads_at) {
+		for (uint32_t i = 0; i < p->n_nodes; i++) {
+			uint64_t n = r->run->threads_at(r->run->ctx, i, m);
+
+			cnt[i] = n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
+		}
+		return 0;
+	}
 	for (uint64_t i = 0; i < p->n_values; i++)
 		np += p->values[i].metric == m && p->values[i].value;
 	if (!np)
@@ -713,7 +723,7 @@ static int section_waits(struct rep *r)
 	int err;
 
 	if ((err = totals(p, "OMP_WAIT", &wait, NULL)) || (err = totals(p, "OMP_WAIT_COUNT", &count, NULL)) ||
-	    (err = threads_per_node(p, gt_profile__find_metric(p, "OMP_WAIT"), &thr)))
+	    (err = threads_per_node(r, gt_profile__find_metric(p, "OMP_WAIT"), &thr)))
 		goto out_free;
 	for (uint32_t i = 0; i < p->n_nodes; i++)
 		total += wait[i];
@@ -755,7 +765,7 @@ out_free:
 
 int gt_report__write_sections(const struct gt_profile *p, FILE *f, unsigned top, const struct gt_sections_run *run)
 {
-	struct rep r = { .p = p, .f = f, .top = top ? top : GT_REPORT_TOP, .wall_ns = run->wall_ns };
+	struct rep r = { .p = p, .f = f, .top = top ? top : GT_REPORT_TOP, .wall_ns = run->wall_ns, .run = run };
 	int err = gt_profile__check(p);
 
 	if (err)
