@@ -3,6 +3,7 @@
  * The blame-shifting section of the text report; see report/sections.h
  * and docs/BLAME.md. Reads the profile only, finding metrics by name.
  */
+#include "report/rank.h"
 #include "report/sections.h"
 
 #include <errno.h>
@@ -131,25 +132,11 @@ static double pct(uint64_t part, uint64_t whole)
 
 /* ---- the section ---- */
 
-struct row {
-	uint64_t key;
-	uint32_t node;
-};
-
-static int by_key(const void *a, const void *b)
-{
-	const struct row *x = a, *y = b;
-
-	if (x->key != y->key)
-		return x->key > y->key ? -1 : 1;
-	return x->node < y->node ? -1 : x->node > y->node;
-}
-
 /* The top contexts of one metric, by exclusive value. */
 static int top_contexts(const struct gt_profile *p, FILE *f, unsigned top, const char *title,
 			const uint64_t *v, uint64_t total)
 {
-	struct row *rows;
+	struct gt_ranked *rows;
 	uint32_t n = 0, shown;
 	struct buf b;
 
@@ -160,8 +147,8 @@ static int top_contexts(const struct gt_profile *p, FILE *f, unsigned top, const
 		return -ENOMEM;
 	for (uint32_t i = 0; i < p->n_nodes; i++)
 		if (v[i])
-			rows[n++] = (struct row){ v[i], i };
-	qsort(rows, n, sizeof(*rows), by_key);
+			rows[n++] = (struct gt_ranked){ v[i], i };
+	qsort(rows, n, sizeof(*rows), gt_ranked__cmp);
 	shown = n < top ? n : top;
 	fprintf(f, "\n  %s (%" PRIu32 " of %" PRIu32 " contexts)\n", title, shown, n);
 	fprintf(f, "  %9s %7s  %s\n", "s", "%", "context (innermost first)");

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "report/rank.h"
 #include "report/report.h"
 #include "core/metrics.h"
 
@@ -458,24 +459,10 @@ int gt_analysis__is_gpu_placeholder(const struct gt_analysis *a, uint32_t node)
 	return 0;
 }
 
-struct kid {
-	uint64_t v;
-	uint32_t node;
-};
-
-static int kid_cmp(const void *x, const void *y)
-{
-	const struct kid *a = x, *b = y;
-
-	if (a->v != b->v)
-		return a->v > b->v ? -1 : 1;
-	return a->node < b->node ? -1 : a->node > b->node;
-}
-
 int gt_analysis__children(const struct gt_analysis *a, uint32_t node, uint32_t **out, uint32_t *n_out)
 {
 	uint32_t n = 0, *idx;
-	struct kid *k;
+	struct gt_ranked *k;
 
 	for (uint32_t c = a->first[node]; c != GT_NONE; c = a->next[c])
 		n += a->incl[c] != 0;
@@ -489,8 +476,8 @@ int gt_analysis__children(const struct gt_analysis *a, uint32_t node, uint32_t *
 	n = 0;
 	for (uint32_t c = a->first[node]; c != GT_NONE; c = a->next[c])
 		if (a->incl[c])
-			k[n++] = (struct kid){ a->incl[c], c };
-	qsort(k, n, sizeof(*k), kid_cmp);
+			k[n++] = (struct gt_ranked){ a->incl[c], c };
+	qsort(k, n, sizeof(*k), gt_ranked__cmp);
 	for (uint32_t i = 0; i < n; i++)
 		idx[i] = k[i].node;
 	free(k);

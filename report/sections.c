@@ -16,6 +16,7 @@
 
 #include "core/profile.h"
 #include "core/text.h"
+#include "report/rank.h"
 #include "report/sections.h"
 
 #define LINE_COLS 150    /* paths are shortened to keep lines about this wide */
@@ -268,26 +269,11 @@ static void fmt_pct(char *buf, uint64_t part, uint64_t whole)
 		snprintf(buf, CELL_BYTES, "%.1f%%", 100.0 * (double)part / (double)whole);
 }
 
-struct ranked {
-	uint64_t key;
-	uint32_t node;
-};
-
-/* Largest key first; ties in node order, so that reports are stable. */
-static int by_rank(const void *a, const void *b)
-{
-	const struct ranked *x = a, *y = b;
-
-	if (x->key != y->key)
-		return x->key > y->key ? -1 : 1;
-	return x->node < y->node ? -1 : x->node > y->node;
-}
-
 /* The nodes with a nonzero key, largest first: *out (caller frees), count. */
 static int nodes_by(const struct rep *r, const uint64_t *key, uint32_t **out, uint32_t *count)
 {
 	size_t cap = r->p->n_nodes ? r->p->n_nodes : 1;
-	struct ranked *rk = malloc(cap * sizeof(*rk));
+	struct gt_ranked *rk = malloc(cap * sizeof(*rk));
 	uint32_t n = 0, *idx = malloc(cap * sizeof(*idx));
 
 	if (!rk || !idx) {
@@ -297,8 +283,8 @@ static int nodes_by(const struct rep *r, const uint64_t *key, uint32_t **out, ui
 	}
 	for (uint32_t i = 0; i < r->p->n_nodes; i++)
 		if (key[i])
-			rk[n++] = (struct ranked){ .key = key[i], .node = i };
-	qsort(rk, n, sizeof(*rk), by_rank);
+			rk[n++] = (struct gt_ranked){ .key = key[i], .node = i };
+	qsort(rk, n, sizeof(*rk), gt_ranked__cmp);
 	for (uint32_t k = 0; k < n; k++)
 		idx[k] = rk[k].node;
 	free(rk);

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "report/rank.h"
 #include "report/report.h"
 
 FILE *gt_open_regular(const char *path)
@@ -56,4 +57,13 @@ struct gt_scale gt_scale__for(const char *unit, uint64_t largest)
 void gt_scale__fmt(const struct gt_scale *s, char *buf, size_t len, double v)
 {
 	snprintf(buf, len, "%.*f", s->decimals, v / s->div);
+}
+
+int gt_ranked__cmp(const void *a, const void *b)
+{
+	const struct gt_ranked *x = a, *y = b;
+
+	if (x->key != y->key)
+		return x->key > y->key ? -1 : 1;
+	return x->node < y->node ? -1 : x->node > y->node;
 }

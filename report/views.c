@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "report/rank.h"
 #include "report/report.h"
 
 #define BU_MAX_DEPTH 256 /* callers followed per context */
@@ -270,25 +271,11 @@ static uint32_t bu__get(struct bu_build *b, uint32_t parent, uint32_t ident, uin
 	return id;
 }
 
-struct bu_kid {
-	uint64_t v;
-	uint32_t id;
-};
-
-static int bu_kid_cmp(const void *x, const void *y)
-{
-	const struct bu_kid *a = x, *b = y;
-
-	if (a->v != b->v)
-		return a->v > b->v ? -1 : 1;
-	return a->id < b->id ? -1 : a->id > b->id;
-}
-
 int gt_bottom_up__build(struct gt_bottom_up *bu, const struct gt_analysis *a)
 {
 	struct bu_build b = { .bu = bu };
 	uint32_t n = a->n_nodes, *rep = NULL;
-	struct bu_kid *k = NULL;
+	struct gt_ranked *k = NULL;
 	int err = -ENOMEM;
 
 	memset(bu, 0, sizeof(*bu));
@@ -324,10 +311,10 @@ int gt_bottom_up__build(struct gt_bottom_up *bu, const struct gt_analysis *a)
 	bu->n_roots = 0;
 	for (uint32_t i = 0; i < bu->count; i++)
 		if (bu->n[i].parent == GT_NONE)
-			k[bu->n_roots++] = (struct bu_kid){ bu->n[i].value, i };
-	qsort(k, bu->n_roots, sizeof(*k), bu_kid_cmp);
+			k[bu->n_roots++] = (struct gt_ranked){ bu->n[i].value, i };
+	qsort(k, bu->n_roots, sizeof(*k), gt_ranked__cmp);
 	for (uint32_t i = 0; i < bu->n_roots; i++)
-		bu->roots[i] = k[i].id;
+		bu->roots[i] = k[i].node;
 	err = 0;
 out_free:
 	free(k);
@@ -352,7 +339,7 @@ void gt_bottom_up__fini(struct gt_bottom_up *bu)
 int gt_bottom_up__children(const struct gt_bottom_up *bu, uint32_t i, uint32_t **out, uint32_t *n_out)
 {
 	uint32_t n = 0, *idx;
-	struct bu_kid *k;
+	struct gt_ranked *k;
 
 	for (uint32_t c = bu->n[i].first; c != GT_NONE; c = bu->n[c].next)
 		n++;
@@ -365,10 +352,10 @@ int gt_bottom_up__children(const struct gt_bottom_up *bu, uint32_t i, uint32_t *
 	}
 	n = 0;
 	for (uint32_t c = bu->n[i].first; c != GT_NONE; c = bu->n[c].next)
-		k[n++] = (struct bu_kid){ bu->n[c].value, c };
-	qsort(k, n, sizeof(*k), bu_kid_cmp);
+		k[n++] = (struct gt_ranked){ bu->n[c].value, c };
+	qsort(k, n, sizeof(*k), gt_ranked__cmp);
 	for (uint32_t j = 0; j < n; j++)
-		idx[j] = k[j].id;
+		idx[j] = k[j].node;
 	free(k);
 	*out = idx;
 	*n_out = n;
