@@ -3,7 +3,60 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 #include <zlib.h>
+
+void gt_bytes__put(struct gt_bytes *b, const void *p, size_t n)
+{
+	if (b->oom)
+		return;
+	if (n > b->cap - b->len) {
+		size_t c = b->cap ? b->cap : 4096;
+		uint8_t *q;
+
+		while (c - b->len < n) {
+			if (c > SIZE_MAX / 2) {
+				b->oom = 1;
+				return;
+			}
+			c *= 2;
+		}
+		q = realloc(b->d, c);
+		if (!q) {
+			b->oom = 1;
+			return;
+		}
+		b->d = q;
+		b->cap = c;
+	}
+	if (n)
+		memcpy(b->d + b->len, p, n);
+	b->len += n;
+}
+
+void gt_bytes__uv(struct gt_bytes *b, uint64_t v)
+{
+	uint8_t d[10];
+	unsigned n = 0;
+
+	do {
+		d[n] = (uint8_t)(v & 0x7f);
+		v >>= 7;
+		if (v)
+			d[n] |= 0x80;
+		n++;
+	} while (v);
+	gt_bytes__put(b, d, n);
+}
+
+void gt_bytes__fixed(struct gt_bytes *b, uint64_t v, unsigned bytes)
+{
+	uint8_t d[8];
+
+	for (unsigned i = 0; i < bytes && i < 8; i++)
+		d[i] = (uint8_t)(v >> (8 * i));
+	gt_bytes__put(b, d, bytes < 8 ? bytes : 8);
+}
 
 /* zlib's CRC-32 (the one of gzip and PNG): table-driven over words, several
  * times faster than a byte at a time; zlib takes lengths in 32 bits. */
@@ -49,7 +102,7 @@ out_free_data:
 	return -ENOMEM;
 }
 
-int gt_uv_read(const uint8_t *d, size_t end, size_t *pos, uint64_t *out)
+int gt_uv_read_long(const uint8_t *d, size_t end, size_t *pos, uint64_t *out)
 {
 	uint64_t v = 0;
 	size_t at = *pos;

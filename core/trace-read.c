@@ -42,25 +42,10 @@ static uint64_t le(const uint8_t *p, int n)
 	return v;
 }
 
-struct cur {
-	const uint8_t *d;
-	size_t pos, end;
-	int bad;
-};
-
-static uint64_t c__uv(struct cur *c)
-{
-	uint64_t v = 0;
-
-	if (gt_uv_read(c->d, c->end, &c->pos, &v))
-		c->bad = 1;
-	return v;
-}
-
 /* An optional reference: 0 none (NONE), k + 1 entry k of a table of n. */
-static uint32_t c__ref(struct cur *c, uint64_t n)
+static uint32_t c__ref(struct gt_cursor *c, uint64_t n)
 {
-	uint64_t v = c__uv(c);
+	uint64_t v = gt_cursor__uv(c);
 
 	if (!v)
 		return NONE;
@@ -72,9 +57,9 @@ static uint32_t c__ref(struct cur *c, uint64_t n)
 }
 
 /* A count of records of at least min bytes each that must fit. */
-static uint64_t c__count(struct cur *c, size_t min)
+static uint64_t c__count(struct gt_cursor *c, size_t min)
 {
-	uint64_t v = c__uv(c);
+	uint64_t v = gt_cursor__uv(c);
 
 	if (v > (c->end - c->pos) / min) {
 		c->bad = 1;
@@ -106,16 +91,16 @@ struct caps {
 	uint64_t strings, tracks, events;
 };
 
-static int chunk_strings(struct gt_trace *t, struct cur *c, struct caps *cap)
+static int chunk_strings(struct gt_trace *t, struct gt_cursor *c, struct caps *cap)
 {
-	uint64_t first = c__uv(c), n = c__count(c, 1);
+	uint64_t first = gt_cursor__uv(c), n = c__count(c, 1);
 
 	if (c->bad || first != t->n_strings || n > UINT32_MAX - 1 - t->n_strings)
 		return -EINVAL;
 	if (grow(&t->strings, &cap->strings, t->n_strings + n, sizeof(*t->strings)))
 		return -ENOMEM;
 	for (uint64_t i = 0; i < n; i++) {
-		uint64_t len = c__uv(c);
+		uint64_t len = gt_cursor__uv(c);
 		char *s;
 
 		if (c->bad || len > c->end - c->pos || memchr(c->d + c->pos, 0, (size_t)len))
@@ -131,7 +116,7 @@ static int chunk_strings(struct gt_trace *t, struct cur *c, struct caps *cap)
 	return 0;
 }
 
-static int chunk_tracks(struct gt_trace *t, struct cur *c, struct caps *cap)
+static int chunk_tracks(struct gt_trace *t, struct gt_cursor *c, struct caps *cap)
 {
 	uint64_t n = c__count(c, 5);
 
@@ -141,10 +126,10 @@ static int chunk_tracks(struct gt_trace *t, struct cur *c, struct caps *cap)
 		return -ENOMEM;
 	for (uint64_t i = 0; i < n; i++) {
 		struct gt_trace_track *tr = &t->tracks[t->n_tracks];
-		uint64_t id = c__uv(c), kind = c__uv(c);
+		uint64_t id = gt_cursor__uv(c), kind = gt_cursor__uv(c);
 
-		tr->a = c__uv(c);
-		tr->b = c__uv(c);
+		tr->a = gt_cursor__uv(c);
+		tr->b = gt_cursor__uv(c);
 		tr->name = c__ref(c, t->n_strings);
 		if (c->bad || id > UINT32_MAX || kind > GT_TRACK_GPU)
 			return -EINVAL;
@@ -158,9 +143,9 @@ static int chunk_tracks(struct gt_trace *t, struct cur *c, struct caps *cap)
 	return 0;
 }
 
-static int chunk_events(struct gt_trace *t, struct cur *c, struct caps *cap)
+static int chunk_events(struct gt_trace *t, struct gt_cursor *c, struct caps *cap)
 {
-	uint64_t track = c__uv(c), at = c__uv(c), n;
+	uint64_t track = gt_cursor__uv(c), at = gt_cursor__uv(c), n;
 	uint32_t ti = NONE;
 
 	n = c__count(c, 6);
@@ -175,13 +160,13 @@ static int chunk_events(struct gt_trace *t, struct cur *c, struct caps *cap)
 		return -ENOMEM;
 	for (uint64_t i = 0; i < n; i++) {
 		struct gt_trace_event *e = &t->events[t->n_events];
-		uint64_t delta = c__uv(c), node;
+		uint64_t delta = gt_cursor__uv(c), node;
 
-		e->dur = c__uv(c);
-		e->kind = (uint32_t)(c__uv(c) & 0xffffffffu);
+		e->dur = gt_cursor__uv(c);
+		e->kind = (uint32_t)(gt_cursor__uv(c) & 0xffffffffu);
 		e->name = c__ref(c, t->n_strings);
-		node = c__uv(c);
-		e->corr = c__uv(c);
+		node = gt_cursor__uv(c);
+		e->corr = gt_cursor__uv(c);
 		if (c->bad || at + delta < at || node > UINT32_MAX)
 			return -EINVAL;
 		if (e->kind >= GT_EV__COUNT)
@@ -230,7 +215,7 @@ int gt_trace__read(struct gt_trace *t, FILE *f, char *err, size_t errlen)
 		return -EINVAL;
 	}
 	for (pos = HEADER_BYTES;;) {
-		struct cur c;
+		struct gt_cursor c;
 		uint32_t tag;
 		uint64_t plen;
 
@@ -252,7 +237,7 @@ int gt_trace__read(struct gt_trace *t, FILE *f, char *err, size_t errlen)
 			stop(t, "damaged chunk at byte %zu (checksum mismatch)", pos);
 			break;
 		}
-		c = (struct cur){ .d = d, .pos = pos + CHUNK_BYTES, .end = pos + CHUNK_BYTES + (size_t)plen };
+		c = (struct gt_cursor){ .d = d, .pos = pos + CHUNK_BYTES, .end = pos + CHUNK_BYTES + (size_t)plen };
 		pos = c.end + 4;
 		if (tag == CH_END)
 			break;

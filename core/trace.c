@@ -219,77 +219,25 @@ void gt_tracer__device(uint32_t kind, const char *name, const struct gt_cct_node
 
 /* ---- writing ---- */
 
-struct bytes {
-	uint8_t *d;
-	size_t n, cap;
-	int oom;
-};
-
-static void b__put(struct bytes *b, const void *p, size_t n)
-{
-	if (b->oom)
-		return;
-	if (b->n + n > b->cap) {
-		size_t cap = b->cap ? b->cap : 4096;
-		uint8_t *d;
-
-		while (cap < b->n + n)
-			cap *= 2;
-		d = realloc(b->d, cap);
-		if (!d) {
-			b->oom = 1;
-			return;
-		}
-		b->d = d;
-		b->cap = cap;
-	}
-	memcpy(b->d + b->n, p, n);
-	b->n += n;
-}
-
-static void b__uv(struct bytes *b, uint64_t v)
-{
-	uint8_t tmp[10];
-	size_t n = 0;
-
-	do {
-		tmp[n] = (uint8_t)(v & 0x7f);
-		v >>= 7;
-		if (v)
-			tmp[n] |= 0x80;
-		n++;
-	} while (v);
-	b__put(b, tmp, n);
-}
-
-static void b__le(struct bytes *b, uint64_t v, int n)
-{
-	uint8_t tmp[8];
-
-	for (int i = 0; i < n; i++)
-		tmp[i] = (uint8_t)(v >> (8 * i));
-	b__put(b, tmp, (size_t)n);
-}
-
 /* Writes one chunk (tag, length, payload, CRC) and empties payload. */
-static int chunk__write(FILE *f, uint32_t tag, struct bytes *payload)
+static int chunk__write(FILE *f, uint32_t tag, struct gt_bytes *payload)
 {
-	struct bytes h = { 0 };
+	struct gt_bytes h = { 0 };
 	int err;
 
 	if (payload->oom)
 		return -ENOMEM;
-	b__le(&h, tag, 4);
-	b__le(&h, payload->n, 8);
+	gt_bytes__fixed(&h, tag, 4);
+	gt_bytes__fixed(&h, payload->len, 8);
 	if (h.oom)
 		return -ENOMEM;
-	err = fwrite(h.d, 1, h.n, f) != h.n || (payload->n && fwrite(payload->d, 1, payload->n, f) != payload->n);
+	err = fwrite(h.d, 1, h.len, f) != h.len || (payload->len && fwrite(payload->d, 1, payload->len, f) != payload->len);
 	free(h.d);
-	h = (struct bytes){ 0 };
-	b__le(&h, gt_crc32(payload->d, payload->n), 4);
-	err |= h.oom || fwrite(h.d, 1, h.n, f) != h.n;
+	h = (struct gt_bytes){ 0 };
+	gt_bytes__fixed(&h, gt_crc32(payload->d, payload->len), 4);
+	err |= h.oom || fwrite(h.d, 1, h.len, f) != h.len;
 	free(h.d);
-	payload->n = 0;
+	payload->len = 0;
 	return err ? -EIO : 0;
 }
 
@@ -416,25 +364,25 @@ static uint32_t context_ref(const struct gt_cct_node *node)
 static int events__write(FILE *f, struct names *s, uint32_t track, const struct rec *r, const uint64_t *corr,
 			 uint64_t n)
 {
-	struct bytes p = { 0 };
+	struct gt_bytes p = { 0 };
 	int err = 0;
 
 	for (uint64_t i = 0; i < n && !err; i += EVENTS_PER_CHUNK) {
 		uint64_t m = n - i < EVENTS_PER_CHUNK ? n - i : EVENTS_PER_CHUNK, prev = r[i].start;
 
-		b__uv(&p, track);
-		b__uv(&p, prev);
-		b__uv(&p, m);
+		gt_bytes__uv(&p, track);
+		gt_bytes__uv(&p, prev);
+		gt_bytes__uv(&p, m);
 		for (uint64_t k = i; k < i + m; k++) {
 			uint32_t name = names__id(s, r[k].name);
 
-			b__uv(&p, r[k].start - prev);
+			gt_bytes__uv(&p, r[k].start - prev);
 			prev = r[k].start;
-			b__uv(&p, r[k].dur);
-			b__uv(&p, r[k].kind);
-			b__uv(&p, name == UINT32_MAX ? 0 : (uint64_t)name + 1);
-			b__uv(&p, context_ref(r[k].node));
-			b__uv(&p, corr ? corr[r[k].corr] : 0);
+			gt_bytes__uv(&p, r[k].dur);
+			gt_bytes__uv(&p, r[k].kind);
+			gt_bytes__uv(&p, name == UINT32_MAX ? 0 : (uint64_t)name + 1);
+			gt_bytes__uv(&p, context_ref(r[k].node));
+			gt_bytes__uv(&p, corr ? corr[r[k].corr] : 0);
 		}
 		err = chunk__write(f, CH_EVENTS, &p);
 	}
@@ -531,39 +479,39 @@ static int ticks__convert(struct track *tr, uint32_t n_tracks)
 static int file__write(FILE *f, struct track *tr, uint32_t n_tracks)
 {
 	struct names s = { 0 };
-	struct bytes p = { 0 };
+	struct gt_bytes p = { 0 };
 	int err;
 
-	b__put(&p, GT_TRACE_MAGIC, 8);
-	b__le(&p, GT_TRACE_VERSION, 4);
-	b__le(&p, 0, 4);
-	if (p.oom || fwrite(p.d, 1, p.n, f) != p.n) {
+	gt_bytes__put(&p, GT_TRACE_MAGIC, 8);
+	gt_bytes__fixed(&p, GT_TRACE_VERSION, 4);
+	gt_bytes__fixed(&p, 0, 4);
+	if (p.oom || fwrite(p.d, 1, p.len, f) != p.len) {
 		free(p.d);
 		return -EIO;
 	}
-	p.n = 0;
+	p.len = 0;
 	/* Names first (every event's name is known now), then tracks, then
 	 * each track's events. */
 	for (uint32_t k = 0; k < n_tracks; k++)
 		for (uint64_t i = 0; i < tr[k].n; i++)
 			names__id(&s, tr[k].recs[i].name);
-	b__uv(&p, 0);
-	b__uv(&p, s.n);
+	gt_bytes__uv(&p, 0);
+	gt_bytes__uv(&p, s.n);
 	for (uint32_t i = 0; i < s.n; i++) {
 		size_t len = strlen(s.order[i]);
 
-		b__uv(&p, len);
-		b__put(&p, s.order[i], len);
+		gt_bytes__uv(&p, len);
+		gt_bytes__put(&p, s.order[i], len);
 	}
 	err = chunk__write(f, CH_STRINGS, &p);
 	if (!err) {
-		b__uv(&p, n_tracks);
+		gt_bytes__uv(&p, n_tracks);
 		for (uint32_t k = 0; k < n_tracks; k++) {
-			b__uv(&p, tr[k].id);
-			b__uv(&p, tr[k].kind);
-			b__uv(&p, tr[k].a);
-			b__uv(&p, tr[k].b);
-			b__uv(&p, 0);
+			gt_bytes__uv(&p, tr[k].id);
+			gt_bytes__uv(&p, tr[k].kind);
+			gt_bytes__uv(&p, tr[k].a);
+			gt_bytes__uv(&p, tr[k].b);
+			gt_bytes__uv(&p, 0);
 		}
 		err = chunk__write(f, CH_TRACKS, &p);
 	}

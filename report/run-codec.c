@@ -29,82 +29,33 @@
 
 #define MAGIC "GTRUN\0\0\2"
 
-struct wbuf {
-	char *d;
-	size_t len, cap;
-	int oom;
-};
-
-static void w__put(struct wbuf *b, const void *p, size_t n)
-{
-	if (b->oom)
-		return;
-	if (n > b->cap - b->len) {
-		size_t c = b->cap ? b->cap : 1 << 16;
-		char *q;
-
-		while (c - b->len < n) {
-			if (c > SIZE_MAX / 2) {
-				b->oom = 1;
-				return;
-			}
-			c *= 2;
-		}
-		q = realloc(b->d, c);
-		if (!q) {
-			b->oom = 1;
-			return;
-		}
-		b->d = q;
-		b->cap = c;
-	}
-	memcpy(b->d + b->len, p, n);
-	b->len += n;
-}
-
-static void w__uv(struct wbuf *b, uint64_t v)
-{
-	uint8_t t[10];
-	size_t n = 0;
-
-	do {
-		t[n] = v & 0x7f;
-		v >>= 7;
-		if (v)
-			t[n] |= 0x80;
-		n++;
-	} while (v);
-	w__put(b, t, n);
-}
-
-static void w__str(struct wbuf *b, const char *s)
+static void w__str(struct gt_bytes *b, const char *s)
 {
 	if (!s) {
-		w__uv(b, 0);
+		gt_bytes__uv(b, 0);
 		return;
 	}
-	w__uv(b, (uint64_t)strlen(s) + 1);
-	w__put(b, s, strlen(s));
+	gt_bytes__uv(b, (uint64_t)strlen(s) + 1);
+	gt_bytes__put(b, s, strlen(s));
 }
 
-static void w__pstat(struct wbuf *b, const struct gt_pstat *s)
+static void w__pstat(struct gt_bytes *b, const struct gt_pstat *s)
 {
-	w__uv(b, s->sum);
-	w__uv(b, s->min);
-	w__uv(b, s->max);
-	w__uv(b, (uint64_t)s->sumsq);
-	w__uv(b, (uint64_t)(s->sumsq >> 64));
-	w__uv(b, s->n);
-	w__uv(b, s->min_at);
-	w__uv(b, s->max_at);
+	gt_bytes__uv(b, s->sum);
+	gt_bytes__uv(b, s->min);
+	gt_bytes__uv(b, s->max);
+	gt_bytes__uv(b, (uint64_t)s->sumsq);
+	gt_bytes__uv(b, (uint64_t)(s->sumsq >> 64));
+	gt_bytes__uv(b, s->n);
+	gt_bytes__uv(b, s->min_at);
+	gt_bytes__uv(b, s->max_at);
 }
 
 int gt_run__encode(const struct gt_run *r, char **out, size_t *out_len)
 {
-	struct wbuf b = { 0 };
+	struct gt_bytes b = { 0 };
 	char *tree = NULL;
 	size_t tree_len = 0;
-	uint64_t n64;
 	FILE *f;
 	int err;
 
@@ -118,82 +69,62 @@ int gt_run__encode(const struct gt_run *r, char **out, size_t *out_len)
 		free(tree);
 		return err;
 	}
-	w__put(&b, MAGIC, 8);
-	n64 = tree_len;
-	for (int i = 0; i < 8; i++) {
-		uint8_t c = (uint8_t)(n64 >> (8 * i));
-
-		w__put(&b, &c, 1);
-	}
-	w__put(&b, tree, tree_len);
+	gt_bytes__put(&b, MAGIC, 8);
+	gt_bytes__fixed(&b, tree_len, 8);
+	gt_bytes__put(&b, tree, tree_len);
 	free(tree);
-	w__uv(&b, r->n_procs);
-	w__uv(&b, r->n_merged);
-	w__uv(&b, r->n_failed);
-	w__uv(&b, r->n_threads);
-	w__uv(&b, (uint64_t)r->detail);
+	gt_bytes__uv(&b, r->n_procs);
+	gt_bytes__uv(&b, r->n_merged);
+	gt_bytes__uv(&b, r->n_failed);
+	gt_bytes__uv(&b, r->n_threads);
+	gt_bytes__uv(&b, (uint64_t)r->detail);
 	for (uint32_t i = 0; i < r->n_procs; i++) {
 		const struct gt_proc *p = &r->procs[i];
 
-		w__uv(&b, p->state);
+		gt_bytes__uv(&b, p->state);
 		if (p->state == GT_PROC_PENDING)
 			continue;
-		w__uv(&b, p->n_meta);
+		gt_bytes__uv(&b, p->n_meta);
 		for (uint32_t k = 0; k < p->n_meta; k++) {
 			w__str(&b, p->meta[k].key);
 			w__str(&b, p->meta[k].value);
 		}
-		w__uv(&b, p->n_threads);
-		w__uv(&b, p->n_totals);
+		gt_bytes__uv(&b, p->n_threads);
+		gt_bytes__uv(&b, p->n_totals);
 		for (uint32_t k = 0; k < p->n_totals; k++) {
-			w__uv(&b, p->totals[k].metric);
-			w__uv(&b, p->totals[k].value);
+			gt_bytes__uv(&b, p->totals[k].metric);
+			gt_bytes__uv(&b, p->totals[k].value);
 		}
 	}
-	w__uv(&b, r->n_cells);
+	gt_bytes__uv(&b, r->n_cells);
 	for (uint32_t node = 0; node < r->t.n_nodes; node++) {
 		for (uint32_t c = r->head[node]; c != GT_NONE; c = r->cells[c].next) {
 			const struct gt_cell *cell = &r->cells[c];
 
-			w__uv(&b, node);
-			w__uv(&b, cell->metric);
+			gt_bytes__uv(&b, node);
+			gt_bytes__uv(&b, cell->metric);
 			w__pstat(&b, &cell->excl);
 			w__pstat(&b, &cell->incl);
-			w__uv(&b, cell->thr.min);
-			w__uv(&b, cell->thr.max);
-			w__uv(&b, cell->thr.n);
+			gt_bytes__uv(&b, cell->thr.min);
+			gt_bytes__uv(&b, cell->thr.max);
+			gt_bytes__uv(&b, cell->thr.n);
 			if (r->detail)
 				for (uint32_t k = 0; k < r->n_procs; k++)
-					w__uv(&b, cell->per_proc ? cell->per_proc[k] : 0);
+					gt_bytes__uv(&b, cell->per_proc ? cell->per_proc[k] : 0);
 		}
 	}
 	if (b.oom) {
 		free(b.d);
 		return -ENOMEM;
 	}
-	*out = b.d;
+	*out = (char *)b.d;
 	*out_len = b.len;
 	return 0;
 }
 
-struct rbuf {
-	const uint8_t *d;
-	size_t pos, len;
-	int bad;
-};
-
-static uint64_t r__uv(struct rbuf *b)
+static uint32_t r__u32(struct gt_cursor *b, uint64_t below)
 {
-	uint64_t v = 0;
-
-	if (gt_uv_read(b->d, b->len, &b->pos, &v))
-		b->bad = 1;
-	return v;
-}
-
-static uint32_t r__u32(struct rbuf *b, uint64_t below)
-{
-	uint64_t v = r__uv(b);
+	uint64_t v = gt_cursor__uv(b);
 
 	if (v >= below) {
 		b->bad = 1;
@@ -203,15 +134,15 @@ static uint32_t r__u32(struct rbuf *b, uint64_t below)
 }
 
 /* NULL for none; *bad on a malformed or unallocatable string. */
-static char *r__str(struct rbuf *b)
+static char *r__str(struct gt_cursor *b)
 {
-	uint64_t n = r__uv(b);
+	uint64_t n = gt_cursor__uv(b);
 	char *s;
 
 	if (!n || b->bad)
 		return NULL;
 	n--;
-	if (n > b->len - b->pos || memchr(b->d + b->pos, 0, (size_t)n)) {
+	if (n > b->end - b->pos || memchr(b->d + b->pos, 0, (size_t)n)) {
 		b->bad = 1;
 		return NULL;
 	}
@@ -226,15 +157,15 @@ static char *r__str(struct rbuf *b)
 	return s;
 }
 
-static void r__pstat(struct rbuf *b, struct gt_pstat *s, uint32_t n_procs)
+static void r__pstat(struct gt_cursor *b, struct gt_pstat *s, uint32_t n_procs)
 {
 	uint64_t lo, hi;
 
-	s->sum = r__uv(b);
-	s->min = r__uv(b);
-	s->max = r__uv(b);
-	lo = r__uv(b);
-	hi = r__uv(b);
+	s->sum = gt_cursor__uv(b);
+	s->min = gt_cursor__uv(b);
+	s->max = gt_cursor__uv(b);
+	lo = gt_cursor__uv(b);
+	hi = gt_cursor__uv(b);
 	s->sumsq = (unsigned __int128)hi << 64 | lo;
 	s->n = r__u32(b, (uint64_t)n_procs + 1);
 	s->min_at = r__u32(b, n_procs ? n_procs : 1);
@@ -243,7 +174,7 @@ static void r__pstat(struct rbuf *b, struct gt_pstat *s, uint32_t n_procs)
 
 int gt_run__decode(struct gt_run *r, const char *buf, size_t len)
 {
-	struct rbuf b = { .d = (const uint8_t *)buf, .len = len };
+	struct gt_cursor b = { .d = (const uint8_t *)buf, .end = len };
 	uint64_t tree_len = 0, n_procs, n_cells;
 	uint32_t n_meta;
 	uint32_t *tail = NULL;
@@ -259,7 +190,7 @@ int gt_run__decode(struct gt_run *r, const char *buf, size_t len)
 	if (tree_len > len - 16)
 		return -EINVAL;
 	b.pos = 16 + (size_t)tree_len;
-	n_procs = r__uv(&b);
+	n_procs = gt_cursor__uv(&b);
 	if (b.bad || n_procs > GT_NONE - 1 || gt_run__init(r, (uint32_t)n_procs))
 		return b.bad || n_procs > GT_NONE - 1 ? -EINVAL : -ENOMEM;
 	gt_profile__fini(&r->t);
@@ -277,8 +208,8 @@ int gt_run__decode(struct gt_run *r, const char *buf, size_t len)
 	err = -EINVAL;
 	r->n_merged = r__u32(&b, n_procs + 1);
 	r->n_failed = r__u32(&b, n_procs + 1);
-	r->n_threads = r__uv(&b);
-	r->detail = r__uv(&b) != 0;
+	r->n_threads = gt_cursor__uv(&b);
+	r->detail = gt_cursor__uv(&b) != 0;
 	if (r->detail != (n_procs <= GT_DETAIL_MAX))
 		b.bad = 1;
 	for (uint32_t i = 0; i < n_procs && !b.bad; i++) {
@@ -288,7 +219,7 @@ int gt_run__decode(struct gt_run *r, const char *buf, size_t len)
 		if (p->state == GT_PROC_PENDING)
 			continue;
 		/* Each pair takes at least 2 bytes. */
-		n_meta = r__u32(&b, (b.len - b.pos) / 2 + 1);
+		n_meta = r__u32(&b, (b.end - b.pos) / 2 + 1);
 		if (b.bad)
 			break;
 		p->meta = calloc(n_meta ? n_meta : 1, sizeof(*p->meta));
@@ -317,12 +248,12 @@ int gt_run__decode(struct gt_run *r, const char *buf, size_t len)
 		}
 		for (uint32_t k = 0; k < p->n_totals; k++) {
 			p->totals[k].metric = r__u32(&b, r->t.n_metrics);
-			p->totals[k].value = r__uv(&b);
+			p->totals[k].value = gt_cursor__uv(&b);
 		}
 	}
-	n_cells = r__uv(&b);
+	n_cells = gt_cursor__uv(&b);
 	/* Each cell takes at least 21 bytes. */
-	if (b.bad || n_cells > (b.len - b.pos) / 21)
+	if (b.bad || n_cells > (b.end - b.pos) / 21)
 		goto out_fail;
 	r->cells = calloc(n_cells ? (size_t)n_cells : 1, sizeof(*r->cells));
 	free(r->head);
@@ -348,9 +279,9 @@ int gt_run__decode(struct gt_run *r, const char *buf, size_t len)
 		cell->next = GT_NONE;
 		r__pstat(&b, &cell->excl, (uint32_t)n_procs);
 		r__pstat(&b, &cell->incl, (uint32_t)n_procs);
-		cell->thr.min = r__uv(&b);
-		cell->thr.max = r__uv(&b);
-		cell->thr.n = r__uv(&b);
+		cell->thr.min = gt_cursor__uv(&b);
+		cell->thr.max = gt_cursor__uv(&b);
+		cell->thr.n = gt_cursor__uv(&b);
 		r->n_cells++;
 		if (r->detail) {
 			cell->per_proc = calloc(n_procs ? n_procs : 1, sizeof(uint64_t));
@@ -359,7 +290,7 @@ int gt_run__decode(struct gt_run *r, const char *buf, size_t len)
 				goto out_fail;
 			}
 			for (uint32_t k = 0; k < n_procs; k++)
-				cell->per_proc[k] = r__uv(&b);
+				cell->per_proc[k] = gt_cursor__uv(&b);
 		}
 		if (b.bad)
 			break;
