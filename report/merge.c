@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "report/merge-internal.h"
 #include "report/report.h"
 #include "core/metrics.h"
 
@@ -30,38 +31,6 @@ static uint64_t add_sat(uint64_t a, uint64_t b)
 {
 	return a + b < a ? UINT64_MAX : a + b;
 }
-
-/* Per (local node, column) of the profile being added. */
-struct slot {
-	uint64_t excl, incl;
-	uint64_t tmin, tmax, tn; /* over its threads */
-};
-
-/* A value of the profile, on local nodes and columns (the slow path). */
-struct mval {
-	uint32_t ln, col, thread;
-	uint64_t value;
-};
-
-struct gt_run_scratch {
-	uint32_t *smap, *modmap, *metmap, *col, *cols, *L, *lmerged, *lparent;
-	size_t cap_smap, cap_modmap, cap_metmap, cap_col, cap_cols, cap_L, cap_lm, cap_lp;
-	uint32_t *stamp, *loc; /* per run node */
-	size_t cap_stamp, cap_loc;
-	/* The previous profile's run node of each of its node indices: ranks
-	 * of one program have nearly the same tree, so most lookups are one
-	 * comparison with what the same index was last time. */
-	uint32_t *prev;
-	size_t cap_prev;
-	uint32_t n_prev;
-	uint8_t *dupl; /* per local node: two nodes of the profile share it */
-	size_t cap_dupl;
-	uint32_t cur;
-	struct slot *slots;
-	size_t cap_slots;
-	struct mval *mv;
-	size_t cap_mv;
-};
 
 /* Makes *arr hold at least n elements of size bytes; new ones are zero. */
 static int ensure(void *arr, size_t *cap, size_t n, size_t size)
@@ -139,46 +108,6 @@ static void tstat__combine(struct gt_tstat *d, uint64_t min, uint64_t max, uint6
 	d->n += n;
 }
 
-uint64_t gt_pstat__min(const struct gt_pstat *s, uint32_t n_procs)
-{
-	return s->n < n_procs ? 0 : s->min;
-}
-
-double gt_pstat__mean(const struct gt_pstat *s, uint32_t n_procs)
-{
-	return n_procs ? (double)s->sum / n_procs : 0.0;
-}
-
-double gt_pstat__stddev(const struct gt_pstat *s, uint32_t n_procs)
-{
-	double mean = gt_pstat__mean(s, n_procs), var;
-
-	if (!n_procs)
-		return 0.0;
-	var = (double)s->sumsq / n_procs - mean * mean;
-	return var > 0 ? sqrt(var) : 0.0;
-}
-
-double gt_pstat__imbalance(const struct gt_pstat *s, uint32_t n_procs)
-{
-	double mean = gt_pstat__mean(s, n_procs);
-
-	return mean > 0 ? (double)s->max / mean : 0.0;
-}
-
-double gt_tstat__mean(const struct gt_tstat *t, uint64_t sum)
-{
-	return t->n ? (double)sum / (double)t->n : 0.0;
-}
-
-uint64_t gt_proc__total(const struct gt_proc *p, uint32_t m)
-{
-	for (uint32_t i = 0; i < p->n_totals; i++)
-		if (p->totals[i].metric == m)
-			return p->totals[i].value;
-	return 0;
-}
-
 /* ---- the run ---- */
 
 int gt_run__init(struct gt_run *r, uint32_t n_procs)
@@ -251,49 +180,6 @@ static const char *meta_of_proc(const void *src, uint32_t i, int value)
 	return value ? p->meta[i].value : p->meta[i].key;
 }
 
-const char *gt_proc__meta(const struct gt_proc *p, const char *key)
-{
-	for (uint32_t i = 0; i < p->n_meta; i++)
-		if (!strcmp(p->meta[i].key, key))
-			return p->meta[i].value;
-	return NULL;
-}
-
-uint64_t gt_proc__meta_u64(const struct gt_proc *p, const char *key)
-{
-	const char *s = gt_proc__meta(p, key);
-	unsigned long long v;
-	char *end;
-
-	if (!s || *s < '0' || *s > '9')
-		return 0;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	return errno || *end ? 0 : v;
-}
-
-void gt_proc__describe(struct gt_proc *pr)
-{
-	const char *rank = gt_proc__meta(pr, "rank");
-	uint64_t v, end;
-
-	v = gt_proc__meta_u64(pr, "rank");
-	pr->rank = rank && (v || !strcmp(rank, "0")) && v < INT64_MAX ? (int64_t)v : -1;
-	pr->pid = gt_proc__meta_u64(pr, "pid");
-	v = gt_proc__meta_u64(pr, "ranks");
-	pr->ranks = v < (1u << 30) ? v : 0;
-	pr->unmeasured = gt_proc__meta_u64(pr, "threads_unmeasured");
-	pr->ops_unmeasured = gt_proc__meta_u64(pr, "ops_unmeasured");
-	pr->host = gt_proc__meta(pr, "host");
-	pr->exe = gt_proc__meta(pr, "exe");
-	pr->cmdline = gt_proc__meta(pr, "cmdline");
-	pr->start_ns = gt_proc__meta_u64(pr, "start_ns");
-	pr->wall_ns = gt_proc__meta_u64(pr, "wall_ns");
-	end = gt_proc__meta_u64(pr, "end_ns");
-	if (!pr->wall_ns && end > pr->start_ns)
-		pr->wall_ns = end - pr->start_ns;
-}
-
 void gt_run__fini(struct gt_run *r)
 {
 	struct gt_run_scratch *s = r->s;
@@ -347,7 +233,7 @@ const struct gt_cell *gt_run__cell(const struct gt_run *r, uint32_t node, uint32
 
 /* What tells two nodes with the same parent apart: an unknown function's
  * offset, nothing else of the offset. */
-static uint64_t node_koff(const struct gt_prof_node *n)
+uint64_t gt_run__node_koff(const struct gt_prof_node *n)
 {
 	return gt_pnode__is_frame(n->kind) && n->name == GT_NONE ? n->offset : 0;
 }
@@ -358,11 +244,11 @@ static uint64_t mix(uint64_t h, uint64_t v)
 	return h;
 }
 
-static uint32_t node_hash(const struct gt_prof_node *n)
+uint32_t gt_run__node_hash(const struct gt_prof_node *n)
 {
 	uint64_t h = mix(mix(mix(mix(0, n->parent), n->kind), n->name), n->file);
 
-	h = mix(mix(mix(h, n->line), n->module), node_koff(n));
+	h = mix(mix(mix(h, n->line), n->module), gt_run__node_koff(n));
 	h *= 0xff51afd7ed558ccdull;
 	return (uint32_t)(h ^ (h >> 32));
 }
@@ -370,10 +256,10 @@ static uint32_t node_hash(const struct gt_prof_node *n)
 static int node_eq(const struct gt_prof_node *a, const struct gt_prof_node *b)
 {
 	return a->parent == b->parent && a->kind == b->kind && a->name == b->name && a->file == b->file &&
-	       a->line == b->line && a->module == b->module && node_koff(a) == node_koff(b);
+	       a->line == b->line && a->module == b->module && gt_run__node_koff(a) == gt_run__node_koff(b);
 }
 
-static int slots__grow(struct gt_run *r)
+int gt_run__slots_grow(struct gt_run *r)
 {
 	uint32_t cap = r->slot_cap ? r->slot_cap * 2 : 1024, *ns;
 
@@ -410,9 +296,9 @@ static uint32_t node__seen(struct gt_run *r, uint32_t id, const struct gt_prof_n
 /* The node with k's path, added if new; GT_NONE when out of memory. */
 static uint32_t node__get(struct gt_run *r, const struct gt_prof_node *k)
 {
-	uint32_t h, id, hash = node_hash(k);
+	uint32_t h, id, hash = gt_run__node_hash(k);
 
-	if ((uint64_t)(r->slot_used + 1) * 2 > r->slot_cap && slots__grow(r))
+	if ((uint64_t)(r->slot_used + 1) * 2 > r->slot_cap && gt_run__slots_grow(r))
 		return GT_NONE;
 	for (h = hash & (r->slot_cap - 1); r->slots[h] != GT_NONE; h = (h + 1) & (r->slot_cap - 1))
 		if (r->hashes[r->slots[h]] == hash && node_eq(&r->t.nodes[r->slots[h]], k))
@@ -483,7 +369,7 @@ static uint32_t cell__at(struct gt_run *r, uint32_t node, uint32_t metric, uint3
 
 /* Metric m of src in dst (interned by name), with its class; GT_NONE when
  * out of memory. */
-static uint32_t metric__copy(struct gt_profile *dst, const struct gt_profile *src, uint32_t m)
+uint32_t gt_run__metric_copy(struct gt_profile *dst, const struct gt_profile *src, uint32_t m)
 {
 	const struct gt_prof_metric *pm = &src->metrics[m];
 	uint32_t to = gt_profile__metric(dst, gt_profile__str(src, pm->name), gt_profile__str(src, pm->unit),
@@ -496,7 +382,7 @@ static uint32_t metric__copy(struct gt_profile *dst, const struct gt_profile *sr
 
 /* A function name's symbol name goes where the name goes: string s of src
  * became string to of dst. */
-static void linkage__copy(struct gt_profile *dst, uint32_t to, const struct gt_profile *src, uint32_t s)
+void gt_run__linkage_copy(struct gt_profile *dst, uint32_t to, const struct gt_profile *src, uint32_t s)
 {
 	uint32_t l = gt_profile__linkage(src, s);
 
@@ -513,7 +399,7 @@ static uint32_t map_string(struct gt_run *r, const struct gt_profile *p, uint32_
 	m = &r->s->smap[s];
 	if (*m == UNMAPPED) {
 		*m = gt_profile__string(&r->t, p->strings[s]);
-		linkage__copy(&r->t, *m, p, s);
+		gt_run__linkage_copy(&r->t, *m, p, s);
 	}
 	return *m;
 }
@@ -635,7 +521,7 @@ static int map_metrics(struct gt_run *r, const struct gt_profile *p, uint32_t *k
 	*dup = 0;
 	for (uint32_t m = 0; m < p->n_metrics; m++) {
 		s->col[m] = GT_NONE;
-		s->metmap[m] = metric__copy(&r->t, p, m);
+		s->metmap[m] = gt_run__metric_copy(&r->t, p, m);
 		if (s->metmap[m] == GT_NONE)
 			return -ENOMEM;
 	}
@@ -887,7 +773,7 @@ int gt_run__absorb(struct gt_run *dst, const struct gt_run *src)
 	for (uint32_t i = 0; i < p->n_modules; i++)
 		s->modmap[i] = UNMAPPED;
 	for (uint32_t m = 0; m < p->n_metrics; m++) {
-		s->metmap[m] = metric__copy(&dst->t, p, m);
+		s->metmap[m] = gt_run__metric_copy(&dst->t, p, m);
 		if (s->metmap[m] == GT_NONE)
 			return -ENOMEM;
 	}
@@ -938,248 +824,5 @@ int gt_run__absorb(struct gt_run *dst, const struct gt_run *src)
 	err = 0;
 out_free:
 	free(nmap);
-	return err;
-}
-
-/* ---- a canonical order ---- */
-
-/*
- * The numbering of nodes, metrics and modules follows the order profiles
- * were merged in, which differs between one process and an MPI team.
- * Canonical order makes every output independent of it: metrics in the
- * order of the tool's table (core/metrics.h), others after by name;
- * modules by path; nodes depth first, siblings by kind, name, file, line,
- * module path and offset.
- */
-static const struct gt_run *canon_run; /* qsort has no context argument */
-
-static int str_cmp(const char *a, const char *b)
-{
-	if (!a || !b)
-		return !a && !b ? 0 : !a ? -1 : 1;
-	return strcmp(a, b);
-}
-
-static int metric_rank(const struct gt_profile *t, uint32_t m)
-{
-	const char *name = gt_profile__str(t, t->metrics[m].name);
-
-	for (int k = 0; k < GT_M__COUNT; k++)
-		if (name && !strcmp(name, gt_metric_descs[k].name))
-			return k;
-	return GT_M__COUNT;
-}
-
-static int canon_metric_cmp(const void *x, const void *y)
-{
-	const struct gt_profile *t = &canon_run->t;
-	uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
-	int ra = metric_rank(t, a), rb = metric_rank(t, b);
-
-	if (ra != rb)
-		return ra < rb ? -1 : 1;
-	return str_cmp(gt_profile__str(t, t->metrics[a].name), gt_profile__str(t, t->metrics[b].name));
-}
-
-static int canon_module_cmp(const void *x, const void *y)
-{
-	const struct gt_profile *t = &canon_run->t;
-
-	return str_cmp(gt_profile__str(t, t->modules[*(const uint32_t *)x]),
-		       gt_profile__str(t, t->modules[*(const uint32_t *)y]));
-}
-
-static int canon_node_cmp(const void *x, const void *y)
-{
-	const struct gt_profile *t = &canon_run->t;
-	const struct gt_prof_node *a = &t->nodes[*(const uint32_t *)x], *b = &t->nodes[*(const uint32_t *)y];
-	int c;
-
-	if (a->kind != b->kind)
-		return a->kind < b->kind ? -1 : 1;
-	if ((c = str_cmp(gt_profile__str(t, a->name), gt_profile__str(t, b->name))) ||
-	    (c = str_cmp(gt_profile__str(t, a->file), gt_profile__str(t, b->file))))
-		return c;
-	if (a->line != b->line)
-		return a->line < b->line ? -1 : 1;
-	if ((c = str_cmp(a->module == GT_NONE ? NULL : gt_profile__str(t, t->modules[a->module]),
-			 b->module == GT_NONE ? NULL : gt_profile__str(t, t->modules[b->module]))))
-		return c;
-	if (node_koff(a) != node_koff(b))
-		return node_koff(a) < node_koff(b) ? -1 : 1;
-	return a->offset < b->offset ? -1 : a->offset > b->offset;
-}
-
-static int cell_metric_cmp(const void *x, const void *y)
-{
-	const struct gt_cell *a = x, *b = y;
-
-	return a->metric < b->metric ? -1 : a->metric > b->metric;
-}
-
-static int total_cmp(const void *x, const void *y)
-{
-	const struct gt_metric_total *a = x, *b = y;
-
-	return a->metric < b->metric ? -1 : a->metric > b->metric;
-}
-
-int gt_run__canonicalize(struct gt_run *r)
-{
-	const struct gt_profile *t = &r->t;
-	uint32_t n = t->n_nodes, nm = t->n_metrics, nmod = t->n_modules;
-	uint32_t *morder, *mnew, *modorder, *modnew, *order, *nnew, *kids, *first, *stack, sp = 0, done = 0;
-	struct gt_profile t2;
-	struct gt_cell *cells = NULL;
-	uint32_t *head = NULL, *hashes = NULL, nc = 0;
-	int err = -ENOMEM;
-
-	morder = malloc((nm + 1) * sizeof(*morder));
-	mnew = malloc((nm + 1) * sizeof(*mnew));
-	modorder = malloc((nmod + 1) * sizeof(*modorder));
-	modnew = malloc((nmod + 1) * sizeof(*modnew));
-	order = malloc((n + 1) * sizeof(*order));
-	nnew = malloc((n + 1) * sizeof(*nnew));
-	kids = malloc((n + 1) * sizeof(*kids));
-	first = malloc((n + 1) * sizeof(*first));
-	stack = malloc((n + 1) * sizeof(*stack));
-	gt_profile__init(&t2);
-	if (!morder || !mnew || !modorder || !modnew || !order || !nnew || !kids || !first || !stack || !n)
-		goto out_free;
-	canon_run = r;
-	for (uint32_t i = 0; i < nm; i++)
-		morder[i] = i;
-	qsort(morder, nm, sizeof(*morder), canon_metric_cmp);
-	for (uint32_t i = 0; i < nmod; i++)
-		modorder[i] = i;
-	qsort(modorder, nmod, sizeof(*modorder), canon_module_cmp);
-	/* Children of each node, sorted, as runs in kids[]; first[i] their start. */
-	{
-		uint32_t *cnt = calloc(n + 1, sizeof(*cnt));
-
-		if (!cnt)
-			goto out_free;
-		for (uint32_t i = 1; i < n; i++)
-			cnt[t->nodes[i].parent + 1]++;
-		for (uint32_t i = 0; i < n; i++)
-			cnt[i + 1] += cnt[i];
-		memcpy(first, cnt, (n + 1) * sizeof(*first));
-		for (uint32_t i = 1; i < n; i++)
-			kids[cnt[t->nodes[i].parent]++] = i;
-		free(cnt);
-		for (uint32_t i = 0; i < n; i++)
-			qsort(kids + first[i], first[i + 1] - first[i], sizeof(*kids), canon_node_cmp);
-	}
-	/* Depth first: push children in reverse so the first comes out first. */
-	stack[sp++] = 0;
-	while (sp) {
-		uint32_t u = stack[--sp];
-
-		order[done++] = u;
-		for (uint32_t k = first[u + 1]; k-- > first[u];)
-			stack[sp++] = kids[k];
-	}
-	canon_run = NULL;
-	for (uint32_t i = 0; i < nm; i++) {
-		mnew[morder[i]] = metric__copy(&t2, t, morder[i]);
-		if (mnew[morder[i]] == GT_NONE)
-			goto out_free;
-	}
-	for (uint32_t i = 0; i < nmod; i++)
-		if ((modnew[modorder[i]] = gt_profile__module(&t2, gt_profile__str(t, t->modules[modorder[i]]))) ==
-		    GT_NONE)
-			goto out_free;
-	for (uint32_t k = 0; k < done; k++) {
-		const struct gt_prof_node *o = &t->nodes[order[k]];
-		struct gt_prof_node nn = {
-			.parent = k ? nnew[o->parent] : GT_NONE,
-			.kind = o->kind,
-			.name = gt_profile__string(&t2, gt_profile__str(t, o->name)),
-			.file = gt_profile__string(&t2, gt_profile__str(t, o->file)),
-			.line = o->line,
-			.module = o->module == GT_NONE ? GT_NONE : modnew[o->module],
-			.offset = o->offset,
-		};
-
-		linkage__copy(&t2, nn.name, t, o->name);
-		if ((o->name != GT_NONE && nn.name == GT_NONE) || (o->file != GT_NONE && nn.file == GT_NONE) ||
-		    (nnew[order[k]] = gt_profile__node(&t2, &nn)) != k)
-			goto out_free;
-	}
-	cells = malloc((r->n_cells ? r->n_cells : 1) * sizeof(*cells));
-	head = malloc((size_t)n * sizeof(*head));
-	hashes = malloc((size_t)n * sizeof(*hashes));
-	if (!cells || !head || !hashes)
-		goto out_free;
-	for (uint32_t k = 0; k < done; k++) {
-		uint32_t start = nc;
-
-		head[k] = GT_NONE;
-		for (uint32_t c = r->head[order[k]]; c != GT_NONE; c = r->cells[c].next) {
-			cells[nc] = r->cells[c];
-			cells[nc++].metric = mnew[r->cells[c].metric];
-		}
-		qsort(cells + start, nc - start, sizeof(*cells), cell_metric_cmp);
-		for (uint32_t c = start; c < nc; c++)
-			cells[c].next = c + 1 < nc ? c + 1 : GT_NONE;
-		if (nc > start)
-			head[k] = start;
-	}
-	for (uint32_t i = 0; i < r->n_procs; i++) {
-		struct gt_proc *p = &r->procs[i];
-
-		for (uint32_t k = 0; k < p->n_totals; k++)
-			p->totals[k].metric = mnew[p->totals[k].metric];
-		if (p->n_totals)
-			qsort(p->totals, p->n_totals, sizeof(*p->totals), total_cmp);
-	}
-	/* In with the new; the node hash is rebuilt for the new numbering. */
-	gt_profile__fini(&r->t);
-	r->t = t2;
-	gt_profile__init(&t2);
-	free(r->cells);
-	r->cells = cells;
-	r->cap_cells = r->n_cells ? r->n_cells : 1;
-	cells = NULL;
-	free(r->head);
-	r->head = head;
-	head = NULL;
-	free(r->hashes);
-	r->hashes = hashes;
-	hashes = NULL;
-	r->cap_head = n;
-	for (uint32_t i = 0; i < n; i++)
-		r->hashes[i] = node_hash(&r->t.nodes[i]);
-	free(r->slots);
-	r->slots = NULL;
-	r->slot_cap = r->slot_used = 0;
-	r->s->n_prev = 0;
-	err = 0;
-	for (uint32_t i = 1; i < n && !err; i++) {
-		uint32_t h;
-
-		if ((uint64_t)(r->slot_used + 1) * 2 > r->slot_cap && slots__grow(r)) {
-			err = -ENOMEM;
-			break;
-		}
-		for (h = r->hashes[i] & (r->slot_cap - 1); r->slots[h] != GT_NONE; h = (h + 1) & (r->slot_cap - 1))
-			;
-		r->slots[h] = i;
-		r->slot_used++;
-	}
-out_free:
-	gt_profile__fini(&t2);
-	free(cells);
-	free(head);
-	free(hashes);
-	free(morder);
-	free(mnew);
-	free(modorder);
-	free(modnew);
-	free(order);
-	free(nnew);
-	free(kids);
-	free(first);
-	free(stack);
 	return err;
 }
