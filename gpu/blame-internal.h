@@ -39,6 +39,16 @@ void gt_blame__unlaunched(uint32_t device);
 /* In a fork child: no device has been used, nothing is in flight. */
 void gt_blame__atfork_child(void);
 
+/* Bit d: some launch was counted on device d (relaxed: a recent value). */
+uint64_t gt_blame__used_mask(void);
+
+/*
+ * The sampling hook: runs in the sampling signal handler of @t, after the
+ * sample's CPU time went to @node; charges GPU_IDLE_CAUSE when no device
+ * has anything in flight. Async-signal-safe.
+ */
+void gt_blame__sample(struct gt_thread *t, struct gt_cct_node *node, uint64_t weight);
+
 /* ---- the monitor thread ---- */
 
 /* At monitor start, before the thread runs: state, and the sampling hook. */

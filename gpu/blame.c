@@ -42,6 +42,7 @@
 #include "gpu/blame-internal.h"
 #include "gpu/monitor-internal.h"
 #include "gpu/monitor.h"
+#include "gpu/ring.h"
 
 _Static_assert(GT_BLAME_MAX_DEVICES <= 64, "device sets are 64-bit masks");
 _Static_assert(GT_M_GPU_IDLE_CAUSE_D3 - GT_M_GPU_IDLE_CAUSE_D0 + 1 == GT_BLAME_DEVICE_METRICS,
@@ -51,215 +52,6 @@ _Static_assert(GT_M_GPU_IDLE_CAUSE_D3 - GT_M_GPU_IDLE_CAUSE_D0 + 1 == GT_BLAME_D
 #define TRIM_EVERY 64
 /* Longest fact value core/tool.c keeps, with its NUL. */
 #define FACT_BYTES 224
-
-/* ---- in flight: any thread ---- */
-
-/*
- * Operations counted in flight on each device. Incremented (relaxed RMW) by
- * the launching thread before it commits the correlation; decremented
- * (relaxed RMW) by the monitor when the last activity arrived, which the
- * channel's release/acquire orders after the increment; read (relaxed) by
- * sampling handlers, which only need a recent value. One line per device.
- */
-static struct {
-	alignas(64) _Atomic int64_t n;
-	/*
-	 * Launches counted on the device so far, and how many of the first of
-	 * them a finished device-wide synchronization has covered (the count
-	 * when the wait began). covered == launched: the device has nothing
-	 * in flight, whether or not the activities have reached the monitor.
-	 * Relaxed: a mark taken late or a store seen late only makes the
-	 * device look busy a little longer.
-	 */
-	_Atomic uint64_t launched;
-	_Atomic uint64_t covered;
-} in_flight[GT_BLAME_MAX_DEVICES];
-
-/* Bit d: some launch on device d was counted. Set once per device (relaxed
- * load, then relaxed RMW); read by sampling handlers and the monitor. */
-static _Atomic uint64_t used;
-
-void gt_blame__launched(uint32_t device)
-{
-	uint64_t bit = 1ull << device;
-
-	if (!(atomic_load_explicit(&used, memory_order_relaxed) & bit))
-		atomic_fetch_or_explicit(&used, bit, memory_order_relaxed);
-	atomic_fetch_add_explicit(&in_flight[device].n, 1, memory_order_relaxed);
-	atomic_fetch_add_explicit(&in_flight[device].launched, 1, memory_order_relaxed);
-}
-
-uint64_t gt_blame__mark(int device)
-{
-	if (device < 0 || device >= GT_BLAME_MAX_DEVICES)
-		return 0;
-	return atomic_load_explicit(&in_flight[device].launched, memory_order_relaxed);
-}
-
-void gt_blame__covered(int device, uint64_t mark)
-{
-	uint64_t cur;
-
-	if (device < 0 || device >= GT_BLAME_MAX_DEVICES)
-		return;
-	cur = atomic_load_explicit(&in_flight[device].covered, memory_order_relaxed);
-	while (cur < mark && !atomic_compare_exchange_weak_explicit(&in_flight[device].covered, &cur, mark,
-								     memory_order_relaxed, memory_order_relaxed))
-		;
-}
-
-/* Device d has nothing in flight: every activity arrived, or a finished
- * device-wide wait covered every launch. Async-signal-safe. */
-static int dev__idle(int d)
-{
-	return atomic_load_explicit(&in_flight[d].n, memory_order_relaxed) <= 0 ||
-	       atomic_load_explicit(&in_flight[d].covered, memory_order_relaxed) >=
-		       atomic_load_explicit(&in_flight[d].launched, memory_order_relaxed);
-}
-
-int gt_blame__devices_used(void)
-{
-	return atomic_load_explicit(&used, memory_order_relaxed) != 0;
-}
-
-int64_t gt_blame__in_flight(int device)
-{
-	if (device < 0 || device >= GT_BLAME_MAX_DEVICES)
-		return 0;
-	return atomic_load_explicit(&in_flight[device].n, memory_order_relaxed);
-}
-
-void gt_blame__unlaunched(uint32_t device)
-{
-	atomic_fetch_sub_explicit(&in_flight[device].n, 1, memory_order_relaxed);
-}
-
-void gt_blame__atfork_child(void)
-{
-	atomic_store_explicit(&used, 0, memory_order_relaxed);
-	for (int d = 0; d < GT_BLAME_MAX_DEVICES; d++) {
-		atomic_store_explicit(&in_flight[d].n, 0, memory_order_relaxed);
-		atomic_store_explicit(&in_flight[d].launched, 0, memory_order_relaxed);
-		atomic_store_explicit(&in_flight[d].covered, 0, memory_order_relaxed);
-	}
-}
-
-/*
- * The sampling hook: runs in the sampling signal handler of @t, after the
- * sample's CPU time went to @node. Async-signal-safe: relaxed loads, and
- * the thread's own tree with signal-context allocation. A completion the
- * monitor has not seen yet still counts as in flight, so GPU idleness is
- * under-counted by the monitor's latency (docs/BLAME.md).
- */
-static void blame__sample(struct gt_thread *t, struct gt_cct_node *node, uint64_t weight)
-{
-	uint64_t u = atomic_load_explicit(&used, memory_order_relaxed), idle = 0;
-
-	if (!u)
-		return;
-	for (uint64_t m = u; m; m &= m - 1) {
-		int d = __builtin_ctzll(m);
-
-		if (dev__idle(d))
-			idle |= 1ull << d;
-	}
-	if (idle == u)
-		gt_cct__add(&t->cct, node, GT_M_GPU_IDLE_CAUSE, weight, 1);
-	if (!(u & (u - 1)))
-		return; /* one device: the per-device metric would repeat it */
-	for (int d = 0; d < GT_BLAME_DEVICE_METRICS; d++)
-		if (idle & (1ull << d))
-			gt_cct__add(&t->cct, node, (enum gt_metric)(GT_M_GPU_IDLE_CAUSE_D0 + d),
-				    weight, 1);
-}
-
-/* ---- the thread side of a sync ---- */
-
-void gt_blame__sync(struct gt_thread *t, struct gt_cct_node *sync_node, uint64_t begin_ns,
-		    uint64_t end_ns, int device, uint64_t stream)
-{
-	uint32_t dev = device >= 0 && device < GT_BLAME_MAX_DEVICES ? (uint32_t)device
-								    : GT_BLAME_NO_DEVICE;
-
-	if (!t || end_ns <= begin_ns)
-		return;
-	gt_thread__enter(t);
-	gt_cct__add(&t->cct, sync_node ? sync_node : t->cct.root, GT_M_CPU_IDLE,
-		    end_ns - begin_ns, 0);
-	t->idle_ns += end_ns - begin_ns;
-	gt_thread__leave(t);
-	/* No wake-up: the monitor holds the sync until its operations'
-	 * activities arrive anyway, and a futex wake per sync would cost a
-	 * launch-and-wait loop more than the rest of the tool. */
-	gt_monitor__send_sync(t, sync_node, begin_ns, end_ns, dev, stream);
-}
-
-/* ---- rings (monitor only) ---- */
-
-/* A FIFO of fixed-size elements with indexed access; capacity a power of
- * two, following the peak number of elements. */
-struct ring {
-	char *buf;
-	uint32_t head, n, cap, size;
-};
-
-static void ring__init(struct ring *r, uint32_t size)
-{
-	memset(r, 0, sizeof(*r));
-	r->size = size;
-}
-
-static void ring__fini(struct ring *r)
-{
-	free(r->buf);
-	ring__init(r, r->size);
-}
-
-static void *ring__at(const struct ring *r, uint32_t i)
-{
-	return r->buf + (size_t)((r->head + i) & (r->cap - 1)) * r->size;
-}
-
-static int ring__grow(struct ring *r)
-{
-	uint32_t cap = r->cap ? r->cap * 2 : 16;
-	char *buf;
-
-	if (!cap)
-		return -ENOMEM;
-	buf = malloc((size_t)cap * r->size);
-	if (!buf)
-		return -ENOMEM;
-	for (uint32_t i = 0; i < r->n; i++)
-		memcpy(buf + (size_t)i * r->size, ring__at(r, i), r->size);
-	free(r->buf);
-	r->buf = buf;
-	r->head = 0;
-	r->cap = cap;
-	return 0;
-}
-
-/* A new last element (uninitialized), or NULL when out of memory. */
-static void *ring__push(struct ring *r)
-{
-	if (r->n == r->cap && ring__grow(r))
-		return NULL;
-	return ring__at(r, r->n++);
-}
-
-static void ring__shift(struct ring *r)
-{
-	r->head = (r->head + 1) & (r->cap - 1);
-	r->n--;
-}
-
-/* Removes element @i, keeping the order of the others. */
-static void ring__remove(struct ring *r, uint32_t i)
-{
-	for (; i + 1 < r->n; i++)
-		memcpy(ring__at(r, i), ring__at(r, i + 1), r->size);
-	r->n--;
-}
 
 /* ---- monitor state ---- */
 
@@ -355,7 +147,7 @@ void gt_blame__init(void)
 		ring__init(&bl.dev[d].waits, sizeof(struct blame_wait));
 		ring__init(&bl.dev[d].busy, sizeof(struct interval));
 	}
-	gt_sample__set_hook(blame__sample);
+	gt_sample__set_hook(gt_blame__sample);
 }
 
 /* dev[d], set up on first use. NULL when out of memory. */
@@ -850,7 +642,7 @@ void gt_blame__completed(const struct corr_entry *e)
 		return;
 	/* After the monitor saw the completion: samples taken from now on see
 	 * the device idle (if nothing else is in flight). */
-	atomic_fetch_sub_explicit(&in_flight[e->device].n, 1, memory_order_relaxed);
+	gt_blame__unlaunched(e->device);
 	v = &bl.dev[e->device];
 	/* An epoch merged away by a forced sync lives on in the front one. */
 	c = epoch__at(v, e->epoch < v->base ? 0 : (uint32_t)(e->epoch - v->base));
@@ -957,7 +749,7 @@ void gt_blame__stats(struct gt_blame_stats *s)
 #undef X
 	for (int d = 0; d < GT_BLAME_MAX_DEVICES; d++)
 		s->busy_ns[d] = atomic_load_explicit(&bl.pub_busy[d], memory_order_relaxed);
-	s->used = atomic_load_explicit(&used, memory_order_relaxed);
+	s->used = gt_blame__used_mask();
 }
 
 /*
@@ -969,7 +761,7 @@ static void busy__fact(void)
 {
 	char buf[FACT_BYTES];
 	size_t len = 0;
-	uint64_t u = atomic_load_explicit(&used, memory_order_relaxed) | bl.active;
+	uint64_t u = gt_blame__used_mask() | bl.active;
 
 	buf[0] = 0;
 	for (uint64_t m = u; m; m &= m - 1) {
