@@ -44,6 +44,14 @@ struct gt_ompt_device {
 
 extern struct gt_ompt_device gt_ompt_devices[GT_OMPT_MAX_DEVICES];
 
+/* A device or a target event was seen: the report's facts are due. Set
+ * (relaxed) by any thread, read at stop. */
+extern atomic_int gt_ompt_target_seen;
+
+/* At stop: the devices, images and timing source as facts of the profile,
+ * or why no target region was measured (target-devices.c). */
+void gt_ompt__target_facts(void);
+
 /* The device @num when it was initialized, else NULL. */
 static inline struct gt_ompt_device *gt_ompt__device(int num)
 {
