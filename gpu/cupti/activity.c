@@ -62,11 +62,7 @@ static uint64_t hash_str(const char *s)
 
 static uint64_t hash_ptr(const void *p)
 {
-	uint64_t x = (uintptr_t)p;
-
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdull;
-	return x ^ (x >> 29);
+	return gt_cupti__mix64((uintptr_t)p);
 }
 
 /* The slot holding @probe's key, or the one @fresh was installed in;

@@ -166,6 +166,22 @@ void gt_cupti_corr__put(uint32_t cupti_id, uint64_t id, int32_t parts);
 int gt_cupti_corr__get(uint32_t cupti_id, uint64_t *id, int *more);
 void gt_cupti_corr__reset(void);
 
+/* A 64-bit mixer (MurmurHash3's finalizer), for hashing handles and keys. */
+static inline uint64_t gt_cupti__mix64(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdull;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ull;
+	return x ^ (x >> 33);
+}
+
+/* A graph was instantiated (the API's parameters): counts the activities
+ * one launch of it produces. parts(): that count for an executable graph,
+ * 1 when unknown. */
+void gt_cupti_graph__instantiated(const void *params);
+int gt_cupti_graph__parts(uintptr_t exec);
+
 /* An operation issued by @t under @ctx (its placeholder @ph made there
  * first; GT_PH__COUNT: @ctx itself): correlated with the monitor, on
  * @device when it produces activities (@cupti_id != 0), whose CUPTI id is
