@@ -370,18 +370,5 @@ static const struct test_case cases[] = {
 
 int main(int argc, char **argv)
 {
-	int n = (int)(sizeof(cases) / sizeof(cases[0]));
-
-	if (argc > 1) {
-		for (int i = 0; i < n; i++) {
-			if (!strcmp(argv[1], cases[i].name)) {
-				cases[i].fn();
-				printf("ok   %s\n", cases[i].name);
-				return 0;
-			}
-		}
-		fprintf(stderr, "no test %s\n", argv[1]);
-		return 2;
-	}
-	return test__run(cases, n);
+	return test__main(cases, (int)(sizeof(cases) / sizeof(cases[0])), argc, argv);
 }

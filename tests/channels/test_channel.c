@@ -18,15 +18,7 @@
 
 #include "channels/bichannel.h"
 #include "channels/channel.h"
-
-#define CHECK(cond)                                                      \
-	do {                                                             \
-		if (!(cond)) {                                           \
-			fprintf(stderr, "%s:%d: check failed: %s\n",     \
-				__FILE__, __LINE__, #cond);              \
-			return 1;                                        \
-		}                                                        \
-	} while (0)
+#include "tests/unit/test.h"
 
 struct rec {
 	struct gt_channel_node node;
@@ -40,7 +32,7 @@ static int rec_value(struct gt_channel_node *node)
 
 /* ---- gt_channel ---- */
 
-static int test_channel_empty(void)
+static void test_channel_empty(void)
 {
 	struct gt_channel ch;
 
@@ -51,10 +43,9 @@ static int test_channel_empty(void)
 	CHECK(gt_channel__pop_stolen(&ch) == NULL);
 	CHECK(gt_channel__pop(&ch) == NULL);
 	CHECK(gt_channel__empty(&ch));
-	return 0;
 }
 
-static int test_channel_fifo(void)
+static void test_channel_fifo(void)
 {
 	struct gt_channel ch;
 	struct rec recs[16];
@@ -73,10 +64,9 @@ static int test_channel_fifo(void)
 	}
 	CHECK(gt_channel__pop(&ch) == NULL);
 	CHECK(gt_channel__empty(&ch));
-	return 0;
 }
 
-static int test_channel_single(void)
+static void test_channel_single(void)
 {
 	struct gt_channel ch;
 	struct rec r = { .value = 7 };
@@ -87,11 +77,10 @@ static int test_channel_single(void)
 		CHECK(gt_channel__pop(&ch) == &r.node);
 		CHECK(gt_channel__pop(&ch) == NULL);
 	}
-	return 0;
 }
 
 /* A steal while the private list is not empty appends behind it. */
-static int test_channel_steal_appends(void)
+static void test_channel_steal_appends(void)
 {
 	struct gt_channel ch;
 	struct rec recs[9];
@@ -116,10 +105,9 @@ static int test_channel_steal_appends(void)
 	while ((n = gt_channel__pop(&ch)) != NULL)
 		CHECK(rec_value(n) == next++);
 	CHECK(next == 9);
-	return 0;
 }
 
-static int test_channel_pop_stolen(void)
+static void test_channel_pop_stolen(void)
 {
 	struct gt_channel ch;
 	struct rec a = { .value = 1 }, b = { .value = 2 };
@@ -134,10 +122,9 @@ static int test_channel_pop_stolen(void)
 	CHECK(gt_channel__pop_stolen(&ch) == NULL); /* b is not stolen */
 	CHECK(gt_channel__pop(&ch) == &b.node);
 	CHECK(gt_channel__empty(&ch));
-	return 0;
 }
 
-static int test_channel_unpop(void)
+static void test_channel_unpop(void)
 {
 	struct gt_channel ch;
 	struct rec a = { .value = 1 }, b = { .value = 2 }, c = { .value = 3 };
@@ -158,7 +145,6 @@ static int test_channel_unpop(void)
 	CHECK(gt_channel__pop(&ch) == &b.node);
 	CHECK(gt_channel__pop(&ch) == &c.node);
 	CHECK(gt_channel__pop(&ch) == NULL);
-	return 0;
 }
 
 /* ---- gt_bichannel ---- */
@@ -168,7 +154,7 @@ struct payload {
 	uint64_t data[3];
 };
 
-static int test_bichannel_basic(void)
+static void test_bichannel_basic(void)
 {
 	struct gt_bichannel *ch = gt_bichannel__new(sizeof(struct payload));
 
@@ -197,10 +183,9 @@ static int test_bichannel_basic(void)
 	gt_bichannel__produce_commit(ch, p);
 
 	gt_bichannel__delete(ch);
-	return 0;
 }
 
-static int test_bichannel_fifo(void)
+static void test_bichannel_fifo(void)
 {
 	enum { N = 100 };
 	struct gt_bichannel *ch = gt_bichannel__new(sizeof(struct payload));
@@ -227,11 +212,10 @@ static int test_bichannel_fifo(void)
 		CHECK(gt_bichannel__allocations(ch) == N);
 	}
 	gt_bichannel__delete(ch);
-	return 0;
 }
 
 /* After a warm-up, produce/consume/release cycles allocate nothing. */
-static int test_bichannel_reuse(void)
+static void test_bichannel_reuse(void)
 {
 	enum { WARMUP = 1000, MAX_BATCH = 64, CYCLES = 200000 };
 	struct gt_bichannel *ch = gt_bichannel__new(sizeof(struct payload));
@@ -275,10 +259,9 @@ static int test_bichannel_reuse(void)
 	CHECK(produced == consumed);
 	CHECK(gt_bichannel__allocations(ch) == warm);
 	gt_bichannel__delete(ch);
-	return 0;
 }
 
-static int test_bichannel_try_begin_reserve(void)
+static void test_bichannel_try_begin_reserve(void)
 {
 	struct gt_bichannel *ch = gt_bichannel__new(sizeof(struct payload));
 	void *p[8];
@@ -305,10 +288,9 @@ static int test_bichannel_try_begin_reserve(void)
 	CHECK(gt_bichannel__produce_try_begin(ch) != NULL);
 	CHECK(gt_bichannel__allocations(ch) == 8);
 	gt_bichannel__delete(ch);
-	return 0;
 }
 
-static int test_bichannel_cancel(void)
+static void test_bichannel_cancel(void)
 {
 	struct gt_bichannel *ch = gt_bichannel__new(sizeof(struct payload));
 
@@ -320,7 +302,6 @@ static int test_bichannel_cancel(void)
 	CHECK(gt_bichannel__produce_begin(ch) == p);
 	CHECK(gt_bichannel__allocations(ch) == 1);
 	gt_bichannel__delete(ch);
-	return 0;
 }
 
 struct drain_state {
@@ -347,7 +328,7 @@ static void drain_check(void *payload, void *arg)
 	}
 }
 
-static int test_bichannel_drain(void)
+static void test_bichannel_drain(void)
 {
 	struct gt_bichannel *ch = gt_bichannel__new(sizeof(struct payload));
 	struct drain_state st = { .ch = ch, .more_seq = 1000 };
@@ -380,10 +361,9 @@ static int test_bichannel_drain(void)
 	CHECK(gt_bichannel__drain(ch, NULL, NULL) == 0);
 	CHECK(gt_bichannel__consume(ch) == NULL);
 	gt_bichannel__delete(ch);
-	return 0;
 }
 
-static int test_bichannel_drain_order(void)
+static void test_bichannel_drain_order(void)
 {
 	struct gt_bichannel *ch = gt_bichannel__new(sizeof(struct payload));
 	struct drain_state st = { .ch = ch, .next = 0 };
@@ -398,11 +378,10 @@ static int test_bichannel_drain_order(void)
 	CHECK(st.next == 5);
 	CHECK(gt_bichannel__allocations(ch) == 5);
 	gt_bichannel__delete(ch);
-	return 0;
 }
 
 /* delete frees nodes wherever they are; ASan/LSan builds check for leaks. */
-static int test_bichannel_delete_in_flight(void)
+static void test_bichannel_delete_in_flight(void)
 {
 	struct gt_bichannel *ch = gt_bichannel__new(sizeof(struct payload));
 
@@ -416,10 +395,9 @@ static int test_bichannel_delete_in_flight(void)
 	CHECK(gt_bichannel__allocations(ch) == 5);
 	gt_bichannel__delete(ch);
 	gt_bichannel__delete(NULL);
-	return 0;
 }
 
-static int test_bichannel_sizes(void)
+static void test_bichannel_sizes(void)
 {
 	CHECK(gt_bichannel__new(SIZE_MAX) == NULL);
 
@@ -440,75 +418,20 @@ static int test_bichannel_sizes(void)
 	CHECK(gt_bichannel__consume(ch) == big);
 	CHECK(big[4095] == 0xa5);
 	gt_bichannel__delete(ch);
-	return 0;
 }
 
-static const struct {
-	const char *name;
-	int (*fn)(void);
-} tests[] = {
-#define T(fn) { #fn, fn }
-	T(test_channel_empty),
-	T(test_channel_fifo),
-	T(test_channel_single),
-	T(test_channel_steal_appends),
-	T(test_channel_pop_stolen),
-	T(test_channel_unpop),
-	T(test_bichannel_basic),
-	T(test_bichannel_fifo),
-	T(test_bichannel_reuse),
-	T(test_bichannel_try_begin_reserve),
-	T(test_bichannel_cancel),
-	T(test_bichannel_drain),
-	T(test_bichannel_drain_order),
-	T(test_bichannel_delete_in_flight),
-	T(test_bichannel_sizes),
-#undef T
-};
-
-static int run_forked(int (*fn)(void))
-{
-	int status;
-	pid_t pid;
-
-	fflush(NULL);
-	pid = fork();
-	if (pid < 0) {
-		perror("fork");
-		return 1;
-	}
-	if (pid == 0)
-		exit(fn()); /* not _exit: LeakSanitizer checks at exit */
-	if (waitpid(pid, &status, 0) < 0) {
-		perror("waitpid");
-		return 1;
-	}
-	if (WIFSIGNALED(status)) {
-		fprintf(stderr, "killed by signal %d\n", WTERMSIG(status));
-		return 1;
-	}
-	return WEXITSTATUS(status);
-}
-
-int main(int argc, char **argv)
-{
-	size_t count = sizeof(tests) / sizeof(tests[0]);
-	int failed = 0;
-
-	if (argc > 1) {
-		for (size_t i = 0; i < count; i++)
-			if (strcmp(argv[1], tests[i].name) == 0)
-				return tests[i].fn();
-		fprintf(stderr, "no test named %s\n", argv[1]);
-		return 2;
-	}
-
-	for (size_t i = 0; i < count; i++) {
-		int rc = run_forked(tests[i].fn);
-
-		printf("%s %s\n", rc == 0 ? "ok  " : "FAIL", tests[i].name);
-		failed += rc != 0;
-	}
-	printf("%d of %zu failed\n", failed, count);
-	return failed != 0;
-}
+TEST_MAIN(TEST_CASE(test_channel_empty),
+	  TEST_CASE(test_channel_fifo),
+	  TEST_CASE(test_channel_single),
+	  TEST_CASE(test_channel_steal_appends),
+	  TEST_CASE(test_channel_pop_stolen),
+	  TEST_CASE(test_channel_unpop),
+	  TEST_CASE(test_bichannel_basic),
+	  TEST_CASE(test_bichannel_fifo),
+	  TEST_CASE(test_bichannel_reuse),
+	  TEST_CASE(test_bichannel_try_begin_reserve),
+	  TEST_CASE(test_bichannel_cancel),
+	  TEST_CASE(test_bichannel_drain),
+	  TEST_CASE(test_bichannel_drain_order),
+	  TEST_CASE(test_bichannel_delete_in_flight),
+	  TEST_CASE(test_bichannel_sizes))

@@ -110,7 +110,7 @@ static int expect(const struct fb *b, const char *want)
 	return 0;
 }
 
-int test_hostile(void)
+void test_hostile(void)
 {
 	struct fb b;
 
@@ -298,5 +298,4 @@ int test_hostile(void)
 		fb__finish(&b);
 		CHECK(expect(&b, which == 0 ? "node 1" : which == 1 ? "metric 1" : "thread 1") == 0);
 	}
-	return 0;
 }

@@ -2,22 +2,15 @@
 #ifndef GT_TESTS_PROFILE_TEST_H
 #define GT_TESTS_PROFILE_TEST_H
 
-/* Shared by the profile tests: the check macro, the sample profile and its
- * node ids, and the helpers that write and read profiles in memory. */
+/* Shared by the profile tests (harness: tests/unit/test.h): the sample
+ * profile and its node ids, and the helpers that write and read profiles in
+ * memory. */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
 #include "core/profile.h"
-
-/* A failed check makes the test function return 1. */
-#define CHECK(cond)                                                                          \
-	do {                                                                                 \
-		if (!(cond)) {                                                               \
-			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-			return 1;                                                            \
-		}                                                                            \
-	} while (0)
+#include "tests/unit/test.h"
 
 #define MS 1000000ull /* ns */
 
@@ -41,15 +34,15 @@ void fix_crc(uint8_t *d, size_t len);
 uint64_t rng(void);
 int exercise(const struct gt_profile *p);
 
-int test_build(void);
-int test_totals(void);
-int test_roundtrip(void);
-int test_write_rejects_broken(void);
-int test_truncated(void);
-int test_flips(void);
-int test_hostile(void);
-int test_report(void);
-int test_report_sparse(void);
-int test_classes_and_linkage(void);
+void test_build(void);
+void test_totals(void);
+void test_roundtrip(void);
+void test_write_rejects_broken(void);
+void test_truncated(void);
+void test_flips(void);
+void test_hostile(void);
+void test_report(void);
+void test_report_sparse(void);
+void test_classes_and_linkage(void);
 
 #endif

@@ -21,7 +21,7 @@ static int contains(const char *text, const char *s)
 	return 0;
 }
 
-int test_report(void)
+void test_report(void)
 {
 	struct gt_profile p;
 	char *text = NULL;
@@ -74,11 +74,10 @@ int test_report(void)
 		CHECK((unsigned char)*s >= 0x20 || *s == '\n');
 	free(text);
 	gt_profile__fini(&p);
-	return 0;
 }
 
 /* Sections without data are left out; the header alone is a report. */
-int test_report_sparse(void)
+void test_report_sparse(void)
 {
 	struct gt_profile p;
 	struct gt_prof_node root = { .parent = GT_NONE, .kind = GT_PNODE_ROOT, .name = GT_NONE,
@@ -108,5 +107,4 @@ int test_report_sparse(void)
 	CHECK(!strstr(text, "OpenMP") && !strstr(text, "Waits") && !strstr(text, "wall time"));
 	free(text);
 	gt_profile__fini(&p);
-	return 0;
 }

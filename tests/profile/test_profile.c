@@ -20,7 +20,7 @@
 #include "report/report.h"
 #include "tests/profile/profile-test.h"
 
-int test_build(void)
+void test_build(void)
 {
 	struct gt_profile p;
 	struct gt_prof_node n = { .parent = GT_NONE, .kind = GT_PNODE_ROOT, .name = GT_NONE,
@@ -91,10 +91,9 @@ int test_build(void)
 	gt_profile__fini(&p);
 	CHECK(p.n_strings == 0 && p.strings == NULL && p.string_index == NULL);
 	gt_profile__fini(&p); /* twice is harmless */
-	return 0;
 }
 
-int test_totals(void)
+void test_totals(void)
 {
 	struct gt_profile p;
 	uint64_t excl[N__COUNT], incl[N__COUNT];
@@ -111,10 +110,9 @@ int test_totals(void)
 	CHECK(incl[N_ROOT] == UINT64_MAX);
 	CHECK(gt_profile__metric_totals(&p, p.n_metrics, excl, incl) == -EINVAL);
 	gt_profile__fini(&p);
-	return 0;
 }
 
-int test_roundtrip(void)
+void test_roundtrip(void)
 {
 	struct gt_profile p, q, r;
 	char *data = NULL, *again = NULL, why[256];
@@ -152,10 +150,9 @@ int test_roundtrip(void)
 	CHECK(exercise(&q) == 0);
 	free(data);
 	gt_profile__fini(&q);
-	return 0;
 }
 
-int test_write_rejects_broken(void)
+void test_write_rejects_broken(void)
 {
 	struct gt_profile p;
 	char *data = NULL;
@@ -169,10 +166,9 @@ int test_write_rejects_broken(void)
 	data = NULL;
 	CHECK(gt_report__write_text(&p, stdout, 5) == -EINVAL);
 	gt_profile__fini(&p);
-	return 0;
 }
 
-int test_truncated(void)
+void test_truncated(void)
 {
 	struct gt_profile p, q;
 	char *data = NULL, why[256];
@@ -190,12 +186,11 @@ int test_truncated(void)
 	gt_profile__fini(&q);
 	free(data);
 	gt_profile__fini(&p);
-	return 0;
 }
 
 /* Random byte changes, first as they come (the checksum catches them), then
  * with the checksum recomputed, so that the section parsers see them. */
-int test_flips(void)
+void test_flips(void)
 {
 	struct gt_profile p, q;
 	char *data = NULL, why[256];
@@ -237,7 +232,7 @@ int test_flips(void)
 		accepted++;
 		if (exercise(&q)) {
 			fprintf(stderr, "round %u\n", round);
-			return 1;
+			exit(1);
 		}
 		gt_profile__fini(&q);
 	}
@@ -245,7 +240,6 @@ int test_flips(void)
 	free(copy);
 	free(data);
 	gt_profile__fini(&p);
-	return 0;
 }
 
 /* ---- hand-made files ---- */
@@ -266,7 +260,7 @@ static int emit_binary(const char *file)
 
 /* A metric's class and a function's symbol go through the file: a metric
  * this version does not know keeps the class its writer gave it. */
-int test_classes_and_linkage(void)
+void test_classes_and_linkage(void)
 {
 	struct gt_profile p, q;
 	struct gt_prof_node root = { .parent = GT_NONE, .kind = GT_PNODE_ROOT, .name = GT_NONE,
@@ -298,64 +292,18 @@ int test_classes_and_linkage(void)
 	free(data);
 	gt_profile__fini(&q);
 	gt_profile__fini(&p);
-	return 0;
 }
 
-static const struct {
-	const char *name;
-	int (*fn)(void);
-} tests[] = {
-#define T(fn) { #fn, fn }
-	T(test_build),     T(test_totals),  T(test_roundtrip), T(test_write_rejects_broken),
-	T(test_truncated), T(test_flips),   T(test_hostile),   T(test_report),
-	T(test_report_sparse), T(test_classes_and_linkage),
-#undef T
+static const struct test_case cases[] = {
+	TEST_CASE(test_build),	   TEST_CASE(test_totals),	  TEST_CASE(test_roundtrip),
+	TEST_CASE(test_write_rejects_broken), TEST_CASE(test_truncated), TEST_CASE(test_flips),
+	TEST_CASE(test_hostile),   TEST_CASE(test_report),	  TEST_CASE(test_report_sparse),
+	TEST_CASE(test_classes_and_linkage),
 };
-
-static int run_forked(int (*fn)(void))
-{
-	int status;
-	pid_t pid;
-
-	fflush(NULL);
-	pid = fork();
-	if (pid < 0) {
-		perror("fork");
-		return 1;
-	}
-	if (pid == 0)
-		_exit(fn());
-	if (waitpid(pid, &status, 0) < 0) {
-		perror("waitpid");
-		return 1;
-	}
-	if (WIFSIGNALED(status)) {
-		fprintf(stderr, "killed by signal %d\n", WTERMSIG(status));
-		return 1;
-	}
-	return WEXITSTATUS(status);
-}
 
 int main(int argc, char **argv)
 {
-	size_t count = sizeof(tests) / sizeof(tests[0]);
-	int failed = 0;
-
-	if (argc > 1) {
-		if (!strcmp(argv[1], "emit-binary") && argc > 2)
-			return emit_binary(argv[2]);
-		for (size_t i = 0; i < count; i++)
-			if (strcmp(argv[1], tests[i].name) == 0)
-				return tests[i].fn();
-		fprintf(stderr, "no test named %s\n", argv[1]);
-		return 2;
-	}
-	for (size_t i = 0; i < count; i++) {
-		int rc = run_forked(tests[i].fn);
-
-		printf("%s %s\n", rc == 0 ? "ok  " : "FAIL", tests[i].name);
-		failed += rc != 0;
-	}
-	printf("%d of %zu failed\n", failed, count);
-	return failed != 0;
+	if (argc > 2 && !strcmp(argv[1], "emit-binary"))
+		return emit_binary(argv[2]);
+	return test__main(cases, (int)(sizeof(cases) / sizeof(cases[0])), argc, argv);
 }

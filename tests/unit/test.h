@@ -3,11 +3,15 @@
 #define GT_TESTS_TEST_H
 
 /*
- * A minimal harness: each test case runs in a forked child, so a crash fails
- * that case only, and the parent reports every case.
+ * The C tests' harness: each test case runs in a forked child, so a crash
+ * fails that case only, and the parent reports every case; `PROGRAM NAME`
+ * runs the one case NAME in place (ctest entries of one case, debuggers).
+ * A failed CHECK ends the process with status 1, from a case or from any
+ * helper it calls.
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -60,11 +64,30 @@ static inline int test__run(const struct test_case *cases, int n)
 	return failed ? 1 : 0;
 }
 
+/* The case named argv[1] in place, or every case forked. Exit status: 0
+ * when all passed, 1 when one failed, 2 for an unknown name. */
+static inline int test__main(const struct test_case *cases, int n, int argc, char **argv)
+{
+	if (argc < 2)
+		return test__run(cases, n);
+	for (int i = 0; i < n; i++) {
+		if (!strcmp(argv[1], cases[i].name)) {
+			cases[i].fn();
+			printf("ok   %s\n", cases[i].name);
+			return 0;
+		}
+	}
+	fprintf(stderr, "no test named %s\n", argv[1]);
+	return 2;
+}
+
+#define TEST_CASE(fn) { #fn, fn }
+
 #define TEST_MAIN(...)                                                                  \
-	int main(void)                                                                  \
+	int main(int argc, char **argv)                                                 \
 	{                                                                               \
 		static const struct test_case cases[] = { __VA_ARGS__ };                \
-		return test__run(cases, (int)(sizeof(cases) / sizeof(cases[0])));     \
+		return test__main(cases, (int)(sizeof(cases) / sizeof(cases[0])), argc, argv); \
 	}
 
 #endif
