@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef GT_TESTS_CUPTI_TEST_H
+#define GT_TESTS_CUPTI_TEST_H
+
+/* Shared by test_cupti's files (test_cupti.c, replay.c). */
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/cct.h"
+#include "core/metrics.h"
+#include "core/thread.h"
+
+/* CUPTI's buffer buf[len] handed to the backend, its n records at offs. */
+void deliver(uint8_t *buf, size_t len, const uint32_t *offs, size_t n);
+/* Node n's value of m (0 for no node); parent's child of (kind, key), or NULL. */
+uint64_t metric_at(struct gt_cct_node *n, enum gt_metric m);
+struct gt_cct_node *child(struct gt_cct_node *parent, enum gt_node_kind kind, uint64_t key);
+/* Metric m summed over t's placeholders ph and their children. */
+uint64_t tree_sum(struct gt_thread *t, enum gt_placeholder ph, enum gt_metric m);
+
+/* The modes on files; each returns 0 when its checks pass. */
+int replay(const char *path, unsigned short_launches);
+int replay_blame(const char *path);
+int elide(const char *exe);
+
+#endif
