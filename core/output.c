@@ -11,6 +11,7 @@
 
 #include "core/cct.h"
 #include "core/clock.h"
+#include "core/hmap.h"
 #include "core/log.h"
 #include "core/metrics.h"
 #include "core/modmap.h"
@@ -258,13 +259,10 @@ struct merge {
 	struct merge_key *keys;
 	uint32_t *ids;
 	uint64_t cap, used;
-	/* pc -> its frames' keys, so a pc shared by threads is looked up once */
-	uintptr_t *pcs;
-	struct pc_chain {
-		uint32_t first, n; /* in chain[] */
-		int runtime;	   /* the real frame is a runtime's (gt_symbol.runtime) */
-	} *pc_chains;
-	uint64_t pc_cap, pc_used;
+	/* pc -> its frames' keys, so a pc shared by threads is looked up once:
+	 * the first key's index in chain[], the number of keys << 32, and 1 << 40
+	 * when the real frame is a runtime's (gt_symbol.runtime) */
+	struct gt_hmap pcs;
 	struct merge_key *chain;
 	uint32_t n_chain, cap_chain;
 	/* Where symbolization spends its time, by module (GPUTOOL_VERBOSE=3). */
@@ -278,6 +276,7 @@ struct merge {
 /* Frames one pc stands for at most: the real one and the calls inlined
  * into it (deeper inlining keeps the innermost calls). */
 #define MAX_INLINE 32
+_Static_assert(MAX_INLINE < 256, "a chain's length fits the 8 bits the pc cache keeps");
 /* Frames a chain of tail calls left out, at most. */
 #define MAX_TAIL 4
 
@@ -361,36 +360,6 @@ static uint32_t merge__node(struct merge *m, const struct merge_key *k)
 	return m->ids[h];
 }
 
-static int pc_cache__grow(struct merge *m)
-{
-	uint64_t cap = m->pc_cap ? m->pc_cap * 2 : 4096;
-	uintptr_t *pcs = calloc(cap, sizeof(*pcs));
-	struct pc_chain *chains = calloc(cap, sizeof(*chains));
-
-	if (!pcs || !chains) {
-		free(pcs);
-		free(chains);
-		return -ENOMEM;
-	}
-	for (uint64_t i = 0; i < m->pc_cap; i++) {
-		uint64_t h;
-
-		if (!m->pcs[i])
-			continue;
-		for (h = (m->pcs[i] * 0x9e3779b97f4a7c15ull >> 20) & (cap - 1); pcs[h];
-		     h = (h + 1) & (cap - 1))
-			;
-		pcs[h] = m->pcs[i];
-		chains[h] = m->pc_chains[i];
-	}
-	free(m->pcs);
-	free(m->pc_chains);
-	m->pcs = pcs;
-	m->pc_chains = chains;
-	m->pc_cap = cap;
-	return 0;
-}
-
 static const enum gt_prof_node_kind kind_of_symbol[] = {
 	[GT_SYM_FRAME] = GT_PNODE_FRAME,
 	[GT_SYM_INLINE] = GT_PNODE_INLINE,
@@ -440,21 +409,15 @@ static int by_time(const void *a, const void *b)
 static uint32_t merge__frame_keys(struct merge *m, uintptr_t pc, uint32_t *first, int *runtime)
 {
 	struct gt_symbol sym[MAX_INLINE];
-	uint64_t h = 0, t0;
-	int cacheable = 0, n;
+	const uint64_t *hit = gt_hmap__get(&m->pcs, pc);
+	uint64_t t0;
+	int n;
 
-	if ((m->pc_used + 1) * 2 > m->pc_cap && pc_cache__grow(m))
-		goto out_lookup;
-	cacheable = 1;
-	for (h = (pc * 0x9e3779b97f4a7c15ull >> 20) & (m->pc_cap - 1); m->pcs[h];
-	     h = (h + 1) & (m->pc_cap - 1)) {
-		if (m->pcs[h] == pc) {
-			*first = m->pc_chains[h].first;
-			*runtime = m->pc_chains[h].runtime;
-			return m->pc_chains[h].n;
-		}
+	if (hit) {
+		*first = (uint32_t)*hit;
+		*runtime = (int)(*hit >> 40 & 1);
+		return (uint32_t)(*hit >> 32 & 0xff);
 	}
-out_lookup:
 	t0 = gt_clock__now();
 	n = gt_symbolizer__chain(m->sym, pc, sym, MAX_INLINE);
 	merge__time(m, n > 0 ? sym[0].module : NULL, gt_clock__now() - t0);
@@ -474,13 +437,8 @@ out_lookup:
 	*runtime = sym[0].runtime;
 	for (int i = 0; i < n; i++)
 		merge__key_of(m, &sym[i], &m->chain[m->n_chain++]);
-	if (cacheable) {
-		m->pcs[h] = pc;
-		m->pc_chains[h].first = *first;
-		m->pc_chains[h].n = (uint32_t)n;
-		m->pc_chains[h].runtime = *runtime;
-		m->pc_used++;
-	}
+	/* Out of memory: looked up again next time. */
+	gt_hmap__put(&m->pcs, pc, *first | (uint64_t)n << 32 | (uint64_t)(*runtime != 0) << 40);
 	return (uint32_t)n;
 }
 
@@ -651,8 +609,7 @@ int gt_output__build(struct gt_profile *p)
 		 (double)(t1 - t0) / 1e6, (double)(t2 - t1) / 1e6, (double)(gt_clock__now() - t2) / 1e6);
 	free(m.keys);
 	free(m.ids);
-	free(m.pcs);
-	free(m.pc_chains);
+	gt_hmap__fini(&m.pcs);
 	free(m.chain);
 	return 0;
 }

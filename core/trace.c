@@ -6,6 +6,7 @@
  */
 #include "core/trace.h"
 #include "core/bytes.h"
+#include "core/hmap.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -243,51 +244,31 @@ static int chunk__write(FILE *f, uint32_t tag, struct gt_bytes *payload)
 
 /* Interned names, by pointer: each backend interns its own. */
 struct names {
-	const char **keys;
-	uint32_t *ids;
-	uint32_t cap, n;
+	struct gt_hmap ids; /* name -> its index in order */
 	const char **order;
+	uint32_t n, cap;
 };
 
 static uint32_t names__id(struct names *s, const char *name)
 {
-	uint32_t h;
+	uint64_t *id;
 
 	if (!name)
 		return UINT32_MAX;
-	if ((s->n + 1) * 2 > s->cap) {
+	id = gt_hmap__get(&s->ids, (uintptr_t)name);
+	if (id)
+		return (uint32_t)*id;
+	if (s->n == s->cap) {
 		uint32_t cap = s->cap ? s->cap * 2 : 256;
-		const char **keys = calloc(cap, sizeof(*keys)), **order = realloc(s->order, cap * sizeof(*order));
-		uint32_t *ids = malloc(cap * sizeof(*ids));
+		const char **order = realloc(s->order, cap * sizeof(*order));
 
-		if (order)
-			s->order = order;
-		if (!keys || !ids || !order) {
-			free(keys);
-			free(ids);
+		if (!order)
 			return UINT32_MAX;
-		}
-		for (uint32_t i = 0; i < s->cap; i++) {
-			if (!s->keys[i])
-				continue;
-			for (h = (uint32_t)(((uintptr_t)s->keys[i] >> 3) * 0x9e3779b1u) & (cap - 1); keys[h];
-			     h = (h + 1) & (cap - 1))
-				;
-			keys[h] = s->keys[i];
-			ids[h] = s->ids[i];
-		}
-		free(s->keys);
-		free(s->ids);
-		s->keys = keys;
-		s->ids = ids;
+		s->order = order;
 		s->cap = cap;
 	}
-	for (h = (uint32_t)(((uintptr_t)name >> 3) * 0x9e3779b1u) & (s->cap - 1); s->keys[h];
-	     h = (h + 1) & (s->cap - 1))
-		if (s->keys[h] == name)
-			return s->ids[h];
-	s->keys[h] = name;
-	s->ids[h] = s->n;
+	if (gt_hmap__put(&s->ids, (uintptr_t)name, s->n))
+		return UINT32_MAX;
 	s->order[s->n] = name;
 	return s->n++;
 }
@@ -520,8 +501,7 @@ static int file__write(FILE *f, struct track *tr, uint32_t n_tracks)
 	if (!err)
 		err = chunk__write(f, CH_END, &p);
 	free(p.d);
-	free(s.keys);
-	free(s.ids);
+	gt_hmap__fini(&s.ids);
 	free(s.order);
 	return err;
 }
