@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "core/config.h"
+#include "core/hmap.h"
 #include "core/log.h"
 #include "core/sample.h"
 #include "core/unwind.h"
@@ -50,11 +51,9 @@ uint64_t gt_thread__refused(void)
 
 static __thread struct gt_thread *self __attribute__((tls_model("initial-exec")));
 
+/* Another tree's node -> this thread's copy of it (gt_thread__import). */
 struct gt_import_map {
-	struct gt_cct_node **keys;
-	struct gt_cct_node **vals;
-	uint32_t cap; /* a power of two */
-	uint32_t used;
+	struct gt_hmap map;
 };
 
 /*
@@ -169,8 +168,7 @@ void gt_thread__exit(struct gt_thread *t)
 	gt_thread__enter(t);
 	gt_unwind__memo_release(t->memo);
 	if (t->imports) {
-		free(t->imports->keys);
-		free(t->imports->vals);
+		gt_hmap__fini(&t->imports->map);
 		free(t->imports);
 		t->imports = NULL;
 	}
@@ -194,68 +192,17 @@ struct gt_thread *gt_thread__at(uint32_t index)
 	return atomic_load_explicit(&slots[index], memory_order_acquire);
 }
 
-static uint32_t ptr_hash(const void *p)
-{
-	uint64_t x = (uint64_t)(uintptr_t)p;
-
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdull;
-	x ^= x >> 33;
-	return (uint32_t)x;
-}
-
-static int import_map__grow(struct gt_import_map *m)
-{
-	uint32_t cap = m->cap ? m->cap * 2 : 64;
-	struct gt_cct_node **keys = calloc(cap, sizeof(*keys));
-	struct gt_cct_node **vals = calloc(cap, sizeof(*vals));
-
-	if (!keys || !vals) {
-		free(keys);
-		free(vals);
-		return -1;
-	}
-	for (uint32_t i = 0; i < m->cap; i++) {
-		uint32_t h;
-
-		if (!m->keys[i])
-			continue;
-		for (h = ptr_hash(m->keys[i]) & (cap - 1); keys[h]; h = (h + 1) & (cap - 1))
-			;
-		keys[h] = m->keys[i];
-		vals[h] = m->vals[i];
-	}
-	free(m->keys);
-	free(m->vals);
-	m->keys = keys;
-	m->vals = vals;
-	m->cap = cap;
-	return 0;
-}
-
 static struct gt_cct_node *import_map__get(struct gt_import_map *m, struct gt_cct_node *k)
 {
-	if (!m->cap)
-		return NULL;
-	for (uint32_t h = ptr_hash(k) & (m->cap - 1); m->keys[h]; h = (h + 1) & (m->cap - 1))
-		if (m->keys[h] == k)
-			return m->vals[h];
-	return NULL;
+	const uint64_t *v = gt_hmap__get(&m->map, (uintptr_t)k);
+
+	return v ? (struct gt_cct_node *)(uintptr_t)*v : NULL;
 }
 
+/* Out of memory: the node is imported again next time, to the same copy. */
 static void import_map__put(struct gt_import_map *m, struct gt_cct_node *k, struct gt_cct_node *v)
 {
-	uint32_t h;
-
-	if ((m->used + 1) * 4 > m->cap * 3 && import_map__grow(m))
-		return;
-	for (h = ptr_hash(k) & (m->cap - 1); m->keys[h]; h = (h + 1) & (m->cap - 1))
-		if (m->keys[h] == k)
-			break;
-	if (!m->keys[h])
-		m->used++;
-	m->keys[h] = k;
-	m->vals[h] = v;
+	gt_hmap__put(&m->map, (uintptr_t)k, (uintptr_t)v);
 }
 
 struct gt_cct_node *gt_thread__import(struct gt_thread *t, struct gt_cct_node *foreign)
