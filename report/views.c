@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/hmap.h"
 #include "report/rank.h"
 #include "report/report.h"
 
@@ -192,56 +193,25 @@ void gt_flat__fini(struct gt_flat *fl)
 struct bu_build {
 	struct gt_bottom_up *bu;
 	uint32_t *fn, *site; /* per node: function and call-site identities */
-	uint32_t *slots;     /* (parent, identity) -> bu node */
-	uint32_t slot_cap, used;
+	struct gt_hmap ids;  /* (parent, identity) -> bu node */
 	uint32_t *ident;     /* per bu node: its identity */
 };
 
-static uint32_t bu_hash(uint32_t parent, uint32_t ident)
+/* The map's key of (parent, identity): never 0, as identities stay below
+ * GT_NONE (functions and call sites are node counts, sites with the top bit). */
+static uint64_t bu_key(uint32_t parent, uint32_t ident)
 {
-	uint64_t h = mix(mix(7, parent), ident) * 0xff51afd7ed558ccdull;
-
-	return (uint32_t)(h ^ (h >> 32));
-}
-
-static int bu__grow(struct bu_build *b)
-{
-	uint32_t cap = b->slot_cap ? b->slot_cap * 2 : 1024, *ns;
-	struct gt_bottom_up *bu = b->bu;
-
-	if (b->slot_cap >= (1u << 31))
-		return -ENOMEM;
-	ns = malloc((size_t)cap * sizeof(*ns));
-	if (!ns)
-		return -ENOMEM;
-	memset(ns, 0xff, (size_t)cap * sizeof(*ns));
-	for (uint32_t i = 0; i < b->slot_cap; i++) {
-		uint32_t id = b->slots[i], h;
-
-		if (id == GT_NONE)
-			continue;
-		for (h = bu_hash(bu->n[id].parent, b->ident[id]) & (cap - 1); ns[h] != GT_NONE; h = (h + 1) & (cap - 1))
-			;
-		ns[h] = id;
-	}
-	free(b->slots);
-	b->slots = ns;
-	b->slot_cap = cap;
-	return 0;
+	return ((uint64_t)parent << 32 | ident) + 1;
 }
 
 static uint32_t bu__get(struct bu_build *b, uint32_t parent, uint32_t ident, uint32_t node)
 {
 	struct gt_bottom_up *bu = b->bu;
-	uint32_t h, id;
+	const uint64_t *found = gt_hmap__get(&b->ids, bu_key(parent, ident));
+	uint32_t id;
 
-	if ((uint64_t)(b->used + 1) * 2 > b->slot_cap && bu__grow(b))
-		return GT_NONE;
-	for (h = bu_hash(parent, ident) & (b->slot_cap - 1); b->slots[h] != GT_NONE; h = (h + 1) & (b->slot_cap - 1)) {
-		id = b->slots[h];
-		if (bu->n[id].parent == parent && b->ident[id] == ident)
-			return id;
-	}
+	if (found)
+		return (uint32_t)*found;
 	if (bu->count >= bu->cap) {
 		uint32_t cap = bu->cap ? bu->cap * 2 : 1024;
 		struct gt_bu_node *nn;
@@ -259,11 +229,12 @@ static uint32_t bu__get(struct bu_build *b, uint32_t parent, uint32_t ident, uin
 		b->ident = ni;
 		bu->cap = cap;
 	}
-	id = bu->count++;
+	id = bu->count;
+	if (gt_hmap__put(&b->ids, bu_key(parent, ident), id))
+		return GT_NONE;
+	bu->count++;
 	bu->n[id] = (struct gt_bu_node){ .node = node, .parent = parent, .first = GT_NONE, .next = GT_NONE };
 	b->ident[id] = ident;
-	b->slots[h] = id;
-	b->used++;
 	if (parent != GT_NONE) {
 		bu->n[id].next = bu->n[parent].first;
 		bu->n[parent].first = id;
@@ -321,7 +292,7 @@ out_free:
 	free(rep);
 	free(b.fn);
 	free(b.site);
-	free(b.slots);
+	gt_hmap__fini(&b.ids);
 	free(b.ident);
 	if (err)
 		gt_bottom_up__fini(bu);
