@@ -154,6 +154,10 @@ static struct omp_region *region__take(struct omp_thread *ot)
 
 		if (r->active)
 			continue;
+		/* The last use's team read the slot before its join, which the
+		 * runtime orders before this rewrite (released in
+		 * ompt__on_implicit_task). */
+		gt_tsan__acquire(r);
 		atomic_store_explicit(&r->t_end, 0, memory_order_relaxed);
 		/* Pairs with the workers' acquire loads of gen (see ompt-internal.h). */
 		atomic_store_explicit(&r->gen, g, memory_order_release);
@@ -242,7 +246,10 @@ void ompt__on_parallel_begin(ompt_data_t *encountering_task_data,
 	r->t_begin = gt_clock__ticks();
 	if (flags & ompt_parallel_league)
 		((struct omp_thread *)t->ompt)->league = r;
-	/* The fork hands r to the team. */
+	/* The fork hands r to the team: the runtime orders these writes before
+	 * the members' implicit tasks begin. It copies parallel_data into the
+	 * team, so the hand-over is told on r itself, not on parallel_data. */
+	gt_tsan__release(r);
 	data_set(parallel_data, r);
 out:
 	gt_thread__leave(t);
@@ -314,6 +321,8 @@ void ompt__on_implicit_task(ompt_scope_endpoint_t endpoint, ompt_data_t *paralle
 	gt_thread__enter(t);
 	if (endpoint == ompt_scope_begin) {
 		r = league ? league : data_get(parallel_data);
+		if (r)
+			gt_tsan__acquire(r); /* the fork's hand-over (parallel_begin) */
 		task = task__new(ot);
 		if (task) {
 			now = 0;
@@ -335,6 +344,9 @@ void ompt__on_implicit_task(ompt_scope_endpoint_t endpoint, ompt_data_t *paralle
 		/* The encountering thread is member 0; it alone writes team. */
 		if (r && index == 0 && r->owner == t)
 			r->team = actual_parallelism;
+		/* This member is done reading r before the join (region__take). */
+		if (r)
+			gt_tsan__release(r);
 		data_set(task_data, task);
 	} else {
 		task = task_of(task_data);
