@@ -461,27 +461,16 @@ int gt_analysis__is_gpu_placeholder(const struct gt_analysis *a, uint32_t node)
 
 int gt_analysis__children(const struct gt_analysis *a, uint32_t node, uint32_t **out, uint32_t *n_out)
 {
-	uint32_t n = 0, *idx;
+	uint32_t n = 0;
 	struct gt_ranked *k;
 
 	for (uint32_t c = a->first[node]; c != GT_NONE; c = a->next[c])
 		n += a->incl[c] != 0;
 	k = malloc((n ? n : 1) * sizeof(*k));
-	idx = malloc((n ? n : 1) * sizeof(*idx));
-	if (!k || !idx) {
-		free(k);
-		free(idx);
-		return -ENOMEM;
-	}
 	n = 0;
-	for (uint32_t c = a->first[node]; c != GT_NONE; c = a->next[c])
+	for (uint32_t c = a->first[node]; k && c != GT_NONE; c = a->next[c])
 		if (a->incl[c])
 			k[n++] = (struct gt_ranked){ a->incl[c], c };
-	qsort(k, n, sizeof(*k), gt_ranked__cmp);
-	for (uint32_t i = 0; i < n; i++)
-		idx[i] = k[i].node;
-	free(k);
-	*out = idx;
 	*n_out = n;
-	return 0;
+	return gt_ranked__nodes(k, n, out);
 }

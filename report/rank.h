@@ -14,4 +14,8 @@ struct gt_ranked {
  * node order, so that reports are stable. */
 int gt_ranked__cmp(const void *a, const void *b);
 
+/* Sorts k[n] in that order and gives its nodes, in order, in *out
+ * (malloc()ed); frees k, which may be NULL (then -ENOMEM). 0 or -ENOMEM. */
+int gt_ranked__nodes(struct gt_ranked *k, uint32_t n, uint32_t **out);
+
 #endif

@@ -67,3 +67,19 @@ int gt_ranked__cmp(const void *a, const void *b)
 		return x->key > y->key ? -1 : 1;
 	return x->node < y->node ? -1 : x->node > y->node;
 }
+
+int gt_ranked__nodes(struct gt_ranked *k, uint32_t n, uint32_t **out)
+{
+	uint32_t *idx = k ? malloc((n ? n : 1) * sizeof(*idx)) : NULL;
+
+	if (!idx) {
+		free(k);
+		return -ENOMEM;
+	}
+	qsort(k, n, sizeof(*k), gt_ranked__cmp);
+	for (uint32_t i = 0; i < n; i++)
+		idx[i] = k[i].node;
+	free(k);
+	*out = idx;
+	return 0;
+}

@@ -309,26 +309,15 @@ void gt_bottom_up__fini(struct gt_bottom_up *bu)
 
 int gt_bottom_up__children(const struct gt_bottom_up *bu, uint32_t i, uint32_t **out, uint32_t *n_out)
 {
-	uint32_t n = 0, *idx;
+	uint32_t n = 0;
 	struct gt_ranked *k;
 
 	for (uint32_t c = bu->n[i].first; c != GT_NONE; c = bu->n[c].next)
 		n++;
 	k = malloc((n ? n : 1) * sizeof(*k));
-	idx = malloc((n ? n : 1) * sizeof(*idx));
-	if (!k || !idx) {
-		free(k);
-		free(idx);
-		return -ENOMEM;
-	}
 	n = 0;
-	for (uint32_t c = bu->n[i].first; c != GT_NONE; c = bu->n[c].next)
+	for (uint32_t c = bu->n[i].first; k && c != GT_NONE; c = bu->n[c].next)
 		k[n++] = (struct gt_ranked){ bu->n[c].value, c };
-	qsort(k, n, sizeof(*k), gt_ranked__cmp);
-	for (uint32_t j = 0; j < n; j++)
-		idx[j] = k[j].node;
-	free(k);
-	*out = idx;
 	*n_out = n;
-	return 0;
+	return gt_ranked__nodes(k, n, out);
 }
