@@ -136,9 +136,14 @@ def test_tasks():
     bounded(h, own["many"]["body_ns"], None, "spawn_many task time")
     bounded(l, own["few"]["body_ns"], None, "spawn_few task time")
     bounded(h + l, None, region, "task time on one thread")
-    # Task bodies run under their creation site.
+    # Task bodies run under their creation site. They are most of the CPU
+    # time, so 20 samples all but surely put some there; on a loaded machine
+    # the kernel may deliver almost no CPU-time timer signal (0 to 4 in
+    # such runs), and then there is nothing to place.
     bodies = [n for n in p.find("task_body")]
-    check(bodies and all("<omp task>" in p.names(b) for b in bodies),
+    check(bodies or p.total("SAMPLES") < 20,
+          "%d samples, none in task_body" % p.total("SAMPLES"))
+    check(all("<omp task>" in p.names(b) for b in bodies),
           "task_body outside <omp task>: %s" % ["/".join(p.names(b)) for b in bodies])
 
 
