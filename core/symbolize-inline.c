@@ -74,8 +74,6 @@ static int unit_fns__collect(struct unit_fns *u, Dwarf_Die *die)
 		return 0;
 	do {
 		int tag = dwarf_tag(&child);
-		Dwarf_Addr base, lo, hi;
-		ptrdiff_t off = 0;
 
 		/* Definitions sit at the unit's level or in a namespace; a
 		 * class holds only declarations (its members' definitions
@@ -86,29 +84,10 @@ static int unit_fns__collect(struct unit_fns *u, Dwarf_Die *die)
 				return -ENOMEM;
 			continue;
 		}
-		if (tag != DW_TAG_subprogram)
-			continue;
-		while ((off = dwarf_ranges(&child, off, &base, &lo, &hi)) > 0) {
-			if (u->n == u->cap) {
-				size_t cap = u->cap ? u->cap * 2 : 64;
-				struct fn_range *r = realloc(u->r, cap * sizeof(*r));
-
-				if (!r)
-					return -ENOMEM;
-				u->r = r;
-				u->cap = cap;
-			}
-			u->r[u->n++] = (struct fn_range){ .lo = lo, .hi = hi, .die = child };
-		}
+		if (tag == DW_TAG_subprogram && gt_sym__ranges_add(&u->r, &u->n, &u->cap, &child))
+			return -ENOMEM;
 	} while (dwarf_siblingof(&child, &child) == 0);
 	return 0;
-}
-
-static int by_fn_lo(const void *a, const void *b)
-{
-	const struct fn_range *x = a, *y = b;
-
-	return x->lo < y->lo ? -1 : x->lo > y->lo;
 }
 
 /* The out-of-line function of unit cu that holds addr, or NULL. */
@@ -116,7 +95,6 @@ static Dwarf_Die *function_at(struct mod_index *mi, Dwarf_Die *cu, Dwarf_Addr ad
 {
 	Dwarf_Off off = dwarf_dieoffset(cu);
 	struct unit_fns *u = NULL;
-	size_t lo = 0, hi;
 
 	for (size_t i = 0; i < mi->n_units && !u; i++)
 		if (mi->units[i].cu == off)
@@ -132,21 +110,10 @@ static Dwarf_Die *function_at(struct mod_index *mi, Dwarf_Die *cu, Dwarf_Addr ad
 		u->cu = off;
 		if (unit_fns__collect(u, cu))
 			u->n = 0; /* out of memory: the unit's scopes are walked instead */
-		else if (u->n)
-			qsort(u->r, u->n, sizeof(*u->r), by_fn_lo);
-	}
-	hi = u->n;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-
-		if (addr < u->r[mid].lo)
-			hi = mid;
-		else if (addr >= u->r[mid].hi)
-			lo = mid + 1;
 		else
-			return &u->r[mid].die;
+			gt_sym__ranges_sort(u->r, u->n);
 	}
-	return NULL;
+	return gt_sym__ranges_find(u->r, u->n, addr);
 }
 
 static int has_pc(Dwarf_Die *die)

@@ -14,14 +14,22 @@
 #include "core/symbolize.h"
 
 /*
- * libdwfl finds a line through .debug_aranges, which clang does not emit by
- * default; for such modules we index the compile units' address ranges once
- * and look the line up in the right unit ourselves.
+ * An address range of a DIE (module-relative). libdwfl finds a line through
+ * .debug_aranges, which clang does not emit by default, so the units' ranges
+ * are indexed once and a line is looked up in the right unit; a unit's
+ * functions are indexed the same way for inline chains.
  */
-struct cu_range {
+struct die_range {
 	Dwarf_Addr lo, hi;
 	Dwarf_Die die;
 };
+
+/* Appends die's ranges to *r (*n used, *cap allocated): 0 or -ENOMEM. */
+int gt_sym__ranges_add(struct die_range **r, size_t *n, size_t *cap, Dwarf_Die *die);
+/* Sorts r[n] for gt_sym__ranges_find. */
+void gt_sym__ranges_sort(struct die_range *r, size_t n);
+/* The DIE of sorted r[n] whose range holds addr, or NULL. */
+Dwarf_Die *gt_sym__ranges_find(struct die_range *r, size_t n, Dwarf_Addr addr);
 
 /* A call site of a unit (DW_TAG_call_site): where it returns to, or for a
  * tail call where it jumps from, and the name of the function it calls. */
@@ -35,7 +43,7 @@ struct call_site {
 struct mod_index {
 	Dwfl_Module *mod;
 	Dwarf_Addr bias;
-	struct cu_range *r;
+	struct die_range *r; /* the units' ranges */
 	size_t n;
 	struct call_site *cs; /* by pc, of the units in cs_units */
 	size_t n_cs, cap_cs;
@@ -56,10 +64,7 @@ struct mod_index {
  * the whole unit's tree, which in C++ holds every declaration it included). */
 struct unit_fns {
 	Dwarf_Off cu; /* the unit's offset */
-	struct fn_range {
-		Dwarf_Addr lo, hi;
-		Dwarf_Die die;
-	} *r;
+	struct die_range *r;
 	size_t n, cap;
 };
 

@@ -166,9 +166,52 @@ const char *gt_symbolizer__readable(struct gt_symbolizer *s, const char *name)
 
 static int by_lo(const void *a, const void *b)
 {
-	const struct cu_range *x = a, *y = b;
+	const struct die_range *x = a, *y = b;
 
 	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+int gt_sym__ranges_add(struct die_range **r, size_t *n, size_t *cap, Dwarf_Die *die)
+{
+	Dwarf_Addr base, lo, hi;
+	ptrdiff_t off = 0;
+
+	while ((off = dwarf_ranges(die, off, &base, &lo, &hi)) > 0) {
+		if (*n == *cap) {
+			size_t c = *cap ? *cap * 2 : 16;
+			struct die_range *grown = realloc(*r, c * sizeof(*grown));
+
+			if (!grown)
+				return -ENOMEM;
+			*r = grown;
+			*cap = c;
+		}
+		(*r)[(*n)++] = (struct die_range){ .lo = lo, .hi = hi, .die = *die };
+	}
+	return 0;
+}
+
+void gt_sym__ranges_sort(struct die_range *r, size_t n)
+{
+	if (n) /* no array to sort without ranges */
+		qsort(r, n, sizeof(*r), by_lo);
+}
+
+Dwarf_Die *gt_sym__ranges_find(struct die_range *r, size_t n, Dwarf_Addr addr)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (addr < r[mid].lo)
+			hi = mid;
+		else if (addr >= r[mid].hi)
+			lo = mid + 1;
+		else
+			return &r[mid].die;
+	}
+	return NULL;
 }
 
 struct mod_index *gt_sym__mod_index_get(struct gt_symbolizer *s, Dwfl_Module *mod)
@@ -187,47 +230,17 @@ struct mod_index *gt_sym__mod_index_get(struct gt_symbolizer *s, Dwfl_Module *mo
 	mi = &s->mods[s->n_mods++];
 	memset(mi, 0, sizeof(*mi));
 	mi->mod = mod;
-	while ((cu = dwfl_module_nextcu(mod, cu, &mi->bias))) {
-		Dwarf_Addr base, lo, hi;
-		ptrdiff_t off = 0;
-
-		while ((off = dwarf_ranges(cu, off, &base, &lo, &hi)) > 0) {
-			if (mi->n == cap) {
-				struct cu_range *r;
-
-				cap = cap ? cap * 2 : 16;
-				r = realloc(mi->r, cap * sizeof(*r));
-				if (!r)
-					return mi;
-				mi->r = r;
-			}
-			mi->r[mi->n].lo = lo;
-			mi->r[mi->n].hi = hi;
-			mi->r[mi->n].die = *cu;
-			mi->n++;
-		}
-	}
-	if (mi->n) /* a module without ranges has no array to sort */
-		qsort(mi->r, mi->n, sizeof(*mi->r), by_lo);
+	while ((cu = dwfl_module_nextcu(mod, cu, &mi->bias)))
+		if (gt_sym__ranges_add(&mi->r, &mi->n, &cap, cu))
+			break; /* out of memory: the units found so far */
+	gt_sym__ranges_sort(mi->r, mi->n);
 	return mi;
 }
 
 /* The compile unit that holds the module-relative address addr. */
 Dwarf_Die *gt_sym__cu_of(struct mod_index *mi, Dwarf_Addr addr)
 {
-	size_t lo = 0, hi = mi->n;
-
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-
-		if (addr < mi->r[mid].lo)
-			hi = mid;
-		else if (addr >= mi->r[mid].hi)
-			lo = mid + 1;
-		else
-			return &mi->r[mid].die;
-	}
-	return NULL;
+	return gt_sym__ranges_find(mi->r, mi->n, addr);
 }
 
 /* pc's unit, for lines and scopes; *addr the address DWARF uses. */
