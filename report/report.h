@@ -251,8 +251,6 @@ struct gt_bottom_up {
 	uint32_t count, cap;
 	uint32_t *roots; /* functions, largest first */
 	uint32_t n_roots;
-	uint32_t *slots;
-	uint32_t slot_cap;
 };
 
 int gt_bottom_up__build(struct gt_bottom_up *bu, const struct gt_analysis *a);

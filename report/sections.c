@@ -646,57 +646,20 @@ out_free:
 	return err;
 }
 
-static int pair_cmp(const void *a, const void *b)
-{
-	const uint32_t *x = a, *y = b;
-
-	if (x[0] != y[0])
-		return x[0] < y[0] ? -1 : 1;
-	return x[1] < y[1] ? -1 : x[1] > y[1];
-}
-
-/* How many threads have a nonzero value of metric m at each node. */
+/* How many threads measured metric m at each node (the run's count). */
 static int threads_per_node(const struct rep *r, uint32_t m, uint32_t **out)
 {
 	const struct gt_profile *p = r->p;
 	uint32_t *cnt = calloc(p->n_nodes ? p->n_nodes : 1, sizeof(*cnt));
-	uint32_t(*pairs)[2] = NULL;
-	uint64_t np = 0;
 
 	if (!cnt)
 		return -ENOMEM;
 	*out = cnt;
-	if (m == GT_NONE)
-		return 0;
-	if (r->run->threads_at) {
-		for (uint32_t i = 0; i < p->n_nodes; i++) {
-			uint64_t n = r->run->threads_at(r->run->ctx, i, m);
+	for (uint32_t i = 0; m != GT_NONE && i < p->n_nodes; i++) {
+		uint64_t n = r->run->threads_at(r->run->ctx, i, m);
 
-			cnt[i] = n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
-		}
-		return 0;
+		cnt[i] = n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
 	}
-	for (uint64_t i = 0; i < p->n_values; i++)
-		np += p->values[i].metric == m && p->values[i].value;
-	if (!np)
-		return 0;
-	if (np > SIZE_MAX / sizeof(*pairs) || !(pairs = malloc((size_t)np * sizeof(*pairs)))) {
-		free(cnt);
-		*out = NULL;
-		return -ENOMEM;
-	}
-	np = 0;
-	for (uint64_t i = 0; i < p->n_values; i++)
-		if (p->values[i].metric == m && p->values[i].value) {
-			pairs[np][0] = p->values[i].node;
-			pairs[np][1] = p->values[i].thread;
-			np++;
-		}
-	qsort(pairs, (size_t)np, sizeof(*pairs), pair_cmp);
-	for (uint64_t i = 0; i < np; i++)
-		if (!i || pair_cmp(pairs[i - 1], pairs[i]))
-			cnt[pairs[i][0]]++;
-	free(pairs);
 	return 0;
 }
 

@@ -25,9 +25,8 @@ struct gt_sections_run {
 	uint64_t wall_ns; /* the longest process's wall time, what regions are measured against; 0: unknown */
 	const char *gpu_busy; /* "D:NS D:NS ...": each device's busy time, summed over processes; NULL: none */
 	uint64_t busy_wall_ns; /* the wall time gpu_busy is out of: summed over the same processes */
-	/* How many threads measured metric m at node: where the profile's
-	 * values are sums over threads (a run's tree). NULL: the profile's
-	 * values are per thread, and counted. */
+	/* How many threads measured metric m at node: the profile's values
+	 * are sums over threads (the run's tree, report/flat.c). */
 	uint64_t (*threads_at)(const void *ctx, uint32_t node, uint32_t metric);
 	const void *ctx;
 };

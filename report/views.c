@@ -303,7 +303,6 @@ void gt_bottom_up__fini(struct gt_bottom_up *bu)
 {
 	free(bu->n);
 	free(bu->roots);
-	free(bu->slots);
 	memset(bu, 0, sizeof(*bu));
 }
 
