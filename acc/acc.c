@@ -60,6 +60,20 @@ static struct acc_thread *acc__thread(struct gt_thread *t)
 	return t->acc;
 }
 
+/* The thread ends: constructs it left open close with it, so that the
+ * record's next thread (see struct gt_thread) starts with none. The state
+ * itself stays with the record, which keeps its site names. */
+static void acc__thread_end(struct gt_thread *t)
+{
+	struct acc_thread *at = t->acc;
+
+	if (!at)
+		return;
+	at->depth = 0;
+	at->overflow = 0;
+	at->op_node = NULL;
+}
+
 static void add_time(struct gt_thread *t, struct gt_cct_node *n, enum gt_metric m, uint64_t ticks)
 {
 	if (n)
@@ -372,6 +386,7 @@ __attribute__((visibility("default"))) void acc_register_library(acc_prof_reg re
 	if (__atomic_exchange_n(&registered, 1, __ATOMIC_ACQ_REL) || gt_tool__start())
 		return;
 	acc__thread(gt_thread__self(GT_THREAD_INITIAL));
+	gt_thread__on_exit(acc__thread_end);
 	/* Device backends hang their work under this layer's constructs. */
 	gt_construct__provide(gt_acc__current);
 #define X(event, handler) reg(acc_ev_##event, acc__##handler, acc_reg);

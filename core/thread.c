@@ -51,6 +51,70 @@ uint64_t gt_thread__refused(void)
 
 static __thread struct gt_thread *self __attribute__((tls_model("initial-exec")));
 
+/*
+ * Records of ended threads, for the next thread that no OpenMP runtime
+ * reports (see struct gt_thread). The lock orders one owner's last access
+ * before the next one's first; threads start and end far too rarely for it
+ * to matter. `n_reused` is a statistic (relaxed).
+ */
+static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct gt_thread *pool;
+static atomic_ullong n_reused;
+
+uint64_t gt_thread__reused(void)
+{
+	return atomic_load_explicit(&n_reused, memory_order_relaxed);
+}
+
+/* A record no other thread's state points into: nothing of OpenMP's (its
+ * tasks and regions are imported by other threads) and no layer's pin. */
+static int pool__fits(const struct gt_thread *t)
+{
+	return t->kind == GT_THREAD_OTHER && !t->ompt && !t->pinned;
+}
+
+static struct gt_thread *pool__take(void)
+{
+	struct gt_thread *t;
+
+	pthread_mutex_lock(&pool_lock);
+	t = pool;
+	if (t)
+		pool = t->next_free;
+	pthread_mutex_unlock(&pool_lock);
+	return t;
+}
+
+static void pool__give(struct gt_thread *t)
+{
+	pthread_mutex_lock(&pool_lock);
+	t->next_free = pool;
+	pool = t;
+	pthread_mutex_unlock(&pool_lock);
+}
+
+/* The calling thread takes over @t, whose thread has ended. */
+static struct gt_thread *thread__revive(struct gt_thread *t)
+{
+	if (gt_unwind__memo_rearm(t->memo)) {
+		pool__give(t);
+		return NULL;
+	}
+	t->tid = (pid_t)syscall(SYS_gettid);
+	t->ended = 0;
+	t->next_free = NULL;
+	/* Relaxed: the monitor reads it after the acquire load of `lives`,
+	 * which this release store orders after it. */
+	atomic_store_explicit(&t->exited, 0, memory_order_relaxed);
+	atomic_store_explicit(&t->lives, atomic_load_explicit(&t->lives, memory_order_relaxed) + 1,
+			      memory_order_release);
+	atomic_fetch_add_explicit(&n_reused, 1, memory_order_relaxed);
+	/* The layers start a thread's sampling at their first call; this one
+	 * may make none that would (its layer state is the record's). */
+	gt_sample__thread_start(t);
+	return t;
+}
+
 /* Another tree's node -> this thread's copy of it (gt_thread__import). */
 struct gt_import_map {
 	struct gt_hmap map;
@@ -117,6 +181,8 @@ struct gt_thread *gt_thread__self(enum gt_thread_kind kind)
 		return t;
 	if (refused)
 		return NULL;
+	if (kind == GT_THREAD_OTHER && (t = pool__take()) && (t = thread__revive(t)))
+		goto own;
 	idx = atomic_fetch_add_explicit(&n_slots, 1, memory_order_relaxed);
 	if (idx >= limit()) {
 		/* Keep the counter saturated so gt_thread__count stays valid. */
@@ -138,18 +204,22 @@ struct gt_thread *gt_thread__self(enum gt_thread_kind kind)
 	t->idle_node = gt_cct__placeholder(&t->cct, t->cct.root, GT_PH_OMP_IDLE);
 	t->memo = gt_unwind__memo_new();
 	atomic_init(&t->exited, 0);
+	atomic_init(&t->lives, 1);
+	/* Release: pairs with the acquire load in gt_thread__at(). */
+	atomic_store_explicit(&slots[idx], t, memory_order_release);
+own:
 	gt_unwind__thread_init();
 	self = t;
 	pthread_once(&exit_key_once, exit_key__init);
 	if (have_exit_key)
 		pthread_setspecific(exit_key, t);
-	atomic_store_explicit(&slots[idx], t, memory_order_release);
 	return t;
 }
 
 void gt_thread__exit(struct gt_thread *t)
 {
 	unsigned n;
+	int pooled;
 
 	if (!t || t->ended)
 		return;
@@ -159,11 +229,14 @@ void gt_thread__exit(struct gt_thread *t)
 	for (unsigned i = 0; i < n; i++)
 		exit_hooks[i](t);
 	gt_sample__thread_stop(t);
+	pooled = t == self && pool__fits(t);
 	/*
 	 * Give back what only a running thread needs. The tree stays where it
 	 * is: other threads' import maps and the finalizer point into it. The
 	 * thread's own late signals find no spare chunk and drop their sample;
 	 * in_tool keeps one from landing while the spare is being unmapped.
+	 * A record bound for the pool keeps its arena's chunks for the next
+	 * thread.
 	 */
 	gt_thread__enter(t);
 	gt_unwind__memo_release(t->memo);
@@ -173,9 +246,25 @@ void gt_thread__exit(struct gt_thread *t)
 		t->imports = NULL;
 	}
 	t->last_import = t->last_import_own = NULL;
-	gt_arena__trim(&t->arena);
+	if (!pooled)
+		gt_arena__trim(&t->arena);
 	gt_thread__leave(t);
+	/* Release: pairs with the acquire loads of the finalizer and the
+	 * monitor; the thread's last records precede it. */
 	atomic_store_explicit(&t->exited, 1, memory_order_release);
+	if (!pooled)
+		return;
+	/*
+	 * The record goes to the next thread. This one forgets it first: a
+	 * late signal here finds no state and drops its sample, a late call
+	 * of a layer starts a record of its own, and the key's destructor
+	 * does not end the record's next thread.
+	 */
+	self = NULL;
+	atomic_signal_fence(memory_order_seq_cst);
+	if (have_exit_key)
+		pthread_setspecific(exit_key, NULL);
+	pool__give(t);
 }
 
 uint32_t gt_thread__count(void)

@@ -26,6 +26,14 @@ struct gt_import_map;
  * Per-thread state. Created by the thread itself (gt_thread__self) and
  * published in the registry; never freed before the finalizer.
  *
+ * A record can outlive its thread for another: when a thread that no
+ * OpenMP runtime reported ends (one only CUDA, OpenACC or an OpenMP target
+ * construct saw), its record goes to a pool, and the next such thread takes
+ * it over, tree, channels and all. The contexts of threads that come and go
+ * are then measured in a number of records that the threads alive at once
+ * bound, not the number ever started. Ownership passes through the pool's
+ * lock: the old owner's last access happens-before the new owner's first.
+ *
  * Only the owning thread writes any field, with two exceptions: `exited`
  * (written by the owner, read by the finalizer) and the sampling flags, which
  * the owner's own signal handler reads.
@@ -75,10 +83,24 @@ struct gt_thread {
 	 */
 	struct gt_gpu_thread *_Atomic gpu;
 
-	/* Written once by the owner at thread end (release); read by the
-	 * finalizer (acquire). */
+	/* Written by the owner at thread end (release); read by the finalizer
+	 * and the GPU monitor (acquire). Back to 0 when a thread takes the
+	 * record over from the pool. */
 	atomic_int exited;
 	int ended; /* the owner's own record that gt_thread__exit ran */
+	/*
+	 * A layer's objects point to this record after its thread ends (the
+	 * OpenCL layer's per-thread operation pools): never pooled. Owner only.
+	 */
+	int pinned;
+	/*
+	 * Threads that owned the record: 1 at creation, one more each time a
+	 * thread takes it over from the pool. Stored by the new owner (release)
+	 * before it produces anything; the GPU monitor loads it (acquire) to
+	 * poll again a channel it had retired.
+	 */
+	_Atomic uint32_t lives;
+	struct gt_thread *next_free; /* the pool's list; under its lock */
 };
 
 /* The calling thread's state, created on first use. Not for signal handlers. */
@@ -95,6 +117,15 @@ void gt_thread__exit(struct gt_thread *t);
 /* Registers fn to run at each thread's end, before it is marked exited
  * (a layer applies what the thread is owed and frees its own state). */
 int gt_thread__on_exit(void (*fn)(struct gt_thread *t));
+
+/* Keeps @t out of the pool after its thread ends (see `pinned`). Owner only. */
+static inline void gt_thread__pin(struct gt_thread *t)
+{
+	t->pinned = 1;
+}
+
+/* Threads that took over the record of one that had ended. */
+uint64_t gt_thread__reused(void);
 
 /* Threads that asked for state and got none (beyond GPUTOOL_MAX_THREADS, or
  * out of memory): not measured, counted once each. */

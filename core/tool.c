@@ -306,6 +306,10 @@ static void tool__meta(struct gt_profile *p, const struct gt_output *o, uint64_t
 		(unsigned long long)sum.full_unwinds,
 		(unsigned long long)(samples + tool_samples + dropped), (unsigned long long)tool_samples);
 	gt_profile__set_meta(p, "output_dir", o->dir);
+	if (gt_thread__reused()) {
+		snprintf(buf, sizeof(buf), "%llu", (unsigned long long)gt_thread__reused());
+		gt_profile__set_meta(p, "threads_reused", buf);
+	}
 	if (gt_thread__refused()) {
 		snprintf(buf, sizeof(buf), "%llu", (unsigned long long)gt_thread__refused());
 		gt_profile__set_meta(p, "threads_unmeasured", buf);

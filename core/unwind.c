@@ -3,6 +3,7 @@
 #include "core/unwind.h"
 
 #include <dlfcn.h>
+#include <errno.h>
 #include <libunwind.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -136,18 +137,25 @@ static int unwind__frames(struct gt_frame *out, int max, uintptr_t boundary)
 	return w.n;
 }
 
+int gt_unwind__memo_rearm(struct gt_unwind_memo *memo)
+{
+	if (memo->e)
+		return 0;
+	memo->e = calloc(MEMO_MIN_CAP, sizeof(*memo->e));
+	if (!memo->e)
+		return -ENOMEM;
+	memo->cap = MEMO_MIN_CAP;
+	return 0;
+}
+
 struct gt_unwind_memo *gt_unwind__memo_new(void)
 {
 	struct gt_unwind_memo *memo = calloc(1, sizeof(*memo));
 
-	if (!memo)
-		return NULL;
-	memo->e = calloc(MEMO_MIN_CAP, sizeof(*memo->e));
-	if (!memo->e) {
+	if (memo && gt_unwind__memo_rearm(memo)) {
 		free(memo);
 		return NULL;
 	}
-	memo->cap = MEMO_MIN_CAP;
 	return memo;
 }
 

@@ -38,6 +38,9 @@ struct gt_unwind_memo *gt_unwind__memo_new(void);
 /* Frees the table of a thread that has ended; its statistics stay, and
  * nothing more is memoized. */
 void gt_unwind__memo_release(struct gt_unwind_memo *memo);
+/* A released memo memoizes again, for the next thread of its record; its
+ * statistics go on. 0, or -ENOMEM (it stays released). */
+int gt_unwind__memo_rearm(struct gt_unwind_memo *memo);
 
 /* Unwinds the calling thread into out[]. uc: the ucontext of a signal (the
  * first frame is then the interrupted instruction) or NULL. Returns the number

@@ -74,8 +74,9 @@ struct gt_gpu_thread {
 	struct gt_bichannel *to_monitor;
 	struct gt_bichannel *to_thread;
 
-	/* Owner only. */
+	/* Owner only (the owner of the moment: see struct gt_thread). */
 	uint64_t seq;	   /* last correlation sequence number issued */
+	uint32_t lives;	   /* the thread's `lives` when its owner last checked */
 	uint64_t consumed; /* measurement records this owner has applied */
 	/* Written by the owner (relaxed load + store), read by stats anywhere. */
 	_Atomic uint64_t lost;
@@ -94,8 +95,10 @@ struct gt_gpu_thread {
 	 * the channel itself orders the records.
 	 */
 	alignas(64) _Atomic uint64_t produced;
-	/* Monitor only: enum gt_gpu_thread_state. */
+	/* Monitor only: enum gt_gpu_thread_state, and the thread's `lives`
+	 * when the monitor retired it (a new owner makes it poll again). */
 	int state;
+	uint32_t retired_lives;
 };
 
 /*

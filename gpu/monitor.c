@@ -147,13 +147,27 @@ static struct gt_gpu_thread *gpu_thread(struct gt_thread *t)
 	/* Relaxed: only this thread ever stores it. */
 	struct gt_gpu_thread *g = atomic_load_explicit(&t->gpu, memory_order_relaxed);
 
-	if (g)
+	if (g) {
+		/* Relaxed: the owner's own store, or its predecessor's, which
+		 * the pool's lock ordered before this thread took the record. */
+		uint32_t lives = atomic_load_explicit(&t->lives, memory_order_relaxed);
+
+		if (__builtin_expect(g->lives != lives, 0)) {
+			/* A new thread took the record over: the monitor may
+			 * have retired its channels. Release: pairs with the
+			 * acquire load in monitor__round, whose rescan then
+			 * sees `lives` and polls them again. */
+			g->lives = lives;
+			atomic_fetch_add_explicit(&mon.generation, 1, memory_order_release);
+		}
 		return g;
+	}
 	g = aligned_alloc(alignof(struct gt_gpu_thread), sizeof(*g));
 	if (!g)
 		return NULL;
 	memset(g, 0, sizeof(*g));
 	g->thread = t;
+	g->lives = atomic_load_explicit(&t->lives, memory_order_relaxed);
 	g->to_monitor = gt_bichannel__new(sizeof(struct mon_record));
 	g->to_thread = gt_bichannel__new(sizeof(struct mon_measurement));
 	if (!g->to_monitor || !g->to_thread)
@@ -391,7 +405,12 @@ static void threads__scan(void)
 	for (uint32_t i = 0; i < n; i++) {
 		struct gt_gpu_thread *g = gpu_of(gt_thread__at(i));
 
-		if (g && g->state == GPU_THREAD_NEW)
+		if (!g)
+			continue;
+		/* Acquire: pairs with the new owner's release store. */
+		if (g->state == GPU_THREAD_NEW ||
+		    (g->state == GPU_THREAD_RETIRED &&
+		     atomic_load_explicit(&g->thread->lives, memory_order_acquire) != g->retired_lives))
 			threads__poll(g);
 	}
 }
@@ -595,6 +614,10 @@ static void threads__retire(void)
 {
 	for (uint32_t i = 0; i < mon.n_threads;) {
 		struct gt_gpu_thread *g = mon.threads[i];
+		/* Acquire: pairs with the release store of a new owner. Read
+		 * first: should `exited` below be a later owner's, the rescan
+		 * sees a newer `lives` and polls the channel once more. */
+		uint32_t lives = atomic_load_explicit(&g->thread->lives, memory_order_acquire);
 
 		/* Acquire: pairs with the release store in gt_thread__exit, so
 		 * the drain below sees everything the thread committed. */
@@ -606,6 +629,7 @@ static void threads__retire(void)
 		gt_bichannel__drain(g->to_monitor, on_record, g);
 		mon.current = NULL;
 		g->state = GPU_THREAD_RETIRED;
+		g->retired_lives = lives;
 		mon.priv.retired++;
 		mon.threads[i] = mon.threads[--mon.n_threads];
 	}

@@ -326,14 +326,19 @@ static void header(struct out *o)
 	} else {
 		fprintf(o->f, " on %" PRIu32 " host%s\n", hosts, hosts == 1 ? "" : "s");
 	}
-	fprintf(o->f, "  %-12s %" PRIu64 "\n", "threads", r->n_threads);
 	{
-		uint64_t unmeasured = 0, ops = 0;
+		uint64_t unmeasured = 0, ops = 0, reused = 0;
 
 		for (uint32_t k = 0; k < a->n_proc_order; k++) {
 			unmeasured += r->procs[a->proc_order[k]].unmeasured;
 			ops += r->procs[a->proc_order[k]].ops_unmeasured;
+			reused += r->procs[a->proc_order[k]].reused;
 		}
+		fprintf(o->f, "  %-12s %" PRIu64, "threads", r->n_threads);
+		if (reused)
+			fprintf(o->f, " (%" PRIu64 " started: each thread that ended handed its record on)",
+				r->n_threads + reused);
+		fputc('\n', o->f);
 		if (unmeasured)
 			fprintf(o->f, "  %-12s %" PRIu64 " thread%s beyond GPUTOOL_MAX_THREADS (not in the profiles)\n",
 				"unmeasured", unmeasured, unmeasured == 1 ? "" : "s");

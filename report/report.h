@@ -79,6 +79,7 @@ struct gt_proc {
 	int64_t rank; /* -1 when the profile names none */
 	uint64_t ranks; /* the job's number of ranks as the process knew it; 0: unknown */
 	uint64_t unmeasured; /* threads beyond the tool's limit, not in the profile */
+	uint64_t reused; /* threads measured in the record of one that had ended */
 	uint64_t ops_unmeasured; /* device operations the backends could not measure */
 	uint64_t pid;
 	const char *host, *exe, *cmdline; /* values in meta, or NULL */

@@ -82,6 +82,7 @@ void gt_proc__describe(struct gt_proc *pr)
 	v = gt_proc__meta_u64(pr, "ranks");
 	pr->ranks = v < (1u << 30) ? v : 0;
 	pr->unmeasured = gt_proc__meta_u64(pr, "threads_unmeasured");
+	pr->reused = gt_proc__meta_u64(pr, "threads_reused");
 	pr->ops_unmeasured = gt_proc__meta_u64(pr, "ops_unmeasured");
 	pr->host = gt_proc__meta(pr, "host");
 	pr->exe = gt_proc__meta(pr, "exe");

@@ -77,7 +77,9 @@ struct ocl_thread *gt_ocl__thread(void)
 		return NULL;
 	ot->t = t;
 	/* Never freed: callbacks may still return operations to it after the
-	 * thread has ended, and the stop sweeps every thread's. */
+	 * thread has ended, and the stop sweeps every thread's. Its record
+	 * stays this thread's too. */
+	gt_thread__pin(t);
 	ot->next_all = atomic_load_explicit(&gt_ocl_threads, memory_order_relaxed);
 	while (!atomic_compare_exchange_weak_explicit(&gt_ocl_threads, &ot->next_all, ot, memory_order_release,
 						      memory_order_relaxed))

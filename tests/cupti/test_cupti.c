@@ -14,6 +14,7 @@
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <gelf.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -539,6 +540,137 @@ static void test_implicit_sync(void)
 	atomic_store(&gt_cupti_live, 0);
 }
 
+/* ---- threads that come and go ------------------------------------------------- */
+
+/*
+ * A program whose threads each make one copy and end, BATCH alive at a time,
+ * THREADS in all: the activities come after their thread has ended, so the
+ * measurements wait in the channels of ended threads' records until the next
+ * threads take those records over. Every byte reaches a tree, and the
+ * tool's memory does not grow with the number of threads.
+ */
+enum { THREADS = 10000, BATCH = 4, COPY_BYTES = 4096 };
+
+#if defined(__SANITIZE_ADDRESS__)
+#define UNDER_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define UNDER_ASAN 1
+#endif
+#endif
+#ifndef UNDER_ASAN
+#define UNDER_ASAN 0
+#endif
+
+static pthread_barrier_t batch_barrier;
+
+static void *copy_thread(void *arg)
+{
+	cudaMemcpy_v3020_params h2d = { .count = COPY_BYTES, .kind = cudaMemcpyHostToDevice };
+
+	api(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020,
+	    (uint32_t)(uintptr_t)arg, &h2d, 0, NULL);
+	/* All of a batch alive at once: each holds a record of its own. */
+	pthread_barrier_wait(&batch_barrier);
+	return NULL;
+}
+
+/* Takes a record over, applies what waits in it, and ends. */
+static void *drain_thread(void *arg)
+{
+	(void)arg;
+	gt_monitor__drain(gt_thread__self(GT_THREAD_OTHER));
+	pthread_barrier_wait(&batch_barrier);
+	return NULL;
+}
+
+static void run_batch(void *(*fn)(void *), uint32_t first_cid)
+{
+	pthread_t th[BATCH];
+
+	for (int i = 0; i < BATCH; i++)
+		CHECK(!pthread_create(&th[i], NULL, fn, (void *)(uintptr_t)(first_cid + (uint32_t)i)));
+	for (int i = 0; i < BATCH; i++)
+		CHECK(!pthread_join(th[i], NULL));
+}
+
+/* The activities of a batch's copies, delivered on this thread (CUPTI's). */
+static void deliver_batch(uint32_t first_cid)
+{
+	struct synth s = { 0 };
+
+	for (uint32_t i = 0; i < BATCH; i++) {
+		CUpti_ActivityMemcpy6 *mr = synth__add(&s, sizeof(*mr));
+
+		mr->kind = CUPTI_ACTIVITY_KIND_MEMCPY;
+		mr->copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_HTOD;
+		mr->correlationId = first_cid + i, mr->bytes = COPY_BYTES;
+		mr->start = 100, mr->end = 101;
+	}
+	deliver(s.buf, s.len, s.offs, s.n);
+	gt_monitor__flush();
+}
+
+static long rss_kb(void)
+{
+	char line[256];
+	long kb = -1;
+	FILE *f = fopen("/proc/self/status", "r");
+
+	CHECK(f);
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmRSS: %ld", &kb) == 1)
+			break;
+	fclose(f);
+	return kb;
+}
+
+static void test_short_threads(void)
+{
+	uint64_t bytes = 0, time = 0;
+	uint32_t records_before, records;
+	long rss_warm = 0, rss_end;
+
+	gt_cupti_corr__reset();
+	CHECK(gt_monitor__start() == 0);
+	gt_thread__self(GT_THREAD_INITIAL);
+	gt_cupti_lib.cuptiEnableCallback = enable;
+	CHECK(gt_cupti__enable_callbacks(NULL) == CUPTI_SUCCESS);
+	atomic_store(&gt_cupti_live, 1);
+	CHECK(!pthread_barrier_init(&batch_barrier, NULL, BATCH));
+	records_before = gt_thread__count();
+	for (uint32_t cid = 1000; cid < 1000 + THREADS; cid += BATCH) {
+		run_batch(copy_thread, cid);
+		deliver_batch(cid);
+		if (cid - 1000 == THREADS / 10)
+			rss_warm = rss_kb();
+	}
+	run_batch(drain_thread, 0);
+	rss_end = rss_kb();
+
+	/* One record per thread alive at once (and this thread's, which the
+	 * deliveries use), however many threads there were. */
+	records = gt_thread__count();
+	CHECK(records - records_before <= BATCH + 1);
+	CHECK(gt_thread__reused() >= THREADS + BATCH - (records - records_before));
+	for (uint32_t i = 0; i < records; i++) {
+		struct gt_thread *t = gt_thread__at(i);
+
+		bytes += tree_sum(t, GT_PH_GPU_COPY_H2D, GT_M_GXCOPY_H2D_BYTES);
+		time += tree_sum(t, GT_PH_GPU_COPY_H2D, GT_M_GXCOPY_H2D);
+	}
+	CHECK_EQ_U(bytes, (uint64_t)THREADS * COPY_BYTES);
+	CHECK_EQ_U(time, THREADS);
+	/* 9,000 threads after the first thousand: before records were shared,
+	 * each kept about 9 KB. */
+	fprintf(stderr, "resident memory: %ld KB after %u threads, %ld KB after %u\n", rss_warm,
+		THREADS / 10, rss_end, THREADS);
+	/* AddressSanitizer keeps freed memory and every thread's shadow. */
+	if (!UNDER_ASAN)
+		CHECK(rss_end - rss_warm < 1024);
+	atomic_store(&gt_cupti_live, 0);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct test_case cases[] = {
@@ -549,6 +681,7 @@ int main(int argc, char **argv)
 		{ "API callbacks: nesting, API-measured operations, failures", test_callbacks },
 		{ "blocking copies: CPU_IDLE and CPU_IDLE_CAUSE", test_implicit_sync },
 		{ "runtime code inlined into the program", test_inline_runtime },
+		{ "10,000 short-lived threads: every copy measured, memory flat", test_short_threads },
 	};
 
 	if (argc > 3 && !strcmp(argv[1], "replay"))

@@ -236,43 +236,82 @@ static void count_hook(struct gt_thread *t)
 	CHECK(atomic_load(&t->exited) == 0);
 }
 
+struct ending {
+	struct gt_thread *t;
+	int pin;
+};
+
 static void *thread_ends(void *arg)
 {
-	struct gt_thread **out = arg;
+	struct ending *e = arg;
 	struct gt_thread *t = gt_thread__self(GT_THREAD_OTHER);
 
 	CHECK(t && t->memo);
-	CHECK(gt_cct__child(&t->cct, t->cct.root, GT_NODE_FRAME, 42, 0) != NULL);
-	*out = t;
+	CHECK(gt_cct__child(&t->cct, t->cct.root, GT_NODE_FRAME, 42 + (uint64_t)e->pin, 0) != NULL);
+	if (e->pin)
+		gt_thread__pin(t);
+	e->t = t;
 	return NULL; /* no explicit exit: the key's destructor ends it */
 }
 
+static struct gt_thread *run_ending(int pin)
+{
+	struct ending e = { NULL, pin };
+	pthread_t th;
+
+	CHECK(pthread_create(&th, NULL, thread_ends, &e) == 0);
+	pthread_join(th, NULL);
+	CHECK(e.t != NULL);
+	return e.t;
+}
+
 /* A thread no runtime reported the end of: its end runs every hook once,
- * gives back its caches and marks its tree final; its tree stays. */
+ * gives back its caches and marks its tree final; its tree stays. Pinned,
+ * its record stays its own and gives back its unused memory too. */
 static void thread_end_by_destructor(void)
 {
-	struct gt_thread *t = NULL;
+	struct gt_thread *t;
 	struct gt_unwind_stats st;
-	pthread_t th;
 
 	CHECK(gt_thread__on_exit(count_hook) == 0);
 	CHECK(gt_thread__on_exit(count_hook) == 0); /* once only */
-	CHECK(pthread_create(&th, NULL, thread_ends, &t) == 0);
-	pthread_join(th, NULL);
-	CHECK(t != NULL);
+	t = run_ending(1);
 	CHECK(hook_calls == 1 && hook_saw == t);
 	CHECK(atomic_load(&t->exited) == 1);
 	CHECK(t->imports == NULL && t->arena.spare == NULL);
 	gt_unwind__stats(t, &st); /* the statistics outlive the table */
-	CHECK(t->cct.root->children && t->cct.root->children->key == 42);
+	CHECK(t->cct.root->children && t->cct.root->children->key == 43);
 	/* Later calls do nothing. */
 	gt_thread__exit(t);
 	CHECK(hook_calls == 1);
+	/* Not handed on. */
+	CHECK(run_ending(0) != t);
+	CHECK(gt_thread__reused() == 0);
+}
+
+/* The next thread takes an ended thread's record over, tree and all; a
+ * thread OpenMP reported does not. */
+static void record_handed_on(void)
+{
+	struct gt_thread *t = run_ending(0), *next;
+
+	CHECK(atomic_load(&t->lives) == 1);
+	next = run_ending(0);
+	CHECK(next == t);
+	CHECK(atomic_load(&t->lives) == 2 && gt_thread__reused() == 1);
+	CHECK(atomic_load(&t->exited) == 1);
+	/* One node: the second thread found the first one's. */
+	CHECK(t->cct.root->children && t->cct.root->children->key == 42);
+	CHECK(gt_thread__count() == 1);
+	/* The calling thread, of another kind, is not given a pooled record. */
+	CHECK(gt_thread__self(GT_THREAD_INITIAL) != t);
+	CHECK(gt_thread__count() == 2);
 }
 
 TEST_MAIN({ "insert finds existing", insert_finds_existing },
 	  { "trim keeps nodes", trim_keeps_nodes },
 	  { "a thread's end, through the key destructor", thread_end_by_destructor },
+	  { "an ended thread's record handed on", record_handed_on },
 	  { "kinds are distinct", kinds_are_distinct },
 	  { "metrics sparse and summed", metrics_sparse_and_summed },
 	  { "batch add equals single adds", batch_add_equals_single_adds },
