@@ -27,22 +27,24 @@ typedef int (*fexecve_fn)(int, char *const[], char *const[]);
 
 extern char **environ;
 
-static void *next(const char *name)
+/* The profile is written; then the next definition of @name, or NULL with
+ * errno ENOSYS. */
+static void *before_exec(const char *name)
 {
-	return dlsym(RTLD_NEXT, name);
+	void *real = dlsym(RTLD_NEXT, name);
+
+	gt_tool__before_exec();
+	if (!real)
+		errno = ENOSYS;
+	return real;
 }
 
 EXPORT int execve(const char *path, char *const argv[], char *const envp[]);
 int execve(const char *path, char *const argv[], char *const envp[])
 {
-	execve_fn real = (execve_fn)next("execve");
+	execve_fn real = (execve_fn)before_exec("execve");
 
-	gt_tool__before_exec();
-	if (!real) {
-		errno = ENOSYS;
-		return -1;
-	}
-	return real(path, argv, envp);
+	return real ? real(path, argv, envp) : -1;
 }
 
 EXPORT int execv(const char *path, char *const argv[]);
@@ -54,14 +56,9 @@ int execv(const char *path, char *const argv[])
 EXPORT int execvpe(const char *file, char *const argv[], char *const envp[]);
 int execvpe(const char *file, char *const argv[], char *const envp[])
 {
-	execvpe_fn real = (execvpe_fn)next("execvpe");
+	execvpe_fn real = (execvpe_fn)before_exec("execvpe");
 
-	gt_tool__before_exec();
-	if (!real) {
-		errno = ENOSYS;
-		return -1;
-	}
-	return real(file, argv, envp);
+	return real ? real(file, argv, envp) : -1;
 }
 
 EXPORT int execvp(const char *file, char *const argv[]);
@@ -73,14 +70,9 @@ int execvp(const char *file, char *const argv[])
 EXPORT int fexecve(int fd, char *const argv[], char *const envp[]);
 int fexecve(int fd, char *const argv[], char *const envp[])
 {
-	fexecve_fn real = (fexecve_fn)next("fexecve");
+	fexecve_fn real = (fexecve_fn)before_exec("fexecve");
 
-	gt_tool__before_exec();
-	if (!real) {
-		errno = ENOSYS;
-		return -1;
-	}
-	return real(fd, argv, envp);
+	return real ? real(fd, argv, envp) : -1;
 }
 
 /* The variadic forms' arguments as an argv (first, then up to the NULL);

@@ -77,7 +77,7 @@ struct gt_thread {
 	void *ompt;
 	void *acc;
 	/*
-	 * The thread's channels to and from the GPU monitor (gpu/monitor.c).
+	 * The thread's channels to and from the GPU monitor (gpu/monitor-thread.c).
 	 * Written once by the owner (release); read by the monitor thread and
 	 * the finalizer (acquire).
 	 */

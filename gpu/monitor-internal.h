@@ -2,7 +2,8 @@
 #ifndef GT_GPU_MONITOR_INTERNAL_H
 #define GT_GPU_MONITOR_INTERNAL_H
 
-/* Shared by gpu/monitor.c and gpu/corrmap.c; not for backends. */
+/* Shared by the monitor (gpu/monitor*.c), gpu/corrmap.c and gpu/blame*.c;
+ * not for backends. */
 
 #include <stdalign.h>
 #include <stdatomic.h>
@@ -164,7 +165,7 @@ int gt_corrmap__park(struct corr_map *m, const struct gt_device_op *op);
  * returns 1, or 0 when none is parked. @e stays in the map. */
 int gt_corrmap__unpark(struct corr_map *m, struct corr_entry *e, struct gt_device_op *out);
 
-/* ---- the monitor (gpu/monitor.c), for gpu/blame.c ---- */
+/* ---- the monitor (gpu/monitor*.c), for gpu/blame.c ---- */
 
 /*
  * Monitor thread only: sends @owner a measurement record that adds @value

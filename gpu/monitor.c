@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The GPU monitor thread; see gpu/monitor.h and docs/MONITOR.md.
+ * The GPU monitor thread, its start and its stop; see gpu/monitor.h and
+ * docs/MONITOR.md. What other threads call is in gpu/monitor-thread.c; the
+ * state both halves share, in gpu/monitor-state.h.
  *
  * Who runs what:
  *   application / activity threads   correlate, activity, drain (own channels)
@@ -13,13 +15,11 @@
 
 #include <errno.h>
 #include <limits.h>
-#include <linux/futex.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -33,339 +33,23 @@
 #include "gpu/blame-internal.h"
 #include "gpu/blame.h"
 #include "gpu/monitor-internal.h"
+#include "gpu/monitor-state.h"
 
 _Static_assert(GT_MAX_THREADS <= (1ull << (64 - GT_CORRELATION_SEQ_BITS)),
 	       "thread indices must fit in the high bits of a correlation id");
-
-enum mon_state {
-	MON_OFF = 0,	  /* not started, or could not start */
-	MON_RUNNING = 1,  /* accepting records */
-	MON_STOPPING = 2, /* backends flushing; records still accepted */
-	MON_STOPPED = 3,  /* finalized; nothing accepted */
-};
-
-/* Indices of the published counters. */
-enum {
-#define X(field, desc) STAT_##field,
-	GT_MONITOR_STATS(X)
-#undef X
-	STAT_N
-};
 
 /* Bounds the final rounds at stop, should a producer keep going. */
 #define FINAL_ROUNDS 16
 /* Rounds between two looks for exited threads. */
 #define RETIRE_EVERY 64
-/* A flusher re-checks that the monitor is alive this often. */
-#define FLUSH_RECHECK_NS 10000000u
 
-/*
- * Grouped by who writes how often, one group per cache line or more: the
- * words every correlate and drain reads are written almost never, so their
- * line stays shared in every core's cache.
- */
-static struct {
-	pthread_once_t once;
-	int start_err;
-	pthread_t thread;
-
-	/*
-	 * enum mon_state. Release stores (start, stop, the fork child) pair
-	 * with the acquire loads at the entry of every call, so a caller that
-	 * sees RUNNING sees the monitor's initialized state.
-	 */
-	atomic_int state;
-	/* Set by stop (release); read by the monitor (acquire) at each round. */
-	atomic_int stop_req;
-	/* 1 from start until the monitor thread leaves its loop (release). */
-	atomic_int alive;
-	/* Set by the finalizer; see gt_gpu_thread.draining. seq_cst. */
-	atomic_int closing;
-	/*
-	 * Bumped (release) by every thread that publishes its channels; the
-	 * monitor rescans the registry when its acquire load sees a change.
-	 */
-	_Atomic uint32_t generation;
-
-	/*
-	 * Futex words, written at each flush, notify and sleep.
-	 * `wake`: the monitor sleeps on it; wakers increment it.
-	 * `asleep`: 1 while the monitor may be in (or entering) its sleep.
-	 * `flush_req`: tickets of flushers (seq_cst RMW); `flush_done`: the last
-	 * ticket the monitor has served (release store, acquire loads),
-	 * flushers sleep on it.
-	 */
-	alignas(64) _Atomic uint32_t wake;
-	atomic_int asleep;
-	_Atomic uint32_t flush_req;
-	_Atomic uint32_t flush_done;
-
-	/* Published counters: written by the monitor (relaxed), read anywhere. */
-	alignas(64) _Atomic uint64_t pub[STAT_N];
-
-	/* ---- monitor thread only (and the stopper after the join) ---- */
-	alignas(64) struct gt_monitor_stats priv;
-	struct corr_map map;
-	struct gt_gpu_thread **threads; /* channels the monitor drains */
-	uint32_t n_threads, cap_threads;
-	uint32_t seen_generation;
-	struct gt_gpu_thread *current; /* whose to_monitor is being drained */
-	int nested;
-	int want_poll;	    /* a sync arrived since the backends were last polled */
-	uint64_t last_poll; /* gt_clock__now() of the last poll */
-} mon = { .once = PTHREAD_ONCE_INIT };
-
-static long futex(_Atomic uint32_t *word, int op, uint32_t val, const struct timespec *timeout)
-{
-	/* The kernel reads the word itself; _Atomic uint32_t has its layout. */
-	return syscall(SYS_futex, (uint32_t *)word, op, val, timeout, NULL, 0);
-}
-
-static struct timespec ns_to_ts(uint64_t ns)
-{
-	return (struct timespec){ .tv_sec = (time_t)(ns / 1000000000u),
-				  .tv_nsec = (long)(ns % 1000000000u) };
-}
-
-static int state(void)
-{
-	return atomic_load_explicit(&mon.state, memory_order_acquire);
-}
+struct gt_mon gt_mon = { .once = PTHREAD_ONCE_INIT };
 
 int gt_monitor__running(void)
 {
-	int s = state();
+	int s = mon__state();
 
 	return s == MON_RUNNING || s == MON_STOPPING;
-}
-
-/* ---- the thread side ---- */
-
-/* The calling thread's channels, created on first use. Owner only. */
-static struct gt_gpu_thread *gpu_thread(struct gt_thread *t)
-{
-	/* Relaxed: only this thread ever stores it. */
-	struct gt_gpu_thread *g = atomic_load_explicit(&t->gpu, memory_order_relaxed);
-
-	if (g) {
-		/* Relaxed: the owner's own store, or its predecessor's, which
-		 * the pool's lock ordered before this thread took the record. */
-		uint32_t lives = atomic_load_explicit(&t->lives, memory_order_relaxed);
-
-		if (__builtin_expect(g->lives != lives, 0)) {
-			/* A new thread took the record over: the monitor may
-			 * have retired its channels. Release: pairs with the
-			 * acquire load in monitor__round, whose rescan then
-			 * sees `lives` and polls them again. */
-			g->lives = lives;
-			atomic_fetch_add_explicit(&mon.generation, 1, memory_order_release);
-		}
-		return g;
-	}
-	g = aligned_alloc(alignof(struct gt_gpu_thread), sizeof(*g));
-	if (!g)
-		return NULL;
-	memset(g, 0, sizeof(*g));
-	g->thread = t;
-	g->lives = atomic_load_explicit(&t->lives, memory_order_relaxed);
-	g->to_monitor = gt_bichannel__new(sizeof(struct mon_record));
-	g->to_thread = gt_bichannel__new(sizeof(struct mon_measurement));
-	if (!g->to_monitor || !g->to_thread)
-		goto out_free;
-	atomic_init(&g->lost, 0);
-	atomic_init(&g->draining, 0);
-	atomic_init(&g->produced, 0);
-	/* Release: pairs with the acquire loads of t->gpu in the monitor
-	 * (scan, route) and the finalizer; publishes the channels. */
-	atomic_store_explicit(&t->gpu, g, memory_order_release);
-	/* Release: pairs with the acquire load in monitor__round, which then
-	 * rescans and finds t->gpu set. */
-	atomic_fetch_add_explicit(&mon.generation, 1, memory_order_release);
-	return g;
-
-out_free:
-	gt_bichannel__delete(g->to_monitor);
-	gt_bichannel__delete(g->to_thread);
-	free(g);
-	return NULL;
-}
-
-static void thread__lost(struct gt_gpu_thread *g)
-{
-	/* Single writer (the owner): a load and a store, no read-modify-write. */
-	atomic_store_explicit(&g->lost, atomic_load_explicit(&g->lost, memory_order_relaxed) + 1,
-			      memory_order_relaxed);
-}
-
-uint64_t gt_monitor__correlate(struct gt_thread *t, struct gt_cct_node *placeholder)
-{
-	return gt_monitor__correlate_device(t, placeholder, -1);
-}
-
-uint64_t gt_monitor__correlate_device(struct gt_thread *t, struct gt_cct_node *placeholder,
-				      int device)
-{
-	struct gt_gpu_thread *g;
-	struct mon_record *r;
-	uint64_t id;
-
-	if (!t || !gt_monitor__running())
-		return 0;
-	g = gpu_thread(t);
-	if (!g)
-		return 0;
-	id = gt_correlation__make(t->index, ++g->seq);
-	r = gt_bichannel__produce_begin(g->to_monitor);
-	if (!r) {
-		thread__lost(g);
-		gt_tool__unmeasured_ops(1);
-		return 0;
-	}
-	r->type = MON_CORRELATION;
-	r->placeholder = placeholder;
-	r->op.correlation = id;
-	r->op.device = GT_BLAME_NO_DEVICE;
-	if (device >= 0 && device < GT_BLAME_MAX_DEVICES) {
-		/* Before the commit, whose release orders it before the
-		 * monitor's decrement. */
-		gt_blame__launched((uint32_t)device);
-		r->op.device = (uint32_t)device;
-	}
-	gt_bichannel__produce_commit(g->to_monitor, r);
-	return id;
-}
-
-void gt_monitor__activity(struct gt_thread *t, const struct gt_device_op *op)
-{
-	struct gt_gpu_thread *g;
-	struct mon_record *r;
-
-	if (!t || !gt_monitor__running())
-		return;
-	g = gpu_thread(t);
-	if (!g)
-		return;
-	r = gt_bichannel__produce_begin(g->to_monitor);
-	if (!r) {
-		thread__lost(g);
-		return;
-	}
-	r->type = MON_ACTIVITY;
-	r->placeholder = NULL;
-	r->op = *op;
-	gt_bichannel__produce_commit(g->to_monitor, r);
-}
-
-int gt_monitor__send_sync(struct gt_thread *t, struct gt_cct_node *sync_node, uint64_t begin_ns,
-			  uint64_t end_ns, uint32_t device, uint64_t stream)
-{
-	struct gt_gpu_thread *g;
-	struct mon_record *r;
-
-	if (!t || !gt_monitor__running())
-		return -EAGAIN;
-	g = gpu_thread(t);
-	if (!g)
-		return -ENOMEM;
-	r = gt_bichannel__produce_begin(g->to_monitor);
-	if (!r) {
-		thread__lost(g);
-		return -ENOMEM;
-	}
-	memset(&r->op, 0, sizeof(r->op));
-	r->type = MON_SYNC;
-	r->placeholder = sync_node;
-	r->op.start_ns = begin_ns;
-	r->op.end_ns = end_ns;
-	r->op.device = device;
-	r->op.stream = stream;
-	gt_bichannel__produce_commit(g->to_monitor, r);
-	return 0;
-}
-
-/* Applies one measurement record to the tree of the thread in @arg. */
-static void measurement__apply(void *payload, void *arg)
-{
-	struct gt_thread *t = arg;
-	struct mon_measurement *m = payload;
-
-	if (m->type == MEAS_BLAME)
-		gt_device_op__add(&t->cct, m->placeholder, &m->op, (enum gt_metric)m->metric,
-				  m->value);
-	else
-		gt_device_op__attribute(&t->cct, m->placeholder, &m->op);
-}
-
-size_t gt_monitor__drain(struct gt_thread *t)
-{
-	struct gt_gpu_thread *g;
-	size_t n;
-
-	if (!t)
-		return 0;
-	/* Relaxed: the owner's own store. */
-	g = atomic_load_explicit(&t->gpu, memory_order_relaxed);
-	/* Relaxed hint; a record it misses is taken by the next drain. */
-	if (!g || atomic_load_explicit(&g->produced, memory_order_relaxed) == g->consumed)
-		return 0;
-	/* seq_cst store then load: the owner's half of the handshake with the
-	 * finalizer (see gt_gpu_thread.draining). */
-	atomic_store_explicit(&g->draining, 1, memory_order_seq_cst);
-	if (atomic_load_explicit(&mon.closing, memory_order_seq_cst)) {
-		atomic_store_explicit(&g->draining, 0, memory_order_release);
-		return 0;
-	}
-	gt_thread__enter(t);
-	n = gt_bichannel__drain(g->to_thread, measurement__apply, t);
-	gt_thread__leave(t);
-	g->consumed += n;
-	/* Release: pairs with the finalizer's acquire load. */
-	atomic_store_explicit(&g->draining, 0, memory_order_release);
-	return n;
-}
-
-/* ---- waking and flushing ---- */
-
-static void monitor__poke(void)
-{
-	/* Call after publishing the work; see monitor__sleep for why no
-	 * wake-up is lost. */
-	atomic_fetch_add_explicit(&mon.wake, 1, memory_order_seq_cst);
-	if (atomic_load_explicit(&mon.asleep, memory_order_seq_cst))
-		futex(&mon.wake, FUTEX_WAKE_PRIVATE, 1, NULL);
-}
-
-void gt_monitor__notify(void)
-{
-	if (gt_monitor__running())
-		monitor__poke();
-}
-
-void gt_monitor__flush(void)
-{
-	struct timespec recheck = ns_to_ts(FLUSH_RECHECK_NS);
-	uint32_t ticket;
-
-	if (!gt_monitor__running())
-		return;
-	/*
-	 * seq_cst RMW: everything this thread (and whatever happened-before
-	 * it) delivered precedes the ticket; the monitor's acquire load of
-	 * flush_req at the start of a round makes it visible to that round.
-	 */
-	ticket = atomic_fetch_add_explicit(&mon.flush_req, 1, memory_order_seq_cst) + 1;
-	monitor__poke();
-	for (;;) {
-		/* Acquire: pairs with the monitor's release store, which follows
-		 * the round and the publication of the counters. */
-		uint32_t done = atomic_load_explicit(&mon.flush_done, memory_order_acquire);
-
-		if ((int32_t)(done - ticket) >= 0)
-			return;
-		if (!atomic_load_explicit(&mon.alive, memory_order_acquire))
-			return;
-		futex(&mon.flush_done, FUTEX_WAIT_PRIVATE, done, &recheck);
-	}
 }
 
 /* ---- the monitor thread ---- */
@@ -375,20 +59,20 @@ static void threads__poll(struct gt_gpu_thread *g)
 {
 	if (g->state == GPU_THREAD_POLLED)
 		return;
-	if (mon.n_threads == mon.cap_threads) {
-		uint32_t cap = mon.cap_threads ? mon.cap_threads * 2 : 64;
-		struct gt_gpu_thread **a = realloc(mon.threads, cap * sizeof(*a));
+	if (gt_mon.n_threads == gt_mon.cap_threads) {
+		uint32_t cap = gt_mon.cap_threads ? gt_mon.cap_threads * 2 : 64;
+		struct gt_gpu_thread **a = realloc(gt_mon.threads, cap * sizeof(*a));
 
 		if (!a)
 			return; /* retried at the next rescan or route */
-		mon.threads = a;
-		mon.cap_threads = cap;
+		gt_mon.threads = a;
+		gt_mon.cap_threads = cap;
 	}
-	mon.threads[mon.n_threads++] = g;
+	gt_mon.threads[gt_mon.n_threads++] = g;
 	if (g->state == GPU_THREAD_NEW)
-		mon.priv.threads++;
+		gt_mon.priv.threads++;
 	else
-		mon.priv.retired--;
+		gt_mon.priv.retired--;
 	g->state = GPU_THREAD_POLLED;
 }
 
@@ -422,7 +106,7 @@ static void monitor__send(struct gt_gpu_thread *owner, struct gt_cct_node *place
 	struct mon_measurement *m = gt_bichannel__produce_begin(owner->to_thread);
 
 	if (!m) {
-		mon.priv.lost++;
+		gt_mon.priv.lost++;
 		return;
 	}
 	m->placeholder = placeholder;
@@ -431,7 +115,7 @@ static void monitor__send(struct gt_gpu_thread *owner, struct gt_cct_node *place
 	m->metric = metric;
 	m->value = value;
 	gt_bichannel__produce_commit(owner->to_thread, m);
-	mon.priv.measurements++;
+	gt_mon.priv.measurements++;
 	/* Single writer (the monitor). */
 	atomic_store_explicit(&owner->produced,
 			      atomic_load_explicit(&owner->produced, memory_order_relaxed) + 1,
@@ -474,15 +158,15 @@ void gt_monitor__send_blame(struct gt_gpu_thread *owner, struct gt_cct_node *pla
 static void on_correlation(struct gt_gpu_thread *owner, uint64_t id,
 			   struct gt_cct_node *placeholder, uint32_t device)
 {
-	struct corr_entry *e = gt_corrmap__find(&mon.map, id);
+	struct corr_entry *e = gt_corrmap__find(&gt_mon.map, id);
 	struct gt_device_op op;
 	int complete = 0;
 
-	mon.priv.correlations++;
+	gt_mon.priv.correlations++;
 	if (!e) {
-		e = gt_corrmap__insert(&mon.map, id);
+		e = gt_corrmap__insert(&gt_mon.map, id);
 		if (!e) {
-			mon.priv.lost++;
+			gt_mon.priv.lost++;
 			gt_tool__unmeasured_ops(1);
 			if (device < GT_BLAME_MAX_DEVICES)
 				gt_blame__unlaunched(device);
@@ -493,7 +177,7 @@ static void on_correlation(struct gt_gpu_thread *owner, uint64_t id,
 	e->placeholder = placeholder;
 	gt_blame__issued(e, device);
 	/* Activities that came first: deliver them in arrival order. */
-	while (gt_corrmap__unpark(&mon.map, e, &op)) {
+	while (gt_corrmap__unpark(&gt_mon.map, e, &op)) {
 		monitor__deliver(owner, placeholder, &op);
 		gt_blame__finished(e, &op);
 		if (!(op.flags & GT_DEVOP_F_MORE))
@@ -501,7 +185,7 @@ static void on_correlation(struct gt_gpu_thread *owner, uint64_t id,
 	}
 	if (complete) {
 		gt_blame__completed(e);
-		gt_corrmap__remove(&mon.map, e);
+		gt_corrmap__remove(&gt_mon.map, e);
 	}
 }
 
@@ -515,33 +199,33 @@ static void on_record(void *payload, void *arg);
  */
 static struct corr_entry *route__find(uint64_t id)
 {
-	struct gt_gpu_thread *g, *outer = mon.current;
+	struct gt_gpu_thread *g, *outer = gt_mon.current;
 
-	if (mon.nested)
+	if (gt_mon.nested)
 		return NULL;
 	g = gpu_of(gt_thread__at(gt_correlation__thread(id)));
 	if (!g || g == outer)
 		return NULL;
 	/* A retired thread that produced again is polled again. */
 	threads__poll(g);
-	mon.nested = 1;
-	mon.current = g;
+	gt_mon.nested = 1;
+	gt_mon.current = g;
 	gt_bichannel__drain(g->to_monitor, on_record, g);
-	mon.current = outer;
-	mon.nested = 0;
-	return gt_corrmap__find(&mon.map, id);
+	gt_mon.current = outer;
+	gt_mon.nested = 0;
+	return gt_corrmap__find(&gt_mon.map, id);
 }
 
 static void on_activity(const struct gt_device_op *op)
 {
 	struct corr_entry *e;
 
-	mon.priv.activities++;
+	gt_mon.priv.activities++;
 	if (!op->correlation) {
-		mon.priv.unmatched++;
+		gt_mon.priv.unmatched++;
 		return;
 	}
-	e = gt_corrmap__find(&mon.map, op->correlation);
+	e = gt_corrmap__find(&gt_mon.map, op->correlation);
 	if (!e)
 		e = route__find(op->correlation);
 	if (e && e->owner) {
@@ -549,13 +233,13 @@ static void on_activity(const struct gt_device_op *op)
 		gt_blame__finished(e, op);
 		if (!(op->flags & GT_DEVOP_F_MORE)) {
 			gt_blame__completed(e);
-			gt_corrmap__remove(&mon.map, e);
+			gt_corrmap__remove(&gt_mon.map, e);
 		}
 		return;
 	}
-	mon.priv.early++;
-	if (gt_corrmap__park(&mon.map, op))
-		mon.priv.unmatched++;
+	gt_mon.priv.early++;
+	if (gt_corrmap__park(&gt_mon.map, op))
+		gt_mon.priv.unmatched++;
 }
 
 /*
@@ -566,28 +250,28 @@ static void on_activity(const struct gt_device_op *op)
  */
 static void on_sync(struct gt_gpu_thread *owner, struct mon_record *r)
 {
-	struct gt_gpu_thread *outer = mon.current;
+	struct gt_gpu_thread *outer = gt_mon.current;
 	/* Acquire: pairs with the release increment in gpu_thread(). */
-	uint32_t gen = atomic_load_explicit(&mon.generation, memory_order_acquire);
+	uint32_t gen = atomic_load_explicit(&gt_mon.generation, memory_order_acquire);
 
-	if (!mon.nested) {
-		if (gen != mon.seen_generation) {
-			mon.seen_generation = gen;
+	if (!gt_mon.nested) {
+		if (gen != gt_mon.seen_generation) {
+			gt_mon.seen_generation = gen;
 			threads__scan();
 		}
-		mon.nested = 1;
-		for (uint32_t i = 0; i < mon.n_threads; i++) {
-			struct gt_gpu_thread *g = mon.threads[i];
+		gt_mon.nested = 1;
+		for (uint32_t i = 0; i < gt_mon.n_threads; i++) {
+			struct gt_gpu_thread *g = gt_mon.threads[i];
 
 			if (g == outer)
 				continue;
-			mon.current = g;
+			gt_mon.current = g;
 			gt_bichannel__drain(g->to_monitor, on_record, g);
 		}
-		mon.current = outer;
-		mon.nested = 0;
+		gt_mon.current = outer;
+		gt_mon.nested = 0;
 	}
-	mon.want_poll = 1;
+	gt_mon.want_poll = 1;
 	gt_blame__on_sync(owner, r->placeholder, &r->op);
 }
 
@@ -612,8 +296,8 @@ static void on_record(void *payload, void *arg)
  */
 static void threads__retire(void)
 {
-	for (uint32_t i = 0; i < mon.n_threads;) {
-		struct gt_gpu_thread *g = mon.threads[i];
+	for (uint32_t i = 0; i < gt_mon.n_threads;) {
+		struct gt_gpu_thread *g = gt_mon.threads[i];
 		/* Acquire: pairs with the release store of a new owner. Read
 		 * first: should `exited` below be a later owner's, the rescan
 		 * sees a newer `lives` and polls the channel once more. */
@@ -625,52 +309,52 @@ static void threads__retire(void)
 			i++;
 			continue;
 		}
-		mon.current = g;
+		gt_mon.current = g;
 		gt_bichannel__drain(g->to_monitor, on_record, g);
-		mon.current = NULL;
+		gt_mon.current = NULL;
 		g->state = GPU_THREAD_RETIRED;
 		g->retired_lives = lives;
-		mon.priv.retired++;
-		mon.threads[i] = mon.threads[--mon.n_threads];
+		gt_mon.priv.retired++;
+		gt_mon.threads[i] = gt_mon.threads[--gt_mon.n_threads];
 	}
 }
 
 /* One pass over every polled channel. Returns the number of records taken. */
 static uint64_t monitor__round(void)
 {
-	uint64_t before = mon.priv.correlations + mon.priv.activities;
+	uint64_t before = gt_mon.priv.correlations + gt_mon.priv.activities;
 	/* Acquire: pairs with the release increment in gpu_thread(). */
-	uint32_t gen = atomic_load_explicit(&mon.generation, memory_order_acquire);
+	uint32_t gen = atomic_load_explicit(&gt_mon.generation, memory_order_acquire);
 
-	if (gen != mon.seen_generation) {
-		mon.seen_generation = gen;
+	if (gen != gt_mon.seen_generation) {
+		gt_mon.seen_generation = gen;
 		threads__scan();
 	}
-	for (uint32_t i = 0; i < mon.n_threads; i++) {
-		mon.current = mon.threads[i];
-		gt_bichannel__drain(mon.threads[i]->to_monitor, on_record, mon.threads[i]);
+	for (uint32_t i = 0; i < gt_mon.n_threads; i++) {
+		gt_mon.current = gt_mon.threads[i];
+		gt_bichannel__drain(gt_mon.threads[i]->to_monitor, on_record, gt_mon.threads[i]);
 	}
-	mon.current = NULL;
-	if (++mon.priv.rounds % RETIRE_EVERY == 0)
+	gt_mon.current = NULL;
+	if (++gt_mon.priv.rounds % RETIRE_EVERY == 0)
 		threads__retire();
-	return mon.priv.correlations + mon.priv.activities - before;
+	return gt_mon.priv.correlations + gt_mon.priv.activities - before;
 }
 
 static void monitor__publish(void)
 {
 	uint64_t v[STAT_N];
 
-	mon.priv.map_size = mon.map.size;
-	mon.priv.map_capacity = mon.map.cap;
-	mon.priv.map_peak = mon.map.peak;
-	mon.priv.pending = mon.map.parked;
-	mon.priv.pending_peak = mon.map.parked_peak;
-	mon.priv.evicted = mon.map.evicted;
-#define X(field, desc) v[STAT_##field] = mon.priv.field;
+	gt_mon.priv.map_size = gt_mon.map.size;
+	gt_mon.priv.map_capacity = gt_mon.map.cap;
+	gt_mon.priv.map_peak = gt_mon.map.peak;
+	gt_mon.priv.pending = gt_mon.map.parked;
+	gt_mon.priv.pending_peak = gt_mon.map.parked_peak;
+	gt_mon.priv.evicted = gt_mon.map.evicted;
+#define X(field, desc) v[STAT_##field] = gt_mon.priv.field;
 	GT_MONITOR_STATS(X)
 #undef X
 	for (int i = 0; i < STAT_N; i++)
-		atomic_store_explicit(&mon.pub[i], v[i], memory_order_relaxed);
+		atomic_store_explicit(&gt_mon.pub[i], v[i], memory_order_relaxed);
 	gt_blame__publish();
 }
 
@@ -688,22 +372,22 @@ static void monitor__sleep(uint64_t ns, uint32_t w, uint32_t served)
 {
 	struct timespec ts = ns_to_ts(ns);
 
-	atomic_store_explicit(&mon.asleep, 1, memory_order_seq_cst);
-	if (atomic_load_explicit(&mon.flush_req, memory_order_seq_cst) == served &&
-	    !atomic_load_explicit(&mon.stop_req, memory_order_seq_cst)) {
-		futex(&mon.wake, FUTEX_WAIT_PRIVATE, w, &ts);
-		mon.priv.sleeps++;
+	atomic_store_explicit(&gt_mon.asleep, 1, memory_order_seq_cst);
+	if (atomic_load_explicit(&gt_mon.flush_req, memory_order_seq_cst) == served &&
+	    !atomic_load_explicit(&gt_mon.stop_req, memory_order_seq_cst)) {
+		futex(&gt_mon.wake, FUTEX_WAIT_PRIVATE, w, &ts);
+		gt_mon.priv.sleeps++;
 	}
 	/* Relaxed: a hint; a waker that still reads 1 makes one spare call. */
-	atomic_store_explicit(&mon.asleep, 0, memory_order_relaxed);
+	atomic_store_explicit(&gt_mon.asleep, 0, memory_order_relaxed);
 }
 
 static void monitor__serve(uint32_t ticket)
 {
 	/* Release: pairs with the flusher's acquire load; the round and the
 	 * published counters happen-before the flusher returns. */
-	atomic_store_explicit(&mon.flush_done, ticket, memory_order_release);
-	futex(&mon.flush_done, FUTEX_WAKE_PRIVATE, INT_MAX, NULL);
+	atomic_store_explicit(&gt_mon.flush_done, ticket, memory_order_release);
+	futex(&gt_mon.flush_done, FUTEX_WAKE_PRIVATE, INT_MAX, NULL);
 }
 
 /* At the end: what never matched is counted, and the map's memory freed. */
@@ -711,13 +395,13 @@ static void monitor__leftovers(void)
 {
 	/* Syncs still waiting are blamed with what is known. */
 	gt_blame__fini();
-	mon.priv.unmeasured = 0;
-	for (uint32_t i = 0; i < mon.map.cap; i++)
-		if (mon.map.slots[i].id && mon.map.slots[i].owner)
-			mon.priv.unmeasured++;
-	mon.priv.unmatched += mon.map.parked;
+	gt_mon.priv.unmeasured = 0;
+	for (uint32_t i = 0; i < gt_mon.map.cap; i++)
+		if (gt_mon.map.slots[i].id && gt_mon.map.slots[i].owner)
+			gt_mon.priv.unmeasured++;
+	gt_mon.priv.unmatched += gt_mon.map.parked;
 	monitor__publish();
-	gt_corrmap__fini(&mon.map);
+	gt_corrmap__fini(&gt_mon.map);
 }
 
 static void *monitor__main(void *arg)
@@ -728,12 +412,12 @@ static void *monitor__main(void *arg)
 	(void)arg;
 	for (;;) {
 		/* Seq_cst: pairs with the wakers' increments; see monitor__sleep. */
-		uint32_t w = atomic_load_explicit(&mon.wake, memory_order_seq_cst);
+		uint32_t w = atomic_load_explicit(&gt_mon.wake, memory_order_seq_cst);
 		/* Acquire: pairs with the flusher's RMW; see gt_monitor__flush. */
-		uint32_t ticket = atomic_load_explicit(&mon.flush_req, memory_order_acquire);
+		uint32_t ticket = atomic_load_explicit(&gt_mon.flush_req, memory_order_acquire);
 		/* Acquire: pairs with the release store in gt_monitor__stop, after
 		 * which the backends have delivered everything. */
-		int stop = atomic_load_explicit(&mon.stop_req, memory_order_acquire);
+		int stop = atomic_load_explicit(&gt_mon.stop_req, memory_order_acquire);
 		uint64_t n = monitor__round();
 
 		if (stop) {
@@ -742,14 +426,14 @@ static void *monitor__main(void *arg)
 			break;
 		}
 		monitor__publish();
-		if (mon.want_poll) {
+		if (gt_mon.want_poll) {
 			uint64_t now = gt_clock__now();
 
 			/* What the syncs wait for has completed: the backends
 			 * hand it over here, not on the application's threads. */
-			if (now - mon.last_poll >= GT_MONITOR_POLL_NS) {
-				mon.want_poll = 0;
-				mon.last_poll = now;
+			if (now - gt_mon.last_poll >= GT_MONITOR_POLL_NS) {
+				gt_mon.want_poll = 0;
+				gt_mon.last_poll = now;
 				gt_backend__poll_all();
 				continue;
 			}
@@ -767,8 +451,8 @@ static void *monitor__main(void *arg)
 	}
 	monitor__leftovers();
 	/* Release: a flusher that sees 0 returns; everything is processed. */
-	atomic_store_explicit(&mon.alive, 0, memory_order_release);
-	monitor__serve(atomic_load_explicit(&mon.flush_req, memory_order_acquire));
+	atomic_store_explicit(&gt_mon.alive, 0, memory_order_release);
+	monitor__serve(atomic_load_explicit(&gt_mon.flush_req, memory_order_acquire));
 	return NULL;
 }
 
@@ -778,8 +462,8 @@ static void monitor__atfork_child(void)
 {
 	/* The monitor thread does not exist in the child: switch everything
 	 * off, so that nothing waits for it and no channel fills up. */
-	atomic_store_explicit(&mon.alive, 0, memory_order_relaxed);
-	atomic_store_explicit(&mon.state, MON_STOPPED, memory_order_release);
+	atomic_store_explicit(&gt_mon.alive, 0, memory_order_relaxed);
+	atomic_store_explicit(&gt_mon.state, MON_STOPPED, memory_order_release);
 	gt_backend__atfork_child();
 	gt_blame__atfork_child();
 }
@@ -789,18 +473,18 @@ static void monitor__start_once(void)
 	sigset_t all, old;
 	int err;
 
-	gt_corrmap__init(&mon.map, GT_MONITOR_PENDING_MAX);
+	gt_corrmap__init(&gt_mon.map, GT_MONITOR_PENDING_MAX);
 	gt_blame__init();
-	atomic_store_explicit(&mon.alive, 1, memory_order_relaxed);
+	atomic_store_explicit(&gt_mon.alive, 1, memory_order_relaxed);
 	/* The monitor takes no signal meant for the application: it starts
 	 * with every signal blocked. */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	err = pthread_create(&mon.thread, NULL, monitor__main, NULL);
+	err = pthread_create(&gt_mon.thread, NULL, monitor__main, NULL);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (err) {
-		atomic_store_explicit(&mon.alive, 0, memory_order_relaxed);
-		mon.start_err = -err;
+		atomic_store_explicit(&gt_mon.alive, 0, memory_order_relaxed);
+		gt_mon.start_err = -err;
 		gt_warn("gpu", "monitor thread not started (%s); GPU operations are not measured",
 			strerror(err));
 		return;
@@ -809,13 +493,13 @@ static void monitor__start_once(void)
 	/* Registered once the thread runs; see docs/MONITOR.md, "Exit". */
 	gt_tool__on_stop(gt_monitor__stop);
 	/* Release: pairs with the acquire load in every entry point. */
-	atomic_store_explicit(&mon.state, MON_RUNNING, memory_order_release);
+	atomic_store_explicit(&gt_mon.state, MON_RUNNING, memory_order_release);
 }
 
 int gt_monitor__start(void)
 {
-	pthread_once(&mon.once, monitor__start_once);
-	return mon.start_err;
+	pthread_once(&gt_mon.once, monitor__start_once);
+	return gt_mon.start_err;
 }
 
 /*
@@ -833,7 +517,7 @@ static void monitor__finalize(void)
 	struct gt_thread *self = gt_thread__peek();
 	uint32_t n = gt_thread__count();
 
-	atomic_store_explicit(&mon.closing, 1, memory_order_seq_cst);
+	atomic_store_explicit(&gt_mon.closing, 1, memory_order_seq_cst);
 	for (uint32_t i = 0; i < n; i++) {
 		struct gt_thread *t = gt_thread__at(i);
 		struct gt_gpu_thread *g = gpu_of(t);
@@ -852,10 +536,10 @@ static void monitor__finalize(void)
 			sched_yield();
 		}
 		if (!skip)
-			mon.priv.finalized +=
-				gt_bichannel__drain(g->to_thread, measurement__apply, t);
+			gt_mon.priv.finalized +=
+				gt_bichannel__drain(g->to_thread, gt_monitor__apply, t);
 	}
-	atomic_store_explicit(&mon.pub[STAT_finalized], mon.priv.finalized, memory_order_relaxed);
+	atomic_store_explicit(&gt_mon.pub[STAT_finalized], gt_mon.priv.finalized, memory_order_relaxed);
 }
 
 void gt_monitor__stop(void)
@@ -863,35 +547,35 @@ void gt_monitor__stop(void)
 	int expected = MON_RUNNING;
 
 	/* Acq_rel: one stopper; it sees what start published. */
-	if (!atomic_compare_exchange_strong_explicit(&mon.state, &expected, MON_STOPPING,
+	if (!atomic_compare_exchange_strong_explicit(&gt_mon.state, &expected, MON_STOPPING,
 						     memory_order_acq_rel, memory_order_acquire))
 		return;
 	/* Backends deliver their last activities while the monitor runs. */
 	gt_backend__stop_all();
 	/* Release: pairs with the monitor's acquire load; everything the
 	 * backends delivered precedes its final rounds. */
-	atomic_store_explicit(&mon.stop_req, 1, memory_order_release);
-	monitor__poke();
-	pthread_join(mon.thread, NULL);
+	atomic_store_explicit(&gt_mon.stop_req, 1, memory_order_release);
+	gt_monitor__poke();
+	pthread_join(gt_mon.thread, NULL);
 	monitor__finalize();
-	atomic_store_explicit(&mon.state, MON_STOPPED, memory_order_release);
+	atomic_store_explicit(&gt_mon.state, MON_STOPPED, memory_order_release);
 	/* Operations whose activity never came (the lost ones are counted
 	 * where they are lost). */
-	gt_tool__unmeasured_ops(mon.priv.unmeasured);
-	if (mon.priv.unmatched || mon.priv.unmeasured || mon.priv.lost || mon.priv.evicted)
+	gt_tool__unmeasured_ops(gt_mon.priv.unmeasured);
+	if (gt_mon.priv.unmatched || gt_mon.priv.unmeasured || gt_mon.priv.lost || gt_mon.priv.evicted)
 		gt_info("gpu",
 			"monitor: %llu operations measured; %llu activities unmatched, %llu "
 			"correlations unmeasured, %llu records lost",
-			(unsigned long long)mon.priv.measurements,
-			(unsigned long long)mon.priv.unmatched,
-			(unsigned long long)mon.priv.unmeasured, (unsigned long long)mon.priv.lost);
+			(unsigned long long)gt_mon.priv.measurements,
+			(unsigned long long)gt_mon.priv.unmatched,
+			(unsigned long long)gt_mon.priv.unmeasured, (unsigned long long)gt_mon.priv.lost);
 }
 
 void gt_monitor__stats(struct gt_monitor_stats *s)
 {
 	uint32_t n = gt_thread__count();
 #define X(field, desc) \
-	s->field = atomic_load_explicit(&mon.pub[STAT_##field], memory_order_relaxed);
+	s->field = atomic_load_explicit(&gt_mon.pub[STAT_##field], memory_order_relaxed);
 	GT_MONITOR_STATS(X)
 #undef X
 	s->channel_allocations = 0;

@@ -398,6 +398,30 @@ static enum gt_placeholder work_placeholder(ompt_work_t type)
 	}
 }
 
+/*
+ * The begin or end of a construct timed in @s: at the begin its placeholder
+ * @ph under the construct's context (@ra, @key: the callback's), at the end
+ * its time and count. Inlined, so that the context is the callback's own.
+ */
+static inline __attribute__((always_inline)) void scope(struct gt_thread *t, struct omp_task *task,
+							struct omp_scope *s, ompt_scope_endpoint_t endpoint,
+							const void *ra, uintptr_t key, enum gt_placeholder ph,
+							enum gt_metric time, enum gt_metric count)
+{
+	uint64_t now = gt_clock__ticks();
+
+	gt_thread__enter(t);
+	if (endpoint == ompt_scope_begin) {
+		s->node = gt_cct__placeholder(&t->cct, ompt__context_of(t, ra, key, task, NULL), ph);
+		s->t0 = now;
+	} else if (s->node) {
+		add_time(t, s->node, time, now - s->t0);
+		add(t, s->node, count, 1);
+		s->node = NULL;
+	}
+	gt_thread__leave(t);
+}
+
 void ompt__on_work(ompt_work_t work_type, ompt_scope_endpoint_t endpoint,
 		   ompt_data_t *parallel_data, ompt_data_t *task_data, uint64_t count,
 		   const void *codeptr_ra)
@@ -405,24 +429,12 @@ void ompt__on_work(ompt_work_t work_type, ompt_scope_endpoint_t endpoint,
 	uintptr_t key = GT_UNWIND_KEY();
 	struct gt_thread *t = gt_thread__peek();
 	struct omp_task *task = task_of(task_data);
-	uint64_t now;
 
 	(void)parallel_data, (void)count;
 	if (!t || !t->ompt || !task || work_type == ompt_work_scope)
 		return;
-	now = gt_clock__ticks();
-	gt_thread__enter(t);
-	if (endpoint == ompt_scope_begin) {
-		struct gt_cct_node *ctx = ompt__context_of(t, codeptr_ra, key, task, NULL);
-
-		task->ws_node = gt_cct__placeholder(&t->cct, ctx, work_placeholder(work_type));
-		task->ws_t0 = now;
-	} else if (task->ws_node) {
-		add_time(t, task->ws_node, GT_M_OMP_WS_TIME, now - task->ws_t0);
-		add(t, task->ws_node, GT_M_OMP_WS_COUNT, 1);
-		task->ws_node = NULL;
-	}
-	gt_thread__leave(t);
+	scope(t, task, &task->ws, endpoint, codeptr_ra, key, work_placeholder(work_type), GT_M_OMP_WS_TIME,
+	      GT_M_OMP_WS_COUNT);
 }
 
 void ompt__on_sync_region(ompt_sync_region_t kind, ompt_scope_endpoint_t endpoint,
@@ -432,7 +444,6 @@ void ompt__on_sync_region(ompt_sync_region_t kind, ompt_scope_endpoint_t endpoin
 	uintptr_t key = GT_UNWIND_KEY();
 	struct gt_thread *t;
 	struct omp_task *task;
-	uint64_t now;
 
 	(void)parallel_data;
 	/* Waits are measured by sync_region_wait; this one times reductions
@@ -443,19 +454,8 @@ void ompt__on_sync_region(ompt_sync_region_t kind, ompt_scope_endpoint_t endpoin
 	task = task_of(task_data);
 	if (!t || !t->ompt || !task)
 		return;
-	now = gt_clock__ticks();
-	gt_thread__enter(t);
-	if (endpoint == ompt_scope_begin) {
-		struct gt_cct_node *ctx = ompt__context_of(t, codeptr_ra, key, task, NULL);
-
-		task->red_node = gt_cct__placeholder(&t->cct, ctx, GT_PH_OMP_REDUCTION);
-		task->red_t0 = now;
-	} else if (task->red_node) {
-		add_time(t, task->red_node, GT_M_OMP_REDUCTION_TIME, now - task->red_t0);
-		add(t, task->red_node, GT_M_OMP_REDUCTION_COUNT, 1);
-		task->red_node = NULL;
-	}
-	gt_thread__leave(t);
+	scope(t, task, &task->red, endpoint, codeptr_ra, key, GT_PH_OMP_REDUCTION, GT_M_OMP_REDUCTION_TIME,
+	      GT_M_OMP_REDUCTION_COUNT);
 }
 
 void ompt__on_sync_region_wait(ompt_sync_region_t kind, ompt_scope_endpoint_t endpoint,

@@ -39,6 +39,12 @@ struct omp_region {
 	int active;               /* between parallel_begin and _end (encountering thread only) */
 };
 
+/* A construct timed from its begin to its end callback. */
+struct omp_scope {
+	struct gt_cct_node *node; /* NULL: none in progress */
+	uint64_t t0;		  /* ticks at the begin */
+};
+
 /*
  * A task as the tool sees it. Implicit tasks belong to one thread for their
  * whole life. An explicit task is created on one thread and may run (and
@@ -49,9 +55,10 @@ struct omp_task {
 	struct gt_cct_node *creator; /* explicit: <omp task> in the creating thread's tree */
 	uint64_t t_begin;            /* implicit: begin; explicit: last start or resume (ticks) */
 	uint64_t wait_ns;            /* ticks waited inside this task so far */
-	uint64_t wait_t0, ws_t0, red_t0;
+	uint64_t wait_t0;
 	uint64_t wait_busy0; /* the thread's explicit-task time when the wait began */
-	struct gt_cct_node *wait_node, *ws_node, *red_node;
+	struct gt_cct_node *wait_node;
+	struct omp_scope ws, red; /* the worksharing construct and reduction in progress */
 	struct omp_region *region; /* implicit tasks: their region */
 	uint64_t region_gen;       /* workers: region->gen at the task's begin */
 	int is_member;             /* a worker, not the encountering thread */

@@ -57,6 +57,40 @@ static int totals(const struct gt_profile *p, const char *name, uint64_t **excl,
 	return gt_profile__metric_totals(p, m, excl ? *excl : NULL, incl ? *incl : NULL);
 }
 
+/* One metric a section reads: its per-node totals, exclusive into *excl,
+ * inclusive into *incl (either may be NULL). */
+struct column {
+	const char *metric;
+	uint64_t **excl, **incl;
+};
+
+/* Every column of @c, all zero for a metric the profile lacks. On error
+ * some are loaded: columns__free frees what is there. */
+static int columns__load(const struct gt_profile *p, const struct column *c, size_t n)
+{
+	int err = 0;
+
+	for (size_t i = 0; i < n && !err; i++)
+		err = totals(p, c[i].metric, c[i].excl, c[i].incl);
+	return err;
+}
+
+static void columns__free(const struct column *c, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (c[i].excl) {
+			free(*c[i].excl);
+			*c[i].excl = NULL;
+		}
+		if (c[i].incl) {
+			free(*c[i].incl);
+			*c[i].incl = NULL;
+		}
+	}
+}
+
+#define N_COLUMNS(c) (sizeof(c) / sizeof((c)[0]))
+
 static double secs(uint64_t ns)
 {
 	return (double)ns / 1e9;
@@ -364,13 +398,16 @@ static int section_parallel(struct rep *r)
 {
 	const struct gt_profile *p = r->p;
 	uint64_t *count = NULL, *time = NULL, *thr = NULL, *work = NULL, *wait = NULL, *key = NULL;
+	const struct column cols[] = {
+		{ "OMP_PAR_COUNT", &count, NULL }, { "OMP_PAR_TIME", &time, NULL },
+		{ "OMP_PAR_THREADS", &thr, NULL }, { "OMP_WORK", &work, NULL },
+		{ "OMP_WAIT", &wait, NULL },
+	};
 	uint32_t *idx = NULL, n = 0, shown;
 	struct table t = { 0 };
 	int err;
 
-	if ((err = totals(p, "OMP_PAR_COUNT", &count, NULL)) || (err = totals(p, "OMP_PAR_TIME", &time, NULL)) ||
-	    (err = totals(p, "OMP_PAR_THREADS", &thr, NULL)) || (err = totals(p, "OMP_WORK", &work, NULL)) ||
-	    (err = totals(p, "OMP_WAIT", &wait, NULL)))
+	if ((err = columns__load(p, cols, N_COLUMNS(cols))))
 		goto out_free;
 	err = -ENOMEM;
 	key = calloc(p->n_nodes ? p->n_nodes : 1, sizeof(*key));
@@ -434,11 +471,7 @@ out_free:
 	table__fini(&t);
 	free(idx);
 	free(key);
-	free(wait);
-	free(work);
-	free(thr);
-	free(time);
-	free(count);
+	columns__free(cols, N_COLUMNS(cols));
 	return err;
 }
 
@@ -448,13 +481,16 @@ static int section_acc(struct rep *r)
 {
 	const struct gt_profile *p = r->p;
 	uint64_t *count = NULL, *time = NULL, *launch = NULL, *up = NULL, *down = NULL, *key = NULL;
+	const struct column cols[] = {
+		{ "ACC_COUNT", &count, NULL },	    { "ACC_TIME", &time, NULL },
+		{ "ACC_LAUNCHES", NULL, &launch }, { "ACC_UP_BYTES", NULL, &up },
+		{ "ACC_DOWN_BYTES", NULL, &down },
+	};
 	uint32_t *idx = NULL, n = 0, shown;
 	struct table t = { 0 };
 	int err;
 
-	if ((err = totals(p, "ACC_COUNT", &count, NULL)) || (err = totals(p, "ACC_TIME", &time, NULL)) ||
-	    (err = totals(p, "ACC_LAUNCHES", NULL, &launch)) ||
-	    (err = totals(p, "ACC_UP_BYTES", NULL, &up)) || (err = totals(p, "ACC_DOWN_BYTES", NULL, &down)))
+	if ((err = columns__load(p, cols, N_COLUMNS(cols))))
 		goto out_free;
 	err = -ENOMEM;
 	key = calloc(p->n_nodes ? p->n_nodes : 1, sizeof(*key));
@@ -494,11 +530,7 @@ out_free:
 	table__fini(&t);
 	free(idx);
 	free(key);
-	free(down);
-	free(up);
-	free(launch);
-	free(time);
-	free(count);
+	columns__free(cols, N_COLUMNS(cols));
 	return err;
 }
 
@@ -667,11 +699,12 @@ static int section_waits(struct rep *r)
 {
 	const struct gt_profile *p = r->p;
 	uint64_t *wait = NULL, *count = NULL, total = 0;
+	const struct column cols[] = { { "OMP_WAIT", &wait, NULL }, { "OMP_WAIT_COUNT", &count, NULL } };
 	uint32_t *idx = NULL, *thr = NULL, n = 0, shown;
 	struct table t = { 0 };
 	int err;
 
-	if ((err = totals(p, "OMP_WAIT", &wait, NULL)) || (err = totals(p, "OMP_WAIT_COUNT", &count, NULL)) ||
+	if ((err = columns__load(p, cols, N_COLUMNS(cols))) ||
 	    (err = threads_per_node(r, gt_profile__find_metric(p, "OMP_WAIT"), &thr)))
 		goto out_free;
 	for (uint32_t i = 0; i < p->n_nodes; i++)
@@ -707,8 +740,7 @@ out_free:
 	table__fini(&t);
 	free(idx);
 	free(thr);
-	free(count);
-	free(wait);
+	columns__free(cols, N_COLUMNS(cols));
 	return err;
 }
 

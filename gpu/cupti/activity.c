@@ -318,6 +318,12 @@ static uint32_t dim(int32_t v)
 	return v > 0 ? (uint32_t)v : 0;
 }
 
+/* What every record kind that makes an operation has, whatever its
+ * structure's version. */
+#define OP_COMMON(op, m, cid)                                                            \
+	((cid) = (m)->correlationId, (op)->start_ns = (m)->start, (op)->end_ns = (m)->end, \
+	 (op)->device = (m)->deviceId, (op)->context = (m)->contextId, (op)->stream = (m)->streamId)
+
 int gt_cupti__convert(const CUpti_Activity *r, struct gt_device_op *op)
 {
 	uint32_t cid;
@@ -332,13 +338,8 @@ int gt_cupti__convert(const CUpti_Activity *r, struct gt_device_op *op)
 		const struct gt_cupti_device *d = NULL;
 		struct gt_kernel_launch *l = &op->launch;
 
-		cid = k->correlationId;
+		OP_COMMON(op, k, cid);
 		op->kind = GT_DEVOP_KERNEL;
-		op->start_ns = k->start;
-		op->end_ns = k->end;
-		op->device = k->deviceId;
-		op->context = k->contextId;
-		op->stream = k->streamId;
 		op->name = gt_cupti__kernel_name(k->name);
 		l->grid[0] = dim(k->gridX), l->grid[1] = dim(k->gridY), l->grid[2] = dim(k->gridZ);
 		l->block[0] = dim(k->blockX), l->block[1] = dim(k->blockY);
@@ -357,42 +358,27 @@ int gt_cupti__convert(const CUpti_Activity *r, struct gt_device_op *op)
 	case CUPTI_ACTIVITY_KIND_MEMCPY: {
 		const CUpti_ActivityMemcpy6 *m = (const void *)r;
 
-		cid = m->correlationId;
+		OP_COMMON(op, m, cid);
 		op->kind = GT_DEVOP_COPY;
 		op->copy = copy_dir(m->copyKind);
-		op->start_ns = m->start;
-		op->end_ns = m->end;
 		op->bytes = m->bytes;
-		op->device = m->deviceId;
-		op->context = m->contextId;
-		op->stream = m->streamId;
 		break;
 	}
 	case CUPTI_ACTIVITY_KIND_MEMCPY2: {
 		const CUpti_ActivityMemcpyPtoP4 *m = (const void *)r;
 
-		cid = m->correlationId;
+		OP_COMMON(op, m, cid);
 		op->kind = GT_DEVOP_COPY;
 		op->copy = GT_COPY_D2D;
-		op->start_ns = m->start;
-		op->end_ns = m->end;
 		op->bytes = m->bytes;
-		op->device = m->deviceId;
-		op->context = m->contextId;
-		op->stream = m->streamId;
 		break;
 	}
 	case CUPTI_ACTIVITY_KIND_MEMSET: {
 		const CUpti_ActivityMemset4 *m = (const void *)r;
 
-		cid = m->correlationId;
+		OP_COMMON(op, m, cid);
 		op->kind = GT_DEVOP_MEMSET;
-		op->start_ns = m->start;
-		op->end_ns = m->end;
 		op->bytes = m->bytes;
-		op->device = m->deviceId;
-		op->context = m->contextId;
-		op->stream = m->streamId;
 		break;
 	}
 	default:
