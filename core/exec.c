@@ -92,30 +92,29 @@ static int collect(const char *first, va_list *ap, char **argv)
 	return 0;
 }
 
+/* execl and execlp: the list as an argv, then @call with the environment. */
+#define EXEC_LIST(first, arg, call)                              \
+	do {                                                     \
+		char *argv[MAX_ARGS];                            \
+		va_list ap;                                      \
+		int err;                                         \
+                                                                 \
+		va_start(ap, arg);                               \
+		err = collect(arg, &ap, argv);                   \
+		va_end(ap);                                      \
+		return err ? -1 : call(first, argv, environ);    \
+	} while (0)
+
 EXPORT int execl(const char *path, const char *arg, ...);
 int execl(const char *path, const char *arg, ...)
 {
-	char *argv[MAX_ARGS];
-	va_list ap;
-	int err;
-
-	va_start(ap, arg);
-	err = collect(arg, &ap, argv);
-	va_end(ap);
-	return err ? -1 : execve(path, argv, environ);
+	EXEC_LIST(path, arg, execve);
 }
 
 EXPORT int execlp(const char *file, const char *arg, ...);
 int execlp(const char *file, const char *arg, ...)
 {
-	char *argv[MAX_ARGS];
-	va_list ap;
-	int err;
-
-	va_start(ap, arg);
-	err = collect(arg, &ap, argv);
-	va_end(ap);
-	return err ? -1 : execvpe(file, argv, environ);
+	EXEC_LIST(file, arg, execvpe);
 }
 
 EXPORT int execle(const char *path, const char *arg, ...);

@@ -479,38 +479,36 @@ void ompt__on_sync_region_wait(ompt_sync_region_t kind, ompt_scope_endpoint_t en
 		enum gt_placeholder ph;
 
 		now = gt_clock__ticks();
-		switch (kind) {
-		case ompt_sync_region_barrier_implicit_parallel:
-		case ompt_sync_region_barrier_teams:
+		if (kind == ompt_sync_region_barrier_implicit_parallel ||
+		    kind == ompt_sync_region_barrier_teams) {
 			/* The region's own barrier: its return address is the
 			 * fork's, outside the task, so it hangs on the task. */
 			ctx = ompt__context_of(t, NULL, 0, task, NULL);
-			ph = GT_PH_OMP_IMPLICIT_BARRIER;
 			/* The same region's barrier at every instance. */
 			if (ctx == ot->ibar_parent) {
 				task->wait_node = ot->ibar_node;
 				goto out_waits;
 			}
-			break;
+		} else {
+			ctx = ompt__context_of(t, codeptr_ra, key, task, NULL);
+		}
+		switch (kind) {
+		case ompt_sync_region_barrier_implicit_parallel:
+		case ompt_sync_region_barrier_teams:
 		case ompt_sync_region_barrier_implicit_workshare:
 		case ompt_sync_region_barrier_implicit:
-			ctx = ompt__context_of(t, codeptr_ra, key, task, NULL);
 			ph = GT_PH_OMP_IMPLICIT_BARRIER;
 			break;
 		case ompt_sync_region_taskwait:
-			ctx = ompt__context_of(t, codeptr_ra, key, task, NULL);
 			ph = GT_PH_OMP_TASKWAIT;
 			break;
 		case ompt_sync_region_taskgroup:
-			ctx = ompt__context_of(t, codeptr_ra, key, task, NULL);
 			ph = GT_PH_OMP_TASKGROUP;
 			break;
 		case ompt_sync_region_reduction:
-			ctx = ompt__context_of(t, codeptr_ra, key, task, NULL);
 			ph = GT_PH_OMP_REDUCTION;
 			break;
 		default:
-			ctx = ompt__context_of(t, codeptr_ra, key, task, NULL);
 			ph = GT_PH_OMP_BARRIER;
 			break;
 		}
