@@ -3,6 +3,11 @@
 run under libgputool.so (CUDA injection + OMPT), against what the sample
 does. Usage: check_cuda.py GPUTOOL OUTDIR SHORT
 
+With SHORT = threads:N: the profile of samples/cuda/threads N, whose N
+threads each launch one kernel and copy 64 KiB back, 8 alive at a time:
+every operation under worker_body, and the threads measured in about as
+many records as were alive at once.
+
 With SHORT = acc: the profile of samples/openacc/sites offloaded by GCC to
 the GPU under ACC_PROFLIB alone: the CUDA backend starts at the OpenACC
 device initialization, and the kernels and copies the runtime makes nest
@@ -161,6 +166,21 @@ def test_acc():
     print("  cuda_devices %s" % p.meta("cuda_devices"))
 
 
+def test_threads(n):
+    p = profile()
+    records = p.threads()
+    reused = int(p.meta("threads_reused") or 0)
+    print("  %d threads in %d records (%d took over an ended thread's record)" % (records + reused, records, reused))
+    expect([("worker_body: fill launches", total("<gpu kernel>", "worker_body", "GKER_COUNT", "fill"), n),
+            ("worker_body: <gpu copy d2h> bytes", total("<gpu copy d2h>", "worker_body", "GXCOPY_D2H_BYTES"), n * 64 * KIB),
+            ("worker_body: <gpu copy d2h> count", total("<gpu copy d2h>", "worker_body", "GXCOPY_D2H_COUNT"), n),
+            ("records (8 workers alive at once, main, CUDA's)", records, lambda x: x <= 8 + 4),
+            ("threads measured in a handed-on record", reused, lambda x: x >= n - 8)])
+
+
+if SHORT.startswith("threads:"):
+    N = int(SHORT.split(":")[1])
+    main([("threads that come and go: every operation, records bounded", lambda: test_threads(N))])
 if SHORT == "acc":
     main([("OpenACC on the GPU: kernels and copies under their constructs", test_acc)])
 SHORT = int(SHORT)

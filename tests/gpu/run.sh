@@ -61,6 +61,15 @@ cp "$rec" "$OUT/ops-$SHORT.rec"
 "$D/test_cupti" replay "$rec" $SHORT || fail "replay of the recording"
 "$D/test_cupti" elide "$D/ops" || fail "static runtime ranges"
 
+note "samples/cuda/threads: 2000 threads that launch, copy and end, 8 at a time"
+"$D/threads" 2000 >"$TMP/threads-bare.out" 2>&1 || fail "threads exits $? without the tool"
+under_tool "$TMP/threads" "$D/threads" 2000 >"$TMP/threads.out" 2>"$TMP/threads.err" || fail "threads exits $? under the tool"
+echo "bare:       $(grep resident "$TMP/threads-bare.out")"
+echo "under tool: $(grep resident "$TMP/threads.out")"
+[ "$(grep -v resident "$TMP/threads-bare.out")" = "$(grep -v resident "$TMP/threads.out")" ] ||
+	fail "threads: stdout changed under the tool"
+python3 "$SRC/tests/gpu/check_cuda.py" "$D/gputool" "$TMP/threads" threads:2000 || fail "check_cuda.py threads:2000"
+
 note "a program that holds CUPTI itself (its own subscriber)"
 under_tool "$TMP/sub" "$D/launch" cupti 1000 >"$TMP/sub.out" 2>"$TMP/sub.err"
 echo "exit $?: $(tr '\n' ' ' <"$TMP/sub.out")"
