@@ -4,10 +4,9 @@
 // stream, one synchronization at the end. Prints ns per launch.
 //
 //   launch none   N    no tool in the process (run it without gputool)
-//   launch cupti  N    a minimal CUPTI subscriber of its own: the callbacks
-//                      and activity kinds gputool enables (the same tables,
-//                      gpu/cupti/cupti-apis.h), empty callbacks, records
-//                      counted; the baseline gputool is compared against
+//   launch cupti  N    a minimal CUPTI subscriber of its own
+//                      (bench/cuda/cupti-only.h): the baseline gputool is
+//                      compared against
 //   launch plain  N    no subscriber of its own: run it with
 //                      CUDA_INJECTION64_PATH=libgputool.so
 //   launch memory N    like plain, printing the resident set size every
@@ -18,74 +17,15 @@
 // cudaDeviceSynchronize (a launch-and-wait loop; ns per iteration).
 //
 // bench/cuda/run.sh runs them in one go and prints the comparison.
-#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <cuda_runtime.h>
-#include <cupti.h>
 
-#include "gpu/cupti/cupti-apis.h"
+#include "bench/cuda/cupti-only.h"
 
 __global__ void empty_kernel() {}
-
-static std::atomic<unsigned long long> records;
-
-static void CUPTIAPI on_api(void *, CUpti_CallbackDomain, CUpti_CallbackId, const void *) {}
-
-static void CUPTIAPI buffer_requested(uint8_t **buf, size_t *size, size_t *max)
-{
-	*size = 2u << 20; // as gputool
-	*buf = (uint8_t *)aligned_alloc(8, *size);
-	*max = 0;
-}
-
-static void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t *buf, size_t, size_t valid)
-{
-	CUpti_Activity *r = nullptr;
-	unsigned long long n = 0;
-
-	while (cuptiActivityGetNextRecord(buf, valid, &r) == CUPTI_SUCCESS)
-		n++;
-	records += n;
-	free(buf);
-}
-
-static uint64_t CUPTIAPI timestamp()
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
-
-static int subscribe()
-{
-	CUpti_SubscriberHandle sub;
-
-	if (cuptiSubscribe(&sub, on_api, nullptr) != CUPTI_SUCCESS)
-		return -1;
-#define EN_RUNTIME(name) \
-	cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_##name);
-#define EN_DRIVER(name) \
-	cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_##name);
-#define A(dom, name, cls) EN_##dom(name)
-#define K(dom, name, field) EN_##dom(name)
-#define Z(dom, name, field) EN_##dom(name)
-	GT_CUPTI_APIS(A, K, Z)
-#undef A
-#undef K
-#undef Z
-	cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_CREATED);
-	cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed);
-	cuptiActivityRegisterTimestampCallback(timestamp);
-#define X(kind) cuptiActivityEnable(CUPTI_ACTIVITY_KIND_##kind);
-	GT_CUPTI_ACTIVITY_KINDS(X)
-#undef X
-	cuptiActivityFlushPeriod(100);
-	return 0;
-}
 
 static double now_s()
 {
@@ -118,7 +58,7 @@ int main(int argc, char **argv)
 	int sync = !strcmp(wait, "sync"), devsync = !strcmp(wait, "devsync");
 	double t0, t1;
 
-	if (!strcmp(mode, "cupti") && subscribe()) {
+	if (!strcmp(mode, "cupti") && cupti_only__subscribe()) {
 		fprintf(stderr, "cannot subscribe to CUPTI\n");
 		return 1;
 	}
@@ -149,7 +89,7 @@ int main(int argc, char **argv)
 	       (t1 - t0) * 1e9 / n);
 	if (!strcmp(mode, "cupti")) {
 		cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-		printf("records %llu\n", (unsigned long long)records.load());
+		printf("records %llu\n", (unsigned long long)cupti_only__count());
 	}
 	return 0;
 }
