@@ -38,11 +38,11 @@ static int cmd_report(int argc, char **argv);
 static int cmd_help(int argc, char **argv);
 
 static const struct command commands[] = {
-	{ "run", "[-o DIR] [--trace] [--sample-hz N] [--backends LIST] [--] PROGRAM [ARGS...]",
+	{ "run", "[-o DIR] [--force] [--trace] [--sample-hz N] [--backends LIST] [--] PROGRAM [ARGS...]",
 	  "run PROGRAM measured by libgputool.so (works under mpirun; exits as PROGRAM does)", cmd_run },
 	{ "report",
 	  "PATH [--view top-down|bottom-up|flat] [--metric M] [--top N] [--format text|json|folded|chrome|html] "
-	  "[-o FILE]",
+	  "[-o FILE] [--force]",
 	  "report the run in the measurement directory PATH (all processes and threads merged), or one profile",
 	  cmd_report },
 	{ "help", "[run|report|env]", "show this help, or the GPUTOOL_* environment variables", cmd_help },
@@ -54,6 +54,8 @@ static const char run_help[] =
 	"run options:\n"
 	"  -o, --output DIR      where the profiles go (default gputool-<program>-<job id or pid>;\n"
 	"                        under mpirun every rank uses the job's id, so all share one DIR)\n"
+	"  --force               write into DIR even if it holds another run's profiles (by\n"
+	"                        default gputool refuses: one run, one directory)\n"
 	"  --trace               also record a trace (GPUTOOL_TRACE=1), for --format chrome\n"
 	"  --sample-hz N         CPU-time samples per second per thread (0: none; default 200)\n"
 	"  --backends LIST       which of omp,acc,cuda,opencl to enable (default all)\n"
@@ -72,6 +74,8 @@ static const char report_help[] =
 	"                        graph stacks), chrome (trace-event JSON from recorded traces),\n"
 	"                        html (one self-contained page)\n"
 	"  -o, --output FILE     write to FILE instead of standard output\n"
+	"  --force               merge profiles that look like more than one run (a rank in two\n"
+	"                        processes, different programs): by default the report refuses\n"
 	"  A .gtprof file alone, in text or json without --view or --metric, is shown as it is:\n"
 	"  its per-process report, or its JSON form (docs/PROFILE.md).\n"
 	"  Under mpirun (mpirun -np P gputool report DIR) the ranks share the merge.\n";

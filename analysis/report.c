@@ -38,6 +38,7 @@ struct report_opts {
 	enum format format;
 	enum gt_view view;
 	unsigned top;
+	int force; /* merge profiles that look like more than one run */
 };
 
 /* The value of option name at argv[*i] ("--name V" or "--name=V"); NULL
@@ -125,6 +126,10 @@ static int parse(int argc, char **argv, struct report_opts *o)
 			if (*v < '0' || *v > '9' || *end || errno || n < 1 || n > MAX_TOP)
 				return gt_usage_error("report", "--top takes a whole number from 1 to %u, not '%s'", MAX_TOP, v);
 			o->top = (unsigned)n;
+			continue;
+		}
+		if (!strcmp(a, "--force")) {
+			o->force = 1;
 			continue;
 		}
 		if (!strcmp(a, "-o") && i + 1 < argc) {
@@ -235,6 +240,19 @@ int gt_report__main(int argc, char **argv, struct gt_team *team)
 			fprintf(stderr, "gputool: no profile in %s could be read\n", o.path);
 		gt_run__fini(&r);
 		return 1;
+	}
+	if (!o.force) {
+		char why[512];
+
+		st = gt_run__check_one(&r, why, sizeof(why));
+		if (st == -EEXIST) {
+			fprintf(stderr,
+				"gputool: %s holds profiles of more than one run: %s\n"
+				"(report each run's directory, or pass --force to merge them anyway)\n",
+				o.path, why);
+			gt_run__fini(&r);
+			return GT_EXIT_USAGE;
+		}
 	}
 	if (o.output && !(out = open_output(o.output))) {
 		fprintf(stderr, "gputool: cannot write %s: %s\n", o.output, strerror(errno));

@@ -138,6 +138,12 @@ const char *gt_proc__meta(const struct gt_proc *p, const char *key);
 uint64_t gt_proc__meta_u64(const struct gt_proc *p, const char *key);
 /* Sets the fields read from p->meta. */
 void gt_proc__describe(struct gt_proc *p);
+/*
+ * Whether the merged profiles of @r are one run: no rank with profiles of two
+ * processes, and one program (or programs that exec'ed one another). 0, or
+ * -EEXIST with what was found in @why; -ENOMEM.
+ */
+int gt_run__check_one(const struct gt_run *r, char *why, size_t len);
 
 uint64_t gt_pstat__min(const struct gt_pstat *s, uint32_t n_procs);
 double gt_pstat__mean(const struct gt_pstat *s, uint32_t n_procs);

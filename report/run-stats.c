@@ -93,3 +93,73 @@ void gt_proc__describe(struct gt_proc *pr)
 	if (!pr->wall_ns && end > pr->start_ns)
 		pr->wall_ns = end - pr->start_ns;
 }
+
+/* The same process: one pid on one host (an exec keeps both). */
+static int same_process(const struct gt_proc *a, const struct gt_proc *b)
+{
+	return a->pid == b->pid && !strcmp(a->host ? a->host : "", b->host ? b->host : "");
+}
+
+static const char *base_name(const char *path)
+{
+	const char *slash = path ? strrchr(path, '/') : NULL;
+
+	return slash ? slash + 1 : path ? path : "?";
+}
+
+static int by_rank(const void *x, const void *y)
+{
+	const struct gt_proc *a = *(const struct gt_proc *const *)x, *b = *(const struct gt_proc *const *)y;
+
+	return (a->rank > b->rank) - (a->rank < b->rank);
+}
+
+int gt_run__check_one(const struct gt_run *r, char *why, size_t len)
+{
+	const struct gt_proc **ps = calloc(r->n_procs ? r->n_procs : 1, sizeof(*ps));
+	const struct gt_proc *first = NULL, *other = NULL;
+	uint32_t n = 0, programs = 1;
+	int exec_chain = 0, err = 0;
+
+	if (!ps)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < r->n_procs; i++)
+		if (r->procs[i].state == GT_PROC_MERGED)
+			ps[n++] = &r->procs[i];
+	/* Two profiles of one rank from different processes: two runs. */
+	qsort(ps, n, sizeof(*ps), by_rank);
+	for (uint32_t i = 1; i < n; i++) {
+		if (ps[i]->rank < 0 || ps[i]->rank != ps[i - 1]->rank || same_process(ps[i], ps[i - 1]))
+			continue;
+		snprintf(why, len,
+			 "rank %lld has profiles of two processes (pid %llu, %s, and pid %llu, %s): "
+			 "more than one run wrote here",
+			 (long long)ps[i]->rank, (unsigned long long)ps[i - 1]->pid, base_name(ps[i - 1]->file),
+			 (unsigned long long)ps[i]->pid, base_name(ps[i]->file));
+		err = -EEXIST;
+		goto out;
+	}
+	/* Different programs, unless one process exec'ed the other. */
+	for (uint32_t i = 0; i < n; i++) {
+		if (!first) {
+			first = ps[i];
+			continue;
+		}
+		if (!strcmp(base_name(ps[i]->exe), base_name(first->exe)))
+			continue;
+		if (same_process(ps[i], first))
+			exec_chain = 1;
+		if (!other || strcmp(base_name(ps[i]->exe), base_name(other->exe)))
+			programs++;
+		other = ps[i];
+	}
+	if (other && !exec_chain) {
+		snprintf(why, len, "the profiles are of %s%u programs (%s, %s%s): runs of different programs",
+			 programs > 2 ? "at least " : "", programs > 2 ? 3 : 2, base_name(first->exe),
+			 base_name(other->exe), programs > 2 ? ", ..." : "");
+		err = -EEXIST;
+	}
+out:
+	free(ps);
+	return err;
+}

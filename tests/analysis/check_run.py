@@ -71,6 +71,59 @@ def preloaded(env, user=None):
     return env.get("GPUTOOL_PRELOAD") == "1" and env.get("LD_PRELOAD") == (LIB + ":" + user if user else LIB)
 
 
+def report(d, *args):
+    return subprocess.run([GPUTOOL, "report", d] + list(args), capture_output=True, text=True)
+
+
+def profiles(d):
+    return sorted(f for f in os.listdir(d) if f.endswith(".gtprof"))
+
+
+def one_run_one_directory(tmp):
+    """A directory holds one run: gputool run refuses one holding another
+    run's profiles (the ranks of one job share theirs), the report refuses
+    profiles of two runs, and --force overrides both."""
+    args = ["--", SPLIT, "200000"]
+    env = clean_env(OMP_NUM_THREADS="2")
+    d = os.path.join(tmp, "again")
+    code, _, _ = run(["-o", d] + args, env, tmp)
+    check(code == 0 and len(profiles(d)) == 1, "first run: %d %s" % (code, os.listdir(d)))
+    code, out, err = run(["-o", d] + args, env, tmp)
+    check(code == 125 and "already holds the profiles of another run (1 .gtprof file)" in err and not out,
+          "a second run into the directory: %d %r" % (code, err))
+    check(len(profiles(d)) == 1, "the refused run wrote %s" % profiles(d))
+    code, _, err = run(["-o", d, "--force"] + args, env, tmp)
+    check(code == 0 and len(profiles(d)) == 2, "--force: %d %r %s" % (code, err, profiles(d)))
+    r = report(d)
+    check(r.returncode == 2 and "rank 0 has profiles of two processes" in r.stderr and not r.stdout,
+          "the report of two runs: %d %r" % (r.returncode, r.stderr))
+    r = report(d, "--force")
+    check(r.returncode == 0 and "processes    2" in r.stdout, "report --force: %d %r" % (r.returncode, r.stderr))
+
+    # The ranks of one job share the directory; another job is refused.
+    d = os.path.join(tmp, "job")
+    for rank in ("0", "1"):
+        code, _, err = run(["-o", d] + args, clean_env(OMP_NUM_THREADS="2", OMPI_MCA_ess_base_jobid="77",
+                                                        OMPI_COMM_WORLD_RANK=rank, OMPI_COMM_WORLD_SIZE="2"), tmp)
+        check(code == 0, "rank %s of job 77: %d %r" % (rank, code, err))
+    code, _, err = run(["-o", d] + args, clean_env(OMP_NUM_THREADS="2", OMPI_MCA_ess_base_jobid="78",
+                                                    OMPI_COMM_WORLD_RANK="0", OMPI_COMM_WORLD_SIZE="2"), tmp)
+    check(code == 125 and "(2 .gtprof files)" in err, "job 78 into job 77's directory: %d %r" % (code, err))
+    r = report(d)
+    check(r.returncode == 0 and "processes    2 (ranks 0-1)" in r.stdout, "job 77's report: %r" % r.stderr)
+
+    # Two programs as ranks of one job (an MPMD job, or a mix-up): said.
+    d = os.path.join(tmp, "programs")
+    for rank, prog in (("0", SPLIT), ("1", os.path.join(BUILD, "samples", "omp-host", "nested"))):
+        code, _, err = run(["-o", d, "--", prog], clean_env(OMP_NUM_THREADS="2", OMPI_MCA_ess_base_jobid="79",
+                                                           OMPI_COMM_WORLD_RANK=rank, OMPI_COMM_WORLD_SIZE="2"),
+                           tmp)
+        check(code == 0, "rank %s (%s): %d %r" % (rank, prog, code, err))
+    r = report(d)
+    check(r.returncode == 2 and "runs of different programs" in r.stderr and "split" in r.stderr,
+          "two programs: %d %r" % (r.returncode, r.stderr))
+
+
 def main():
     tmp = tempfile.mkdtemp(prefix="gt-run-")
     if not os.path.exists(LIB):
@@ -162,6 +215,8 @@ def main():
         check(any(f.startswith("split-0-") and f.endswith(".gtprof") for f in files), "no profile in %s" % files)
         r = subprocess.run([GPUTOOL, "report", os.path.join(tmp, "meas")], capture_output=True, text=True)
         check(r.returncode == 0 and "compute (split.c:" in r.stdout, "report of the measurement: %s" % r.stderr)
+
+        one_run_one_directory(tmp)
 
     if failures:
         print("check_run: %d failures (files in %s)" % (len(failures), tmp))

@@ -103,7 +103,9 @@ def main():
     profiles = sorted(f for f in os.listdir(out) if f.endswith(".gtprof"))
     ranks = sorted(int(f.split("-")[-2]) for f in profiles)
     check(ranks == list(range(RANKS)), "profiles %s: one per rank expected" % profiles)
-    check(len(set(profiles)) == RANKS and len(os.listdir(out)) == 2 * RANKS, "files %s" % os.listdir(out))
+    # A profile and a report per rank, and the job's mark (one run, one directory).
+    check(len(set(profiles)) == RANKS and len(os.listdir(out)) == 2 * RANKS + 1 and
+          open(os.path.join(out, ".gputool-run")).read(), "files %s" % os.listdir(out))
 
     r = subprocess.run([GPUTOOL, "report", out, "--format", "json"], capture_output=True, text=True)
     if not check(r.returncode == 0, "report: %s" % r.stderr):
