@@ -38,7 +38,7 @@ static int cmd_report(int argc, char **argv);
 static int cmd_help(int argc, char **argv);
 
 static const struct command commands[] = {
-	{ "run", "[-o DIR] [--force] [--trace] [--sample-hz N] [--backends LIST] [--] PROGRAM [ARGS...]",
+	{ "run", "[-o DIR] [--force] [--trace] [--sample-hz N] [--pc-sampling[=N]] [--backends LIST] [--] PROGRAM [ARGS...]",
 	  "run PROGRAM measured by libgputool.so (works under mpirun; exits as PROGRAM does)", cmd_run },
 	{ "report",
 	  "PATH [--view top-down|bottom-up|flat] [--metric M] [--top N] [--format text|json|folded|chrome|html] "
@@ -58,6 +58,9 @@ static const char run_help[] =
 	"                        default gputool refuses: one run, one directory)\n"
 	"  --trace               also record a trace (GPUTOOL_TRACE=1), for --format chrome\n"
 	"  --sample-hz N         CPU-time samples per second per thread (0: none; default 200)\n"
+	"  --pc-sampling[=N]     CUDA kernels: sample their warps' PCs (a sample every 2^N cycles\n"
+	"                        per SM, N from 5 to 31; default CUPTI's) and report the hottest\n"
+	"                        source lines and what their warps waited for (GPUTOOL_PC_SAMPLING)\n"
 	"  --backends LIST       which of omp,acc,cuda,opencl to enable (default all)\n"
 	"  PROGRAM runs in gputool's place, with OMP_TOOL_LIBRARIES, ACC_PROFLIB, OPENCL_LAYERS\n"
 	"  and CUDA_INJECTION64_PATH naming libgputool.so (settings of your own are kept), and\n"

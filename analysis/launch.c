@@ -649,7 +649,7 @@ static int claim_dir(const char *dir, int force)
 
 int gt_launch__main(int argc, char **argv)
 {
-	const char *out = NULL, *hz = NULL;
+	const char *out = NULL, *hz = NULL, *pcs = NULL;
 	int trace = 0, force = 0, which = B_ALL, i;
 	char lib[PATH_MAX], dir[PATH_MAX + 300];
 
@@ -673,6 +673,16 @@ int gt_launch__main(int argc, char **argv)
 			trace = 1;
 		} else if (!strcmp(a, "--force")) {
 			force = 1;
+		} else if (!strcmp(a, "--pc-sampling") || !strncmp(a, "--pc-sampling=", 14)) {
+			char *end;
+			unsigned long n;
+
+			pcs = a[13] == '=' ? a + 14 : "1";
+			errno = 0;
+			n = strtoul(pcs, &end, 10);
+			if (*pcs < '0' || *pcs > '9' || *end || errno || (n != 1 && (n < 5 || n > 31)))
+				return gt_usage_error("run", "--pc-sampling takes a period from 5 to 31 (a sample every "
+						      "2^N cycles), or nothing for CUPTI's default");
 		} else if (!strcmp(a, "--sample-hz") || !strncmp(a, "--sample-hz=", 12)) {
 			char *end;
 			unsigned long n;
@@ -719,6 +729,8 @@ int gt_launch__main(int argc, char **argv)
 			return err;
 	}
 	if (setenv("GPUTOOL_OUTPUT", dir, 1) || (hz && setenv("GPUTOOL_SAMPLE_HZ", hz, 1)))
+		return fail("cannot set the environment: %s", strerror(errno));
+	if (pcs && setenv("GPUTOOL_PC_SAMPLING", pcs, 1))
 		return fail("cannot set the environment: %s", strerror(errno));
 	if (trace && setenv("GPUTOOL_TRACE", "1", 1))
 		return fail("cannot set the environment: %s", strerror(errno));

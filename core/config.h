@@ -35,6 +35,9 @@
 	  "libcupti to use, or its folder (default: CUDA_HOME, /usr/local/cuda, the loader)") \
 	X(cupti_record, "GPUTOOL_CUPTI_RECORD", STR, 0, 0, 0,                          \
 	  "folder to write CUPTI's activity buffers to, for tests (slow)")  \
+	X(pc_sampling, "GPUTOOL_PC_SAMPLING", UINT, 0, 0, 31,                          \
+	  "GPU PC sampling (CUDA): 0 off; 1 on, at CUPTI's default period; 5-31 a sample " \
+	  "every 2^N cycles per SM")                                                  \
 	X(trace, "GPUTOOL_TRACE", BOOL, 0, 0, 1,                                       \
 	  "record a trace (<exe>-<rank>-<pid>.gttrace) for `gputool report --format chrome`") \
 	X(on_signal, "GPUTOOL_ON_SIGNAL", BOOL, 1, 0, 1,                               \

@@ -91,6 +91,20 @@ enum gt_metric_class gt_metric__class_by_name(const char *name);
 	  "dynamic shared memory per block, summed over launches (divide by GKER_COUNT)") \
 	X(GKER_OCC_THR, "GKER_OCC_THR", "permille", COUNT,                                     \
 	  "theoretical occupancy in 1/1000, summed over launches (divide by GKER_COUNT)") \
+	X(GPC_SAMPLES, "GPC_SAMPLES", "count", COUNT,                                          \
+	  "GPU PC samples: warps sampled at this source line of the kernel")            \
+	X(GPC_MEMORY, "GPC_MEMORY", "count", COUNT,                                            \
+	  "PC samples stalled on memory: loads (long/short scoreboard), memory, texture and MIO throttles, drain") \
+	X(GPC_EXEC, "GPC_EXEC", "count", COUNT,                                                \
+	  "PC samples stalled on execution: a fixed-latency result (wait), a busy math pipe, dispatch") \
+	X(GPC_CONTROL, "GPC_CONTROL", "count", COUNT,                                          \
+	  "PC samples stalled on control: branch resolution, instruction fetch, constant cache misses") \
+	X(GPC_SYNC, "GPC_SYNC", "count", COUNT,                                                \
+	  "PC samples stalled on synchronization: barriers, memory barriers, warpgroup arrival, sleep") \
+	X(GPC_ISSUED, "GPC_ISSUED", "count", COUNT, "PC samples of warps selected to issue (not stalled)") \
+	X(GPC_NOT_SELECTED, "GPC_NOT_SELECTED", "count", COUNT,                                \
+	  "PC samples of eligible warps the scheduler did not select (another warp issued)") \
+	X(GPC_OTHER, "GPC_OTHER", "count", COUNT, "PC samples with another stall reason")         \
 	X(GXCOPY_H2D, "GXCOPY_H2D", "ns", DEVICE, "GPU copy time, host to device")              \
 	X(GXCOPY_H2D_BYTES, "GXCOPY_H2D_BYTES", "bytes", BYTES,                                \
 	  "bytes copied host to device")                                                \

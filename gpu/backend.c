@@ -135,6 +135,17 @@ void gt_backend__stop_all(void)
 			copy[i]->stop();
 }
 
+void gt_backend__settle_all(void)
+{
+	/* The table is closed: no lock needed. Acquire: pairs with the release
+	 * store in gt_backend__register. */
+	int n = atomic_load_explicit(&n_table, memory_order_acquire);
+
+	for (int i = 0; i < n; i++)
+		if (table[i]->settle)
+			table[i]->settle();
+}
+
 void gt_backend__atfork_child(void)
 {
 	/* The parent's lock may have been held by a thread that does not exist

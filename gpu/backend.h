@@ -23,6 +23,12 @@
  *           GT_MONITOR_POLL_NS; may be NULL; must not call back into the
  *           monitor's flush or stop, and may run after stop (then it does
  *           nothing).
+ *   settle  at exit, after the monitor's finalizer applied every
+ *           measurement: every thread's tree is final and no thread writes
+ *           it, so a backend may add what it measured apart from the
+ *           operations (PC samples, placed under the kernels' launch
+ *           contexts). On the stopping thread; may be NULL; must not call the
+ *           vendor's library (it may be finalized by then).
  *
  * None of them is called for a backend whose start failed; flush and stop
  * run on the thread that stops the tool.
@@ -34,6 +40,7 @@ struct gt_backend {
 	void (*flush)(void);
 	void (*stop)(void);
 	void (*poll)(void);
+	void (*settle)(void);
 };
 
 /* Most backends one process may register. */

@@ -190,6 +190,8 @@ int gt_monitor__send_sync(struct gt_thread *t, struct gt_cct_node *sync_node, ui
  * registrations.
  */
 void gt_backend__stop_all(void);
+/* After the monitor's finalizer: every backend's settle. */
+void gt_backend__settle_all(void);
 /* In a fork child: the table's lock is usable, every backend is off. */
 void gt_backend__atfork_child(void);
 

@@ -558,6 +558,7 @@ void gt_monitor__stop(void)
 	gt_monitor__poke();
 	pthread_join(gt_mon.thread, NULL);
 	monitor__finalize();
+	gt_backend__settle_all();
 	atomic_store_explicit(&gt_mon.state, MON_STOPPED, memory_order_release);
 	/* Operations whose activity never came (the lost ones are counted
 	 * where they are lost). */

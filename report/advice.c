@@ -242,6 +242,71 @@ out_free:
 	return err;
 }
 
+/* ---- GPU source lines: PC samples ---- */
+
+static const char *const pc_metrics[] = {
+	"GPC_MEMORY", "GPC_EXEC", "GPC_CONTROL", "GPC_SYNC", "GPC_ISSUED", "GPC_NOT_SELECTED", "GPC_OTHER",
+};
+static const char *const pc_labels[] = { "memory", "exec", "control", "sync", "issued", "not sel", "other" };
+#define PC_CLASSES (sizeof(pc_metrics) / sizeof(pc_metrics[0]))
+
+/* The hottest kernel source lines by PC samples (GPUTOOL_PC_SAMPLING), with
+ * what their warps waited for; under each, its kernel and launch site. */
+static int section_gpu_lines(const struct gt_profile *p, FILE *f, unsigned top)
+{
+	uint64_t *samples = excl_of(p, "GPC_SAMPLES"), *cls[PC_CLASSES] = { 0 }, total = 0;
+	struct row *rows = NULL;
+	uint32_t nr = 0, shown;
+	int err = -ENOMEM;
+	char ctx[WHERE_COLS + 512], what[256];
+
+	for (size_t c = 0; c < PC_CLASSES; c++)
+		if (!(cls[c] = excl_of(p, pc_metrics[c])))
+			goto out_free;
+	if (!samples || !(rows = ranked(p, samples, NULL, NULL, &nr)))
+		goto out_free;
+	err = 0;
+	if (!nr)
+		goto out_free;
+	for (uint32_t k = 0; k < nr; k++)
+		total += rows[k].key;
+	shown = nr < top ? nr : top;
+	fprintf(f, "\nGPU source lines (PC samples: %" PRIu32 " of %" PRIu32 " lines, by samples; what the warps"
+		   " sampled there waited for, in %% of the line's samples; under each, its kernel and launch site)\n",
+		shown, nr);
+	fprintf(f, "  %9s %6s", "samples", "%");
+	for (size_t c = 0; c < PC_CLASSES; c++)
+		fprintf(f, " %7s", pc_labels[c]);
+	fprintf(f, "  %s\n", "line");
+	for (uint32_t k = 0; k < shown; k++) {
+		uint32_t i = rows[k].node, kernel = p->nodes[i].parent, site;
+		size_t len = 0;
+
+		fprintf(f, "  %9" PRIu64 " %5.1f%%", samples[i], 100.0 * (double)samples[i] / (double)total);
+		for (size_t c = 0; c < PC_CLASSES; c++)
+			fprintf(f, " %6.1f%%", samples[i] ? 100.0 * (double)cls[c][i] / (double)samples[i] : 0.0);
+		what[0] = 0;
+		label(p, i, what, sizeof(what), &len);
+		fprintf(f, "  %s\n", what);
+		if (kernel == GT_NONE)
+			continue;
+		len = 0;
+		what[0] = 0;
+		label(p, kernel, what, sizeof(what), &len);
+		site = p->nodes[kernel].parent;
+		if (site != GT_NONE)
+			site = p->nodes[site].parent;
+		where(p, site, ctx, sizeof(ctx));
+		fprintf(f, "      kernel %s < %s\n", what, ctx);
+	}
+out_free:
+	free(rows);
+	for (size_t c = 0; c < PC_CLASSES; c++)
+		free(cls[c]);
+	free(samples);
+	return err;
+}
+
 /* ---- OpenCL advice ---- */
 
 static const struct {
@@ -312,5 +377,7 @@ int gt_report__gpu_sections(const struct gt_profile *p, FILE *f, unsigned top)
 	if (!top)
 		top = GT_REPORT_TOP;
 	err = section_gpu(p, f, top);
+	if (!err)
+		err = section_gpu_lines(p, f, top);
 	return err ? err : section_advice(p, f, top);
 }

@@ -40,7 +40,9 @@ int gt_report__write_sections(const struct gt_profile *p, FILE *f, unsigned top,
 /*
  * GPU operations: kernels, copies and memsets (device time), waits and
  * run-time compilation (host time), one row per calling context, by device
- * time, then host time. OpenCL advice: for each best-practice metric the
+ * time, then host time. GPU source lines: the lines of kernels with the most
+ * PC samples, their stall classes, kernel and launch site. OpenCL advice:
+ * for each best-practice metric the
  * OpenCL layer recorded (SINGLE_DEVICE_USE_AOT_COMPILATION, ...), one line
  * of advice and the contexts where it showed. Returns 0, -ENOMEM or -EINVAL.
  */

@@ -96,6 +96,9 @@ CUptiResult gt_cupti__enable_callbacks(CUpti_SubscriberHandle sub)
 #undef Z
 	EN(CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_CREATED)
 	EN(CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING)
+	if (gt_cupti_pcsamp__on()) {
+		EN(CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_MODULE_LOADED)
+	}
 #undef EN_RUNTIME
 #undef EN_DRIVER
 #undef EN
@@ -637,14 +640,22 @@ void CUPTIAPI gt_cupti__callback(void *userdata, CUpti_CallbackDomain domain,
 	if (!atomic_load_explicit(&gt_cupti_live, memory_order_acquire))
 		return;
 	if (domain == CUPTI_CB_DOMAIN_RESOURCE) {
+		const CUpti_ResourceData *rd = data;
+
 		if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED) {
 			int n = 0;
 
 			if (gt_cupti_lib.cuDeviceGetCount(&n) == CUDA_SUCCESS)
 				for (int i = 0; i < n && i < GT_CUPTI_MAX_DEVICES; i++)
 					gt_cupti__device_probe(i);
+			gt_cupti_pcsamp__context_created(rd ? rd->context : NULL);
 		} else if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING) {
 			gt_cupti__poll_off();
+			gt_cupti_pcsamp__context_ending(rd ? rd->context : NULL);
+		} else if (cbid == CUPTI_CBID_RESOURCE_MODULE_LOADED && rd && rd->resourceDescriptor) {
+			const CUpti_ModuleResourceData *m = rd->resourceDescriptor;
+
+			gt_cupti_pcsamp__module_loaded(m->pCubin, m->cubinSize);
 		}
 		return;
 	}

@@ -14,9 +14,12 @@
  *   elide.c     the static CUDA runtime's frames inside the application
  *   record.c    GPUTOOL_CUPTI_RECORD: raw buffers to a file, and reading
  *               them back (tests/cupti replays them)
+ *   pcsamp.c    GPUTOOL_PC_SAMPLING: PC samples per instruction, their
+ *               source lines, placed under the kernels' launch contexts
  */
 
 #include <cupti.h>
+#include <cupti_pcsampling.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -51,7 +54,15 @@ struct gt_thread;
 	X(cuptiGetDeviceId, 0)                  \
 	X(cuptiGetStreamId, 0)                  \
 	X(cuptiGetTimestamp, 0)                 \
-	X(cuptiFinalize, 0)
+	X(cuptiFinalize, 0)                     \
+	X(cuptiPCSamplingEnable, 0)             \
+	X(cuptiPCSamplingDisable, 0)            \
+	X(cuptiPCSamplingGetData, 0)            \
+	X(cuptiPCSamplingSetConfigurationAttribute, 0) \
+	X(cuptiPCSamplingGetNumStallReasons, 0) \
+	X(cuptiPCSamplingGetStallReasons, 0)    \
+	X(cuptiGetSassToSourceCorrelation, 0)   \
+	X(cuptiGetCubinCrc, 0)
 
 #define GT_CUDA_FNS(X)                      \
 	X(cuInit, 1)                        \
@@ -229,6 +240,23 @@ unsigned gt_cupti_elide__ranges(void);
 int gt_cupti_elide__covers(uintptr_t pc);
 /* Inlined CUDA runtime code (gt_symbolizer__set_runtime_inline). */
 int gt_cupti_elide__inline(const char *function, const char *file);
+
+/* ---- pcsamp.c ---------------------------------------------------------- */
+
+/* 1 when GPUTOOL_PC_SAMPLING asks for it and libcupti has the API. */
+int gt_cupti_pcsamp__on(void);
+/* The resource callbacks: a context (sampling starts on it), a module (its
+ * cubin kept for source lines), a context about to go (its samples taken). */
+void gt_cupti_pcsamp__context_created(CUcontext ctx);
+void gt_cupti_pcsamp__module_loaded(const void *cubin, size_t size);
+void gt_cupti_pcsamp__context_ending(CUcontext ctx);
+/* At the backend's exit, while CUPTI still works: every context's samples. */
+void gt_cupti_pcsamp__finish(void);
+/* The backend's settle: the samples into the trees (struct gt_backend). */
+void gt_cupti_pcsamp__settle(void);
+/* The class (GPC_* metric, as an index) of a CUPTI stall reason's name;
+ * -1 for a name that is not a reason of its own. For tests. */
+int gt_cupti_pcsamp__class_of(const char *name);
 
 /* ---- record.c ---------------------------------------------------------- */
 

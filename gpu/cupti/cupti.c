@@ -300,8 +300,10 @@ static void flush__bounded(int last)
  */
 static void cupti__atexit(void)
 {
-	if (atomic_load_explicit(&gt_cupti_live, memory_order_acquire))
-		flush__bounded(1);
+	if (!atomic_load_explicit(&gt_cupti_live, memory_order_acquire))
+		return;
+	gt_cupti_pcsamp__finish();
+	flush__bounded(1);
 }
 
 static void cupti__flush(void)
@@ -403,6 +405,7 @@ static const struct gt_backend cupti_backend = {
 	.flush = cupti__flush,
 	.stop = cupti__stop,
 	.poll = cupti__poll,
+	.settle = gt_cupti_pcsamp__settle,
 };
 
 /* ---- attach ------------------------------------------------------------------ */

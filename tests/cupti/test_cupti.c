@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "core/cct.h"
+#include "core/config.h"
 #include "core/clock.h"
 #include "core/thread.h"
 #include "gpu/blame.h"
@@ -671,6 +672,166 @@ static void test_short_threads(void)
 	atomic_store(&gt_cupti_live, 0);
 }
 
+/* ---- PC sampling ------------------------------------------------------------ */
+
+/* A CUPTI with two PCs of one kernel sampled: 0x10 (line 10) stalled on a
+ * load 400 times and issuing 40 times, 0x20 (line 11) waiting on a result
+ * 200 times; the not-issued subset of the load's samples (300) is not
+ * counted again, nor is the sample count. */
+static CUpti_PCSamplingData *pc_buf;
+static const char *const pc_reasons[] = {
+	"smsp__pcsamp_sample_count", "smsp__pcsamp_warps_issue_stalled_long_scoreboard",
+	"smsp__pcsamp_warps_issue_stalled_long_scoreboard_not_issued", "smsp__pcsamp_warps_issue_stalled_wait",
+	"smsp__pcsamp_warps_issue_stalled_selected",
+};
+static char pc_function[] = "_Z6kernelPf";
+static int pc_calls;
+
+static CUptiResult CUPTIAPI pc_enable(CUpti_PCSamplingEnableParams *p)
+{
+	CHECK(p->ctx == (CUcontext)0x1);
+	return CUPTI_SUCCESS;
+}
+
+static CUptiResult CUPTIAPI pc_disable(CUpti_PCSamplingDisableParams *p)
+{
+	(void)p;
+	return CUPTI_SUCCESS;
+}
+
+static CUptiResult CUPTIAPI pc_num_reasons(CUpti_PCSamplingGetNumStallReasonsParams *p)
+{
+	*p->numStallReasons = sizeof(pc_reasons) / sizeof(pc_reasons[0]);
+	return CUPTI_SUCCESS;
+}
+
+static CUptiResult CUPTIAPI pc_get_reasons(CUpti_PCSamplingGetStallReasonsParams *p)
+{
+	for (size_t i = 0; i < p->numStallReasons; i++) {
+		/* Indices need not be positions. */
+		p->stallReasonIndex[i] = (uint32_t)(10 + i);
+		snprintf(p->stallReasons[i], CUPTI_STALL_REASON_STRING_SIZE, "%s", pc_reasons[i]);
+	}
+	return CUPTI_SUCCESS;
+}
+
+static CUptiResult CUPTIAPI pc_configure(CUpti_PCSamplingConfigurationInfoParams *p)
+{
+	for (size_t i = 0; i < p->numAttributes; i++)
+		if (p->pPCSamplingConfigurationInfo[i].attributeType ==
+		    CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_SAMPLING_DATA_BUFFER)
+			pc_buf = p->pPCSamplingConfigurationInfo[i].attributeData.samplingDataBufferData.samplingDataBuffer;
+	return CUPTI_SUCCESS;
+}
+
+static void pc_set(CUpti_PCSamplingPCData *d, uint64_t pc, const uint32_t (*r)[2], size_t n)
+{
+	d->cubinCrc = 42;
+	d->pcOffset = pc;
+	d->functionIndex = 3;
+	d->functionName = pc_function;
+	d->stallReasonCount = n;
+	for (size_t k = 0; k < n; k++) {
+		d->stallReason[k].pcSamplingStallReasonIndex = r[k][0];
+		d->stallReason[k].samples = r[k][1];
+	}
+}
+
+static CUptiResult CUPTIAPI pc_get_data(CUpti_PCSamplingGetDataParams *p)
+{
+	static const uint32_t load[][2] = { { 11, 400 }, { 12, 300 }, { 14, 40 }, { 10, 740 } };
+	static const uint32_t wait[][2] = { { 13, 200 } };
+
+	CHECK(p->pcSamplingData == pc_buf);
+	if (pc_calls++ == 0) {
+		pc_set(&pc_buf->pPcData[0], 0x10, load, 4);
+		pc_set(&pc_buf->pPcData[1], 0x20, wait, 1);
+		pc_buf->totalNumPcs = 2;
+		pc_buf->totalSamples = 640;
+	}
+	pc_buf->remainingNumPcs = 0;
+	return CUPTI_SUCCESS;
+}
+
+static CUptiResult CUPTIAPI pc_crc(CUpti_GetCubinCrcParams *p)
+{
+	p->cubinCrc = 42;
+	return CUPTI_SUCCESS;
+}
+
+static CUptiResult CUPTIAPI pc_line(CUpti_GetSassToSourceCorrelationParams *p)
+{
+	CHECK(!strcmp(p->functionName, pc_function) && p->cubinSize == 16);
+	p->fileName = strdup("k.cu");
+	p->dirName = strdup("/src");
+	p->lineNumber = p->pcOffset == 0x10 ? 10 : 11;
+	return CUPTI_SUCCESS;
+}
+
+static struct gt_cct_node *pc_launch(struct gt_thread *t, uint64_t site, uint64_t ns)
+{
+	struct gt_cct_node *n = gt_cct__child(&t->cct, t->cct.root, GT_NODE_FRAME, site, 0);
+	struct gt_device_op op = { .kind = GT_DEVOP_KERNEL, .start_ns = 1000, .end_ns = 1000 + ns };
+
+	op.name = gt_cupti__kernel_name(pc_function);
+	n = gt_cct__placeholder(&t->cct, n, GT_PH_GPU_KERNEL);
+	CHECK(n && op.name && gt_device_op__attribute(&t->cct, n, &op) == 0);
+	return child(n, GT_NODE_NAME, (uint64_t)(uintptr_t)op.name);
+}
+
+static struct gt_cct_node *pc_line_node(struct gt_cct_node *kernel, const char *line)
+{
+	for (struct gt_cct_node *c = kernel ? kernel->children : NULL; c; c = c->sibling)
+		if (c->kind == GT_NODE_NAME && !strcmp((const char *)(uintptr_t)c->key, line))
+			return c;
+	return NULL;
+}
+
+/* Classes, source lines, and each kernel's samples shared among its launch
+ * sites by the GPU time each measured (3:1), exactly. */
+static void test_pc_sampling(void)
+{
+	static const uint8_t cubin[16] = { 0x7f, 'E', 'L', 'F' };
+	struct gt_thread *t = gt_thread__self(GT_THREAD_INITIAL);
+	struct gt_cct_node *a, *b, *l;
+
+	CHECK(gt_cupti_pcsamp__class_of(pc_reasons[1]) == 0 && gt_cupti_pcsamp__class_of(pc_reasons[2]) < 0 &&
+	      gt_cupti_pcsamp__class_of(pc_reasons[0]) < 0 &&
+	      gt_cupti_pcsamp__class_of("smsp__pcsamp_warps_issue_stalled_something_new") == 6);
+	gt_config.pc_sampling = 1;
+	gt_cupti_lib.cuptiPCSamplingEnable = pc_enable;
+	gt_cupti_lib.cuptiPCSamplingDisable = pc_disable;
+	gt_cupti_lib.cuptiPCSamplingGetNumStallReasons = pc_num_reasons;
+	gt_cupti_lib.cuptiPCSamplingGetStallReasons = pc_get_reasons;
+	gt_cupti_lib.cuptiPCSamplingSetConfigurationAttribute = pc_configure;
+	gt_cupti_lib.cuptiPCSamplingGetData = pc_get_data;
+	gt_cupti_lib.cuptiGetCubinCrc = pc_crc;
+	gt_cupti_lib.cuptiGetSassToSourceCorrelation = pc_line;
+	CHECK(gt_cupti_pcsamp__on());
+	a = pc_launch(t, 0xa, 3000);
+	b = pc_launch(t, 0xb, 1000);
+	CHECK(a && b);
+	gt_cupti_pcsamp__context_created((CUcontext)0x1);
+	CHECK(pc_buf && pc_buf->collectNumPcs > 2);
+	gt_cupti_pcsamp__module_loaded(cubin, sizeof(cubin));
+	gt_cupti_pcsamp__finish();
+	gt_cupti_pcsamp__settle();
+
+	l = pc_line_node(a, "k.cu:10");
+	CHECK_EQ_U(metric_at(l, GT_M_GPC_SAMPLES), 330);
+	CHECK_EQ_U(metric_at(l, GT_M_GPC_MEMORY), 300);
+	CHECK_EQ_U(metric_at(l, GT_M_GPC_ISSUED), 30);
+	l = pc_line_node(b, "k.cu:10");
+	CHECK_EQ_U(metric_at(l, GT_M_GPC_SAMPLES), 110);
+	CHECK_EQ_U(metric_at(l, GT_M_GPC_MEMORY), 100);
+	l = pc_line_node(a, "k.cu:11");
+	CHECK_EQ_U(metric_at(l, GT_M_GPC_EXEC), 150);
+	CHECK_EQ_U(metric_at(pc_line_node(b, "k.cu:11"), GT_M_GPC_SAMPLES), 50);
+	/* The kernel's own metrics are untouched. */
+	CHECK_EQ_U(metric_at(a, GT_M_GKER), 3000);
+	CHECK_EQ_U(metric_at(a, GT_M_GPC_SAMPLES), 0);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct test_case cases[] = {
@@ -682,6 +843,7 @@ int main(int argc, char **argv)
 		{ "blocking copies: CPU_IDLE and CPU_IDLE_CAUSE", test_implicit_sync },
 		{ "runtime code inlined into the program", test_inline_runtime },
 		{ "10,000 short-lived threads: every copy measured, memory flat", test_short_threads },
+		{ "PC samples: stall classes, source lines, shares by launch time", test_pc_sampling },
 	};
 
 	if (argc > 3 && !strcmp(argv[1], "replay"))

@@ -8,6 +8,12 @@ threads each launch one kernel and copy 64 KiB back, 8 alive at a time:
 every operation under worker_body, and the threads measured in about as
 many records as were alive at once.
 
+With SHORT = pcsamp: the profile of samples/cuda/pcsamp under
+GPUTOOL_PC_SAMPLING: the memory-bound kernel's samples mostly memory stalls,
+the compute-bound one's mostly execution stalls, the hot loop's lines
+holding over 90 % of its kernel's samples, and a kernel launched from two
+sites 3:1 sampled 3:1.
+
 With SHORT = acc: the profile of samples/openacc/sites offloaded by GCC to
 the GPU under ACC_PROFLIB alone: the CUDA backend starts at the OpenACC
 device initialization, and the kernels and copies the runtime makes nest
@@ -178,6 +184,64 @@ def test_threads(n):
             ("threads measured in a handed-on record", reused, lambda x: x >= n - 8)])
 
 
+PC_CLASSES = ("GPC_MEMORY", "GPC_EXEC", "GPC_CONTROL", "GPC_SYNC", "GPC_ISSUED", "GPC_NOT_SELECTED", "GPC_OTHER")
+
+
+def test_pcsamp():
+    p = profile()
+    src = os.path.join(os.path.dirname(__file__), "..", "..", "samples", "cuda", "pcsamp.cu")
+    hot = {i + 1 for i, line in enumerate(open(src)) if "// HOT" in line}
+    print("  pc_sampling: %s" % p.meta("pc_sampling"))
+    check(p.meta("pc_sampling"), "no pc_sampling fact in the report header")
+    per = {}   # kernel -> {class: samples}
+    lines = {} # kernel -> {line: samples}
+    sites = {} # kernel -> {site: samples}
+    for k in p.find("<gpu kernel>"):
+        # The call site in main: site_a's last launch is a tail call (its
+        # frame is gone), site_b's only one too.
+        site = next((n.get("line") for n in p.path(k) if n.get("name") == "main"), None)
+        for kern in p.children.get(k["id"], []):
+            name = kern.get("name") or ""
+            for ln in p.children.get(kern["id"], []):
+                s = p.excl(ln, "GPC_SAMPLES")
+                if not s:
+                    continue
+                d = per.setdefault(name, {})
+                for c in PC_CLASSES:
+                    d[c] = d.get(c, 0) + p.excl(ln, c)
+                d["all"] = d.get("all", 0) + s
+                lines.setdefault(name, {})[ln.get("name")] = lines.get(name, {}).get(ln.get("name"), 0) + s
+                sites.setdefault(name, {})[site] = sites.get(name, {}).get(site, 0) + s
+    for name, d in sorted(per.items()):
+        print("  %-40s %8d samples: %s" % (name[:40], d["all"], ", ".join(
+            "%s %.0f%%" % (c[4:].lower(), 100.0 * d[c] / d["all"]) for c in PC_CLASSES if d[c])))
+
+    def kernel(part):
+        got = [n for n in per if part in n]
+        check(len(got) == 1, "kernel %s: %s" % (part, sorted(per)))
+        return got[0]
+
+    def dominant(d):
+        return max((c for c in PC_CLASSES if c not in ("GPC_ISSUED", "GPC_NOT_SELECTED")), key=lambda c: d[c])
+
+    sc, fc, hl = kernel("stream_copy"), kernel("fma_chain"), kernel("hot_loop")
+    hot_share = sum(v for ln, v in lines[hl].items()
+                    if ln.rsplit(":", 1)[-1].isdigit() and int(ln.rsplit(":", 1)[-1]) in hot) / per[hl]["all"]
+    src_lines = open(src).read().splitlines()
+    line_a = next(i + 1 for i, x in enumerate(src_lines) if x.strip().startswith("site_a(c);"))
+    a = sites[fc].get(line_a, 0)
+    b = sites[fc].get(line_a + 1, 0)
+    print("  hot_loop: %.1f%% of its samples on the HOT lines %s; fma_chain site_a:site_b = %d:%d" %
+          (100 * hot_share, sorted(hot), a, b))
+    expect([("stream_copy: dominant stall class", dominant(per[sc]), "GPC_MEMORY"),
+            ("fma_chain: dominant stall class", dominant(per[fc]), "GPC_EXEC"),
+            ("hot_loop: share of samples on the loop's lines > 0.9", round(hot_share, 3), lambda x: x > 0.9),
+            ("fma_chain: site_a / site_b within 10% of 3", round(a / b, 3) if b else 0,
+             lambda x: abs(x - 3) <= 0.3)])
+
+
+if SHORT == "pcsamp":
+    main([("PC samples: stall classes, hot lines, launch sites", test_pcsamp)])
 if SHORT.startswith("threads:"):
     N = int(SHORT.split(":")[1])
     main([("threads that come and go: every operation, records bounded", lambda: test_threads(N))])

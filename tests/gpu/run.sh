@@ -70,6 +70,14 @@ echo "under tool: $(grep resident "$TMP/threads.out")"
 	fail "threads: stdout changed under the tool"
 python3 "$SRC/tests/gpu/check_cuda.py" "$D/gputool" "$TMP/threads" threads:2000 || fail "check_cuda.py threads:2000"
 
+note "samples/cuda/pcsamp under GPUTOOL_PC_SAMPLING (CUPTI's default period, then 2^10)"
+for per in 1 10; do
+	GPUTOOL_PC_SAMPLING=$per under_tool "$TMP/pcsamp$per" "$D/pcsamp" >"$TMP/pcsamp.out" 2>"$TMP/pcsamp.err" ||
+		fail "pcsamp exits $? under the tool"
+	python3 "$SRC/tests/gpu/check_cuda.py" "$D/gputool" "$TMP/pcsamp$per" pcsamp || fail "check_cuda.py pcsamp ($per)"
+done
+sed -n '/^GPU source lines/,/^$/p' "$TMP"/pcsamp1/*.txt | head -12
+
 note "a program that holds CUPTI itself (its own subscriber)"
 under_tool "$TMP/sub" "$D/launch" cupti 1000 >"$TMP/sub.out" 2>"$TMP/sub.err"
 echo "exit $?: $(tr '\n' ' ' <"$TMP/sub.out")"

@@ -1,0 +1,640 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * GPU PC sampling (GPUTOOL_PC_SAMPLING): CUPTI's PC Sampling API in its
+ * continuous mode, per context. The hardware samples a warp of every SM
+ * each 2^N cycles; CUPTI aggregates the samples per instruction (cubin,
+ * function, PC offset) with a count per stall reason. Here:
+ *
+ *   context created      enable sampling on it, read its stall reasons
+ *   module loaded        keep a copy of the cubin (for source lines)
+ *   context destroyed,   take CUPTI's data: per PC, the samples per stall
+ *   the backend's exit   class (struct pc_entry), the PC's source line from
+ *                        the cubin (cuptiGetSassToSourceCorrelation)
+ *   settle (after the    each kernel function's samples go to the kernel's
+ *   monitor's finalizer) launch contexts in every thread's tree, shared in
+ *                        proportion to the GPU time each context measured
+ *                        (continuous mode does not say which launch a
+ *                        sample came from), as nodes "file:line" under the
+ *                        kernel's node, with GPC_* metrics
+ *
+ * Everything is under one lock: the callbacks of several threads, and the
+ * exit. Nothing here runs in a signal handler.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/config.h"
+#include "core/hmap.h"
+#include "core/log.h"
+#include "core/metrics.h"
+#include "core/thread.h"
+#include "core/tool.h"
+#include "gpu/cupti/cupti-internal.h"
+
+/* PCs one GetData call hands over at most; more come in further calls. */
+#define PCS_PER_CALL 4096
+#define MAX_CONTEXTS 16
+/* CUPTI's buffer for decoded samples: about 16 bytes per PC and reason. */
+#define SCRATCH_BYTES (32u << 20)
+
+enum pc_class {
+	PC_MEMORY,
+	PC_EXEC,
+	PC_CONTROL,
+	PC_SYNC,
+	PC_ISSUED,
+	PC_NOT_SELECTED,
+	PC_OTHER,
+	PC__COUNT,
+	PC_SKIP = -1, /* a subset of another reason, or not a stall */
+};
+
+static const enum gt_metric class_metric[PC__COUNT] = {
+	[PC_MEMORY] = GT_M_GPC_MEMORY,	 [PC_EXEC] = GT_M_GPC_EXEC,
+	[PC_CONTROL] = GT_M_GPC_CONTROL, [PC_SYNC] = GT_M_GPC_SYNC,
+	[PC_ISSUED] = GT_M_GPC_ISSUED,	 [PC_NOT_SELECTED] = GT_M_GPC_NOT_SELECTED,
+	[PC_OTHER] = GT_M_GPC_OTHER,
+};
+
+/* Stall reasons by CUPTI's name, without "smsp__pcsamp_warps_issue_stalled_". */
+static const struct {
+	const char *reason;
+	enum pc_class cls;
+} reasons[] = {
+	{ "long_scoreboard", PC_MEMORY },   { "short_scoreboard", PC_MEMORY },
+	{ "lg_throttle", PC_MEMORY },	    { "tex_throttle", PC_MEMORY },
+	{ "mio_throttle", PC_MEMORY },	    { "drain", PC_MEMORY },
+	{ "wait", PC_EXEC },		    { "math_pipe_throttle", PC_EXEC },
+	{ "dispatch_stall", PC_EXEC },	    { "branch_resolving", PC_CONTROL },
+	{ "no_instructions", PC_CONTROL },  { "imc_miss", PC_CONTROL },
+	{ "barrier", PC_SYNC },		    { "membar", PC_SYNC },
+	{ "warpgroup_arrive", PC_SYNC },    { "sleeping", PC_SYNC },
+	{ "selected", PC_ISSUED },	    { "not_selected", PC_NOT_SELECTED },
+};
+
+int gt_cupti_pcsamp__class_of(const char *name)
+{
+	static const char stalled[] = "smsp__pcsamp_warps_issue_stalled_";
+	size_t len;
+
+	if (!name || strncmp(name, stalled, sizeof(stalled) - 1))
+		return PC_SKIP; /* the sample count, dropped samples */
+	name += sizeof(stalled) - 1;
+	len = strlen(name);
+	/* "_not_issued": the samples of the reason in which no warp of the
+	 * scheduler issued, counted in the reason already. */
+	if (len > 11 && !strcmp(name + len - 11, "_not_issued"))
+		return PC_SKIP;
+	for (size_t i = 0; i < sizeof(reasons) / sizeof(reasons[0]); i++)
+		if (!strcmp(name, reasons[i].reason))
+			return reasons[i].cls;
+	return PC_OTHER;
+}
+
+/* One instruction's samples. */
+struct pc_entry {
+	uint64_t crc, pc;
+	uint32_t function_index;
+	const char *function; /* interned, as kernel nodes name the kernel */
+	const char *line;     /* "file:line", or "pc 0x..." without line information */
+	uint64_t n[PC__COUNT];
+};
+
+struct pc_context {
+	CUcontext ctx;
+	CUpti_PCSamplingData data;
+	uint32_t n_reasons;
+	uint32_t *reason_index;
+	int8_t *reason_class; /* by position in reason_index */
+};
+
+struct pc_cubin {
+	uint64_t crc;
+	uint8_t *bytes;
+	size_t size;
+};
+
+static struct {
+	pthread_mutex_t lock;
+	int off; /* could not start, or stopped */
+	struct pc_context ctx[MAX_CONTEXTS];
+	uint32_t n_ctx;
+	struct pc_entry *e;
+	uint32_t n_e, cap_e;
+	struct gt_hmap by_pc;	/* mix(crc, function, pc) -> entry index + 1 */
+	struct gt_hmap lines;	/* hash of a line's text -> char * (owned) */
+	struct pc_cubin *cubins;
+	uint32_t n_cubins;
+	uint64_t total, dropped, unplaced;
+	int buffer_full;
+} pcs = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+int gt_cupti_pcsamp__on(void)
+{
+	return gt_config.pc_sampling > 0 && gt_cupti_lib.cuptiPCSamplingEnable &&
+	       gt_cupti_lib.cuptiPCSamplingGetData && gt_cupti_lib.cuptiPCSamplingSetConfigurationAttribute &&
+	       gt_cupti_lib.cuptiPCSamplingGetNumStallReasons && gt_cupti_lib.cuptiPCSamplingGetStallReasons &&
+	       gt_cupti_lib.cuptiPCSamplingDisable;
+}
+
+static const char *error_of(CUptiResult r)
+{
+	const char *s = NULL;
+
+	if (gt_cupti_lib.cuptiGetResultString)
+		gt_cupti_lib.cuptiGetResultString(r, &s);
+	return s ? s : "unknown CUPTI error";
+}
+
+/* Once per process, then PC sampling stays off; everything else measures on. */
+static void switch_off(const char *what, CUptiResult r)
+{
+	if (pcs.off)
+		return;
+	pcs.off = 1;
+	if (r == CUPTI_ERROR_INSUFFICIENT_PRIVILEGES)
+		gt_warn("cupti", "PC sampling off: %s needs profiling rights (NVIDIA's ERR_NVGPUCTRPERM: "
+			"the driver restricts profiling to administrators)", what);
+	else
+		gt_warn("cupti", "PC sampling off: %s: %s (another profiler, or a GPU or MIG slice "
+			"without PC sampling?)", what, error_of(r));
+}
+
+static int context__reasons(struct pc_context *c)
+{
+	CUpti_PCSamplingGetNumStallReasonsParams np = { .size = CUpti_PCSamplingGetNumStallReasonsParamsSize };
+	CUpti_PCSamplingGetStallReasonsParams sp = { .size = CUpti_PCSamplingGetStallReasonsParamsSize };
+	size_t n = 0;
+	char **names;
+	CUptiResult r;
+	int err = 0;
+
+	np.ctx = c->ctx;
+	np.numStallReasons = &n;
+	r = gt_cupti_lib.cuptiPCSamplingGetNumStallReasons(&np);
+	if (r != CUPTI_SUCCESS || !n || n > 1024) {
+		switch_off("the stall reasons", r);
+		return -EIO;
+	}
+	names = calloc(n, sizeof(*names));
+	c->reason_index = calloc(n, sizeof(*c->reason_index));
+	c->reason_class = calloc(n, sizeof(*c->reason_class));
+	if (!names || !c->reason_index || !c->reason_class)
+		err = -ENOMEM;
+	for (size_t i = 0; !err && i < n; i++)
+		if (!(names[i] = calloc(1, CUPTI_STALL_REASON_STRING_SIZE)))
+			err = -ENOMEM;
+	if (!err) {
+		sp.ctx = c->ctx;
+		sp.numStallReasons = n;
+		sp.stallReasonIndex = c->reason_index;
+		sp.stallReasons = names;
+		r = gt_cupti_lib.cuptiPCSamplingGetStallReasons(&sp);
+		if (r != CUPTI_SUCCESS) {
+			switch_off("the stall reasons", r);
+			err = -EIO;
+		}
+	}
+	for (size_t i = 0; !err && i < n; i++)
+		c->reason_class[i] = (int8_t)gt_cupti_pcsamp__class_of(names[i]);
+	c->n_reasons = (uint32_t)n;
+	for (size_t i = 0; names && i < n; i++)
+		free(names[i]);
+	free(names);
+	return err;
+}
+
+static int context__buffer(struct pc_context *c)
+{
+	CUpti_PCSamplingData *d = &c->data;
+
+	d->size = sizeof(*d);
+	d->collectNumPcs = PCS_PER_CALL;
+	d->pPcData = calloc(PCS_PER_CALL, sizeof(*d->pPcData));
+	if (!d->pPcData)
+		return -ENOMEM;
+	for (size_t i = 0; i < PCS_PER_CALL; i++) {
+		d->pPcData[i].size = sizeof(d->pPcData[i]);
+		d->pPcData[i].stallReason = calloc(c->n_reasons, sizeof(*d->pPcData[i].stallReason));
+		if (!d->pPcData[i].stallReason)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+static CUptiResult context__configure(struct pc_context *c)
+{
+	CUpti_PCSamplingConfigurationInfo cfg[4];
+	CUpti_PCSamplingConfigurationInfoParams p = { .size = CUpti_PCSamplingConfigurationInfoParamsSize };
+	size_t n = 0;
+
+	memset(cfg, 0, sizeof(cfg));
+	cfg[n].attributeType = CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_COLLECTION_MODE;
+	cfg[n++].attributeData.collectionModeData.collectionMode = CUPTI_PC_SAMPLING_COLLECTION_MODE_CONTINUOUS;
+	cfg[n].attributeType = CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_SAMPLING_DATA_BUFFER;
+	cfg[n++].attributeData.samplingDataBufferData.samplingDataBuffer = &c->data;
+	cfg[n].attributeType = CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_SCRATCH_BUFFER_SIZE;
+	cfg[n++].attributeData.scratchBufferSizeData.scratchBufferSize = SCRATCH_BYTES;
+	if (gt_config.pc_sampling >= 5) {
+		cfg[n].attributeType = CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_SAMPLING_PERIOD;
+		cfg[n++].attributeData.samplingPeriodData.samplingPeriod = (uint32_t)gt_config.pc_sampling;
+	}
+	p.ctx = c->ctx;
+	p.numAttributes = n;
+	p.pPCSamplingConfigurationInfo = cfg;
+	return gt_cupti_lib.cuptiPCSamplingSetConfigurationAttribute(&p);
+}
+
+void gt_cupti_pcsamp__context_created(CUcontext ctx)
+{
+	CUpti_PCSamplingEnableParams ep = { .size = CUpti_PCSamplingEnableParamsSize };
+	struct pc_context *c;
+	CUptiResult r;
+
+	if (!gt_cupti_pcsamp__on() || !ctx)
+		return;
+	pthread_mutex_lock(&pcs.lock);
+	if (pcs.off || pcs.n_ctx == MAX_CONTEXTS)
+		goto out;
+	c = &pcs.ctx[pcs.n_ctx];
+	memset(c, 0, sizeof(*c));
+	c->ctx = ctx;
+	ep.ctx = ctx;
+	/* The stall reasons can be read only once sampling is enabled. */
+	r = gt_cupti_lib.cuptiPCSamplingEnable(&ep);
+	if (r != CUPTI_SUCCESS) {
+		switch_off("cuptiPCSamplingEnable", r);
+		goto out;
+	}
+	if (context__reasons(c) || context__buffer(c)) {
+		switch_off("its buffers", CUPTI_ERROR_OUT_OF_MEMORY);
+		goto out;
+	}
+	r = context__configure(c);
+	if (r != CUPTI_SUCCESS) {
+		switch_off("the configuration", r);
+		goto out;
+	}
+	pcs.n_ctx++;
+	gt_info("cupti", "PC sampling on (period %s)", gt_config.pc_sampling >= 5 ? "set" : "CUPTI's default");
+out:
+	pthread_mutex_unlock(&pcs.lock);
+}
+
+void gt_cupti_pcsamp__module_loaded(const void *cubin, size_t size)
+{
+	CUpti_GetCubinCrcParams cp = { .size = CUpti_GetCubinCrcParamsSize };
+	struct pc_cubin *grown;
+
+	if (!gt_cupti_pcsamp__on() || !cubin || !size || !gt_cupti_lib.cuptiGetCubinCrc)
+		return;
+	cp.cubin = cubin;
+	cp.cubinSize = size;
+	if (gt_cupti_lib.cuptiGetCubinCrc(&cp) != CUPTI_SUCCESS)
+		return;
+	pthread_mutex_lock(&pcs.lock);
+	for (uint32_t i = 0; i < pcs.n_cubins; i++)
+		if (pcs.cubins[i].crc == cp.cubinCrc)
+			goto out;
+	grown = realloc(pcs.cubins, (pcs.n_cubins + 1) * sizeof(*grown));
+	if (!grown)
+		goto out;
+	pcs.cubins = grown;
+	grown[pcs.n_cubins].bytes = malloc(size);
+	if (grown[pcs.n_cubins].bytes) {
+		memcpy(grown[pcs.n_cubins].bytes, cubin, size);
+		grown[pcs.n_cubins].size = size;
+		grown[pcs.n_cubins].crc = cp.cubinCrc;
+		pcs.n_cubins++;
+	}
+out:
+	pthread_mutex_unlock(&pcs.lock);
+}
+
+static uint64_t mix(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdull;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ull;
+	return x ^ (x >> 33);
+}
+
+static uint64_t str_hash(const char *s)
+{
+	uint64_t h = 1469598103934665603ull;
+
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * 1099511628211ull;
+	return h | 1;
+}
+
+/* One copy of each line's text, for node keys that live to the end. */
+static const char *line_intern(const char *text)
+{
+	uint64_t h = str_hash(text);
+	const uint64_t *v;
+	char *copy;
+
+	/* Probing past a different text with the same hash. */
+	while ((v = gt_hmap__get(&pcs.lines, h))) {
+		if (!strcmp((const char *)(uintptr_t)*v, text))
+			return (const char *)(uintptr_t)*v;
+		h = mix(h) | 1;
+	}
+	copy = strdup(text);
+	if (copy && gt_hmap__put(&pcs.lines, h, (uintptr_t)copy)) {
+		free(copy);
+		copy = NULL;
+	}
+	return copy;
+}
+
+/* The PC's source line from its cubin, or its offset. */
+static const char *line_of(uint64_t crc, const char *function, uint64_t pc)
+{
+	CUpti_GetSassToSourceCorrelationParams sp = { .size = CUpti_GetSassToSourceCorrelationParamsSize };
+	char text[512];
+	const char *line = NULL;
+
+	for (uint32_t i = 0; i < pcs.n_cubins && gt_cupti_lib.cuptiGetSassToSourceCorrelation; i++) {
+		if (pcs.cubins[i].crc != crc)
+			continue;
+		sp.cubin = pcs.cubins[i].bytes;
+		sp.cubinSize = pcs.cubins[i].size;
+		sp.functionName = function;
+		sp.pcOffset = pc;
+		if (gt_cupti_lib.cuptiGetSassToSourceCorrelation(&sp) == CUPTI_SUCCESS && sp.fileName &&
+		    sp.lineNumber) {
+			snprintf(text, sizeof(text), "%s:%u", sp.fileName, sp.lineNumber);
+			line = line_intern(text);
+		}
+		free(sp.fileName);
+		free(sp.dirName);
+		break;
+	}
+	if (!line) {
+		snprintf(text, sizeof(text), "pc 0x%llx", (unsigned long long)pc);
+		line = line_intern(text);
+	}
+	return line;
+}
+
+static struct pc_entry *entry_of(const CUpti_PCSamplingPCData *d)
+{
+	uint64_t k = mix(d->cubinCrc ^ mix(d->pcOffset ^ ((uint64_t)d->functionIndex << 40))) | 1;
+	const uint64_t *v;
+	struct pc_entry *e;
+
+	while ((v = gt_hmap__get(&pcs.by_pc, k))) {
+		e = &pcs.e[*v - 1];
+		if (e->crc == d->cubinCrc && e->pc == d->pcOffset && e->function_index == d->functionIndex)
+			return e;
+		k = mix(k) | 1;
+	}
+	if (pcs.n_e == pcs.cap_e) {
+		uint32_t cap = pcs.cap_e ? pcs.cap_e * 2 : 1024;
+		struct pc_entry *grown = realloc(pcs.e, cap * sizeof(*grown));
+
+		if (!grown)
+			return NULL;
+		pcs.e = grown;
+		pcs.cap_e = cap;
+	}
+	e = &pcs.e[pcs.n_e];
+	memset(e, 0, sizeof(*e));
+	e->crc = d->cubinCrc;
+	e->pc = d->pcOffset;
+	e->function_index = d->functionIndex;
+	/* CUPTI's string may be shared with its other records: kept, never
+	 * freed (one per function). */
+	e->function = gt_cupti__kernel_name(d->functionName);
+	e->line = d->functionName ? line_of(d->cubinCrc, d->functionName, d->pcOffset) : NULL;
+	if (!e->function || !e->line || gt_hmap__put(&pcs.by_pc, k, pcs.n_e + 1))
+		return NULL;
+	pcs.n_e++;
+	return e;
+}
+
+/* What one GetData call (or Disable) left in the context's buffer. */
+static void context__take(struct pc_context *c)
+{
+	CUpti_PCSamplingData *d = &c->data;
+
+	pcs.total += d->totalSamples;
+	pcs.dropped += d->droppedSamples;
+	pcs.buffer_full |= d->hardwareBufferFull;
+	for (size_t i = 0; i < d->totalNumPcs && i < PCS_PER_CALL; i++) {
+		const CUpti_PCSamplingPCData *p = &d->pPcData[i];
+		struct pc_entry *e = entry_of(p);
+
+		for (size_t k = 0; e && k < p->stallReasonCount && k < c->n_reasons; k++) {
+			uint32_t idx = p->stallReason[k].pcSamplingStallReasonIndex;
+
+			for (uint32_t j = 0; j < c->n_reasons; j++) {
+				if (c->reason_index[j] != idx)
+					continue;
+				if (c->reason_class[j] != PC_SKIP)
+					e->n[c->reason_class[j]] += p->stallReason[k].samples;
+				break;
+			}
+		}
+	}
+	d->totalNumPcs = 0;
+	d->totalSamples = 0;
+	d->droppedSamples = 0;
+}
+
+/* Takes everything CUPTI holds for @c, then ends sampling on it. */
+static void context__finish(struct pc_context *c)
+{
+	CUpti_PCSamplingGetDataParams gp = { .size = CUpti_PCSamplingGetDataParamsSize };
+	CUpti_PCSamplingDisableParams dp = { .size = CUpti_PCSamplingDisableParamsSize };
+
+	gp.ctx = c->ctx;
+	gp.pcSamplingData = &c->data;
+	for (int rounds = 0; rounds < 100000; rounds++) {
+		if (gt_cupti_lib.cuptiPCSamplingGetData(&gp) != CUPTI_SUCCESS)
+			break;
+		context__take(c);
+		if (!c->data.remainingNumPcs)
+			break;
+	}
+	/* Disabling hands over what the last period sampled. */
+	dp.ctx = c->ctx;
+	if (gt_cupti_lib.cuptiPCSamplingDisable(&dp) == CUPTI_SUCCESS)
+		context__take(c);
+	c->ctx = NULL;
+}
+
+void gt_cupti_pcsamp__context_ending(CUcontext ctx)
+{
+	pthread_mutex_lock(&pcs.lock);
+	for (uint32_t i = 0; i < pcs.n_ctx; i++)
+		if (pcs.ctx[i].ctx && pcs.ctx[i].ctx == ctx)
+			context__finish(&pcs.ctx[i]);
+	pthread_mutex_unlock(&pcs.lock);
+}
+
+void gt_cupti_pcsamp__finish(void)
+{
+	pthread_mutex_lock(&pcs.lock);
+	for (uint32_t i = 0; i < pcs.n_ctx; i++)
+		if (pcs.ctx[i].ctx)
+			context__finish(&pcs.ctx[i]);
+	pthread_mutex_unlock(&pcs.lock);
+}
+
+/* ---- settle: the samples into the trees ----------------------------------- */
+
+/* A launch context of a kernel: its node in a thread's tree, its GPU time. */
+struct target {
+	struct gt_thread *t;
+	struct gt_cct_node *node;
+	uint64_t weight;
+};
+
+struct targets {
+	struct gt_hmap by_function; /* interned kernel name -> list index + 1 */
+	struct target **list;
+	uint32_t *n;
+	uint32_t n_lists;
+};
+
+static void targets__collect(struct targets *ts, struct gt_thread *t, struct gt_cct_node *n)
+{
+	for (struct gt_cct_node *c = n->children; c; c = c->sibling) {
+		if (c->kind == GT_NODE_NAME && n->kind == GT_NODE_PLACEHOLDER && n->key == GT_PH_GPU_KERNEL) {
+			const uint64_t *v = gt_hmap__get(&ts->by_function, c->key);
+			uint64_t w = gt_cct__get(c, GT_M_GKER);
+
+			if (v && w) {
+				uint32_t i = (uint32_t)*v - 1;
+				struct target *grown = realloc(ts->list[i], (ts->n[i] + 1) * sizeof(*grown));
+
+				if (grown) {
+					grown[ts->n[i]++] = (struct target){ t, c, w };
+					ts->list[i] = grown;
+				}
+			}
+		}
+		targets__collect(ts, t, c);
+	}
+}
+
+/* @v shared over the targets by weight; the remainders to the largest
+ * fractional parts, so that the shares add up to @v exactly. */
+static void share(const struct target *tg, uint32_t n, uint64_t total_w, uint64_t v, uint64_t *out)
+{
+	uint64_t given = 0;
+
+	for (uint32_t i = 0; i < n; i++) {
+		out[i] = (uint64_t)((unsigned __int128)v * tg[i].weight / total_w);
+		given += out[i];
+	}
+	while (given < v) {
+		uint32_t best = 0;
+		unsigned __int128 best_rem = 0;
+
+		for (uint32_t i = 0; i < n; i++) {
+			unsigned __int128 rem = (unsigned __int128)v * tg[i].weight - (unsigned __int128)out[i] * total_w;
+
+			if (rem > best_rem) {
+				best_rem = rem;
+				best = i;
+			}
+		}
+		out[best]++;
+		given++;
+	}
+}
+
+static void entry__place(const struct pc_entry *e, const struct target *tg, uint32_t n)
+{
+	uint64_t total_w = 0, *part = calloc(n, sizeof(*part));
+
+	for (uint32_t i = 0; i < n; i++)
+		total_w += tg[i].weight;
+	for (int k = 0; part && k < PC__COUNT; k++) {
+		if (!e->n[k])
+			continue;
+		share(tg, n, total_w, e->n[k], part);
+		for (uint32_t i = 0; i < n; i++) {
+			struct gt_cct_node *line;
+
+			if (!part[i])
+				continue;
+			line = gt_cct__child(&tg[i].t->cct, tg[i].node, GT_NODE_NAME, (uint64_t)(uintptr_t)e->line, 0);
+			if (!line)
+				continue;
+			gt_cct__add(&tg[i].t->cct, line, class_metric[k], part[i], 0);
+			gt_cct__add(&tg[i].t->cct, line, GT_M_GPC_SAMPLES, part[i], 0);
+		}
+	}
+	free(part);
+}
+
+static void facts(void)
+{
+	char buf[192];
+
+	snprintf(buf, sizeof(buf), "%llu samples, %llu dropped%s; %u instructions; %llu samples of kernels "
+		 "without measured launches",
+		 (unsigned long long)pcs.total, (unsigned long long)pcs.dropped,
+		 pcs.buffer_full ? " (hardware buffer full)" : "", pcs.n_e, (unsigned long long)pcs.unplaced);
+	gt_tool__set_fact("pc_sampling", buf);
+}
+
+void gt_cupti_pcsamp__settle(void)
+{
+	struct targets ts = { 0 };
+	uint32_t nt = gt_thread__count();
+
+	pthread_mutex_lock(&pcs.lock);
+	if (!pcs.n_e) {
+		if (pcs.n_ctx)
+			facts();
+		goto out;
+	}
+	ts.list = calloc(pcs.n_e, sizeof(*ts.list));
+	ts.n = calloc(pcs.n_e, sizeof(*ts.n));
+	if (!ts.list || !ts.n)
+		goto out;
+	for (uint32_t i = 0; i < pcs.n_e; i++) {
+		uint64_t key = (uintptr_t)pcs.e[i].function;
+
+		if (!gt_hmap__get(&ts.by_function, key) && !gt_hmap__put(&ts.by_function, key, ts.n_lists + 1))
+			ts.n_lists++;
+	}
+	/* The trees are final (after the finalizer): read and written here only. */
+	for (uint32_t i = 0; i < nt; i++) {
+		struct gt_thread *t = gt_thread__at(i);
+
+		if (t && t->cct.root)
+			targets__collect(&ts, t, t->cct.root);
+	}
+	for (uint32_t i = 0; i < pcs.n_e; i++) {
+		const struct pc_entry *e = &pcs.e[i];
+		const uint64_t *v = gt_hmap__get(&ts.by_function, (uintptr_t)e->function);
+		uint32_t li = v ? (uint32_t)*v - 1 : 0;
+
+		if (!v || !ts.n[li]) {
+			for (int k = 0; k < PC__COUNT; k++)
+				pcs.unplaced += e->n[k];
+			continue;
+		}
+		entry__place(e, ts.list[li], ts.n[li]);
+	}
+	facts();
+out:
+	for (uint32_t i = 0; ts.list && i < ts.n_lists; i++)
+		free(ts.list[i]);
+	free(ts.list);
+	free(ts.n);
+	gt_hmap__fini(&ts.by_function);
+	pcs.off = 1;
+	pthread_mutex_unlock(&pcs.lock);
+}
