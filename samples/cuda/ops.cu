@@ -28,16 +28,7 @@
 #include <cuda_runtime.h>
 #include <omp.h>
 
-#define CHECK(x)                                                                         \
-	do {                                                                             \
-		cudaError_t e_ = (x);                                                    \
-		if (e_ != cudaSuccess) {                                                 \
-			fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, cudaGetErrorString(e_)); \
-			exit(1);                                                         \
-		}                                                                        \
-	} while (0)
-
-#define NOINLINE __attribute__((noinline))
+#include "check.h"
 
 enum {
 	N = 1 << 18, // floats in a working array (1 MiB)

@@ -17,16 +17,7 @@
 #include <cstdlib>
 #include <cuda_runtime.h>
 
-#define CHECK(x)                                                                         \
-	do {                                                                             \
-		cudaError_t e_ = (x);                                                    \
-		if (e_ != cudaSuccess) {                                                 \
-			fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, cudaGetErrorString(e_)); \
-			exit(1);                                                         \
-		}                                                                        \
-	} while (0)
-
-#define NOINLINE __attribute__((noinline))
+#include "check.h"
 
 enum { N = 1 << 26, CHAIN = 20000, LOOP = 4000 };
 

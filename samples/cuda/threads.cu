@@ -14,16 +14,7 @@
 #include <pthread.h>
 #include <cuda_runtime.h>
 
-#define CHECK(x)                                                                         \
-	do {                                                                             \
-		cudaError_t e_ = (x);                                                    \
-		if (e_ != cudaSuccess) {                                                 \
-			fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, cudaGetErrorString(e_)); \
-			exit(1);                                                         \
-		}                                                                        \
-	} while (0)
-
-#define NOINLINE __attribute__((noinline))
+#include "check.h"
 
 enum {
 	AT_ONCE = 8,
