@@ -279,6 +279,12 @@ struct gt_cupti_wait {
 void gt_cupti_record__wait(const struct gt_cupti_wait *w);
 void gt_cupti_record__buffer(uint8_t *buf, size_t valid, gt_cupti_next_fn next);
 void gt_cupti_record__device(int ordinal, const struct gt_cupti_device *d);
+/* PC sampling (pcsamp.c): a module's CRC and size, a context's stall
+ * reasons, what one GetData call gave, a source line found. */
+void gt_cupti_record__cubin(uint64_t crc, uint64_t size);
+void gt_cupti_record__reasons(const uint32_t *index, char *const *names, uint32_t n);
+void gt_cupti_record__pcs(const CUpti_PCSamplingData *d);
+void gt_cupti_record__line(uint64_t crc, uint64_t pc, const char *function, const char *file, uint32_t line);
 void gt_cupti_record__close(void);
 
 /* Reading a recording back: one call per chunk, in file order. */
@@ -290,6 +296,12 @@ struct gt_cupti_replay {
 	void (*buffer)(void *arg, uint8_t *buf, size_t valid, const uint32_t *rec, size_t n);
 	void (*device)(void *arg, int ordinal, const struct gt_cupti_device *d);
 	void (*wait)(void *arg, const struct gt_cupti_wait *w);
+	/* PC sampling: a module, a context's stall reasons, one GetData's PCs
+	 * (function names interned for the replay's life), a source line. */
+	void (*cubin)(void *arg, uint64_t crc, uint64_t size);
+	void (*reasons)(void *arg, const uint32_t *index, char *const *names, uint32_t n);
+	void (*pcs)(void *arg, const CUpti_PCSamplingData *d);
+	void (*line)(void *arg, uint64_t crc, uint64_t pc, const char *function, const char *file, uint32_t line);
 	void *arg;
 };
 int gt_cupti_record__replay(const char *path, const struct gt_cupti_replay *r);

@@ -200,6 +200,8 @@ static int context__reasons(struct pc_context *c)
 	}
 	for (size_t i = 0; !err && i < n; i++)
 		c->reason_class[i] = (int8_t)gt_cupti_pcsamp__class_of(names[i]);
+	if (!err && gt_cupti_recording)
+		gt_cupti_record__reasons(c->reason_index, names, (uint32_t)n);
 	c->n_reasons = (uint32_t)n;
 	for (size_t i = 0; names && i < n; i++)
 		free(names[i]);
@@ -295,6 +297,8 @@ void gt_cupti_pcsamp__module_loaded(const void *cubin, size_t size)
 	cp.cubinSize = size;
 	if (gt_cupti_lib.cuptiGetCubinCrc(&cp) != CUPTI_SUCCESS)
 		return;
+	if (gt_cupti_recording)
+		gt_cupti_record__cubin(cp.cubinCrc, size);
 	pthread_mutex_lock(&pcs.lock);
 	for (uint32_t i = 0; i < pcs.n_cubins; i++)
 		if (pcs.cubins[i].crc == cp.cubinCrc)
@@ -371,6 +375,8 @@ static const char *line_of(uint64_t crc, const char *function, uint64_t pc)
 		    sp.lineNumber) {
 			snprintf(text, sizeof(text), "%s:%u", sp.fileName, sp.lineNumber);
 			line = line_intern(text);
+			if (gt_cupti_recording)
+				gt_cupti_record__line(crc, pc, function, sp.fileName, sp.lineNumber);
 		}
 		free(sp.fileName);
 		free(sp.dirName);
@@ -424,6 +430,8 @@ static void context__take(struct pc_context *c)
 {
 	CUpti_PCSamplingData *d = &c->data;
 
+	if (gt_cupti_recording && d->totalNumPcs)
+		gt_cupti_record__pcs(d);
 	pcs.total += d->totalSamples;
 	pcs.dropped += d->droppedSamples;
 	pcs.buffer_full |= d->hardwareBufferFull;

@@ -25,6 +25,14 @@
  *   WAIT     struct gt_cupti_wait: a host wait blamed (an explicit or an
  *            implicit synchronization), with the operation it was made
  *            by and the offset of CUPTI's clock to the tool's then
+ *   CUBIN    u64 CRC, u64 size: a module PC sampling keeps (not its bytes)
+ *   REASONS  a context's stall reasons: per reason u32 index, then its
+ *            name in CUPTI_STALL_REASON_STRING_SIZE bytes
+ *   PCS      what one cuptiPCSamplingGetData call gave: per PC a struct
+ *            rec_pc, its (u32 reason index, u32 samples) pairs and its
+ *            function's name, NUL-ended, padded to 8 bytes
+ *   LINE     u64 CRC, u64 PC offset, u32 line, u32 0, then the function's
+ *            and the file's names, each NUL-ended: one source line found
  *
  * Numbers are little-endian, as on the machines that write and read them.
  */
@@ -42,7 +50,7 @@
 #define MAGIC "GTCUPTI1"
 #define MAX_SITES 4096
 
-enum { C_API = 1, C_OP, C_BUFFER, C_NAME, C_RECORDS, C_DEVICE, C_SITE, C_WAIT };
+enum { C_API = 1, C_OP, C_BUFFER, C_NAME, C_RECORDS, C_DEVICE, C_SITE, C_WAIT, C_CUBIN, C_REASONS, C_PCS, C_LINE };
 
 struct chunk {
 	uint32_t type, len;
@@ -54,6 +62,11 @@ struct rec_api {
 	uint64_t id;
 	uint32_t ph, pad;
 	uint64_t site;
+};
+
+struct rec_pc {
+	uint64_t crc, pc;
+	uint32_t function_index, n;
 };
 
 int gt_cupti_recording;
@@ -172,6 +185,94 @@ void gt_cupti_record__device(int ordinal, const struct gt_cupti_device *d)
 	pthread_mutex_unlock(&lock);
 }
 
+void gt_cupti_record__cubin(uint64_t crc, uint64_t size)
+{
+	const uint64_t v[2] = { crc, size };
+
+	pthread_mutex_lock(&lock);
+	if (out)
+		put(C_CUBIN, v, sizeof(v), NULL, 0);
+	pthread_mutex_unlock(&lock);
+}
+
+void gt_cupti_record__reasons(const uint32_t *index, char *const *names, uint32_t n)
+{
+	pthread_mutex_lock(&lock);
+	if (out) {
+		struct chunk c = { C_REASONS, n * (4 + CUPTI_STALL_REASON_STRING_SIZE) };
+
+		fwrite(&c, sizeof(c), 1, out);
+		for (uint32_t i = 0; i < n; i++) {
+			char name[CUPTI_STALL_REASON_STRING_SIZE] = { 0 };
+
+			snprintf(name, sizeof(name), "%s", names[i]);
+			fwrite(&index[i], 4, 1, out);
+			fwrite(name, 1, sizeof(name), out);
+		}
+		/* 4 + 128 per reason: a multiple of 4; pad to 8. */
+		if (c.len % 8)
+			fwrite("\0\0\0\0", 1, 8 - c.len % 8, out);
+	}
+	pthread_mutex_unlock(&lock);
+}
+
+static size_t pc_len(const CUpti_PCSamplingPCData *p)
+{
+	size_t len = sizeof(struct rec_pc) + p->stallReasonCount * 8 + strlen(p->functionName) + 1;
+
+	return (len + 7) / 8 * 8;
+}
+
+void gt_cupti_record__pcs(const CUpti_PCSamplingData *d)
+{
+	static const char zero[8];
+	struct chunk c = { C_PCS, 0 };
+
+	pthread_mutex_lock(&lock);
+	if (!out)
+		goto out_unlock;
+	for (size_t i = 0; i < d->totalNumPcs; i++)
+		if (d->pPcData[i].functionName)
+			c.len += (uint32_t)pc_len(&d->pPcData[i]);
+	fwrite(&c, sizeof(c), 1, out);
+	for (size_t i = 0; i < d->totalNumPcs; i++) {
+		const CUpti_PCSamplingPCData *p = &d->pPcData[i];
+		struct rec_pc r = { p->cubinCrc, p->pcOffset, p->functionIndex, (uint32_t)p->stallReasonCount };
+		size_t name = strlen(p->functionName ? p->functionName : "") + 1, len;
+
+		if (!p->functionName)
+			continue;
+		len = pc_len(p);
+		fwrite(&r, sizeof(r), 1, out);
+		for (size_t k = 0; k < p->stallReasonCount; k++) {
+			const uint32_t v[2] = { p->stallReason[k].pcSamplingStallReasonIndex, p->stallReason[k].samples };
+
+			fwrite(v, sizeof(v), 1, out);
+		}
+		fwrite(p->functionName, 1, name, out);
+		fwrite(zero, 1, len - (sizeof(r) + p->stallReasonCount * 8 + name), out);
+	}
+out_unlock:
+	pthread_mutex_unlock(&lock);
+}
+
+void gt_cupti_record__line(uint64_t crc, uint64_t pc, const char *function, const char *file, uint32_t line)
+{
+	const uint64_t head[3] = { crc, pc, line };
+	size_t f = strlen(function) + 1;
+	char *names = malloc(f + strlen(file) + 1);
+
+	if (!names)
+		return;
+	memcpy(names, function, f);
+	strcpy(names + f, file);
+	pthread_mutex_lock(&lock);
+	if (out)
+		put(C_LINE, head, sizeof(head), names, (uint32_t)(f + strlen(file) + 1));
+	pthread_mutex_unlock(&lock);
+	free(names);
+}
+
 void gt_cupti_record__close(void)
 {
 	struct gt_symbolizer *sym;
@@ -224,6 +325,97 @@ static const char *replay__intern(char ***names, size_t *n, const char *s)
 	*names = grown;
 	grown[*n] = strdup(s);
 	return grown[(*n)++];
+}
+
+static int replay__reasons(const struct gt_cupti_replay *r, const uint8_t *p, uint32_t len)
+{
+	uint32_t n = len / (4 + CUPTI_STALL_REASON_STRING_SIZE);
+	uint32_t *index = calloc(n ? n : 1, sizeof(*index));
+	char **names = calloc(n ? n : 1, sizeof(*names));
+
+	if (!index || !names) {
+		free(index);
+		free(names);
+		return -ENOMEM;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		const uint8_t *e = p + i * (4 + CUPTI_STALL_REASON_STRING_SIZE);
+
+		memcpy(&index[i], e, 4);
+		names[i] = (char *)e + 4;
+		names[i][CUPTI_STALL_REASON_STRING_SIZE - 1] = 0;
+	}
+	r->reasons(r->arg, index, names, n);
+	free(index);
+	free(names);
+	return 0;
+}
+
+/* A PCS chunk back into CUPTI's structures, for the reader's callback. */
+static int replay__pcs(const struct gt_cupti_replay *r, const uint8_t *p, uint32_t len, char ***names,
+		       size_t *n_names)
+{
+	CUpti_PCSamplingData d = { .size = sizeof(d) };
+	CUpti_PCSamplingStallReason *reasons = NULL;
+	size_t n = 0, n_reasons = 0, cap = 0;
+	int err = 0;
+
+	/* Two passes: count, then fill. */
+	for (int pass = 0; pass < 2 && !err; pass++) {
+		size_t k = 0, used = 0;
+
+		for (uint32_t pos = 0; pos + sizeof(struct rec_pc) <= len;) {
+			struct rec_pc rp;
+			const char *fn;
+			size_t rlen;
+
+			memcpy(&rp, p + pos, sizeof(rp));
+			fn = (const char *)p + pos + sizeof(rp) + (size_t)rp.n * 8;
+			if (rp.n > 1024 || (const uint8_t *)fn >= p + len || !memchr(fn, 0, (size_t)(p + len - (const uint8_t *)fn))) {
+				err = -EINVAL;
+				break;
+			}
+			rlen = (sizeof(rp) + (size_t)rp.n * 8 + strlen(fn) + 1 + 7) / 8 * 8;
+			if (pass == 1) {
+				CUpti_PCSamplingPCData *pc = &d.pPcData[k];
+
+				pc->size = sizeof(*pc);
+				pc->cubinCrc = rp.crc;
+				pc->pcOffset = rp.pc;
+				pc->functionIndex = rp.function_index;
+				pc->functionName = (char *)replay__intern(names, n_names, fn);
+				pc->stallReasonCount = rp.n;
+				pc->stallReason = reasons + used;
+				for (uint32_t j = 0; j < rp.n; j++) {
+					uint32_t v[2];
+
+					memcpy(v, p + pos + sizeof(rp) + j * 8, sizeof(v));
+					reasons[used + j].pcSamplingStallReasonIndex = v[0];
+					reasons[used + j].samples = v[1];
+				}
+			}
+			k++;
+			used += rp.n;
+			pos += (uint32_t)rlen;
+		}
+		if (pass == 0 && !err) {
+			n = k;
+			n_reasons = used;
+			cap = n ? n : 1;
+			d.pPcData = calloc(cap, sizeof(*d.pPcData));
+			reasons = calloc(n_reasons ? n_reasons : 1, sizeof(*reasons));
+			if (!d.pPcData || !reasons)
+				err = -ENOMEM;
+		}
+	}
+	if (!err) {
+		d.totalNumPcs = n;
+		d.collectNumPcs = cap;
+		r->pcs(r->arg, &d);
+	}
+	free(reasons);
+	free(d.pPcData);
+	return err;
 }
 
 /* The call sites' names of the last replay: tree nodes point at them. */
@@ -336,6 +528,33 @@ int gt_cupti_record__replay(const char *path, const struct gt_cupti_replay *r)
 			case C_RECORDS:
 				if (buf && r->buffer)
 					r->buffer(r->arg, buf, buf_len, (const uint32_t *)p, c.len / 4);
+				break;
+			case C_CUBIN:
+				if (r->cubin && c.len >= 16) {
+					uint64_t v[2];
+
+					memcpy(v, p, sizeof(v));
+					r->cubin(r->arg, v[0], v[1]);
+				}
+				break;
+			case C_REASONS:
+				if (r->reasons)
+					err = replay__reasons(r, p, c.len);
+				break;
+			case C_PCS:
+				if (r->pcs)
+					err = replay__pcs(r, p, c.len, &names, &n_names);
+				break;
+			case C_LINE:
+				if (r->line && c.len > 24) {
+					uint64_t v[3];
+					const char *fn = (const char *)p + 24;
+
+					memcpy(v, p, sizeof(v));
+					if (memchr(fn, 0, c.len - 24) && fn + strlen(fn) + 1 < (const char *)p + c.len)
+						r->line(r->arg, v[0], v[1], replay__intern(&names, &n_names, fn),
+							fn + strlen(fn) + 1, (uint32_t)v[2]);
+				}
 				break;
 			case C_DEVICE:
 				if (r->device && c.len >= 4 + sizeof(struct gt_cupti_device)) {

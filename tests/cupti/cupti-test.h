@@ -21,6 +21,7 @@ uint64_t tree_sum(struct gt_thread *t, enum gt_placeholder ph, enum gt_metric m)
 /* The modes on files; each returns 0 when its checks pass. */
 int replay(const char *path, unsigned short_launches);
 int replay_blame(const char *path);
+int replay_pc(const char *path, const char *source);
 int elide(const char *exe);
 
 #endif

@@ -1,0 +1,348 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_cupti replay-pc FILE SOURCE: the PC samples of samples/cuda/pcsamp,
+ * recorded on a GPU machine (GPUTOOL_CUPTI_RECORD with GPUTOOL_PC_SAMPLING),
+ * fed through the CUDA backend's real PC-sampling code (gpu/cupti/pcsamp.c)
+ * by a CUPTI that hands back what was recorded: the stall reasons, each
+ * GetData's PCs, the modules and the source lines CUPTI found. Each kernel
+ * gets one launch context; then the tree must say what the GPU run said:
+ * every sample placed, the streaming kernel's samples mostly memory stalls,
+ * the FMA chain's mostly execution stalls, and the hot loop's lines (marked
+ * "// HOT" in SOURCE) holding over 90 % of its kernel's samples.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/cct.h"
+#include "core/config.h"
+#include "core/thread.h"
+#include "gpu/cupti/cupti-internal.h"
+#include "gpu/device-op.h"
+#include "tests/cupti/cupti-test.h"
+#include "tests/unit/test.h"
+
+#define MAX_BATCHES 64
+#define MAX_THINGS 8192
+
+static struct {
+	uint32_t *index;
+	char **names;
+	uint32_t n_reasons;
+	CUpti_PCSamplingData batch[MAX_BATCHES]; /* deep copies */
+	uint32_t n_batches, next;
+	struct {
+		uint64_t crc, size;
+	} cubin[64];
+	uint32_t n_cubins;
+	uint64_t crc_now; /* what GetCubinCrc says for the module being loaded */
+	struct {
+		uint64_t pc;
+		const char *function, *file;
+		uint32_t line;
+	} line[MAX_THINGS];
+	uint32_t n_lines;
+	CUpti_PCSamplingData *buf; /* the backend's, from its configuration */
+	uint64_t recorded;	   /* samples of every reason that is a class's */
+} rp;
+
+/* ---- the recording ---- */
+
+static void on_cubin(void *arg, uint64_t crc, uint64_t size)
+{
+	(void)arg;
+	if (rp.n_cubins < 64) {
+		rp.cubin[rp.n_cubins].crc = crc;
+		rp.cubin[rp.n_cubins++].size = size;
+	}
+}
+
+static void on_reasons(void *arg, const uint32_t *index, char *const *names, uint32_t n)
+{
+	(void)arg;
+	if (rp.n_reasons)
+		return; /* one context's are every context's */
+	rp.index = malloc(n * sizeof(*rp.index));
+	rp.names = malloc(n * sizeof(*rp.names));
+	CHECK(rp.index && rp.names);
+	for (uint32_t i = 0; i < n; i++) {
+		rp.index[i] = index[i];
+		rp.names[i] = strdup(names[i]);
+	}
+	rp.n_reasons = n;
+}
+
+static void on_pcs(void *arg, const CUpti_PCSamplingData *d)
+{
+	CUpti_PCSamplingData *b = &rp.batch[rp.n_batches];
+
+	(void)arg;
+	CHECK(rp.n_batches < MAX_BATCHES);
+	*b = *d;
+	b->pPcData = calloc(d->totalNumPcs ? d->totalNumPcs : 1, sizeof(*b->pPcData));
+	CHECK(b->pPcData);
+	for (size_t i = 0; i < d->totalNumPcs; i++) {
+		b->pPcData[i] = d->pPcData[i];
+		b->pPcData[i].stallReason = malloc((d->pPcData[i].stallReasonCount + 1) * sizeof(CUpti_PCSamplingStallReason));
+		CHECK(b->pPcData[i].stallReason);
+		memcpy(b->pPcData[i].stallReason, d->pPcData[i].stallReason,
+		       d->pPcData[i].stallReasonCount * sizeof(CUpti_PCSamplingStallReason));
+	}
+	rp.n_batches++;
+}
+
+static void on_line(void *arg, uint64_t crc, uint64_t pc, const char *function, const char *file, uint32_t line)
+{
+	(void)arg, (void)crc;
+	if (rp.n_lines < MAX_THINGS) {
+		rp.line[rp.n_lines].pc = pc;
+		rp.line[rp.n_lines].function = function;
+		rp.line[rp.n_lines].file = strdup(file);
+		rp.line[rp.n_lines++].line = line;
+	}
+}
+
+/* ---- a CUPTI that gives it back ---- */
+
+static CUptiResult CUPTIAPI ok_enable(CUpti_PCSamplingEnableParams *p)
+{
+	(void)p;
+	return CUPTI_SUCCESS;
+}
+
+static CUptiResult CUPTIAPI ok_disable(CUpti_PCSamplingDisableParams *p)
+{
+	(void)p;
+	return CUPTI_SUCCESS;
+}
+
+static CUptiResult CUPTIAPI num_reasons(CUpti_PCSamplingGetNumStallReasonsParams *p)
+{
+	*p->numStallReasons = rp.n_reasons;
+	return CUPTI_SUCCESS;
+}
+
+static CUptiResult CUPTIAPI get_reasons(CUpti_PCSamplingGetStallReasonsParams *p)
+{
+	for (size_t i = 0; i < p->numStallReasons && i < rp.n_reasons; i++) {
+		p->stallReasonIndex[i] = rp.index[i];
+		snprintf(p->stallReasons[i], CUPTI_STALL_REASON_STRING_SIZE, "%s", rp.names[i]);
+	}
+	return CUPTI_SUCCESS;
+}
+
+static CUptiResult CUPTIAPI configure(CUpti_PCSamplingConfigurationInfoParams *p)
+{
+	for (size_t i = 0; i < p->numAttributes; i++)
+		if (p->pPCSamplingConfigurationInfo[i].attributeType ==
+		    CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_SAMPLING_DATA_BUFFER)
+			rp.buf = p->pPCSamplingConfigurationInfo[i].attributeData.samplingDataBufferData.samplingDataBuffer;
+	return CUPTI_SUCCESS;
+}
+
+/* The next recorded batch into the backend's buffer, as CUPTI fills it. */
+static CUptiResult CUPTIAPI get_data(CUpti_PCSamplingGetDataParams *p)
+{
+	const CUpti_PCSamplingData *b;
+
+	CHECK(p->pcSamplingData == rp.buf);
+	if (rp.next == rp.n_batches) {
+		rp.buf->totalNumPcs = 0;
+		rp.buf->remainingNumPcs = 0;
+		return CUPTI_SUCCESS;
+	}
+	b = &rp.batch[rp.next++];
+	CHECK(b->totalNumPcs <= rp.buf->collectNumPcs);
+	for (size_t i = 0; i < b->totalNumPcs; i++) {
+		CUpti_PCSamplingStallReason *keep = rp.buf->pPcData[i].stallReason;
+
+		CHECK(b->pPcData[i].stallReasonCount <= rp.n_reasons);
+		rp.buf->pPcData[i] = b->pPcData[i];
+		rp.buf->pPcData[i].stallReason = keep;
+		memcpy(keep, b->pPcData[i].stallReason,
+		       b->pPcData[i].stallReasonCount * sizeof(CUpti_PCSamplingStallReason));
+	}
+	rp.buf->totalNumPcs = b->totalNumPcs;
+	rp.buf->remainingNumPcs = rp.next < rp.n_batches;
+	return CUPTI_SUCCESS;
+}
+
+static CUptiResult CUPTIAPI cubin_crc(CUpti_GetCubinCrcParams *p)
+{
+	p->cubinCrc = rp.crc_now;
+	return CUPTI_SUCCESS;
+}
+
+static CUptiResult CUPTIAPI sass_line(CUpti_GetSassToSourceCorrelationParams *p)
+{
+	for (uint32_t i = 0; i < rp.n_lines; i++) {
+		if (rp.line[i].pc != p->pcOffset || strcmp(rp.line[i].function, p->functionName))
+			continue;
+		p->fileName = strdup(rp.line[i].file);
+		p->dirName = NULL;
+		p->lineNumber = rp.line[i].line;
+		return CUPTI_SUCCESS;
+	}
+	return CUPTI_ERROR_INVALID_PARAMETER;
+}
+
+/* ---- the checks ---- */
+
+struct kernel_sums {
+	const char *name;
+	uint64_t samples, cls[7], hot;
+};
+
+static const enum gt_metric classes[7] = {
+	GT_M_GPC_MEMORY, GT_M_GPC_EXEC,	      GT_M_GPC_CONTROL, GT_M_GPC_SYNC,
+	GT_M_GPC_ISSUED, GT_M_GPC_NOT_SELECTED, GT_M_GPC_OTHER,
+};
+
+static int hot_line(const char *line, const int *hot, int n_hot)
+{
+	const char *colon = strrchr(line, ':');
+	int l = colon ? atoi(colon + 1) : 0;
+
+	for (int i = 0; i < n_hot; i++)
+		if (hot[i] == l)
+			return 1;
+	return 0;
+}
+
+static struct kernel_sums *find(struct kernel_sums *k, int n, const char *part)
+{
+	struct kernel_sums *got = NULL;
+
+	for (int i = 0; i < n; i++)
+		if (strstr(k[i].name, part)) {
+			CHECK(!got);
+			got = &k[i];
+		}
+	CHECK(got);
+	return got;
+}
+
+static int dominant(const struct kernel_sums *k)
+{
+	int best = 0;
+
+	/* Among the stalls: issued and not-selected warps are not stalled. */
+	for (int c = 1; c < 7; c++)
+		if (c != 4 && c != 5 && k->cls[c] > k->cls[best])
+			best = c;
+	return best;
+}
+
+int replay_pc(const char *path, const char *source)
+{
+	static const struct gt_cupti_replay cb = {
+		.cubin = on_cubin, .reasons = on_reasons, .pcs = on_pcs, .line = on_line,
+	};
+	struct kernel_sums k[16];
+	int n_k = 0, hot[16], n_hot = 0, lineno = 0;
+	struct gt_thread *t = gt_thread__self(GT_THREAD_INITIAL);
+	uint64_t placed = 0;
+	char text[512];
+	FILE *f = fopen(source, "r");
+
+	CHECK(f);
+	while (fgets(text, sizeof(text), f) && n_hot < 16)
+		if (++lineno, strstr(text, "// HOT"))
+			hot[n_hot++] = lineno;
+	fclose(f);
+	CHECK(gt_cupti_record__replay(path, &cb) == 0);
+	CHECK(rp.n_reasons && rp.n_batches && rp.n_cubins && rp.n_lines && n_hot);
+	/* What the backend will count: the samples of the class-giving reasons. */
+	for (uint32_t b = 0; b < rp.n_batches; b++)
+		for (size_t i = 0; i < rp.batch[b].totalNumPcs; i++)
+			for (size_t s = 0; s < rp.batch[b].pPcData[i].stallReasonCount; s++)
+				for (uint32_t j = 0; j < rp.n_reasons; j++)
+					if (rp.index[j] == rp.batch[b].pPcData[i].stallReason[s].pcSamplingStallReasonIndex &&
+					    gt_cupti_pcsamp__class_of(rp.names[j]) >= 0)
+						rp.recorded += rp.batch[b].pPcData[i].stallReason[s].samples;
+
+	gt_config.pc_sampling = 1;
+	gt_cupti_lib.cuptiPCSamplingEnable = ok_enable;
+	gt_cupti_lib.cuptiPCSamplingDisable = ok_disable;
+	gt_cupti_lib.cuptiPCSamplingGetNumStallReasons = num_reasons;
+	gt_cupti_lib.cuptiPCSamplingGetStallReasons = get_reasons;
+	gt_cupti_lib.cuptiPCSamplingSetConfigurationAttribute = configure;
+	gt_cupti_lib.cuptiPCSamplingGetData = get_data;
+	gt_cupti_lib.cuptiGetCubinCrc = cubin_crc;
+	gt_cupti_lib.cuptiGetSassToSourceCorrelation = sass_line;
+
+	/* One launch per kernel sampled, under a call site of its own. */
+	for (uint32_t b = 0; b < rp.n_batches; b++) {
+		for (size_t i = 0; i < rp.batch[b].totalNumPcs; i++) {
+			const char *name = gt_cupti__kernel_name(rp.batch[b].pPcData[i].functionName);
+			struct gt_device_op op = { .kind = GT_DEVOP_KERNEL, .start_ns = 1, .end_ns = 1001, .name = name };
+			struct gt_cct_node *n;
+			int seen = 0;
+
+			for (int j = 0; j < n_k; j++)
+				seen |= k[j].name == name;
+			if (seen)
+				continue;
+			CHECK(n_k < 16);
+			memset(&k[n_k], 0, sizeof(k[n_k]));
+			k[n_k].name = name;
+			n = gt_cct__child(&t->cct, t->cct.root, GT_NODE_FRAME, 0x100 + (uint64_t)n_k, 0);
+			n = gt_cct__placeholder(&t->cct, n, GT_PH_GPU_KERNEL);
+			CHECK(n && gt_device_op__attribute(&t->cct, n, &op) == 0);
+			n_k++;
+		}
+	}
+	gt_cupti_pcsamp__context_created((CUcontext)0x1);
+	CHECK(rp.buf);
+	for (uint32_t i = 0; i < rp.n_cubins; i++) {
+		static const uint8_t module[16] = { 0x7f, 'E', 'L', 'F' };
+
+		rp.crc_now = rp.cubin[i].crc;
+		gt_cupti_pcsamp__module_loaded(module, sizeof(module));
+	}
+	gt_cupti_pcsamp__finish();
+	CHECK(rp.next == rp.n_batches);
+	gt_cupti_pcsamp__settle();
+
+	/* Sums per kernel, from the lines under each kernel's node. */
+	for (struct gt_cct_node *site = t->cct.root->children; site; site = site->sibling) {
+		struct gt_cct_node *ph = child(site, GT_NODE_PLACEHOLDER, GT_PH_GPU_KERNEL);
+
+		for (struct gt_cct_node *kn = ph ? ph->children : NULL; kn; kn = kn->sibling) {
+			struct kernel_sums *s = NULL;
+
+			for (int j = 0; j < n_k; j++)
+				if ((uint64_t)(uintptr_t)k[j].name == kn->key)
+					s = &k[j];
+			CHECK(s);
+			for (struct gt_cct_node *ln = kn->children; ln; ln = ln->sibling) {
+				uint64_t v = gt_cct__get(ln, GT_M_GPC_SAMPLES);
+
+				s->samples += v;
+				for (int c = 0; c < 7; c++)
+					s->cls[c] += gt_cct__get(ln, classes[c]);
+				if (hot_line((const char *)(uintptr_t)ln->key, hot, n_hot))
+					s->hot += v;
+			}
+		}
+	}
+	for (int j = 0; j < n_k; j++) {
+		placed += k[j].samples;
+		printf("  %-60.60s %8llu samples, memory %llu, exec %llu\n", k[j].name,
+		       (unsigned long long)k[j].samples, (unsigned long long)k[j].cls[0],
+		       (unsigned long long)k[j].cls[1]);
+	}
+	CHECK_EQ_U(placed, rp.recorded);
+	CHECK(dominant(find(k, n_k, "stream_copy")) == 0);
+	CHECK(dominant(find(k, n_k, "fma_chain")) == 1);
+	{
+		const struct kernel_sums *h = find(k, n_k, "hot_loop");
+
+		printf("  hot_loop: %llu of %llu samples on its HOT lines\n", (unsigned long long)h->hot,
+		       (unsigned long long)h->samples);
+		CHECK(h->samples && h->hot * 10 > h->samples * 9);
+	}
+	printf("replay-pc: %u batches, %llu samples placed, %u lines recorded\n", rp.n_batches,
+	       (unsigned long long)placed, rp.n_lines);
+	return 0;
+}
