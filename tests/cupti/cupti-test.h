@@ -3,6 +3,7 @@
 #define GT_TESTS_CUPTI_TEST_H
 
 /* Shared by test_cupti's files (test_cupti.c, replay.c). */
+#include <cupti_pcsampling.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -22,6 +23,10 @@ uint64_t tree_sum(struct gt_thread *t, enum gt_placeholder ph, enum gt_metric m)
 int replay(const char *path, unsigned short_launches);
 int replay_blame(const char *path);
 int replay_pc(const char *path, const char *source);
+/* A CUPTI whose PC-sampling enable, disable and configuration succeed
+ * (GPUTOOL_PC_SAMPLING on); the data buffer the backend configured. */
+void pc_fake_install(void);
+CUpti_PCSamplingData *pc_fake_buffer(void);
 int elide(const char *exe);
 
 #endif

@@ -104,6 +104,23 @@ static void on_line(void *arg, uint64_t crc, uint64_t pc, const char *function, 
 
 /* ---- a CUPTI that gives it back ---- */
 
+static CUptiResult CUPTIAPI ok_enable(CUpti_PCSamplingEnableParams *p);
+static CUptiResult CUPTIAPI ok_disable(CUpti_PCSamplingDisableParams *p);
+static CUptiResult CUPTIAPI configure(CUpti_PCSamplingConfigurationInfoParams *p);
+
+void pc_fake_install(void)
+{
+	gt_config.pc_sampling = 1;
+	gt_cupti_lib.cuptiPCSamplingEnable = ok_enable;
+	gt_cupti_lib.cuptiPCSamplingDisable = ok_disable;
+	gt_cupti_lib.cuptiPCSamplingSetConfigurationAttribute = configure;
+}
+
+CUpti_PCSamplingData *pc_fake_buffer(void)
+{
+	return rp.buf;
+}
+
 static CUptiResult CUPTIAPI ok_enable(CUpti_PCSamplingEnableParams *p)
 {
 	(void)p;
@@ -261,12 +278,9 @@ int replay_pc(const char *path, const char *source)
 					    gt_cupti_pcsamp__class_of(rp.names[j]) >= 0)
 						rp.recorded += rp.batch[b].pPcData[i].stallReason[s].samples;
 
-	gt_config.pc_sampling = 1;
-	gt_cupti_lib.cuptiPCSamplingEnable = ok_enable;
-	gt_cupti_lib.cuptiPCSamplingDisable = ok_disable;
+	pc_fake_install();
 	gt_cupti_lib.cuptiPCSamplingGetNumStallReasons = num_reasons;
 	gt_cupti_lib.cuptiPCSamplingGetStallReasons = get_reasons;
-	gt_cupti_lib.cuptiPCSamplingSetConfigurationAttribute = configure;
 	gt_cupti_lib.cuptiPCSamplingGetData = get_data;
 	gt_cupti_lib.cuptiGetCubinCrc = cubin_crc;
 	gt_cupti_lib.cuptiGetSassToSourceCorrelation = sass_line;

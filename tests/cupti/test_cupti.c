@@ -678,7 +678,6 @@ static void test_short_threads(void)
  * load 400 times and issuing 40 times, 0x20 (line 11) waiting on a result
  * 200 times; the not-issued subset of the load's samples (300) is not
  * counted again, nor is the sample count. */
-static CUpti_PCSamplingData *pc_buf;
 static const char *const pc_reasons[] = {
 	"smsp__pcsamp_sample_count", "smsp__pcsamp_warps_issue_stalled_long_scoreboard",
 	"smsp__pcsamp_warps_issue_stalled_long_scoreboard_not_issued", "smsp__pcsamp_warps_issue_stalled_wait",
@@ -686,18 +685,6 @@ static const char *const pc_reasons[] = {
 };
 static char pc_function[] = "_Z6kernelPf";
 static int pc_calls;
-
-static CUptiResult CUPTIAPI pc_enable(CUpti_PCSamplingEnableParams *p)
-{
-	CHECK(p->ctx == (CUcontext)0x1);
-	return CUPTI_SUCCESS;
-}
-
-static CUptiResult CUPTIAPI pc_disable(CUpti_PCSamplingDisableParams *p)
-{
-	(void)p;
-	return CUPTI_SUCCESS;
-}
 
 static CUptiResult CUPTIAPI pc_num_reasons(CUpti_PCSamplingGetNumStallReasonsParams *p)
 {
@@ -712,15 +699,6 @@ static CUptiResult CUPTIAPI pc_get_reasons(CUpti_PCSamplingGetStallReasonsParams
 		p->stallReasonIndex[i] = (uint32_t)(10 + i);
 		snprintf(p->stallReasons[i], CUPTI_STALL_REASON_STRING_SIZE, "%s", pc_reasons[i]);
 	}
-	return CUPTI_SUCCESS;
-}
-
-static CUptiResult CUPTIAPI pc_configure(CUpti_PCSamplingConfigurationInfoParams *p)
-{
-	for (size_t i = 0; i < p->numAttributes; i++)
-		if (p->pPCSamplingConfigurationInfo[i].attributeType ==
-		    CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_SAMPLING_DATA_BUFFER)
-			pc_buf = p->pPCSamplingConfigurationInfo[i].attributeData.samplingDataBufferData.samplingDataBuffer;
 	return CUPTI_SUCCESS;
 }
 
@@ -741,6 +719,8 @@ static CUptiResult CUPTIAPI pc_get_data(CUpti_PCSamplingGetDataParams *p)
 {
 	static const uint32_t load[][2] = { { 11, 400 }, { 12, 300 }, { 14, 40 }, { 10, 740 } };
 	static const uint32_t wait[][2] = { { 13, 200 } };
+
+	CUpti_PCSamplingData *pc_buf = pc_fake_buffer();
 
 	CHECK(p->pcSamplingData == pc_buf);
 	if (pc_calls++ == 0) {
@@ -798,12 +778,9 @@ static void test_pc_sampling(void)
 	CHECK(gt_cupti_pcsamp__class_of(pc_reasons[1]) == 0 && gt_cupti_pcsamp__class_of(pc_reasons[2]) < 0 &&
 	      gt_cupti_pcsamp__class_of(pc_reasons[0]) < 0 &&
 	      gt_cupti_pcsamp__class_of("smsp__pcsamp_warps_issue_stalled_something_new") == 6);
-	gt_config.pc_sampling = 1;
-	gt_cupti_lib.cuptiPCSamplingEnable = pc_enable;
-	gt_cupti_lib.cuptiPCSamplingDisable = pc_disable;
+	pc_fake_install();
 	gt_cupti_lib.cuptiPCSamplingGetNumStallReasons = pc_num_reasons;
 	gt_cupti_lib.cuptiPCSamplingGetStallReasons = pc_get_reasons;
-	gt_cupti_lib.cuptiPCSamplingSetConfigurationAttribute = pc_configure;
 	gt_cupti_lib.cuptiPCSamplingGetData = pc_get_data;
 	gt_cupti_lib.cuptiGetCubinCrc = pc_crc;
 	gt_cupti_lib.cuptiGetSassToSourceCorrelation = pc_line;
@@ -812,7 +789,7 @@ static void test_pc_sampling(void)
 	b = pc_launch(t, 0xb, 1000);
 	CHECK(a && b);
 	gt_cupti_pcsamp__context_created((CUcontext)0x1);
-	CHECK(pc_buf && pc_buf->collectNumPcs > 2);
+	CHECK(pc_fake_buffer() && pc_fake_buffer()->collectNumPcs > 2);
 	gt_cupti_pcsamp__module_loaded(cubin, sizeof(cubin));
 	gt_cupti_pcsamp__finish();
 	gt_cupti_pcsamp__settle();
