@@ -105,6 +105,8 @@ enum gt_metric_class gt_metric__class_by_name(const char *name);
 	X(GPC_NOT_SELECTED, "GPC_NOT_SELECTED", "count", COUNT,                                \
 	  "PC samples of eligible warps the scheduler did not select (another warp issued)") \
 	X(GPC_OTHER, "GPC_OTHER", "count", COUNT, "PC samples with another stall reason")         \
+	X(GPC_LATENCY, "GPC_LATENCY", "count", COUNT,                                          \
+	  "PC samples in which the warp's scheduler issued nothing (latency samples, part of GPC_SAMPLES)") \
 	X(GXCOPY_H2D, "GXCOPY_H2D", "ns", DEVICE, "GPU copy time, host to device")              \
 	X(GXCOPY_H2D_BYTES, "GXCOPY_H2D_BYTES", "bytes", BYTES,                                \
 	  "bytes copied host to device")                                                \

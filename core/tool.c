@@ -24,7 +24,7 @@
 #include "core/unwind.h"
 
 #define MAX_FLUSH 8
-#define MAX_FACTS 16
+#define MAX_FACTS 32
 
 static pthread_once_t config_once = PTHREAD_ONCE_INIT;
 static pthread_once_t start_once = PTHREAD_ONCE_INIT;

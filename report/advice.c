@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -307,6 +308,85 @@ out_free:
 	return err;
 }
 
+/* Inclusive per-node totals of a metric; zeros when the profile lacks it. */
+static uint64_t *incl_of(const struct gt_profile *p, const char *name)
+{
+	uint64_t *v = calloc(p->n_nodes ? p->n_nodes : 1, sizeof(*v));
+	uint32_t m = gt_profile__find_metric(p, name);
+
+	if (v && m != GT_NONE && gt_profile__metric_totals(p, m, NULL, v)) {
+		free(v);
+		return NULL;
+	}
+	return v;
+}
+
+/*
+ * Per kernel context (the kernel's node under its launch site), what its PC
+ * samples say of the whole kernel (seed 000, equations 4-9): S samples, S_L
+ * of them latency samples (no warp of the scheduler issued), S_I issued,
+ * S_N eligible but not selected; W warp schedulers per SM.
+ *   warp issue rate  W_R = (S - S_L) / S   (a scheduler's cycles that issue)
+ *   IPC              W_R x W               (warp instructions per SM cycle)
+ *   eligible rate    E = (S_I + S_N) / S
+ *   SM busy rate     B = 1 - (1 - E)^W
+ *   GPU active rate  A = S / (clock x T / period x SMs)   (T: its GPU time)
+ */
+static int section_gpu_derived(const struct gt_profile *p, FILE *f, unsigned top, const struct gt_sections_run *run)
+{
+	uint64_t *s = incl_of(p, "GPC_SAMPLES"), *lat = incl_of(p, "GPC_LATENCY"), *iss = incl_of(p, "GPC_ISSUED");
+	uint64_t *ns = incl_of(p, "GPC_NOT_SELECTED"), *t = excl_of(p, "GKER");
+	double w = run && run->pc_schedulers ? (double)run->pc_schedulers : 4.0;
+	struct row *rows = NULL;
+	uint32_t nr = 0, shown;
+	int err = -ENOMEM;
+	char ctx[WHERE_COLS + 512], what[256];
+
+	if (!s || !lat || !iss || !ns || !t)
+		goto out_free;
+	/* Kernel nodes only: their lines hold the samples, they hold the time. */
+	for (uint32_t i = 0; i < p->n_nodes; i++)
+		if (!t[i])
+			s[i] = 0;
+	if (!(rows = ranked(p, s, NULL, NULL, &nr)))
+		goto out_free;
+	err = 0;
+	if (!nr)
+		goto out_free;
+	shown = nr < top ? nr : top;
+	fprintf(f, "\nGPU kernels by PC samples (%" PRIu32 " of %" PRIu32 " kernel contexts; rates derived from the samples"
+		   " over the whole kernel, %.0f warp schedulers per SM)\n",
+		shown, nr, w);
+	fprintf(f, "  %9s %10s %7s %6s %8s %7s %7s  %s\n", "samples", "GPU s", "issue", "IPC", "eligible", "SM busy",
+		"active", "kernel < launch site");
+	for (uint32_t k = 0; k < shown; k++) {
+		uint32_t i = rows[k].node, site = p->nodes[i].parent;
+		double S = (double)s[i], wr = (S - (double)lat[i]) / S, e = (double)(iss[i] + ns[i]) / S;
+		char active[16] = "-";
+		size_t len = 0;
+
+		if (run && run->pc_period && run->pc_clock_khz && run->pc_sms)
+			snprintf(active, sizeof(active), "%.1f%%",
+				 100.0 * S * (double)run->pc_period * 1e6 /
+					 ((double)run->pc_clock_khz * (double)t[i] * (double)run->pc_sms));
+		what[0] = 0;
+		label(p, i, what, sizeof(what), &len);
+		if (site != GT_NONE)
+			site = p->nodes[site].parent;
+		where(p, site, ctx, sizeof(ctx));
+		fprintf(f, "  %9" PRIu64 " %10.6f %6.1f%% %6.2f %7.1f%% %6.1f%% %7s  %s < %s\n", s[i], (double)t[i] / 1e9,
+			100.0 * wr, wr * w, 100.0 * e, 100.0 * (1.0 - pow(1.0 - e, w)), active, what, ctx);
+	}
+out_free:
+	free(rows);
+	free(t);
+	free(ns);
+	free(iss);
+	free(lat);
+	free(s);
+	return err;
+}
+
 /* ---- OpenCL advice ---- */
 
 static const struct {
@@ -370,7 +450,7 @@ static int section_advice(const struct gt_profile *p, FILE *f, unsigned top)
 	return 0;
 }
 
-int gt_report__gpu_sections(const struct gt_profile *p, FILE *f, unsigned top)
+int gt_report__gpu_sections(const struct gt_profile *p, FILE *f, unsigned top, const struct gt_sections_run *run)
 {
 	int err;
 
@@ -379,5 +459,7 @@ int gt_report__gpu_sections(const struct gt_profile *p, FILE *f, unsigned top)
 	err = section_gpu(p, f, top);
 	if (!err)
 		err = section_gpu_lines(p, f, top);
+	if (!err)
+		err = section_gpu_derived(p, f, top, run);
 	return err ? err : section_advice(p, f, top);
 }

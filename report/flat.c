@@ -101,6 +101,17 @@ int gt_flat__write_sections(FILE *f, const struct gt_analysis *a, unsigned top)
 		if (r->procs[p].wall_ns > wall)
 			wall = r->procs[p].wall_ns;
 	run.wall_ns = wall;
+	for (uint32_t p = 0; p < r->n_procs; p++) {
+		const struct gt_proc *pr = &r->procs[p];
+
+		if (pr->state != GT_PROC_MERGED || !gt_proc__meta(pr, "pc_period_cycles"))
+			continue;
+		run.pc_period = gt_proc__meta_u64(pr, "pc_period_cycles");
+		run.pc_clock_khz = gt_proc__meta_u64(pr, "pc_sm_clock_khz");
+		run.pc_sms = gt_proc__meta_u64(pr, "pc_sm_count");
+		run.pc_schedulers = gt_proc__meta_u64(pr, "pc_schedulers");
+		break;
+	}
 	err = gpu_busy(r, &busy, &run.busy_wall_ns);
 	if (err)
 		goto out_free;

@@ -29,6 +29,9 @@ struct gt_sections_run {
 	 * are sums over threads (the run's tree, report/flat.c). */
 	uint64_t (*threads_at)(const void *ctx, uint32_t node, uint32_t metric);
 	const void *ctx;
+	/* PC sampling's set-up (the first process's meta pc_*; 0: unknown):
+	 * the period in cycles, the SM clock, SMs, warp schedulers per SM. */
+	uint64_t pc_period, pc_clock_khz, pc_sms, pc_schedulers;
 };
 
 /*
@@ -41,12 +44,14 @@ int gt_report__write_sections(const struct gt_profile *p, FILE *f, unsigned top,
  * GPU operations: kernels, copies and memsets (device time), waits and
  * run-time compilation (host time), one row per calling context, by device
  * time, then host time. GPU source lines: the lines of kernels with the most
- * PC samples, their stall classes, kernel and launch site. OpenCL advice:
+ * PC samples, their stall classes, kernel and launch site; per kernel
+ * context, the rates derived from its samples (seed 000, equations 4-9):
+ * warp issue rate, IPC, eligible rate, SM busy and GPU active rates. OpenCL advice:
  * for each best-practice metric the
  * OpenCL layer recorded (SINGLE_DEVICE_USE_AOT_COMPILATION, ...), one line
  * of advice and the contexts where it showed. Returns 0, -ENOMEM or -EINVAL.
  */
-int gt_report__gpu_sections(const struct gt_profile *p, FILE *f, unsigned top);
+int gt_report__gpu_sections(const struct gt_profile *p, FILE *f, unsigned top, const struct gt_sections_run *run);
 
 /*
  * Blame shifting (docs/BLAME.md): the totals of CPU_IDLE, CPU_IDLE_CAUSE,

@@ -59,6 +59,7 @@ struct gt_thread;
 	X(cuptiPCSamplingDisable, 0)            \
 	X(cuptiPCSamplingGetData, 0)            \
 	X(cuptiPCSamplingSetConfigurationAttribute, 0) \
+	X(cuptiPCSamplingGetConfigurationAttribute, 0) \
 	X(cuptiPCSamplingGetNumStallReasons, 0) \
 	X(cuptiPCSamplingGetStallReasons, 0)    \
 	X(cuptiGetSassToSourceCorrelation, 0)   \

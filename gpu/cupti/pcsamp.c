@@ -48,15 +48,16 @@ enum pc_class {
 	PC_ISSUED,
 	PC_NOT_SELECTED,
 	PC_OTHER,
+	PC_LATENCY, /* samples of any reason in which no warp issued: counted again */
 	PC__COUNT,
-	PC_SKIP = -1, /* a subset of another reason, or not a stall */
+	PC_SKIP = -1, /* not a reason of a warp (the sample count, dropped samples) */
 };
 
 static const enum gt_metric class_metric[PC__COUNT] = {
 	[PC_MEMORY] = GT_M_GPC_MEMORY,	 [PC_EXEC] = GT_M_GPC_EXEC,
 	[PC_CONTROL] = GT_M_GPC_CONTROL, [PC_SYNC] = GT_M_GPC_SYNC,
 	[PC_ISSUED] = GT_M_GPC_ISSUED,	 [PC_NOT_SELECTED] = GT_M_GPC_NOT_SELECTED,
-	[PC_OTHER] = GT_M_GPC_OTHER,
+	[PC_OTHER] = GT_M_GPC_OTHER,	 [PC_LATENCY] = GT_M_GPC_LATENCY,
 };
 
 /* Stall reasons by CUPTI's name, without "smsp__pcsamp_warps_issue_stalled_". */
@@ -85,9 +86,9 @@ int gt_cupti_pcsamp__class_of(const char *name)
 	name += sizeof(stalled) - 1;
 	len = strlen(name);
 	/* "_not_issued": the samples of the reason in which no warp of the
-	 * scheduler issued, counted in the reason already. */
+	 * scheduler issued (latency samples), counted in the reason already. */
 	if (len > 11 && !strcmp(name + len - 11, "_not_issued"))
-		return PC_SKIP;
+		return PC_LATENCY;
 	for (size_t i = 0; i < sizeof(reasons) / sizeof(reasons[0]); i++)
 		if (!strcmp(name, reasons[i].reason))
 			return reasons[i].cls;
@@ -130,6 +131,10 @@ static struct {
 	uint32_t n_cubins;
 	uint64_t total, dropped, unplaced;
 	int buffer_full;
+	/* For the derived metrics: the period in cycles (0: unknown), the
+	 * device of the first context. */
+	uint64_t period_cycles;
+	int device;
 } pcs = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 int gt_cupti_pcsamp__on(void)
@@ -250,6 +255,31 @@ static CUptiResult context__configure(struct pc_context *c)
 	return gt_cupti_lib.cuptiPCSamplingSetConfigurationAttribute(&p);
 }
 
+/* The first context's period and device, which the derived metrics need. */
+static void context__setup(struct pc_context *c)
+{
+	CUpti_PCSamplingConfigurationInfo cfg = {
+		.attributeType = CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_SAMPLING_PERIOD,
+	};
+	CUpti_PCSamplingConfigurationInfoParams p = { .size = CUpti_PCSamplingConfigurationInfoParamsSize };
+	CUdevice dev;
+
+	p.ctx = c->ctx;
+	p.numAttributes = 1;
+	p.pPCSamplingConfigurationInfo = &cfg;
+	if (gt_config.pc_sampling >= 5)
+		pcs.period_cycles = 1ull << gt_config.pc_sampling;
+	else if (gt_cupti_lib.cuptiPCSamplingGetConfigurationAttribute &&
+		 gt_cupti_lib.cuptiPCSamplingGetConfigurationAttribute(&p) == CUPTI_SUCCESS &&
+		 cfg.attributeData.samplingPeriodData.samplingPeriod >= 5 &&
+		 cfg.attributeData.samplingPeriodData.samplingPeriod <= 31)
+		pcs.period_cycles = 1ull << cfg.attributeData.samplingPeriodData.samplingPeriod;
+	pcs.device = gt_cupti_lib.cuCtxGetDevice && gt_cupti_lib.cuCtxGetDevice(&dev) == CUDA_SUCCESS &&
+				     dev >= 0 && dev < GT_CUPTI_MAX_DEVICES
+			     ? (int)dev
+			     : 0;
+}
+
 void gt_cupti_pcsamp__context_created(CUcontext ctx)
 {
 	CUpti_PCSamplingEnableParams ep = { .size = CUpti_PCSamplingEnableParamsSize };
@@ -280,8 +310,9 @@ void gt_cupti_pcsamp__context_created(CUcontext ctx)
 		switch_off("the configuration", r);
 		goto out;
 	}
-	pcs.n_ctx++;
-	gt_info("cupti", "PC sampling on (period %s)", gt_config.pc_sampling >= 5 ? "set" : "CUPTI's default");
+	if (!pcs.n_ctx++)
+		context__setup(c);
+	gt_info("cupti", "PC sampling on (a sample every %llu cycles)", (unsigned long long)pcs.period_cycles);
 out:
 	pthread_mutex_unlock(&pcs.lock);
 }
@@ -579,15 +610,36 @@ static void entry__place(const struct pc_entry *e, const struct target *tg, uint
 			if (!line)
 				continue;
 			gt_cct__add(&tg[i].t->cct, line, class_metric[k], part[i], 0);
-			gt_cct__add(&tg[i].t->cct, line, GT_M_GPC_SAMPLES, part[i], 0);
+			if (k != PC_LATENCY)
+				gt_cct__add(&tg[i].t->cct, line, GT_M_GPC_SAMPLES, part[i], 0);
 		}
 	}
 	free(part);
 }
 
+static void fact_u64(const char *key, uint64_t v)
+{
+	char buf[32];
+
+	if (!v)
+		return;
+	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)v);
+	gt_tool__set_fact(key, buf);
+}
+
 static void facts(void)
 {
+	const struct gt_cupti_device *d = &gt_cupti_devices[pcs.device];
 	char buf[192];
+
+	/* What the report derives issue and active rates with (docs/CUDA.md). */
+	fact_u64("pc_period_cycles", pcs.period_cycles);
+	if (atomic_load_explicit(&d->ready, memory_order_acquire)) {
+		fact_u64("pc_sm_clock_khz", (uint64_t)d->clock_khz);
+		fact_u64("pc_sm_count", (uint64_t)d->sm_count);
+		/* Four warp schedulers per SM since Volta (compute capability 7). */
+		fact_u64("pc_schedulers", d->cc_major >= 7 ? 4 : 0);
+	}
 
 	snprintf(buf, sizeof(buf), "%llu samples, %llu dropped%s; %u instructions; %llu samples of kernels "
 		 "without measured launches",
@@ -630,7 +682,7 @@ void gt_cupti_pcsamp__settle(void)
 		uint32_t li = v ? (uint32_t)*v - 1 : 0;
 
 		if (!v || !ts.n[li]) {
-			for (int k = 0; k < PC__COUNT; k++)
+			for (int k = 0; k < PC_LATENCY; k++)
 				pcs.unplaced += e->n[k];
 			continue;
 		}

@@ -275,7 +275,8 @@ int replay_pc(const char *path, const char *source)
 			for (size_t s = 0; s < rp.batch[b].pPcData[i].stallReasonCount; s++)
 				for (uint32_t j = 0; j < rp.n_reasons; j++)
 					if (rp.index[j] == rp.batch[b].pPcData[i].stallReason[s].pcSamplingStallReasonIndex &&
-					    gt_cupti_pcsamp__class_of(rp.names[j]) >= 0)
+					    gt_cupti_pcsamp__class_of(rp.names[j]) >= 0 &&
+					    gt_cupti_pcsamp__class_of(rp.names[j]) < 7)
 						rp.recorded += rp.batch[b].pPcData[i].stallReason[s].samples;
 
 	pc_fake_install();

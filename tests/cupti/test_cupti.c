@@ -676,8 +676,8 @@ static void test_short_threads(void)
 
 /* A CUPTI with two PCs of one kernel sampled: 0x10 (line 10) stalled on a
  * load 400 times and issuing 40 times, 0x20 (line 11) waiting on a result
- * 200 times; the not-issued subset of the load's samples (300) is not
- * counted again, nor is the sample count. */
+ * 200 times; the not-issued subset of the load's samples (300) counts as
+ * latency samples only, and the sample count not at all. */
 static const char *const pc_reasons[] = {
 	"smsp__pcsamp_sample_count", "smsp__pcsamp_warps_issue_stalled_long_scoreboard",
 	"smsp__pcsamp_warps_issue_stalled_long_scoreboard_not_issued", "smsp__pcsamp_warps_issue_stalled_wait",
@@ -775,7 +775,7 @@ static void test_pc_sampling(void)
 	struct gt_thread *t = gt_thread__self(GT_THREAD_INITIAL);
 	struct gt_cct_node *a, *b, *l;
 
-	CHECK(gt_cupti_pcsamp__class_of(pc_reasons[1]) == 0 && gt_cupti_pcsamp__class_of(pc_reasons[2]) < 0 &&
+	CHECK(gt_cupti_pcsamp__class_of(pc_reasons[1]) == 0 && gt_cupti_pcsamp__class_of(pc_reasons[2]) == 7 &&
 	      gt_cupti_pcsamp__class_of(pc_reasons[0]) < 0 &&
 	      gt_cupti_pcsamp__class_of("smsp__pcsamp_warps_issue_stalled_something_new") == 6);
 	pc_fake_install();
@@ -798,6 +798,8 @@ static void test_pc_sampling(void)
 	CHECK_EQ_U(metric_at(l, GT_M_GPC_SAMPLES), 330);
 	CHECK_EQ_U(metric_at(l, GT_M_GPC_MEMORY), 300);
 	CHECK_EQ_U(metric_at(l, GT_M_GPC_ISSUED), 30);
+	/* The load's latency samples: counted apart, not in GPC_SAMPLES again. */
+	CHECK_EQ_U(metric_at(l, GT_M_GPC_LATENCY), 225);
 	l = pc_line_node(b, "k.cu:10");
 	CHECK_EQ_U(metric_at(l, GT_M_GPC_SAMPLES), 110);
 	CHECK_EQ_U(metric_at(l, GT_M_GPC_MEMORY), 100);
