@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: MIT */
+#include <dlfcn.h>
 #include <omp-tools.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -109,6 +111,37 @@ static ompt_start_tool_result_t start_result = {
 	.tool_data = { .value = 0 },
 };
 
+/* 1 once an OpenMP runtime asked for the tool (relaxed: read at stop, on
+ * the stopping thread, after the runtime's own threads are done with it). */
+static atomic_int omp_started;
+
+/*
+ * At stop: a program whose OpenMP runtime is GCC's libgomp (no OMPT) ran
+ * with the tool loaded another way (OpenACC's ACC_PROFLIB, a preload): its
+ * OpenMP regions and their threads went unmeasured. Said once, in the log
+ * and in the report's header.
+ */
+static void ompt__unmeasured(void)
+{
+	void *gomp;
+
+	if (atomic_load_explicit(&omp_started, memory_order_relaxed))
+		return;
+	gomp = dlopen("libgomp.so.1", RTLD_NOW | RTLD_NOLOAD);
+	if (!gomp)
+		return;
+	dlclose(gomp);
+	gt_warn("omp", "OpenMP not measured: GCC's libgomp has no OMPT interface (build with clang -fopenmp, "
+		"LLVM's libomp, to measure OpenMP regions and their threads)");
+	gt_tool__set_fact("omp_unmeasured", "GCC's libgomp (no OMPT): OpenMP regions and their threads not measured; "
+					    "build with clang -fopenmp to measure them");
+}
+
+__attribute__((constructor)) static void ompt__register_check(void)
+{
+	gt_tool__on_stop(ompt__unmeasured);
+}
+
 __attribute__((visibility("default"))) ompt_start_tool_result_t *
 ompt_start_tool(unsigned int omp_version, const char *runtime_version)
 {
@@ -116,6 +149,7 @@ ompt_start_tool(unsigned int omp_version, const char *runtime_version)
 
 	if (gt_tool__start())
 		return NULL;
+	atomic_store_explicit(&omp_started, 1, memory_order_relaxed);
 	snprintf(fact, sizeof(fact), "%s (OpenMP %u)", runtime_version ? runtime_version : "?",
 		 omp_version);
 	gt_tool__set_fact("omp_runtime", fact);

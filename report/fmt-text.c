@@ -253,6 +253,8 @@ static void facts(struct out *o)
 		{ "omp_images", "OMP images" },
 		{ "omp_target_timing", "OMP timing" },
 		{ "omp_target_hint", "OMP target" },
+		{ "omp_unmeasured", "OpenMP" },
+		{ "pc_sampling", "PC samples" },
 	};
 	const struct gt_run *r = o->a->run;
 

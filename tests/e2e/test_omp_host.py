@@ -8,7 +8,8 @@ import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
 import gtrun  # noqa: E402
-from gtrun import bounded, exclusive, no_runtime_frames, own_times, Fail, check, main, profiles, run, run_under_tool  # noqa: E402
+from gtrun import (Fail, bounded, check, exclusive, main, no_runtime_frames, own_times, profiles, run,  # noqa: E402
+                   run_gputool, run_under_tool)
 
 BUILD = os.path.abspath(sys.argv[1])
 LIB = os.path.join(BUILD, "libgputool.so")
@@ -170,6 +171,21 @@ def test_gcc_libgomp_untouched():
     check(os.listdir(outdir) == [], "files written under libgomp: %s" % os.listdir(outdir))
 
 
+def test_gcc_libgomp_said():
+    """Under gputool run the tool is loaded all the same (preloaded, and
+    libgomp loads it for OpenACC): it measures the CPU time it can, and says
+    once, on stderr and in the report's header, that OpenMP went unmeasured."""
+    exe = os.path.join(SAMPLES, "split-gcc")
+    if not os.path.exists(exe):
+        raise Fail("split-gcc was not built")
+    outdir, err = run_gputool(GPUTOOL, exe, env=ENV)
+    check(err.count("OpenMP not measured: GCC's libgomp has no OMPT") == 1, "no single line on stderr: %r" % err)
+    txt = [f for f in os.listdir(outdir) if f.endswith(".txt")]
+    check(len(txt) == 1, "files %s" % os.listdir(outdir))
+    header = open(os.path.join(outdir, txt[0])).read().split("\n\n")[0]
+    check("OpenMP       GCC's libgomp (no OMPT)" in header, "no line in the report's header:\n%s" % header)
+
+
 def test_bad_env_values():
     env = dict(ENV, GPUTOOL_SAMPLE_HZ="fast", GPUTOOL_BOGUS="1")
     outdir, err = run_under_tool(LIB, os.path.join(SAMPLES, "split"), ["1000000"], env=env)
@@ -250,6 +266,7 @@ main([
     ("tasks at two sites", test_tasks),
     ("fork without exec: each process its own work", test_fork_without_exec),
     ("gcc/libgomp program untouched", test_gcc_libgomp_untouched),
+    ("gcc/libgomp program under gputool run: OpenMP said unmeasured", test_gcc_libgomp_said),
     ("bad GPUTOOL_* values", test_bad_env_values),
     ("GPUTOOL_DISABLE and GPUTOOL_SAMPLE_HZ=0", test_disable_and_sampling_off),
     ("more threads than GPUTOOL_MAX_THREADS", test_thread_limit),
