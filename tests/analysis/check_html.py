@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
 """The HTML report in headless Chromium: every tab of the page renders,
-with no script error, and shows the run's total.
+with no script error, and shows the run's total; a page beside it opens the
+report in a frame and clicks through it (open, open below, close).
 
 Usage: check_html.py GPUTOOL
 
@@ -41,9 +42,84 @@ def make_run(d):
         p.value(w, 1, "CPUTIME", 3000000)
         k = p.node(p.ph(p.frame(m, "solve", line=9), "<gpu kernel>"), gtfiles.NAME, "axpy</script>")
         p.value(k, 0, "GKER", 2000000)
+        # A chain to open and close: main > outer_fn > middle_fn > inner_fn.
+        o = p.frame(m, "outer_fn", line=20)
+        p.value(p.frame(o, "side_fn", line=30), 0, "CPUTIME", 10000)
+        p.value(p.frame(p.frame(o, "middle_fn", line=21), "inner_fn", line=22), 0, "CPUTIME", 20000)
         for i in range(300):  # a wide level
             p.value(p.frame(m, "leaf%d" % i, line=100 + i), 1, "CPUTIME", 1000 + i)
         p.write(os.path.join(d, "app-%d-%d.gtprof" % (r, 10 + r)))
+
+
+# Opens the report in a frame and clicks: in the top-down tree it opens
+# outer_fn, then middle_fn under it, then closes outer_fn; in the bottom-up
+# view it opens inner_fn, then its caller middle_fn, then closes inner_fn.
+# Every row opened below a closed row must be gone. Switching the metric and
+# the tabs must not raise a script error.
+CLICKS = """<!doctype html><html><body><div id="result" data-status="pending">pending</div>
+<iframe id="f" src="report.html#top-down" width="1200" height="800"></iframe>
+<script>
+function done(status, text) { var r = document.getElementById("result"); r.dataset.status = status; r.textContent = text; }
+function rows(doc) { return Array.prototype.slice.call(doc.querySelectorAll("#view tr")); }
+function find(doc, text) {
+  return rows(doc).filter(function (tr) { var c = tr.querySelector("td.ctx"); return c && c.textContent.indexOf(text) >= 0; })[0];
+}
+function click(tr, what) {
+  if (!tr) throw new Error("no row " + what);
+  tr.querySelector(".tog").dispatchEvent(new MouseEvent("click", { bubbles: true }));
+}
+function tab(doc, name) {
+  var b = Array.prototype.slice.call(doc.querySelectorAll("#tabs button")).filter(function (x) { return x.textContent === name; })[0];
+  if (!b) throw new Error("no tab " + name);
+  b.click();
+}
+function check(doc, opened, gone) {
+  opened.forEach(function (t) { if (!find(doc, t)) throw new Error(t + " did not open"); });
+  return function () { gone.forEach(function (t) { if (find(doc, t)) throw new Error(t + " stayed after its ancestor closed"); }); };
+}
+document.getElementById("f").addEventListener("load", function () {
+  try {
+    var doc = document.getElementById("f").contentDocument, n0, after;
+    if (doc.getElementById("gt-status").dataset.status !== "ok") throw new Error("the page did not render");
+    n0 = rows(doc).length;
+    click(find(doc, "outer_fn"), "outer_fn");
+    click(find(doc, "middle_fn"), "middle_fn");
+    after = check(doc, ["inner_fn", "side_fn"], ["middle_fn", "inner_fn", "side_fn"]);
+    click(find(doc, "outer_fn"), "outer_fn");
+    after();
+    if (rows(doc).length !== n0) throw new Error("top-down: " + rows(doc).length + " rows after closing, " + n0 + " before");
+    tab(doc, "Bottom-up");
+    n0 = rows(doc).length;
+    click(find(doc, "inner_fn"), "inner_fn");
+    click(find(doc, "< middle_fn"), "< middle_fn");
+    after = check(doc, ["< outer_fn"], ["< middle_fn", "< outer_fn"]);
+    click(find(doc, "inner_fn"), "inner_fn");
+    after();
+    if (rows(doc).length !== n0) throw new Error("bottom-up: " + rows(doc).length + " rows after closing, " + n0 + " before");
+    tab(doc, "Flame graph");
+    tab(doc, "Flat");
+    tab(doc, "Processes");
+    if (doc.getElementById("gt-status").dataset.status === "error") throw new Error(doc.getElementById("gt-status").textContent);
+    done("ok", "clicked");
+  } catch (e) { done("error", String(e.message || e)); }
+});
+</script></body></html>
+"""
+
+
+def clicks(chrome, tmp, page):
+    """The CLICKS page beside the report, in Chromium: its result."""
+    wrapper = os.path.join(os.path.dirname(page), "clicks.html")
+    with open(wrapper, "w") as f:
+        f.write(CLICKS)
+    r = subprocess.run([chrome, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                        "--disable-component-update", "--no-first-run", "--disable-dev-shm-usage",
+                        "--allow-file-access-from-files", "--user-data-dir=" + os.path.join(tmp, "p-clicks"),
+                        "--enable-logging=stderr", "--v=0", "--virtual-time-budget=10000", "--dump-dom",
+                        "file://" + wrapper], capture_output=True, text=True, timeout=120)
+    m = re.search(r'id="result"[^>]*data-status="(\w+)"[^>]*>([^<]*)<', r.stdout)
+    console = [l for l in r.stderr.splitlines() if "Uncaught" in l]
+    return (m.group(1), m.group(2)) if m else ("none", "no result (exit %d)" % r.returncode), console
 
 
 def main():
@@ -113,6 +189,12 @@ def main():
         print("FAIL --view bottom-up: the page did not open on that tab")
     else:
         print("ok   --view bottom-up")
+    (status, text), console = clicks(chrome, tmp, page)
+    if status != "ok" or console:
+        failed += 1
+        print("FAIL clicks (open, open below, close; tabs): %s %s %s" % (status, text, console[:3]))
+    else:
+        print("ok   clicks: rows opened below a closed row go with it (top-down, bottom-up)")
     if failed:
         print("check_html: %d failures (files in %s)" % (failed, tmp))
         sys.exit(1)
