@@ -243,6 +243,23 @@ static int chunk__write(FILE *f, uint32_t tag, struct gt_bytes *payload)
 }
 
 /* Interned names, by pointer: each backend interns its own. */
+/* Devices' labels (gt_tracer__device_label): set once each (a CAS from
+ * NULL, release; the writer's acquire load at exit sees the string). */
+#define LABELED_DEVICES 64
+static _Atomic(char *) device_labels[LABELED_DEVICES];
+
+void gt_tracer__device_label(uint32_t device, const char *label)
+{
+	char *copy, *none = NULL;
+
+	if (device >= LABELED_DEVICES || !label || atomic_load_explicit(&device_labels[device], memory_order_relaxed))
+		return;
+	copy = strdup(label);
+	if (copy && !atomic_compare_exchange_strong_explicit(&device_labels[device], &none, copy, memory_order_release,
+							     memory_order_relaxed))
+		free(copy);
+}
+
 struct names {
 	struct gt_hmap ids; /* name -> its index in order */
 	const char **order;
@@ -374,6 +391,7 @@ static int events__write(FILE *f, struct names *s, uint32_t track, const struct 
 struct track {
 	uint32_t id, kind;
 	uint64_t a, b;
+	char *name; /* NULL: the reader names it by kind */
 	struct rec *recs;
 	uint64_t *corr;
 	uint64_t n;
@@ -473,9 +491,11 @@ static int file__write(FILE *f, struct track *tr, uint32_t n_tracks)
 	p.len = 0;
 	/* Names first (every event's name is known now), then tracks, then
 	 * each track's events. */
-	for (uint32_t k = 0; k < n_tracks; k++)
+	for (uint32_t k = 0; k < n_tracks; k++) {
 		for (uint64_t i = 0; i < tr[k].n; i++)
 			names__id(&s, tr[k].recs[i].name);
+		names__id(&s, tr[k].name);
+	}
 	gt_bytes__uv(&p, 0);
 	gt_bytes__uv(&p, s.n);
 	for (uint32_t i = 0; i < s.n; i++) {
@@ -492,7 +512,7 @@ static int file__write(FILE *f, struct track *tr, uint32_t n_tracks)
 			gt_bytes__uv(&p, tr[k].kind);
 			gt_bytes__uv(&p, tr[k].a);
 			gt_bytes__uv(&p, tr[k].b);
-			gt_bytes__uv(&p, 0);
+			gt_bytes__uv(&p, tr[k].name ? (uint64_t)names__id(&s, tr[k].name) + 1 : 0);
 		}
 		err = chunk__write(f, CH_TRACKS, &p);
 	}
@@ -558,13 +578,26 @@ int gt_tracer__write(struct gt_output *o, struct gt_profile *p)
 
 			while (j < n_gpu && gpu[j].device == gpu[i].device && gpu[j].stream == gpu[i].stream)
 				j++;
-			tr[n_tracks++] = (struct track){ .id = GPU_TRACK_BASE + g++,
-							 .kind = GT_TRACK_GPU,
-							 .a = gpu[i].device,
-							 .b = gpu[i].stream,
-							 .recs = gpu + i,
-							 .corr = gpu_corr,
-							 .n = j - i };
+			tr[n_tracks] = (struct track){ .id = GPU_TRACK_BASE + g++,
+						       .kind = GT_TRACK_GPU,
+						       .a = gpu[i].device,
+						       .b = gpu[i].stream,
+						       .recs = gpu + i,
+						       .corr = gpu_corr,
+						       .n = j - i };
+			if (gpu[i].device < LABELED_DEVICES) {
+				/* Acquire: pairs with the labeling CAS. */
+				const char *label = atomic_load_explicit(&device_labels[gpu[i].device],
+									 memory_order_acquire);
+				char name[192];
+
+				if (label) {
+					snprintf(name, sizeof(name), "%s queue %llu", label,
+						 (unsigned long long)gpu[i].stream);
+					tr[n_tracks].name = strdup(name);
+				}
+			}
+			n_tracks++;
 			i = j;
 		}
 		events += n_gpu;
@@ -589,11 +622,13 @@ int gt_tracer__write(struct gt_output *o, struct gt_profile *p)
 out:
 	if (err)
 		gt_err("trace", "cannot write the trace of %s: %s", o->stem, strerror(-err));
-	for (uint32_t k = 0; tr && k < n_tracks; k++)
+	for (uint32_t k = 0; tr && k < n_tracks; k++) {
 		if (tr[k].kind == GT_TRACK_CPU) {
 			free(tr[k].recs);
 			free(tr[k].corr);
 		}
+		free(tr[k].name);
+	}
 	free(gpu);
 	free(gpu_corr);
 	free(tr);

@@ -56,6 +56,13 @@ void gt_tracer__span(struct gt_thread *t, uint32_t kind, const char *name,
 void gt_tracer__span_ticks(struct gt_thread *t, uint32_t kind, const char *name,
 			   const struct gt_cct_node *node, uint64_t start_ticks, uint64_t end_ticks);
 
+/*
+ * What device @device is, for its tracks' names ("OpenCL CPU 0: pthread"):
+ * by default a device's tracks are "GPU d stream s". The first label of a
+ * device stays; @label is copied. Any thread.
+ */
+void gt_tracer__device_label(uint32_t device, const char *label);
+
 /* A device operation, on the track of (device, stream). Monitor thread
  * only. node: where it was issued (any thread's tree) or NULL. */
 void gt_tracer__device(uint32_t kind, const char *name, const struct gt_cct_node *node, uint64_t start_ns,

@@ -121,6 +121,25 @@ static const char *context(const struct gt_profile *p, char **cache, uint32_t i)
 	return cache[i];
 }
 
+/* A slice's name and where it was, "omp parallel @ compute (split.c:45)",
+ * by the innermost frame of its context; the name alone without one.
+ * Written into buf. */
+static const char *slice_name(const struct gt_profile *p, uint32_t i, const char *kind, char *buf, size_t len)
+{
+	struct gt_sb b = { 0 };
+	uint32_t site = p && i < p->n_nodes ? i : UINT32_MAX;
+
+	while (site != UINT32_MAX && site != 0 && p->nodes[site].kind != GT_PNODE_FRAME &&
+	       p->nodes[site].kind != GT_PNODE_INLINE)
+		site = p->nodes[site].parent;
+	if (site == UINT32_MAX || site == 0)
+		return kind;
+	gt_label(&b, p, site, GT_LABEL_SHORT_FILE);
+	snprintf(buf, len, "%s @ %s", kind, b.s && !b.oom ? b.s : "?");
+	free(b.s);
+	return buf;
+}
+
 static int is_gpu_kind(uint32_t k)
 {
 	return k >= GT_EV_KERNEL && k <= GT_EV_SYNC;
@@ -192,13 +211,18 @@ static int emit_process(struct chrome *c, uint32_t pidx, uint32_t proc, const st
 		const struct gt_trace_track *tr = &t->tracks[e->track];
 		const char *ctx = e->node != UINT32_MAX ? context(p, cache, e->node) : NULL;
 		const char *name = e->name != UINT32_MAX ? t->strings[e->name] : NULL;
+		char slice[256];
 
 		sep(c);
 		fprintf(f, "{\"ph\":\"X\",\"pid\":%" PRIu32 ",\"tid\":%" PRIu32 ",\"ts\":", pidx, tr->id);
 		ts(f, e->start, origin);
 		fprintf(f, ",\"dur\":%" PRIu64 ".%03" PRIu64 ",\"cat\":\"%s\",\"name\":", e->dur / 1000, e->dur % 1000,
 			gt_trace__event_kind_name(e->kind));
-		gt_json__str(f, name ? name : gt_trace__event_kind_name(e->kind), 0);
+		/* CPU slices (regions, tasks, API calls) say where they were. */
+		if (tr->kind == GT_TRACK_CPU || !name)
+			name = slice_name(p, e->node, name ? name : gt_trace__event_kind_name(e->kind), slice,
+					  sizeof(slice));
+		gt_json__str(f, name, 0);
 		fputs(",\"args\":{", f);
 		if (ctx) {
 			fputs("\"context\":", f);

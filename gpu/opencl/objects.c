@@ -16,6 +16,7 @@
 
 #include "core/clock.h"
 #include "core/log.h"
+#include "core/trace.h"
 #include "core/unwind.h"
 #include "gpu/opencl/ocl-internal.h"
 
@@ -61,6 +62,24 @@ static void device__calibrate(struct ocl_device *d)
 	d->host_timer = 1;
 }
 
+/* The device's tracks in a trace: "OpenCL CPU 0: pthread-...", not "GPU". */
+static void device__label(const struct ocl_device *d)
+{
+	cl_device_type type = 0;
+	char name[96] = "", label[160];
+	const char *kind;
+
+	if (gt_ocl_next.clGetDeviceInfo(d->id, CL_DEVICE_TYPE, sizeof(type), &type, NULL) != CL_SUCCESS)
+		type = 0;
+	if (gt_ocl_next.clGetDeviceInfo(d->id, CL_DEVICE_NAME, sizeof(name) - 1, name, NULL) != CL_SUCCESS)
+		name[0] = 0;
+	name[sizeof(name) - 1] = 0;
+	kind = type & CL_DEVICE_TYPE_GPU ? "GPU" : type & CL_DEVICE_TYPE_CPU ? "CPU"
+		: type & CL_DEVICE_TYPE_ACCELERATOR ? "accelerator" : "device";
+	snprintf(label, sizeof(label), "OpenCL %s %d%s%s", kind, d->index, name[0] ? ": " : "", name);
+	gt_tracer__device_label((uint32_t)d->index, label);
+}
+
 struct ocl_device *gt_ocl__device(cl_device_id id)
 {
 	unsigned n = atomic_load_explicit(&devices.n, memory_order_acquire);
@@ -84,6 +103,7 @@ struct ocl_device *gt_ocl__device(cl_device_id id)
 	d->id = id;
 	d->index = (int)n;
 	device__calibrate(d);
+	device__label(d);
 	gt_debug("opencl", "device %p: clock offset %s", (void *)id,
 		 d->host_timer ? "from the host timer" : "estimated from each command");
 	/* Release: the record is complete before readers can see it. */

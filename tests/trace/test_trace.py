@@ -43,6 +43,11 @@ def track_names(events):
     return {e["tid"]: e["args"]["name"] for e in events if e["ph"] == "M" and e["name"] == "thread_name"}
 
 
+def base(e):
+    """A CPU slice's name without the place it was ("omp parallel @ compute (split.c:54)")."""
+    return e["name"].split(" @ ")[0]
+
+
 def check_nesting(events):
     """On every track, two spans are disjoint or one holds the other."""
     by_tid = collections.defaultdict(list)
@@ -74,11 +79,13 @@ def test_omp_regions():
     par = collections.Counter()
     for e in spans(events):
         check(e["tid"] in cpu, "span on an unknown track: %s" % e)
-        if e["name"] == "omp parallel":
+        if base(e) == "omp parallel":
             caller = "heavy" if "heavy" in e["args"]["context"] else "light" if "light" in e["args"]["context"] else "?"
             par[caller] += 1
+            check(e["name"].startswith("omp parallel @ compute (split.c:"), "a region not named by its site: %s" %
+                  e["name"])
     check(par == {"heavy": ITERS, "light": ITERS}, "parallel regions per call site: %s" % dict(par))
-    tasks = collections.Counter(e["tid"] for e in spans(events) if e["name"] == "omp implicit task")
+    tasks = collections.Counter(e["tid"] for e in spans(events) if base(e) == "omp implicit task")
     check(sorted(tasks.values()) == [2 * ITERS, 2 * ITERS], "implicit tasks per thread: %s" % dict(tasks))
     check_nesting(events)
     shutil.rmtree(outdir)
@@ -119,10 +126,13 @@ def test_opencl_flows():
     check(code == 0, "counts failed: %s" % err)
     events, _ = chrome(outdir)
     names = track_names(events)
-    gpu = {t for t, n in names.items() if n.startswith("GPU ")}
-    check(gpu, "no GPU track: %s" % names)
+    gpu = {t for t, n in names.items() if not n.startswith("CPU thread")}
+    check(gpu, "no device track: %s" % names)
+    # PoCL's pthread devices are CPUs: their tracks say so.
+    check(all(names[t].startswith("OpenCL CPU ") and " queue " in names[t] for t in gpu),
+          "device tracks: %s" % sorted(names[t] for t in gpu))
     launches = {e["args"]["correlation"]: e for e in spans(events)
-                if e["tid"] not in gpu and e["cat"] == "api" and e["name"] == "<gpu kernel>"}
+                if e["tid"] not in gpu and e["cat"] == "api" and base(e) == "<gpu kernel>"}
     kernels = [e for e in spans(events) if e["cat"] == "kernel"]
     check(all(k["tid"] in gpu for k in kernels), "a kernel off the GPU tracks")
     # samples/opencl/counts.c: 41 kernels (tests/opencl/test_opencl.py).
@@ -150,7 +160,7 @@ if __name__ == "__main__":
         if not os.path.exists(COUNTS) or not opencl_present():
             print("no OpenCL platform: skipped")
             sys.exit(77)
-        main([("OpenCL: GPU queue tracks, a flow from each launch to its kernel", test_opencl_flows)])
+        main([("OpenCL: device queue tracks named by device, a flow from each launch to its kernel", test_opencl_flows)])
     main([("OpenMP regions and implicit tasks per thread and call site", test_omp_regions),
           ("a trace cut short still reads", test_cut_short),
           ("tracing off: no trace file", test_off)])
