@@ -8,9 +8,11 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/metrics.h"
 #include "report/report.h"
 
 #define LINE_COLS 160
@@ -527,6 +529,25 @@ static void processes(struct out *o)
 			a->n_proc_order);
 }
 
+/* The sampling period of a sampled metric's view (CPU time), in ns; 0 for
+ * a measured one, or when the processes sampled at different rates. */
+static uint64_t sample_period_ns(const struct gt_analysis *a)
+{
+	const struct gt_run *r = a->run;
+	uint64_t hz = 0;
+
+	if (a->metric >= r->t.n_metrics || r->t.metrics[a->metric].cls != GT_MC_CPU)
+		return 0;
+	for (uint32_t k = 0; k < a->n_proc_order; k++) {
+		uint64_t h = gt_proc__meta_u64(&r->procs[a->proc_order[k]], "sample_hz");
+
+		if (!h || (hz && h != hz))
+			return 0;
+		hz = h;
+	}
+	return hz ? 1000000000ull / hz : 0;
+}
+
 static void imbalance(struct out *o)
 {
 	const struct gt_analysis *a = o->a;
@@ -535,11 +556,16 @@ static void imbalance(struct out *o)
 	char buf[5][32];
 
 	if (n >= 2 && a->n_imb) {
+		uint64_t period = sample_period_ns(a);
+
 		shown = a->n_imb < IMB_ROWS ? a->n_imb : IMB_ROWS;
-		fprintf(o->f, "\nLoad imbalance across processes (%s, inclusive, in %s; imb = max/mean; contexts over %.0f%% of the total)\n",
-			a->metric_name, unit_label(&o->sc), 100 * 0.05);
-		fprintf(o->f, "  %3s %6s %10s %10s %10s %10s %-12s %s\n", "", "imb", "max-mean", "min", "mean", "max",
-			"max at", "context");
+		fprintf(o->f, "\nLoad imbalance across processes (%s, inclusive, in %s; imb = max/mean; contexts over %.0f%% of the total%s)\n",
+			a->metric_name, unit_label(&o->sc), 100 * 0.05,
+			period ? "; samples and the sampling noise of the max, 1/sqrt(samples)" : "");
+		fprintf(o->f, "  %3s %6s %10s %10s %10s %10s %-12s", "", "imb", "max-mean", "min", "mean", "max", "max at");
+		if (period)
+			fprintf(o->f, " %7s %5s", "samples", "noise");
+		fprintf(o->f, " %s\n", "context");
 		for (uint32_t k = 0; k < shown; k++) {
 			const struct gt_cell *c = gt_analysis__cell(a, a->imb[k]);
 			double mean = gt_pstat__mean(&c->incl, n);
@@ -550,8 +576,16 @@ static void imbalance(struct out *o)
 			val(o, buf[2], sizeof(buf[2]), mean);
 			val(o, buf[3], sizeof(buf[3]), (double)c->incl.max);
 			proc_name(&r->procs[c->incl.max_at], at, sizeof(at));
-			fprintf(o->f, "  [%u] %5.2f %10s %10s %10s %10s %-12s %s\n", k + 1, gt_pstat__imbalance(&c->incl, n),
-				buf[0], buf[1], buf[2], buf[3], at, p ? p : "?");
+			fprintf(o->f, "  [%u] %5.2f %10s %10s %10s %10s %-12s", k + 1, gt_pstat__imbalance(&c->incl, n),
+				buf[0], buf[1], buf[2], buf[3], at);
+			if (period) {
+				/* A count of samples is Poisson: its relative error is
+				 * 1/sqrt(count); the imbalance rests on the max's. */
+				uint64_t samples = c->incl.max / period;
+
+				fprintf(o->f, " %7" PRIu64 " %4.0f%%", samples, samples ? 100.0 / sqrt((double)samples) : 100.0);
+			}
+			fprintf(o->f, " %s\n", p ? p : "?");
 			free(p);
 		}
 	}

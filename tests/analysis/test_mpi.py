@@ -17,6 +17,7 @@ status comes back through gputool run and mpirun; `mpirun gputool report`
 gives the same report as one process."""
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -165,6 +166,13 @@ def main():
     t = subprocess.run([GPUTOOL, "report", out], capture_output=True, text=True)
     check(t.returncode == 0 and "processes    4 (ranks 0-3)" in t.stdout and "Load imbalance across processes" in t.stdout,
           "text report:\n" + t.stdout)
+    # Each imbalance row: the max's samples (its CPU time over the 1 ms
+    # period) and their noise, 1/sqrt(samples).
+    rows = re.findall(r"^  \[\d+\]\s+[\d.]+\s+[\d.]+\s+[\d.]+\s+[\d.]+\s+([\d.]+) rank \d+\s+(\d+)\s+(\d+)% ", t.stdout, re.M)
+    check(rows, "no samples and noise in the imbalance rows:\n" + t.stdout)
+    for mx, samples, noise in rows:
+        check(int(samples) == int(round(float(mx) * 1000)) and int(noise) == int(round(100 / int(samples) ** 0.5)),
+              "max %s s: %s samples, noise %s%%" % (mx, samples, noise))
     print(t.stdout)
 
     # The MPI merge gives the same report.
