@@ -231,6 +231,18 @@ void gt_tool__set_fact(const char *key, const char *value)
 	snprintf(facts[i].value, sizeof(facts[i].value), "%s", value);
 }
 
+const char *gt_tool__fact(const char *key)
+{
+	/* Acquire: pairs with the acq_rel increment of the setter; a fact
+	 * being written just now may be missed. */
+	int n = atomic_load_explicit(&n_facts, memory_order_acquire);
+
+	for (int i = 0; i < n && i < MAX_FACTS; i++)
+		if (!strcmp(facts[i].key, key))
+			return facts[i].value;
+	return NULL;
+}
+
 /* Relaxed: a statistic, read once the backends have stopped. */
 static atomic_ullong unmeasured_ops;
 

@@ -42,6 +42,8 @@ void gt_tool__set_report(gt_tool_report_fn fn);
 
 /* Facts for the profile header, set by the backends (e.g. "omp_runtime"). */
 void gt_tool__set_fact(const char *key, const char *value);
+/* The value of a fact set so far, or NULL. */
+const char *gt_tool__fact(const char *key);
 /* Device operations a backend could not measure (bounded queues full,
  * still running at exit, records lost): counted into the profile's
  * `ops_unmeasured` and said in the report's header. */

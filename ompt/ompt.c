@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-#include <dlfcn.h>
+#include <link.h>
 #include <omp-tools.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -121,16 +121,29 @@ static atomic_int omp_started;
  * OpenMP regions and their threads went unmeasured. Said once, in the log
  * and in the report's header.
  */
+static int has_gomp(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	const char *slash = info->dlpi_name ? strrchr(info->dlpi_name, '/') : NULL;
+
+	(void)size, (void)arg;
+	return slash && !strncmp(slash + 1, "libgomp.so", 10);
+}
+
 static void ompt__unmeasured(void)
 {
-	void *gomp;
-
 	if (atomic_load_explicit(&omp_started, memory_order_relaxed))
 		return;
-	gomp = dlopen("libgomp.so.1", RTLD_NOW | RTLD_NOLOAD);
-	if (!gomp)
+	/* Looked up in the loader's list, never with dlopen: at exit, a
+	 * dlopen of libgomp can run its constructors again. */
+	if (!dl_iterate_phdr(has_gomp, NULL))
 		return;
-	dlclose(gomp);
+	/* libgomp is GCC's OpenACC runtime too: an OpenACC program is measured
+	 * through its profiling interface, and told only in the header. */
+	if (gt_tool__fact("acc_device")) {
+		gt_tool__set_fact("omp_unmeasured", "GCC's libgomp (no OMPT): OpenACC measured, OpenMP regions (if any) not; "
+						    "build with clang -fopenmp to measure them");
+		return;
+	}
 	gt_warn("omp", "OpenMP not measured: GCC's libgomp has no OMPT interface (build with clang -fopenmp, "
 		"LLVM's libomp, to measure OpenMP regions and their threads)");
 	gt_tool__set_fact("omp_unmeasured", "GCC's libgomp (no OMPT): OpenMP regions and their threads not measured; "
