@@ -129,7 +129,7 @@ static struct {
 	struct gt_hmap lines;	/* hash of a line's text -> char * (owned) */
 	struct pc_cubin *cubins;
 	uint32_t n_cubins;
-	uint64_t total, dropped, unplaced;
+	uint64_t dropped, unplaced;
 	int buffer_full;
 	/* For the derived metrics: the period in cycles (0: unknown), the
 	 * device of the first context. */
@@ -463,7 +463,6 @@ static void context__take(struct pc_context *c)
 
 	if (gt_cupti_recording && d->totalNumPcs)
 		gt_cupti_record__pcs(d);
-	pcs.total += d->totalSamples;
 	pcs.dropped += d->droppedSamples;
 	pcs.buffer_full |= d->hardwareBufferFull;
 	for (size_t i = 0; i < d->totalNumPcs && i < PCS_PER_CALL; i++) {
@@ -630,6 +629,7 @@ static void fact_u64(const char *key, uint64_t v)
 static void facts(void)
 {
 	const struct gt_cupti_device *d = &gt_cupti_devices[pcs.device];
+	uint64_t total = 0;
 	char buf[192];
 
 	/* What the report derives issue and active rates with (docs/CUDA.md). */
@@ -640,10 +640,13 @@ static void facts(void)
 		/* Four warp schedulers per SM since Volta (compute capability 7). */
 		fact_u64("pc_schedulers", d->cc_major >= 7 ? 4 : 0);
 	}
-
+	/* Counted from the PCs: CUPTI's own total covers one GetData call. */
+	for (uint32_t i = 0; i < pcs.n_e; i++)
+		for (int k = 0; k < PC_LATENCY; k++)
+			total += pcs.e[i].n[k];
 	snprintf(buf, sizeof(buf), "%llu samples, %llu dropped%s; %u instructions; %llu samples of kernels "
 		 "without measured launches",
-		 (unsigned long long)pcs.total, (unsigned long long)pcs.dropped,
+		 (unsigned long long)total, (unsigned long long)pcs.dropped,
 		 pcs.buffer_full ? " (hardware buffer full)" : "", pcs.n_e, (unsigned long long)pcs.unplaced);
 	gt_tool__set_fact("pc_sampling", buf);
 }

@@ -25,6 +25,7 @@
 #include "core/config.h"
 #include "core/clock.h"
 #include "core/thread.h"
+#include "core/tool.h"
 #include "gpu/blame.h"
 #include "gpu/cupti/cupti-internal.h"
 #include "gpu/monitor.h"
@@ -809,6 +810,8 @@ static void test_pc_sampling(void)
 	/* The kernel's own metrics are untouched. */
 	CHECK_EQ_U(metric_at(a, GT_M_GKER), 3000);
 	CHECK_EQ_U(metric_at(a, GT_M_GPC_SAMPLES), 0);
+	/* The header's count is the samples placed, latency not counted twice. */
+	CHECK(gt_tool__fact("pc_sampling") && !strncmp(gt_tool__fact("pc_sampling"), "640 samples, 0 dropped", 22));
 }
 
 int main(int argc, char **argv)
