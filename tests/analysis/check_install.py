@@ -12,28 +12,14 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from runenv import check, clean_env, failures  # noqa: E402
+
 BUILD = os.path.abspath(sys.argv[1])
 SPLIT = os.path.join(BUILD, "samples", "omp-host", "split")
-failures = []
-
-
-def check(cond, msg):
-    if not cond:
-        failures.append(msg)
-        print("FAIL " + msg)
-
-
-def clean_env(**extra):
-    e = {k: v for k, v in os.environ.items()
-         if not k.startswith(("GPUTOOL_", "OMPI_", "PMIX_", "SLURM_")) and
-         k not in ("OMP_TOOL_LIBRARIES", "OPENCL_LAYERS", "ACC_PROFLIB", "CUDA_INJECTION64_PATH", "LD_PRELOAD",
-                   "LD_LIBRARY_PATH")}
-    e.update(extra)
-    return e
-
-
 def run(cmd, **extra):
-    return subprocess.run(cmd, capture_output=True, text=True, env=clean_env(**extra), timeout=300)
+    return subprocess.run(cmd, capture_output=True, text=True, env=clean_env(unset=("LD_LIBRARY_PATH",), **extra),
+                          timeout=300)
 
 
 def library_of(prefix):

@@ -11,13 +11,13 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from runenv import TOOL_VARS, check, clean_env, failures  # noqa: E402
+
 BUILD = os.path.abspath(sys.argv[1])
 GPUTOOL = os.path.join(BUILD, "gputool")
 LIB = os.path.realpath(os.path.join(BUILD, "libgputool.so"))
 SPLIT = os.path.join(BUILD, "samples", "omp-host", "split")
-TOOL_VARS = ("OMP_TOOL_LIBRARIES", "OPENCL_LAYERS", "ACC_PROFLIB", "CUDA_INJECTION64_PATH")
-JOB_VARS = ("SLURM_JOB_ID", "PBS_JOBID", "LSB_JOBID", "FLUX_JOB_ID", "OMPI_MCA_ess_base_jobid", "PMIX_NAMESPACE")
-failures = []
 
 
 def sanitized():
@@ -32,20 +32,6 @@ def sanitized():
 
 
 SANITIZED = sanitized()
-
-
-def check(cond, msg):
-    if not cond:
-        failures.append(msg)
-        print("FAIL " + msg)
-
-
-def clean_env(**extra):
-    e = {k: v for k, v in os.environ.items()
-         if not k.startswith("GPUTOOL_") and k not in TOOL_VARS + JOB_VARS and not k.startswith("OMPI_")
-         and not k.startswith("PMIX_") and k != "LD_PRELOAD"}
-    e.update(extra)
-    return e
 
 
 def run(args, env, cwd):
