@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/clock.h"
 #include "core/config.h"
 #include "core/hmap.h"
 #include "core/log.h"
@@ -284,11 +285,13 @@ void gt_cupti_pcsamp__context_created(CUcontext ctx)
 {
 	CUpti_PCSamplingEnableParams ep = { .size = CUpti_PCSamplingEnableParamsSize };
 	struct pc_context *c;
+	uint64_t t0;
 	CUptiResult r;
 
 	if (!gt_cupti_pcsamp__on() || !ctx)
 		return;
 	pthread_mutex_lock(&pcs.lock);
+	t0 = gt_clock__now();
 	if (pcs.off || pcs.n_ctx == MAX_CONTEXTS)
 		goto out;
 	c = &pcs.ctx[pcs.n_ctx];
@@ -312,7 +315,8 @@ void gt_cupti_pcsamp__context_created(CUcontext ctx)
 	}
 	if (!pcs.n_ctx++)
 		context__setup(c);
-	gt_info("cupti", "PC sampling on (a sample every %llu cycles)", (unsigned long long)pcs.period_cycles);
+	gt_info("cupti", "PC sampling on (a sample every %llu cycles; set up in %.1f ms)",
+		(unsigned long long)pcs.period_cycles, (double)(gt_clock__now() - t0) / 1e6);
 out:
 	pthread_mutex_unlock(&pcs.lock);
 }
@@ -491,6 +495,8 @@ static void context__finish(struct pc_context *c)
 {
 	CUpti_PCSamplingGetDataParams gp = { .size = CUpti_PCSamplingGetDataParamsSize };
 	CUpti_PCSamplingDisableParams dp = { .size = CUpti_PCSamplingDisableParamsSize };
+	uint64_t t0 = gt_clock__now(), t1;
+	uint32_t n0 = pcs.n_e;
 
 	gp.ctx = c->ctx;
 	gp.pcSamplingData = &c->data;
@@ -501,11 +507,15 @@ static void context__finish(struct pc_context *c)
 		if (!c->data.remainingNumPcs)
 			break;
 	}
+	t1 = gt_clock__now();
 	/* Disabling hands over what the last period sampled. */
 	dp.ctx = c->ctx;
 	if (gt_cupti_lib.cuptiPCSamplingDisable(&dp) == CUPTI_SUCCESS)
 		context__take(c);
 	c->ctx = NULL;
+	/* Where the time at exit goes (GPUTOOL_VERBOSE=2). */
+	gt_info("cupti", "PC samples taken in %.1f ms, sampling ended in %.1f ms; %u instructions, %u new",
+		(double)(t1 - t0) / 1e6, (double)(gt_clock__now() - t1) / 1e6, pcs.n_e, pcs.n_e - n0);
 }
 
 void gt_cupti_pcsamp__context_ending(CUcontext ctx)
