@@ -126,6 +126,8 @@ enum gt_metric_class gt_metric__class_by_name(const char *name);
 	  "bytes copied in other or unknown directions")                                \
 	X(GXCOPY_OTHER_COUNT, "GXCOPY_OTHER_COUNT", "count", COUNT,                            \
 	  "copies in other or unknown directions")                                      \
+	X(GXCOPY_PAGEABLE_BYTES, "GXCOPY_PAGEABLE_BYTES", "bytes", BYTES,                      \
+	  "bytes copied between a device and pageable (not pinned) host memory")        \
 	X(GMSET, "GMSET", "ns", DEVICE, "GPU memset time")                                      \
 	X(GMSET_COUNT, "GMSET_COUNT", "count", COUNT, "GPU memsets")                           \
 	X(GMSET_BYTES, "GMSET_BYTES", "bytes", BYTES, "bytes set by GPU memsets")              \

@@ -113,10 +113,12 @@ int gt_device_op__attribute(struct gt_cct *cct, struct gt_cct_node *placeholder,
 		return attribute_kernel(cct, node, op, ns);
 	case GT_DEVOP_COPY: {
 		const uint64_t v[] = { ns, op->bytes, 1 };
-
 		unsigned dir = op->copy <= GT_COPY_D2D ? op->copy : GT_COPY_OTHER;
+		int err = add_all(cct, node, copy_metrics[dir], v, 3);
 
-		return add_all(cct, node, copy_metrics[dir], v, 3);
+		if (!err && (op->flags & GT_DEVOP_F_PAGEABLE) && op->bytes)
+			err = gt_cct__add(cct, node, GT_M_GXCOPY_PAGEABLE_BYTES, op->bytes, 0);
+		return err;
 	}
 	case GT_DEVOP_MEMSET: {
 		const enum gt_metric m[] = { GT_M_GMSET, GT_M_GMSET_BYTES, GT_M_GMSET_COUNT };

@@ -43,6 +43,9 @@ enum {
 	 * correlation until an activity without this flag arrives.
 	 */
 	GT_DEVOP_F_MORE = 1u << 0,
+	/* A copy to or from pageable (not page-locked) host memory: the
+	 * driver stages it, slower, and it cannot overlap other work. */
+	GT_DEVOP_F_PAGEABLE = 1u << 1,
 };
 
 /* Launch facts of a GT_DEVOP_KERNEL. */

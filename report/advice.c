@@ -387,7 +387,7 @@ out_free:
 	return err;
 }
 
-/* ---- OpenCL advice ---- */
+/* ---- GPU advice: OpenCL's best-practice checks, pageable copies ---- */
 
 static const struct {
 	const char *metric;
@@ -409,6 +409,10 @@ static const struct {
 	  "CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE and events for the dependencies" },
 	{ "ALL_DEVICES_NOT_USED",
 	  "devices of the platforms stay unused: share the work among them, in proportion to their speed" },
+	{ "GXCOPY_PAGEABLE_BYTES",
+	  "bytes copied to or from pageable host memory, which the driver stages and cannot overlap with "
+	  "other work: pin the host buffer (cudaMallocHost or cudaHostRegister, then cudaMemcpyAsync; in "
+	  "OpenMP, an allocator with the pinned trait)" },
 };
 
 static int section_advice(const struct gt_profile *p, FILE *f, unsigned top)
@@ -431,7 +435,7 @@ static int section_advice(const struct gt_profile *p, FILE *f, unsigned top)
 		for (uint32_t k = 0; k < nr; k++)
 			total += rows[k].key;
 		if (nr && !header) {
-			fputs("\nOpenCL advice (best-practice checks: what was found, then where, innermost first)\n", f);
+			fputs("\nGPU advice (best-practice checks: what was found, then where, innermost first)\n", f);
 			header = 1;
 		}
 		if (nr) {

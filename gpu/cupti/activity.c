@@ -362,6 +362,9 @@ int gt_cupti__convert(const CUpti_Activity *r, struct gt_device_op *op)
 		op->kind = GT_DEVOP_COPY;
 		op->copy = copy_dir(m->copyKind);
 		op->bytes = m->bytes;
+		if ((op->copy == GT_COPY_H2D && m->srcKind == CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE) ||
+		    (op->copy == GT_COPY_D2H && m->dstKind == CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE))
+			op->flags |= GT_DEVOP_F_PAGEABLE;
 		break;
 	}
 	case CUPTI_ACTIVITY_KIND_MEMCPY2: {

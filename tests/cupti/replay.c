@@ -224,6 +224,11 @@ int replay(const char *path, unsigned short_launches)
 	EXPECT(sum(&r, "upload", GT_PH_GPU_COPY_H2D, NULL, GT_M_GXCOPY_H2D_BYTES), 4u << 20);
 	EXPECT(sum(&r, "upload", GT_PH_GPU_COPY_H2D, NULL, GT_M_GXCOPY_H2D_COUNT), 4);
 	EXPECT(sum(&r, "download", GT_PH_GPU_COPY_D2H, NULL, GT_M_GXCOPY_D2H_BYTES), 3u * (512 << 10));
+	/* upload and download copy from and to malloc'ed memory, streams to a
+	 * cudaMallocHost buffer: pageable bytes as CUPTI saw them. */
+	EXPECT(sum(&r, "upload", GT_PH_GPU_COPY_H2D, NULL, GT_M_GXCOPY_PAGEABLE_BYTES), 4u << 20);
+	EXPECT(sum(&r, "download", GT_PH_GPU_COPY_D2H, NULL, GT_M_GXCOPY_PAGEABLE_BYTES), 3u * (512 << 10));
+	EXPECT(sum(&r, "streams", GT_PH_GPU_COPY_D2H, NULL, GT_M_GXCOPY_PAGEABLE_BYTES), 0);
 	EXPECT(sum(&r, "shuffle", GT_PH_GPU_COPY_D2D, NULL, GT_M_GXCOPY_D2D_BYTES), 2u * (256 << 10));
 	EXPECT(sum(&r, "clear", GT_PH_GPU_MEMSET, NULL, GT_M_GMSET_BYTES), 5u * (64 << 10));
 	EXPECT(sum(&r, "clear", GT_PH_GPU_MEMSET, NULL, GT_M_GMSET_COUNT), 5);

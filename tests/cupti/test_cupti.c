@@ -340,10 +340,12 @@ static void test_callbacks(void)
 	mr = synth__add(&s, sizeof(*mr));
 	mr->kind = CUPTI_ACTIVITY_KIND_MEMCPY;
 	mr->copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_HTOD;
+	mr->srcKind = CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE, mr->dstKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
 	mr->correlationId = 102, mr->bytes = 4096, mr->start = 5, mr->end = 9;
 	mr = synth__add(&s, sizeof(*mr));
 	mr->kind = CUPTI_ACTIVITY_KIND_MEMCPY;
 	mr->copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_DTOH;
+	mr->srcKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, mr->dstKind = CUPTI_ACTIVITY_MEMORY_KIND_PINNED;
 	mr->correlationId = 106, mr->bytes = 8192, mr->start = 10, mr->end = 30;
 	deliver(s.buf, s.len, s.offs, s.n);
 	gt_monitor__flush();
@@ -352,6 +354,9 @@ static void test_callbacks(void)
 	CHECK_EQ_U(tree_sum(t, GT_PH_GPU_COPY_H2D, GT_M_GXCOPY_H2D_BYTES), 4096);
 	CHECK_EQ_U(tree_sum(t, GT_PH_GPU_COPY_H2D, GT_M_GXCOPY_H2D), 4);
 	CHECK_EQ_U(tree_sum(t, GT_PH_GPU_COPY_D2H, GT_M_GXCOPY_D2H_BYTES), 8192);
+	/* From pageable memory: advice; into pinned memory: none. */
+	CHECK_EQ_U(tree_sum(t, GT_PH_GPU_COPY_H2D, GT_M_GXCOPY_PAGEABLE_BYTES), 4096);
+	CHECK_EQ_U(tree_sum(t, GT_PH_GPU_COPY_D2H, GT_M_GXCOPY_PAGEABLE_BYTES), 0);
 	CHECK_EQ_U(tree_sum(t, GT_PH_GPU_ALLOC, GT_M_GMEM_BYTES), 1 << 20);
 	CHECK_EQ_U(tree_sum(t, GT_PH_GPU_ALLOC, GT_M_GMEM_COUNT), 1);
 	CHECK_EQ_U(tree_sum(t, GT_PH_GPU_SYNC, GT_M_GSYNC_COUNT), 1);

@@ -164,7 +164,7 @@ def test_advice_two_devices():
     check_advice(p, EXPECTED_ADVICE, "advice, two devices")
     d = p.meta("output_dir")
     report = open(os.path.join(d, [f for f in os.listdir(d) if f.endswith(".txt")][0])).read()
-    check("OpenCL advice" in report and "restrict" in report and "resend_unchanged" in report,
+    check("GPU advice" in report and "restrict" in report and "resend_unchanged" in report,
           "text report lacks the advice section")
 
 
