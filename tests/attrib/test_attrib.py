@@ -157,8 +157,13 @@ def test_dlclosed():
     # each end and to the signals a loaded machine drops (what is checked
     # here is where the time goes, not how well it is sampled).
     bounded(cpu, own["plugin"]["cpu_ns"] * 0.75, own["plugin"]["cpu_ns"] + 2 * period, "plugin CPUTIME")
-    unknown = [n for n in p.doc["nodes"] if n.get("kind") == "frame" and not n.get("name")]
-    check(not unknown, "frames without a name: %s" % [(n.get("module"), n.get("offset")) for n in unknown])
+    # Every frame of the program and of the modules it unloaded keeps its
+    # name. (A sample may land in a system library's internal code, which
+    # has no symbol without its debug package: not checked.)
+    ours = ("dlclosed", "libgtplugin.so", "libgtfiller.so")
+    unknown = [n for n in p.doc["nodes"] if n.get("kind") == "frame" and not n.get("name") and
+               n.get("module") is not None and os.path.basename(mods[n["module"]]) in ours]
+    check(not unknown, "frames without a name: %s" % [(mods[n["module"]], n.get("offset")) for n in unknown])
 
 
 if __name__ == "__main__":
