@@ -60,6 +60,14 @@ static __thread struct gt_thread *self __attribute__((tls_model("initial-exec"))
 static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct gt_thread *pool;
 static atomic_ullong n_reused;
+/* Bumped (release) after a taker's store of `lives`; gt_thread__revivals. */
+static _Atomic uint32_t revivals;
+
+uint32_t gt_thread__revivals(void)
+{
+	/* Acquire: pairs with the release increment in thread__revive. */
+	return atomic_load_explicit(&revivals, memory_order_acquire);
+}
 
 uint64_t gt_thread__reused(void)
 {
@@ -109,6 +117,8 @@ static struct gt_thread *thread__revive(struct gt_thread *t)
 	atomic_store_explicit(&t->lives, atomic_load_explicit(&t->lives, memory_order_relaxed) + 1,
 			      memory_order_release);
 	atomic_fetch_add_explicit(&n_reused, 1, memory_order_relaxed);
+	/* Release: the store of `lives` precedes it for whoever sees it. */
+	atomic_fetch_add_explicit(&revivals, 1, memory_order_release);
 	/* The layers start a thread's sampling at their first call; this one
 	 * may make none that would (its layer state is the record's). */
 	gt_sample__thread_start(t);

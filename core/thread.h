@@ -96,8 +96,8 @@ struct gt_thread {
 	/*
 	 * Threads that owned the record: 1 at creation, one more each time a
 	 * thread takes it over from the pool. Stored by the new owner (release)
-	 * before it produces anything; the GPU monitor loads it (acquire) to
-	 * poll again a channel it had retired.
+	 * before gt_thread__revivals changes; the GPU monitor loads it
+	 * (acquire) to poll again a channel it had retired.
 	 */
 	_Atomic uint32_t lives;
 	struct gt_thread *next_free; /* the pool's list; under its lock */
@@ -126,6 +126,10 @@ static inline void gt_thread__pin(struct gt_thread *t)
 
 /* Threads that took over the record of one that had ended. */
 uint64_t gt_thread__reused(void);
+/* A count that changes each time a thread takes a record over, after its
+ * `lives` changed: a reader that sees a new count sees the new `lives`
+ * (the GPU monitor, to poll again a channel it had retired). */
+uint32_t gt_thread__revivals(void);
 
 /* Threads that asked for state and got none (beyond GPUTOOL_MAX_THREADS, or
  * out of memory): not measured, counted once each. */

@@ -242,7 +242,6 @@ static int chunk__write(FILE *f, uint32_t tag, struct gt_bytes *payload)
 	return err ? -EIO : 0;
 }
 
-/* Interned names, by pointer: each backend interns its own. */
 /* Devices' labels (gt_tracer__device_label): set once each (a CAS from
  * NULL, release; the writer's acquire load at exit sees the string). */
 #define LABELED_DEVICES 64
@@ -260,6 +259,7 @@ void gt_tracer__device_label(uint32_t device, const char *label)
 		free(copy);
 }
 
+/* Interned names, by pointer: each backend interns its own. */
 struct names {
 	struct gt_hmap ids; /* name -> its index in order */
 	const char **order;

@@ -77,7 +77,6 @@ struct gt_gpu_thread {
 
 	/* Owner only (the owner of the moment: see struct gt_thread). */
 	uint64_t seq;	   /* last correlation sequence number issued */
-	uint32_t lives;	   /* the thread's `lives` when its owner last checked */
 	uint64_t consumed; /* measurement records this owner has applied */
 	/* Written by the owner (relaxed load + store), read by stats anywhere. */
 	_Atomic uint64_t lost;

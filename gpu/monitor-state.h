@@ -89,7 +89,7 @@ struct gt_mon {
 	struct corr_map map;
 	struct gt_gpu_thread **threads; /* channels the monitor drains */
 	uint32_t n_threads, cap_threads;
-	uint32_t seen_generation;
+	uint32_t seen_generation, seen_revivals;
 	struct gt_gpu_thread *current; /* whose to_monitor is being drained */
 	int nested;
 	int want_poll;	    /* a sync arrived since the backends were last polled */

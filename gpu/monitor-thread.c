@@ -21,27 +21,13 @@ static struct gt_gpu_thread *gpu_thread(struct gt_thread *t)
 	/* Relaxed: only this thread ever stores it. */
 	struct gt_gpu_thread *g = atomic_load_explicit(&t->gpu, memory_order_relaxed);
 
-	if (g) {
-		/* Relaxed: the owner's own store, or its predecessor's, which
-		 * the pool's lock ordered before this thread took the record. */
-		uint32_t lives = atomic_load_explicit(&t->lives, memory_order_relaxed);
-
-		if (__builtin_expect(g->lives != lives, 0)) {
-			/* A new thread took the record over: the monitor may
-			 * have retired its channels. Release: pairs with the
-			 * acquire load in monitor__round, whose rescan then
-			 * sees `lives` and polls them again. */
-			g->lives = lives;
-			atomic_fetch_add_explicit(&gt_mon.generation, 1, memory_order_release);
-		}
+	if (g)
 		return g;
-	}
 	g = aligned_alloc(alignof(struct gt_gpu_thread), sizeof(*g));
 	if (!g)
 		return NULL;
 	memset(g, 0, sizeof(*g));
 	g->thread = t;
-	g->lives = atomic_load_explicit(&t->lives, memory_order_relaxed);
 	g->to_monitor = gt_bichannel__new(sizeof(struct mon_record));
 	g->to_thread = gt_bichannel__new(sizeof(struct mon_measurement));
 	if (!g->to_monitor || !g->to_thread)

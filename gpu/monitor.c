@@ -99,6 +99,25 @@ static void threads__scan(void)
 	}
 }
 
+/*
+ * Scans the registry when it changed: a thread published its channels (the
+ * monitor's generation), or took over an ended thread's record, whose
+ * channels the monitor may have retired (core's revivals). Acquire loads:
+ * they pair with the release increments, so the scan sees `gpu` and
+ * `lives` as they were stored.
+ */
+static void threads__rescan(void)
+{
+	uint32_t gen = atomic_load_explicit(&gt_mon.generation, memory_order_acquire);
+	uint32_t rev = gt_thread__revivals();
+
+	if (gen == gt_mon.seen_generation && rev == gt_mon.seen_revivals)
+		return;
+	gt_mon.seen_generation = gen;
+	gt_mon.seen_revivals = rev;
+	threads__scan();
+}
+
 static void monitor__send(struct gt_gpu_thread *owner, struct gt_cct_node *placeholder,
 			  const struct gt_device_op *op, uint32_t type, uint32_t metric,
 			  uint64_t value)
@@ -251,14 +270,9 @@ static void on_activity(const struct gt_device_op *op)
 static void on_sync(struct gt_gpu_thread *owner, struct mon_record *r)
 {
 	struct gt_gpu_thread *outer = gt_mon.current;
-	/* Acquire: pairs with the release increment in gpu_thread(). */
-	uint32_t gen = atomic_load_explicit(&gt_mon.generation, memory_order_acquire);
 
 	if (!gt_mon.nested) {
-		if (gen != gt_mon.seen_generation) {
-			gt_mon.seen_generation = gen;
-			threads__scan();
-		}
+		threads__rescan();
 		gt_mon.nested = 1;
 		for (uint32_t i = 0; i < gt_mon.n_threads; i++) {
 			struct gt_gpu_thread *g = gt_mon.threads[i];
@@ -323,13 +337,8 @@ static void threads__retire(void)
 static uint64_t monitor__round(void)
 {
 	uint64_t before = gt_mon.priv.correlations + gt_mon.priv.activities;
-	/* Acquire: pairs with the release increment in gpu_thread(). */
-	uint32_t gen = atomic_load_explicit(&gt_mon.generation, memory_order_acquire);
 
-	if (gen != gt_mon.seen_generation) {
-		gt_mon.seen_generation = gen;
-		threads__scan();
-	}
+	threads__rescan();
 	for (uint32_t i = 0; i < gt_mon.n_threads; i++) {
 		gt_mon.current = gt_mon.threads[i];
 		gt_bichannel__drain(gt_mon.threads[i]->to_monitor, on_record, gt_mon.threads[i]);

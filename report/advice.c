@@ -19,17 +19,29 @@
 
 /* ---- per-node sums ---- */
 
-/* Exclusive per-node totals of a metric; zeros when the profile lacks it. */
-static uint64_t *excl_of(const struct gt_profile *p, const char *name)
+/* Per-node totals of a metric, inclusive or exclusive; zeros when the
+ * profile lacks it. */
+static uint64_t *totals_of(const struct gt_profile *p, const char *name, int inclusive)
 {
 	uint64_t *v = calloc(p->n_nodes ? p->n_nodes : 1, sizeof(*v));
 	uint32_t m = gt_profile__find_metric(p, name);
 
-	if (v && m != GT_NONE && gt_profile__metric_totals(p, m, v, NULL)) {
+	if (v && m != GT_NONE &&
+	    gt_profile__metric_totals(p, m, inclusive ? NULL : v, inclusive ? v : NULL)) {
 		free(v);
 		return NULL;
 	}
 	return v;
+}
+
+static uint64_t *excl_of(const struct gt_profile *p, const char *name)
+{
+	return totals_of(p, name, 0);
+}
+
+static uint64_t *incl_of(const struct gt_profile *p, const char *name)
+{
+	return totals_of(p, name, 1);
 }
 
 /* Adds the exclusive totals of the named metric into sum[]. */
@@ -306,19 +318,6 @@ out_free:
 		free(cls[c]);
 	free(samples);
 	return err;
-}
-
-/* Inclusive per-node totals of a metric; zeros when the profile lacks it. */
-static uint64_t *incl_of(const struct gt_profile *p, const char *name)
-{
-	uint64_t *v = calloc(p->n_nodes ? p->n_nodes : 1, sizeof(*v));
-	uint32_t m = gt_profile__find_metric(p, name);
-
-	if (v && m != GT_NONE && gt_profile__metric_totals(p, m, NULL, v)) {
-		free(v);
-		return NULL;
-	}
-	return v;
 }
 
 /*

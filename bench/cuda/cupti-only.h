@@ -74,19 +74,9 @@ static int cupti_only__subscribe(void)
 
 	if (cuptiSubscribe(&sub, cupti_only__api, NULL) != CUPTI_SUCCESS)
 		return -1;
-#define EN_RUNTIME(name) \
-	cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_##name);
-#define EN_DRIVER(name) \
-	cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_##name);
-#define A(dom, name, cls) EN_##dom(name)
-#define K(dom, name, field) EN_##dom(name)
-#define Z(dom, name, field) EN_##dom(name)
-	GT_CUPTI_APIS(A, K, Z)
-#undef A
-#undef K
-#undef Z
-#undef EN_RUNTIME
-#undef EN_DRIVER
+#define GT_CUPTI_EN(dom, cbid) cuptiEnableCallback(1, sub, dom, cbid);
+	GT_CUPTI_CALLBACKS
+#undef GT_CUPTI_EN
 	cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_CREATED);
 	cuptiActivityRegisterCallbacks(cupti_only__requested, cupti_only__completed);
 	cuptiActivityRegisterTimestampCallback(cupti_only__timestamp);

@@ -85,22 +85,14 @@ CUptiResult gt_cupti__enable_callbacks(CUpti_SubscriberHandle sub)
 	e = gt_cupti_lib.cuptiEnableCallback(1, sub, dom, cbid);                           \
 	if (e != CUPTI_SUCCESS && r == CUPTI_SUCCESS)                                      \
 		r = e;
-#define EN_RUNTIME(name) EN(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_##name)
-#define EN_DRIVER(name) EN(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_##name)
-#define A(dom, name, cls) EN_##dom(name)
-#define K(dom, name, field) EN_##dom(name)
-#define Z(dom, name, field) EN_##dom(name)
-	GT_CUPTI_APIS(A, K, Z)
-#undef A
-#undef K
-#undef Z
+#define GT_CUPTI_EN(dom, cbid) EN(dom, cbid)
+	GT_CUPTI_CALLBACKS
+#undef GT_CUPTI_EN
 	EN(CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_CREATED)
 	EN(CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING)
 	if (gt_cupti_pcsamp__on()) {
 		EN(CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_MODULE_LOADED)
 	}
-#undef EN_RUNTIME
-#undef EN_DRIVER
 #undef EN
 	return r;
 }

@@ -247,6 +247,16 @@
 	A(DRIVER, cuStreamWaitEvent_ptsz, SYNC)
 
 /*
+ * Every intercepted function as GT_CUPTI_EN(domain, cbid), for those that
+ * enable them (the backend, bench/cuda's CUPTI-only subscriber): define
+ * GT_CUPTI_EN, then write GT_CUPTI_CALLBACKS.
+ */
+#define GT_CUPTI_CB_RUNTIME(name) GT_CUPTI_EN(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_##name)
+#define GT_CUPTI_CB_DRIVER(name) GT_CUPTI_EN(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_##name)
+#define GT_CUPTI_CB_ANY(dom, name, x) GT_CUPTI_CB_##dom(name)
+#define GT_CUPTI_CALLBACKS GT_CUPTI_APIS(GT_CUPTI_CB_ANY, GT_CUPTI_CB_ANY, GT_CUPTI_CB_ANY)
+
+/*
  * The activity kinds the backend enables. Allocations and synchronizations
  * are measured at their API call instead (see docs/CUDA.md): every call then
  * gets exactly one result, which the monitor's map relies on.

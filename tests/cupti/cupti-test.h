@@ -26,6 +26,9 @@ int replay_pc(const char *path, const char *source);
 /* A CUPTI whose PC-sampling enable, disable and configuration succeed
  * (GPUTOOL_PC_SAMPLING on); the data buffer the backend configured. */
 void pc_fake_install(void);
+/* A launch of the kernel CUPTI names @cupti_name, @ns long, at call site
+ * @site under @t's root; its kernel node. */
+struct gt_cct_node *pc_kernel_launch(struct gt_thread *t, uint64_t site, const char *cupti_name, uint64_t ns);
 CUpti_PCSamplingData *pc_fake_buffer(void);
 int elide(const char *exe);
 

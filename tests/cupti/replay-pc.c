@@ -104,6 +104,17 @@ static void on_line(void *arg, uint64_t crc, uint64_t pc, const char *function, 
 
 /* ---- a CUPTI that gives it back ---- */
 
+struct gt_cct_node *pc_kernel_launch(struct gt_thread *t, uint64_t site, const char *cupti_name, uint64_t ns)
+{
+	struct gt_cct_node *n = gt_cct__child(&t->cct, t->cct.root, GT_NODE_FRAME, site, 0);
+	struct gt_device_op op = { .kind = GT_DEVOP_KERNEL, .start_ns = 1000, .end_ns = 1000 + ns };
+
+	op.name = gt_cupti__kernel_name(cupti_name);
+	n = gt_cct__placeholder(&t->cct, n, GT_PH_GPU_KERNEL);
+	CHECK(n && op.name && gt_device_op__attribute(&t->cct, n, &op) == 0);
+	return child(n, GT_NODE_NAME, (uint64_t)(uintptr_t)op.name);
+}
+
 static CUptiResult CUPTIAPI ok_enable(CUpti_PCSamplingEnableParams *p);
 static CUptiResult CUPTIAPI ok_disable(CUpti_PCSamplingDisableParams *p);
 static CUptiResult CUPTIAPI configure(CUpti_PCSamplingConfigurationInfoParams *p);
@@ -290,8 +301,6 @@ int replay_pc(const char *path, const char *source)
 	for (uint32_t b = 0; b < rp.n_batches; b++) {
 		for (size_t i = 0; i < rp.batch[b].totalNumPcs; i++) {
 			const char *name = gt_cupti__kernel_name(rp.batch[b].pPcData[i].functionName);
-			struct gt_device_op op = { .kind = GT_DEVOP_KERNEL, .start_ns = 1, .end_ns = 1001, .name = name };
-			struct gt_cct_node *n;
 			int seen = 0;
 
 			for (int j = 0; j < n_k; j++)
@@ -301,9 +310,7 @@ int replay_pc(const char *path, const char *source)
 			CHECK(n_k < 16);
 			memset(&k[n_k], 0, sizeof(k[n_k]));
 			k[n_k].name = name;
-			n = gt_cct__child(&t->cct, t->cct.root, GT_NODE_FRAME, 0x100 + (uint64_t)n_k, 0);
-			n = gt_cct__placeholder(&t->cct, n, GT_PH_GPU_KERNEL);
-			CHECK(n && gt_device_op__attribute(&t->cct, n, &op) == 0);
+			CHECK(pc_kernel_launch(t, 0x100 + (uint64_t)n_k, rp.batch[b].pPcData[i].functionName, 1000));
 			n_k++;
 		}
 	}

@@ -754,17 +754,6 @@ static CUptiResult CUPTIAPI pc_line(CUpti_GetSassToSourceCorrelationParams *p)
 	return CUPTI_SUCCESS;
 }
 
-static struct gt_cct_node *pc_launch(struct gt_thread *t, uint64_t site, uint64_t ns)
-{
-	struct gt_cct_node *n = gt_cct__child(&t->cct, t->cct.root, GT_NODE_FRAME, site, 0);
-	struct gt_device_op op = { .kind = GT_DEVOP_KERNEL, .start_ns = 1000, .end_ns = 1000 + ns };
-
-	op.name = gt_cupti__kernel_name(pc_function);
-	n = gt_cct__placeholder(&t->cct, n, GT_PH_GPU_KERNEL);
-	CHECK(n && op.name && gt_device_op__attribute(&t->cct, n, &op) == 0);
-	return child(n, GT_NODE_NAME, (uint64_t)(uintptr_t)op.name);
-}
-
 static struct gt_cct_node *pc_line_node(struct gt_cct_node *kernel, const char *line)
 {
 	for (struct gt_cct_node *c = kernel ? kernel->children : NULL; c; c = c->sibling)
@@ -791,8 +780,8 @@ static void test_pc_sampling(void)
 	gt_cupti_lib.cuptiGetCubinCrc = pc_crc;
 	gt_cupti_lib.cuptiGetSassToSourceCorrelation = pc_line;
 	CHECK(gt_cupti_pcsamp__on());
-	a = pc_launch(t, 0xa, 3000);
-	b = pc_launch(t, 0xb, 1000);
+	a = pc_kernel_launch(t, 0xa, pc_function, 3000);
+	b = pc_kernel_launch(t, 0xb, pc_function, 1000);
 	CHECK(a && b);
 	gt_cupti_pcsamp__context_created((CUcontext)0x1);
 	CHECK(pc_fake_buffer() && pc_fake_buffer()->collectNumPcs > 2);
