@@ -41,7 +41,7 @@ static const struct command commands[] = {
 	{ "run", "[-o DIR] [--force] [--trace] [--sample-hz N] [--pc-sampling[=N]] [--backends LIST] [--] PROGRAM [ARGS...]",
 	  "run PROGRAM measured by libgputool.so (works under mpirun; exits as PROGRAM does)", cmd_run },
 	{ "report",
-	  "PATH [--view top-down|bottom-up|flat] [--metric M] [--top N] [--format text|json|folded|chrome|html] "
+	  "PATH [--view top-down|bottom-up|flat] [--metric M] [--top N] [--format text|json|folded|chrome|html|speedscope|hatchet|pprof] "
 	  "[-o FILE] [--force]",
 	  "report the run in the measurement directory PATH (all processes and threads merged), or one profile",
 	  cmd_report },
@@ -74,8 +74,11 @@ static const char report_help[] =
 	"                        GPU metric such as GKER, GPUOP (all GPU operations), any other\n"
 	"  --top N               rows per list, lines of a tree (default 30)\n"
 	"  --format F            text (default), json (docs/report.schema.json), folded (flame\n"
-	"                        graph stacks), chrome (trace-event JSON from recorded traces),\n"
-	"                        html (one self-contained page)\n"
+	"                        graph stacks of the view's metric), chrome (trace-event JSON from\n"
+	"                        recorded traces), html (one self-contained page); for other tools,\n"
+	"                        with every metric: speedscope (speedscope's JSON), hatchet (JSON for\n"
+	"                        Hatchet's GraphFrame.from_literal), pprof (gzipped profile.proto\n"
+	"                        for go tool pprof; needs -o FILE on a terminal)\n"
 	"  -o, --output FILE     write to FILE instead of standard output\n"
 	"  --force               merge profiles that look like more than one run (a rank in two\n"
 	"                        processes, different programs): by default the report refuses\n"

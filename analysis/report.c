@@ -22,12 +22,18 @@
 
 #define MAX_TOP 1000000u
 
-enum format { FORMAT_TEXT, FORMAT_JSON, FORMAT_FOLDED, FORMAT_CHROME, FORMAT_HTML };
+enum format {
+	FORMAT_TEXT, FORMAT_JSON, FORMAT_FOLDED, FORMAT_CHROME, FORMAT_HTML,
+	FORMAT_SPEEDSCOPE, FORMAT_HATCHET, FORMAT_PPROF, FORMAT__COUNT
+};
 
 static const char *const format_names[] = {
 	[FORMAT_TEXT] = "text", [FORMAT_JSON] = "json", [FORMAT_FOLDED] = "folded",
-	[FORMAT_CHROME] = "chrome", [FORMAT_HTML] = "html",
+	[FORMAT_CHROME] = "chrome", [FORMAT_HTML] = "html", [FORMAT_SPEEDSCOPE] = "speedscope",
+	[FORMAT_HATCHET] = "hatchet", [FORMAT_PPROF] = "pprof",
 };
+
+#define FORMAT_LIST "text, json, folded, chrome, html, speedscope, hatchet or pprof"
 
 static const char *const view_names[] = {
 	[GT_VIEW_TOP_DOWN] = "top-down", [GT_VIEW_BOTTOM_UP] = "bottom-up", [GT_VIEW_FLAT] = "flat",
@@ -95,9 +101,9 @@ static int parse(int argc, char **argv, struct report_opts *o)
 		}
 		if ((v = option_value(argc, argv, &i, "--format", &matched, &bad)) || matched) {
 			if (bad)
-				return gt_usage_error("report", "--format needs a value: text, json, folded, chrome or html");
-			if ((k = pick(v, format_names, 5)) < 0)
-				return gt_usage_error("report", "unknown format '%s' (text, json, folded, chrome or html)", v);
+				return gt_usage_error("report", "--format needs a value: " FORMAT_LIST);
+			if ((k = pick(v, format_names, FORMAT__COUNT)) < 0)
+				return gt_usage_error("report", "unknown format '%s' (" FORMAT_LIST ")", v);
 			o->format = (enum format)k;
 			continue;
 		}
@@ -183,6 +189,9 @@ static int write_run(const struct report_opts *o, const struct gt_run *r, FILE *
 	switch (o->format) {
 	case FORMAT_JSON: err = gt_json__write(out, &a, &oo, 0); break;
 	case FORMAT_FOLDED: err = gt_folded__write(out, &a); break;
+	case FORMAT_SPEEDSCOPE: err = gt_speedscope__write(out, &a, &oo); break;
+	case FORMAT_HATCHET: err = gt_hatchet__write(out, &a); break;
+	case FORMAT_PPROF: err = gt_pprof__write(out, &a, &oo); break;
 	case FORMAT_HTML: err = gt_html__write(out, &a, &oo); break;
 	default: err = gt_text__write(out, &a, &oo); break;
 	}
@@ -230,6 +239,8 @@ int gt_report__main(int argc, char **argv, struct gt_team *team)
 		return status;
 	if (o.output && !strcmp(o.output, "-"))
 		o.output = NULL;
+	if (o.format == FORMAT_PPROF && !o.output && isatty(STDOUT_FILENO))
+		return gt_usage_error("report", "--format pprof writes gzipped bytes: name a file with -o FILE");
 	status = gt_load__run(team, o.path, &r);
 	if (team->rank != 0) {
 		gt_run__fini(&r);

@@ -148,6 +148,8 @@ void gt_label(struct gt_sb *b, const struct gt_profile *t, uint32_t i, int flags
 			gt_sb__addf(b, "0x%" PRIx64, n->offset);
 		}
 		gt_sb__add(b, gt_pnode__marker(n->kind));
+		if (flags & GT_LABEL_NAME_ONLY)
+			return;
 		if (file) {
 			gt_sb__add(b, " (");
 			gt_sb__add_clean(b, flags & GT_LABEL_SHORT_FILE ? gt_base_name(file) : file);

@@ -32,6 +32,7 @@ const char *gt_base_name(const char *path);
 enum {
 	GT_LABEL_SHORT_FILE = 1, /* base name of the file */
 	GT_LABEL_NO_LINE = 2,    /* the function, not the line */
+	GT_LABEL_NAME_ONLY = 4,  /* the function (or module+offset) alone, no file */
 };
 
 /* How node i reads: "func (file.c:12)", "<omp parallel>", "lib.so+0x12";

@@ -5,7 +5,9 @@
  * path from the outermost caller joined by ';', a space, and the value (an
  * integer, in the metric's unit). The lines add up to the metric's total.
  * A ';' inside a name would split a frame, so it becomes ':'; control
- * characters become '?'.
+ * characters become '?'. The first line names the metric and its unit,
+ * as a '#' comment that does not end in a number: flamegraph.pl and
+ * speedscope pass over it (flamegraph.pl counts it as one ignored line).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -39,6 +41,8 @@ int gt_folded__write(FILE *f, const struct gt_analysis *a)
 				*c = ':';
 		lab[i] = b.s;
 	}
+	fprintf(f, "# gputool folded stacks: metric %s, values in %s\n", a->metric_name ? a->metric_name : "?",
+		a->metric_unit ? a->metric_unit : "count");
 	for (uint32_t i = 0; i < n; i++) {
 		uint32_t depth = 0;
 

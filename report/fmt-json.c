@@ -286,23 +286,15 @@ int gt_json__write(FILE *f, const struct gt_analysis *a, const struct gt_out_opt
 	const struct gt_run *r = a->run;
 	const struct gt_profile *t = a->t;
 	struct js j = { .f = f, .a = a, .html = html };
-	int err = -ENOMEM, first;
+	int err = -ENOMEM, first, n_used;
 
 	j.pos = calloc(r->n_procs ? r->n_procs : 1, sizeof(*j.pos));
-	j.used = malloc((t->n_metrics ? t->n_metrics : 1) * sizeof(*j.used));
-	j.total = malloc((t->n_metrics ? t->n_metrics : 1) * sizeof(*j.total));
-	if (!j.pos || !j.used || !j.total)
+	n_used = gt_run__used_metrics(r, &j.used, &j.total);
+	if (!j.pos || n_used < 0)
 		goto out_free;
+	j.n_used = (uint32_t)n_used;
 	for (uint32_t k = 0; k < a->n_proc_order; k++)
 		j.pos[a->proc_order[k]] = k;
-	for (uint32_t m = 0; m < t->n_metrics; m++) {
-		const struct gt_cell *c = gt_run__cell(r, 0, m);
-
-		if (c && c->incl.sum) {
-			j.total[j.n_used] = c->incl.sum;
-			j.used[j.n_used++] = m;
-		}
-	}
 
 	fprintf(f, "{\"format\":\"gputool-report\",\"version\":1,\"source\":");
 	str(&j, o->path);

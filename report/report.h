@@ -131,6 +131,14 @@ int gt_run__decode(struct gt_run *r, const char *buf, size_t len);
 int gt_run__canonicalize(struct gt_run *r);
 /* The cell of (node, metric), or NULL. */
 const struct gt_cell *gt_run__cell(const struct gt_run *r, uint32_t node, uint32_t metric);
+/* The metrics with a nonzero total, in metric order, and their totals
+ * (both malloc()ed): their number, or -ENOMEM. */
+int gt_run__used_metrics(const struct gt_run *r, uint32_t **ids, uint64_t **totals);
+/* The exclusive value of (node, metric) over the run, 0 if none. */
+uint64_t gt_run__excl(const struct gt_run *r, uint32_t node, uint32_t m);
+/* Per node (calloc()ed, NULL on ENOMEM): 1 for the contexts with a nonzero
+ * exclusive value of one of the used metrics, and for their ancestors. */
+uint8_t *gt_run__kept_nodes(const struct gt_run *r, const uint32_t *used, uint32_t n_used);
 /* The proc's total of metric m, 0 if none. */
 uint64_t gt_proc__total(const struct gt_proc *p, uint32_t m);
 /* The value of a meta key (NULL: none); as a number, 0 when absent or not one. */
@@ -299,6 +307,13 @@ int gt_flat__write_sections(FILE *f, const struct gt_analysis *a, unsigned top);
 /* compact: the HTML report's form (no per-thread statistics). */
 int gt_json__write(FILE *f, const struct gt_analysis *a, const struct gt_out_opts *o, int html_safe);
 int gt_folded__write(FILE *f, const struct gt_analysis *a);
+/* Formats other tools read (docs/REPORT.md): every metric with a value.
+ * speedscope's file format (one sampled profile per metric), Hatchet's
+ * literal form (GraphFrame.from_literal), and pprof's profile.proto,
+ * gzipped (one sample type per metric). */
+int gt_speedscope__write(FILE *f, const struct gt_analysis *a, const struct gt_out_opts *o);
+int gt_hatchet__write(FILE *f, const struct gt_analysis *a);
+int gt_pprof__write(FILE *f, const struct gt_analysis *a, const struct gt_out_opts *o);
 int gt_html__write(FILE *f, const struct gt_analysis *a, const struct gt_out_opts *o);
 /*
  * One process's profile as the report of a one-process run (process.c):

@@ -83,3 +83,51 @@ int gt_ranked__nodes(struct gt_ranked *k, uint32_t n, uint32_t **out)
 	*out = idx;
 	return 0;
 }
+
+int gt_run__used_metrics(const struct gt_run *r, uint32_t **ids, uint64_t **totals)
+{
+	uint32_t n = r->t.n_metrics, used = 0;
+
+	*ids = malloc((n ? n : 1) * sizeof(**ids));
+	*totals = malloc((n ? n : 1) * sizeof(**totals));
+	if (!*ids || !*totals) {
+		free(*ids);
+		free(*totals);
+		*ids = NULL;
+		*totals = NULL;
+		return -ENOMEM;
+	}
+	for (uint32_t m = 0; m < n; m++) {
+		const struct gt_cell *c = r->t.n_nodes ? gt_run__cell(r, 0, m) : NULL;
+
+		if (c && c->incl.sum) {
+			(*totals)[used] = c->incl.sum;
+			(*ids)[used++] = m;
+		}
+	}
+	return (int)used;
+}
+
+uint64_t gt_run__excl(const struct gt_run *r, uint32_t node, uint32_t m)
+{
+	const struct gt_cell *c = gt_run__cell(r, node, m);
+
+	return c ? c->excl.sum : 0;
+}
+
+uint8_t *gt_run__kept_nodes(const struct gt_run *r, const uint32_t *used, uint32_t n_used)
+{
+	uint32_t n = r->t.n_nodes;
+	uint8_t *keep = calloc(n ? n : 1, 1);
+
+	if (!keep)
+		return NULL;
+	/* A parent's index is smaller than its children's: one pass upwards. */
+	for (uint32_t i = n; i-- > 0;) {
+		for (uint32_t k = 0; !keep[i] && k < n_used; k++)
+			keep[i] = gt_run__excl(r, i, used[k]) != 0;
+		if (keep[i] && i)
+			keep[r->t.nodes[i].parent] = 1;
+	}
+	return keep;
+}

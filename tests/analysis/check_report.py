@@ -226,7 +226,10 @@ def check_formats(d, profiles, doc, totals):
         check(code == 0 and close(text_total(out), total), "text total of %s: %s (%s)" % (metric, text_total(out), err))
         code, out, err = run(["report", d, "--metric", metric, "--format", "folded"])
         lines = out.splitlines()
-        check(code == 0 and all(re.match(r"^.+ \d+$", l) for l in lines), "folded lines for %s: %s" % (metric, err))
+        check(code == 0 and lines and lines[0].startswith("# gputool folded stacks: metric %s, values in " % metric),
+              "folded: the first line names %s and its unit: %s" % (metric, lines[:1]))
+        lines = lines[1:]
+        check(all(re.match(r"^.+ \d+$", l) for l in lines), "folded lines for %s: %s" % (metric, err))
         check(sum(int(l.rsplit(" ", 1)[1]) for l in lines) == total, "folded sum of %s" % metric)
         code, out, err = run(["report", d, "--metric", metric, "--format", "json"])
         check(code == 0 and json.loads(out)["metric"] == metric, "json --metric %s" % metric)

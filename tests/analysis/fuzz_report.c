@@ -138,6 +138,9 @@ static void fuzz_run(const struct gt_profile *p)
 	gt_json__write(devnull(), &a, &o, 0);
 	gt_folded__write(devnull(), &a);
 	gt_html__write(devnull(), &a, &o);
+	gt_speedscope__write(devnull(), &a, &o);
+	gt_hatchet__write(devnull(), &a);
+	gt_pprof__write(devnull(), &a, &o);
 	gt_analysis__fini(&a);
 	if (!gt_analysis__init(&a, &r, "GPUOP", why, sizeof(why)))
 		gt_analysis__fini(&a);
