@@ -51,11 +51,17 @@ def make_run(d):
         p.write(os.path.join(d, "app-%d-%d.gtprof" % (r, 10 + r)))
 
 
+# The page's metric selector after the clicks, with each metric's total
+# over both ranks (make_run): CPUTIME, GKER, then all GPU operations.
+EXPECT = "CPUTIME=%d GKER=4000000 GPUOP=4000000" % (7000000 + 14000000 + 2 * (3000000 + 30000) +
+                                                      2 * sum(1000 + i for i in range(300)))
+
 # Opens the report in a frame and clicks: in the top-down tree it opens
 # outer_fn, then middle_fn under it, then closes outer_fn; in the bottom-up
 # view it opens inner_fn, then its caller middle_fn, then closes inner_fn.
-# Every row opened below a closed row must be gone. Switching the metric and
-# the tabs must not raise a script error.
+# Every row opened below a closed row must be gone. In the flame graph it
+# zooms into a frame and out again; then it shows every tab on every metric
+# of the page's selector: no script error, and each metric's total.
 CLICKS = """<!doctype html><html><body><div id="result" data-status="pending">pending</div>
 <iframe id="f" src="report.html#top-down" width="1200" height="800"></iframe>
 <script>
@@ -72,6 +78,10 @@ function tab(doc, name) {
   var b = Array.prototype.slice.call(doc.querySelectorAll("#tabs button")).filter(function (x) { return x.textContent === name; })[0];
   if (!b) throw new Error("no tab " + name);
   b.click();
+}
+function at(doc, cv, x, y) {
+  var b = cv.getBoundingClientRect();
+  cv.dispatchEvent(new MouseEvent("click", { bubbles: true, clientX: b.left + x, clientY: b.top + y }));
 }
 function check(doc, opened, gone) {
   opened.forEach(function (t) { if (!find(doc, t)) throw new Error(t + " did not open"); });
@@ -97,9 +107,27 @@ document.getElementById("f").addEventListener("load", function () {
     after();
     if (rows(doc).length !== n0) throw new Error("bottom-up: " + rows(doc).length + " rows after closing, " + n0 + " before");
     tab(doc, "Flame graph");
-    tab(doc, "Flat");
-    tab(doc, "Processes");
-    if (doc.getElementById("gt-status").dataset.status === "error") throw new Error(doc.getElementById("gt-status").textContent);
+    // Zoom: the widest frame two levels up (work, by CPU time) fills the
+    // graph; a click on the bottom bar (the focus) zooms out to its parent.
+    var cv = doc.querySelector("#flame canvas"), H = cv.getBoundingClientRect().height;
+    if (cv.dataset.focus !== "<program>") throw new Error("flame: focus " + cv.dataset.focus + " at first");
+    at(doc, cv, 3, H - 2 * 18 - 9);
+    if (cv.dataset.focus.indexOf("work") !== 0) throw new Error("flame: a click on work zoomed into " + cv.dataset.focus);
+    cv = doc.querySelector("#flame canvas");
+    at(doc, cv, 3, cv.getBoundingClientRect().height - 9);
+    if (cv.dataset.focus.indexOf("main") !== 0) throw new Error("flame: the bottom bar zoomed out to " + cv.dataset.focus);
+    // Every tab on every metric, switched with the page's own selector.
+    var sel = doc.getElementById("metric"), seen = [];
+    Array.prototype.slice.call(sel.options).forEach(function (o) {
+      sel.value = o.value;
+      sel.dispatchEvent(new Event("change"));
+      ["Top-down", "Flame graph", "Bottom-up", "Flat", "Processes"].forEach(function (t) {
+        tab(doc, t);
+        if (doc.getElementById("gt-status").dataset.status === "error") throw new Error(o.value + " " + t + ": " + doc.getElementById("gt-status").textContent);
+      });
+      seen.push(o.value + "=" + doc.getElementById("gt-status").dataset.total);
+    });
+    if (seen.join(" ") !== EXPECT) throw new Error("metrics and totals: " + seen.join(" "));
     done("ok", "clicked");
   } catch (e) { done("error", String(e.message || e)); }
 });
@@ -111,7 +139,7 @@ def clicks(chrome, tmp, page):
     """The CLICKS page beside the report, in Chromium: its result."""
     wrapper = os.path.join(os.path.dirname(page), "clicks.html")
     with open(wrapper, "w") as f:
-        f.write(CLICKS)
+        f.write(CLICKS.replace("EXPECT", json.dumps(EXPECT)))
     r = subprocess.run([chrome, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
                         "--disable-component-update", "--no-first-run", "--disable-dev-shm-usage",
                         "--allow-file-access-from-files", "--user-data-dir=" + os.path.join(tmp, "p-clicks"),
@@ -194,7 +222,7 @@ def main():
         failed += 1
         print("FAIL clicks (open, open below, close; tabs): %s %s %s" % (status, text, console[:3]))
     else:
-        print("ok   clicks: rows opened below a closed row go with it (top-down, bottom-up)")
+        print("ok   clicks: rows opened below a closed row go with it (top-down, bottom-up); flame zoom in and out; every tab on every metric")
     if failed:
         print("check_html: %d failures (files in %s)" % (failed, tmp))
         sys.exit(1)
