@@ -38,7 +38,7 @@ static int cmd_report(int argc, char **argv);
 static int cmd_help(int argc, char **argv);
 
 static const struct command commands[] = {
-	{ "run", "[-o DIR] [--force] [--trace] [--sample-hz N] [--pc-sampling[=N]] [--backends LIST] [--] PROGRAM [ARGS...]",
+	{ "run", "[-o DIR] [--force] [--trace] [--sample-hz N] [--sample cpu|wall|cpu,wall] [--pc-sampling[=N]] [--backends LIST] [--] PROGRAM [ARGS...]",
 	  "run PROGRAM measured by libgputool.so (works under mpirun; exits as PROGRAM does)", cmd_run },
 	{ "report",
 	  "PATH [--view top-down|bottom-up|flat] [--metric M] [--top N] [--format text|json|folded|chrome|html|speedscope|hatchet|pprof] "
@@ -57,7 +57,9 @@ static const char run_help[] =
 	"  --force               write into DIR even if it holds another run's profiles (by\n"
 	"                        default gputool refuses: one run, one directory)\n"
 	"  --trace               also record a trace (GPUTOOL_TRACE=1), for --format chrome\n"
-	"  --sample-hz N         CPU-time samples per second per thread (0: none; default 200)\n"
+	"  --sample-hz N         samples per second per thread (0: none; default 200)\n"
+	"  --sample WHAT         cpu (CPU time, the default), wall (wall-clock time: waits in\n"
+	"                        MPI, I/O, sleeps and locks too, as WALLTIME), or cpu,wall (both)\n"
 	"  --pc-sampling[=N]     CUDA kernels: sample their warps' PCs (a sample every 2^N cycles\n"
 	"                        per SM, N from 5 to 31; default CUPTI's) and report the hottest\n"
 	"                        source lines and what their warps waited for (GPUTOOL_PC_SAMPLING)\n"

@@ -649,7 +649,7 @@ static int claim_dir(const char *dir, int force)
 
 int gt_launch__main(int argc, char **argv)
 {
-	const char *out = NULL, *hz = NULL, *pcs = NULL;
+	const char *out = NULL, *hz = NULL, *pcs = NULL, *what = NULL;
 	int trace = 0, force = 0, which = B_ALL, i;
 	char lib[PATH_MAX], dir[PATH_MAX + 300];
 
@@ -691,6 +691,11 @@ int gt_launch__main(int argc, char **argv)
 			errno = 0;
 			if (!hz || (n = strtoul(hz, &end, 10), *hz < '0' || *hz > '9' || *end || errno || n > 10000))
 				return gt_usage_error("run", "--sample-hz takes a whole number from 0 to 10000");
+		} else if (!strcmp(a, "--sample") || !strncmp(a, "--sample=", 9)) {
+			what = a[8] == '=' ? a + 9 : (++i < argc ? argv[i] : NULL);
+			if (!what || (strcmp(what, "cpu") && strcmp(what, "wall") && strcmp(what, "cpu,wall") &&
+				      strcmp(what, "wall,cpu")))
+				return gt_usage_error("run", "--sample takes cpu, wall or cpu,wall");
 		} else if (!strcmp(a, "--backends") || !strncmp(a, "--backends=", 11)) {
 			const char *v = a[10] == '=' ? a + 11 : (++i < argc ? argv[i] : NULL);
 
@@ -729,6 +734,8 @@ int gt_launch__main(int argc, char **argv)
 			return err;
 	}
 	if (setenv("GPUTOOL_OUTPUT", dir, 1) || (hz && setenv("GPUTOOL_SAMPLE_HZ", hz, 1)))
+		return fail("cannot set the environment: %s", strerror(errno));
+	if (what && setenv("GPUTOOL_SAMPLE", what, 1))
 		return fail("cannot set the environment: %s", strerror(errno));
 	if (pcs && setenv("GPUTOOL_PC_SAMPLING", pcs, 1))
 		return fail("cannot set the environment: %s", strerror(errno));

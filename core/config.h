@@ -18,6 +18,9 @@
 	  "output directory (default gputool-<exe>-<job or pid>)")                     \
 	X(sample_hz, "GPUTOOL_SAMPLE_HZ", UINT, 200, 0, 10000,                         \
 	  "CPU-time samples per second per thread; 0 disables sampling")               \
+	X(sample, "GPUTOOL_SAMPLE", STR, 0, 0, 0,                                      \
+	  "what is sampled: cpu (CPU time, the default), wall (wall-clock time, waits " \
+	  "included; needs the library preloaded, as `gputool run` does) or cpu,wall") \
 	X(log, "GPUTOOL_LOG", STR, 0, 0, 0, "log destination: stderr (default) or a file path") \
 	X(verbose, "GPUTOOL_VERBOSE", UINT, 1, 0, 3,                                   \
 	  "log level: 0 errors, 1 warnings (default), 2 info, 3 debug")                \

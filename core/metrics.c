@@ -13,6 +13,7 @@ const char *const gt_metric_class_names[GT_MC__COUNT] = {
 	[GT_MC_UNKNOWN] = "unknown", [GT_MC_CPU] = "cpu",     [GT_MC_DEVICE] = "device",
 	[GT_MC_GPU_HOST] = "gpu_host", [GT_MC_HOST] = "host", [GT_MC_COUNT] = "count",
 	[GT_MC_BYTES] = "bytes",     [GT_MC_BLAME] = "blame", [GT_MC_ADVICE] = "advice",
+	[GT_MC_WALL] = "wall",
 };
 
 enum gt_metric_class gt_metric__class_by_name(const char *name)

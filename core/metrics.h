@@ -25,6 +25,7 @@ enum gt_metric_class {
 	GT_MC_BYTES = 6,
 	GT_MC_BLAME = 7,    /* CPU_IDLE, CPU_IDLE_CAUSE, GPU_IDLE_CAUSE, ... */
 	GT_MC_ADVICE = 8,   /* occurrences of an inefficiency pattern */
+	GT_MC_WALL = 9,     /* wall-clock time, sampled and measured in blocking waits */
 	GT_MC__COUNT
 };
 
@@ -35,6 +36,8 @@ enum gt_metric_class gt_metric__class_by_name(const char *name);
 #define GT_METRICS(X)                                                                  \
 	X(CPUTIME, "CPUTIME", "ns", CPU, "CPU time, from per-thread CPU-time samples")      \
 	X(SAMPLES, "SAMPLES", "count", COUNT, "CPU-time samples taken")                       \
+	X(WALLTIME, "WALLTIME", "ns", WALL,                                                   \
+	  "wall-clock time (GPUTOOL_SAMPLE=wall): samples, and the blocking waits measured whole") \
 	X(OMP_PAR_TIME, "OMP_PAR_TIME", "ns", HOST,                                          \
 	  "wall time of parallel region instances, on the thread that started them")   \
 	X(OMP_PAR_COUNT, "OMP_PAR_COUNT", "count", COUNT, "parallel region instances")        \

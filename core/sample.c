@@ -11,10 +11,12 @@
 #include "core/log.h"
 #include "core/modmap.h"
 #include "core/thread.h"
+#include "core/wall.h"
 
 #define SAMPLE_FRAMES 256
 
-static int signo;
+/* The CPU-time and the wall-clock timers' signals (0: that kind is off). */
+static int signo, wall_signo;
 static uint64_t period_ns;
 /* Written by init/fini (release), read by handlers and thread start (acquire). */
 static atomic_int active;
@@ -22,6 +24,33 @@ static gt_sample_stitch_fn stitch_fn;
 /* Release store by the setter, acquire load by handlers: the hook's own
  * state, set up before, is visible to the handler that calls it. */
 static _Atomic(gt_sample_hook_fn) hook_fn;
+
+/* A wall-clock sample: WALLTIME where the thread is, running or blocked
+ * in a restartable call (a futex wait, a read). */
+static void sample__wall(struct gt_thread *t, void *uc, uint64_t weight)
+{
+	struct gt_frame frames[SAMPLE_FRAMES];
+	struct gt_stitch st = { 0 };
+	struct gt_cct_node *node;
+	int n;
+
+	if (t->in_tool) {
+		t->wall_tool_samples++;
+		return;
+	}
+	n = gt_unwind__ips(uc, frames, SAMPLE_FRAMES);
+	if (n > 0 && gt_modmap__class(frames[0].ip) == GT_MOD_TOOL) {
+		t->wall_tool_samples++;
+		return;
+	}
+	gt_sample__stitch(t, &st);
+	node = gt_unwind__frames_context(t, frames, n, 1, &st, 1);
+	if (!node || gt_cct__add(&t->cct, node, GT_M_WALLTIME, weight, 1)) {
+		t->dropped_samples++;
+		return;
+	}
+	t->wall_samples++;
+}
 
 static void sample__handler(int sig, siginfo_t *si, void *uc)
 {
@@ -34,14 +63,17 @@ static void sample__handler(int sig, siginfo_t *si, void *uc)
 	uint64_t weight;
 	int n;
 
-	(void)sig;
 	if (!t)
 		goto out;
 	atomic_store_explicit(&t->in_handler, 1, memory_order_seq_cst);
 	if (!atomic_load_explicit(&active, memory_order_seq_cst))
 		goto out_done;
-	/* Expirations the kernel merged into this one are CPU time too. */
+	/* Expirations the kernel merged into this one are time too. */
 	weight = period_ns * (1 + (uint64_t)(si->si_overrun > 0 ? si->si_overrun : 0));
+	if (sig == wall_signo) {
+		sample__wall(t, uc, weight);
+		goto out_done;
+	}
 	if (t->in_tool) {
 		t->tool_samples++;
 		goto out_done;
@@ -70,33 +102,72 @@ out:
 	errno = saved_errno;
 }
 
-int gt_sample__init(unsigned hz)
+/* A real-time signal the application is unlikely to use, from @from on,
+ * with the handler installed; 0 if none is free. If the application has a
+ * handler on one, it is left alone. */
+static int sample__take_signal(int from, const char *what)
 {
 	struct sigaction sa, old;
+	int s;
 
-	if (!hz)
-		return 0;
-	period_ns = 1000000000ull / hz;
-	/* A real-time signal the application is unlikely to use; if it has a
-	 * handler there, leave it alone. */
-	for (signo = SIGRTMIN + 4; signo <= SIGRTMAX - 4; signo++) {
-		if (sigaction(signo, NULL, &old) == 0 && old.sa_handler == SIG_DFL)
+	for (s = from; s <= SIGRTMAX - 4; s++) {
+		if (sigaction(s, NULL, &old) == 0 && old.sa_handler == SIG_DFL)
 			break;
 	}
-	if (signo > SIGRTMAX - 4) {
-		gt_warn("sample", "no free real-time signal; CPU sampling is off");
-		return -EBUSY;
+	if (s > SIGRTMAX - 4) {
+		gt_warn("sample", "no free real-time signal; %s sampling is off", what);
+		return 0;
 	}
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = sample__handler;
 	sa.sa_flags = SA_SIGINFO | SA_RESTART;
 	sigfillset(&sa.sa_mask);
-	if (sigaction(signo, &sa, NULL)) {
-		gt_warn("sample", "sigaction failed (%s); CPU sampling is off", strerror(errno));
-		return -errno;
+	if (sigaction(s, &sa, NULL)) {
+		gt_warn("sample", "sigaction failed (%s); %s sampling is off", strerror(errno), what);
+		return 0;
 	}
+	return s;
+}
+
+int gt_sample__init(unsigned hz, const char *what)
+{
+	int cpu = 1, wall = 0;
+
+	if (!hz)
+		return 0;
+	if (what && *what) {
+		cpu = strstr(what, "cpu") != NULL;
+		wall = strstr(what, "wall") != NULL;
+		if ((!cpu && !wall) || strspn(what, "cpuwal, ") != strlen(what)) {
+			gt_warn("sample", "GPUTOOL_SAMPLE=%s: expected cpu, wall or cpu,wall; sampling CPU time", what);
+			cpu = 1;
+			wall = 0;
+		}
+	}
+	/* A wall-clock signal would cut sleeps, polls and waits short (they
+	 * are not restarted after a handler): it needs the wrappers of
+	 * core/wall.c in front of libc's, which only a preload gives. */
+	if (wall && !gt_wall__interposed()) {
+		gt_warn("sample", "wall-clock sampling needs the library preloaded (gputool run, or "
+				  "LD_PRELOAD=libgputool.so with GPUTOOL_PRELOAD=1); sampling %s",
+			cpu ? "CPU time only" : "nothing");
+		wall = 0;
+	}
+	period_ns = 1000000000ull / hz;
+	if (cpu)
+		signo = sample__take_signal(SIGRTMIN + 4, "CPU");
+	if (wall)
+		wall_signo = sample__take_signal((signo ? signo : SIGRTMIN + 3) + 1, "wall-clock");
+	if (!signo && !wall_signo)
+		return -EBUSY;
+	gt_wall__set_signal(wall_signo);
 	atomic_store_explicit(&active, 1, memory_order_release);
 	return 0;
+}
+
+unsigned gt_sample__kinds(void)
+{
+	return (signo ? GT_SAMPLE_CPU : 0) | (wall_signo ? GT_SAMPLE_WALL : 0);
 }
 
 void gt_sample__set_stitch(gt_sample_stitch_fn fn)
@@ -117,37 +188,47 @@ void gt_sample__stitch(struct gt_thread *t, struct gt_stitch *st)
 		stitch_fn(t, st);
 }
 
-void gt_sample__thread_start(struct gt_thread *t)
+/* A timer on clock that signals sig to t every period: 0, or -1. */
+static int sample__timer(struct gt_thread *t, clockid_t clock, int sig, timer_t *out)
 {
 	struct sigevent sev;
 	struct itimerspec its;
 
-	if (t->has_timer || !atomic_load_explicit(&active, memory_order_acquire))
-		return;
 	memset(&sev, 0, sizeof(sev));
 	sev.sigev_notify = SIGEV_THREAD_ID;
-	sev.sigev_signo = signo;
+	sev.sigev_signo = sig;
 	sev._sigev_un._tid = t->tid;
-	if (timer_create(CLOCK_THREAD_CPUTIME_ID, &sev, &t->timer)) {
+	if (timer_create(clock, &sev, out)) {
 		gt_debug("sample", "timer_create failed for thread %u: %s", t->index, strerror(errno));
-		return;
+		return -1;
 	}
 	its.it_interval.tv_sec = (time_t)(period_ns / 1000000000ull);
 	its.it_interval.tv_nsec = (long)(period_ns % 1000000000ull);
 	its.it_value = its.it_interval;
-	if (timer_settime(t->timer, 0, &its, NULL)) {
-		timer_delete(t->timer);
-		return;
+	if (timer_settime(*out, 0, &its, NULL)) {
+		timer_delete(*out);
+		return -1;
 	}
-	t->has_timer = 1;
+	return 0;
+}
+
+void gt_sample__thread_start(struct gt_thread *t)
+{
+	if (!atomic_load_explicit(&active, memory_order_acquire))
+		return;
+	if (signo && !t->has_timer)
+		t->has_timer = !sample__timer(t, CLOCK_THREAD_CPUTIME_ID, signo, &t->timer);
+	if (wall_signo && !t->has_wall_timer)
+		t->has_wall_timer = !sample__timer(t, CLOCK_MONOTONIC, wall_signo, &t->wall_timer);
 }
 
 void gt_sample__thread_stop(struct gt_thread *t)
 {
-	if (!t->has_timer)
-		return;
-	timer_delete(t->timer);
-	t->has_timer = 0;
+	if (t->has_timer)
+		timer_delete(t->timer);
+	if (t->has_wall_timer)
+		timer_delete(t->wall_timer);
+	t->has_timer = t->has_wall_timer = 0;
 }
 
 void gt_sample__fini(void)
@@ -162,13 +243,13 @@ void gt_sample__fini(void)
 		if (!t)
 			continue;
 		/* timer_delete works from any thread of the process. */
-		if (t->has_timer)
-			timer_delete(t->timer);
-		t->has_timer = 0;
+		gt_sample__thread_stop(t);
 		/* A handler that read `active` before the exchange may still run. */
 		for (int spins = 0; atomic_load_explicit(&t->in_handler, memory_order_seq_cst) &&
 				    spins < 100000;
 		     spins++)
 			sched_yield();
 	}
+	/* No timer is left to interrupt a wait: the wrappers pass calls on. */
+	gt_wall__set_signal(0);
 }

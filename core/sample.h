@@ -14,12 +14,23 @@ struct gt_thread;
  * The handler unwinds, finds the context (stitched by the hook the OpenMP
  * layer installs) and adds CPUTIME there. It allocates only from the
  * thread's preallocated arena, takes no lock and logs nothing.
+ *
+ * Wall-clock sampling (GPUTOOL_SAMPLE=wall or cpu,wall): a second timer per
+ * thread, on the monotonic clock, with a signal of its own; its handler adds
+ * WALLTIME. Waits a signal would cut short are measured whole instead
+ * (core/wall.c), which needs the library preloaded.
  */
 
 /* Fills st for a sample on t. Must be async-signal-safe. */
 typedef void (*gt_sample_stitch_fn)(struct gt_thread *t, struct gt_stitch *st);
 
-int gt_sample__init(unsigned hz);
+enum { GT_SAMPLE_CPU = 1, GT_SAMPLE_WALL = 2 };
+
+/* hz: samples per second of each clock; what: GPUTOOL_SAMPLE ("cpu",
+ * "wall", "cpu,wall"; NULL: cpu). 0, or -EBUSY when nothing samples. */
+int gt_sample__init(unsigned hz, const char *what);
+/* What is sampled: GT_SAMPLE_* bits. */
+unsigned gt_sample__kinds(void);
 void gt_sample__set_stitch(gt_sample_stitch_fn fn);
 /*
  * Called by the handler after it charged a sample's CPU time (@weight ns)

@@ -66,6 +66,11 @@ struct gt_thread {
 	uint64_t dropped_samples;
 	timer_t timer;
 	int has_timer;
+	/* Wall-clock sampling (GPUTOOL_SAMPLE=wall): its timer, its samples
+	 * (those in the tool's own code are counted, not charged). */
+	timer_t wall_timer;
+	int has_wall_timer;
+	uint64_t wall_samples, wall_tool_samples;
 
 	struct gt_unwind_memo *memo;
 	struct gt_import_map *imports;

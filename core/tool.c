@@ -88,8 +88,9 @@ static void tool__atfork_child(void)
 		if (!t)
 			continue;
 		gt_cct__walk(t->cct.root, tool__zero_visit, NULL);
-		t->has_timer = 0;
+		t->has_timer = t->has_wall_timer = 0;
 		t->samples = t->tool_samples = t->dropped_samples = 0;
+		t->wall_samples = t->wall_tool_samples = 0;
 		if (t != self)
 			atomic_store_explicit(&t->exited, 1, memory_order_relaxed);
 	}
@@ -125,7 +126,7 @@ static void tool__start_once(void)
 	gt_tracer__init();
 	if (gt_modmap__init() || gt_unwind__init())
 		gt_warn("unwind", "unwinder setup incomplete; contexts may be shallow");
-	if (gt_sample__init((unsigned)gt_config.sample_hz))
+	if (gt_sample__init((unsigned)gt_config.sample_hz, gt_config.sample))
 		gt_config.sample_hz = 0;
 	if (gt_config.on_signal)
 		gt_endsig__init();
@@ -254,7 +255,8 @@ void gt_tool__unmeasured_ops(uint64_t n)
 static void tool__meta(struct gt_profile *p, const struct gt_output *o, uint64_t end_ns)
 {
 	char buf[4096];
-	uint64_t tool_samples = 0, dropped = 0, samples = 0;
+	uint64_t tool_samples = 0, dropped = 0, samples = 0, wall = 0, wall_tool = 0;
+	unsigned kinds = gt_sample__kinds();
 	struct gt_unwind_stats us, sum = { 0 };
 	uint32_t n = gt_thread__count();
 	FILE *f;
@@ -297,6 +299,8 @@ static void tool__meta(struct gt_profile *p, const struct gt_output *o, uint64_t
 		if (t) {
 			tool_samples += t->tool_samples;
 			samples += t->samples;
+			wall += t->wall_samples;
+			wall_tool += t->wall_tool_samples;
 			dropped += t->dropped_samples;
 			gt_unwind__stats(t, &us);
 			sum.memo_hits += us.memo_hits;
@@ -306,6 +310,17 @@ static void tool__meta(struct gt_profile *p, const struct gt_output *o, uint64_t
 	}
 	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)tool_samples);
 	gt_profile__set_meta(p, "tool_samples", buf);
+	if (gt_config.sample_hz)
+		gt_profile__set_meta(p, "sample", kinds == (GT_SAMPLE_CPU | GT_SAMPLE_WALL) ? "cpu,wall"
+						  : kinds == GT_SAMPLE_WALL		  ? "wall"
+						  : kinds == GT_SAMPLE_CPU		  ? "cpu"
+											  : "none");
+	if (kinds & GT_SAMPLE_WALL) {
+		snprintf(buf, sizeof(buf), "%llu", (unsigned long long)wall);
+		gt_profile__set_meta(p, "wall_samples", buf);
+		snprintf(buf, sizeof(buf), "%llu", (unsigned long long)wall_tool);
+		gt_profile__set_meta(p, "wall_tool_samples", buf);
+	}
 	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)dropped);
 	gt_profile__set_meta(p, "dropped_samples", buf);
 	snprintf(buf, sizeof(buf), "%llu hits, %llu misses, %llu full unwinds",

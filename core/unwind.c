@@ -99,7 +99,15 @@ int gt_unwind__init(void)
 	entry_point = (uintptr_t)getauxval(AT_ENTRY);
 	if (!gcc_backtrace)
 		gcc_unwinder__init();
-	return unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD) ? -1 : 0;
+	/* No register-state cache. unw_backtrace in a signal handler keeps
+	 * its own per-thread cache of frames; only an address new to the
+	 * thread takes the full step, which with a shared cache (the global
+	 * cache is what PER_THREAD gives where libunwind is built without
+	 * thread-local storage, as Debian's is) would hold that cache's lock
+	 * while dl_iterate_phdr waits for the loader's: a thread sampled
+	 * inside dlclose, which holds the loader's lock, then waits for the
+	 * cache's, and both hang (seen with wall-clock samples under mpirun). */
+	return unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_NONE) ? -1 : 0;
 }
 
 struct gcc_walk {

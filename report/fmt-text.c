@@ -218,14 +218,18 @@ static void sampling(struct out *o)
 {
 	const struct gt_run *r = o->a->run;
 	uint32_t m = gt_profile__find_metric(&r->t, "SAMPLES");
-	uint64_t samples = 0, tool = 0, dropped = 0;
-	const char *hz = NULL;
+	uint64_t samples = 0, tool = 0, dropped = 0, wall = 0, wall_tool = 0;
+	const char *hz = NULL, *what = NULL;
 
 	for (uint32_t k = 0; k < o->a->n_proc_order; k++) {
 		const struct gt_proc *p = &r->procs[o->a->proc_order[k]];
 
 		if (!hz)
 			hz = gt_proc__meta(p, "sample_hz");
+		if (!what)
+			what = gt_proc__meta(p, "sample");
+		wall += gt_proc__meta_u64(p, "wall_samples");
+		wall_tool += gt_proc__meta_u64(p, "wall_tool_samples");
 		if (m != GT_NONE)
 			samples += gt_proc__total(p, m);
 		tool += gt_proc__meta_u64(p, "tool_samples");
@@ -241,6 +245,14 @@ static void sampling(struct out *o)
 		pct(share, sizeof(share), (double)tool, (double)(samples + tool));
 		fprintf(o->f, "  %-12s %s Hz per thread, %" PRIu64 " samples, %s of them in gputool itself\n",
 			"sampling", hz, samples + tool, share);
+	}
+	if (hz && what && strstr(what, "wall")) {
+		char share[16];
+
+		pct(share, sizeof(share), (double)wall_tool, (double)(wall + wall_tool));
+		fprintf(o->f, "  %-12s %s Hz per thread, %" PRIu64 " samples (%s in gputool), and waits measured "
+			      "whole: WALLTIME\n",
+			"wall clock", hz, wall + wall_tool, share);
 	}
 	if (dropped)
 		fprintf(o->f, "  %-12s %" PRIu64 " samples (not in the profile%s)\n", "dropped", dropped,
@@ -536,7 +548,8 @@ static uint64_t sample_period_ns(const struct gt_analysis *a)
 	const struct gt_run *r = a->run;
 	uint64_t hz = 0;
 
-	if (a->metric >= r->t.n_metrics || r->t.metrics[a->metric].cls != GT_MC_CPU)
+	if (a->metric >= r->t.n_metrics ||
+	    (r->t.metrics[a->metric].cls != GT_MC_CPU && r->t.metrics[a->metric].cls != GT_MC_WALL))
 		return 0;
 	for (uint32_t k = 0; k < a->n_proc_order; k++) {
 		uint64_t h = gt_proc__meta_u64(&r->procs[a->proc_order[k]], "sample_hz");

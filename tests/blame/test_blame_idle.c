@@ -152,7 +152,7 @@ int main(void)
 
 	CHECK(gt_modmap__init() == 0);
 	gt_unwind__init();
-	CHECK(gt_sample__init(HZ) == 0);
+	CHECK(gt_sample__init(HZ, NULL) == 0);
 	t = gt_thread__self(GT_THREAD_INITIAL);
 	CHECK(t);
 	gt_sample__thread_start(t);

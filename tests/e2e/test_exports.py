@@ -11,7 +11,11 @@ from gtrun import check, main  # noqa: E402
 LIB = os.path.join(os.path.abspath(sys.argv[1]), "libgputool.so")
 ENTRY_POINTS = {"ompt_start_tool", "acc_register_library", "InitializeInjection", "clGetLayerInfo", "clInitLayer",
                 # a preloaded library writes its output before an exec (core/exec.c)
-                "execve", "execv", "execvp", "execvpe", "execl", "execlp", "execle", "fexecve"}
+                "execve", "execv", "execvp", "execvpe", "execl", "execlp", "execle", "fexecve",
+                # preloaded, with wall-clock sampling: waits measured whole (core/wall.c)
+                "nanosleep", "clock_nanosleep", "usleep", "sleep", "poll", "ppoll", "select", "pselect",
+                "epoll_wait", "epoll_pwait", "pause", "sigsuspend", "sigtimedwait", "sigwaitinfo",
+                "semop", "semtimedop", "msgrcv"}
 
 
 def test_exports():
