@@ -185,7 +185,11 @@ static int join_list(const char *name, const char *lib, int first)
 		return -1;
 	rc = setenv(name, v, 1);
 	free(v);
-	if (first)
+	if (list_has(old, ":", LIB_NAME))
+		note("%s names %s without a directory, which the runtime looks for on the library path only; "
+		     "gputool adds %s",
+		     name, LIB_NAME, lib);
+	else if (first)
 		note("%s already names %s; gputool goes first (the runtime starts the first tool that accepts, so "
 		     "that one runs only when gputool is off)",
 		     name, old);
@@ -199,6 +203,12 @@ static int set_single(const char *name, const char *lib, const char *what)
 
 	if (!old || !*old)
 		return setenv(name, lib, 1);
+	if (!strcmp(old, LIB_NAME)) {
+		note("%s names %s without a directory, which the runtime looks for on the library path only; "
+		     "gputool sets %s",
+		     name, LIB_NAME, lib);
+		return setenv(name, lib, 1);
+	}
 	if (!same_file(old, lib))
 		note("%s is set to %s; leaving it, so %s is not measured (unset it to let gputool measure)", name, old,
 		     what);

@@ -160,6 +160,12 @@ def main():
     check(env["OMP_TOOL_LIBRARIES"] == LIB and env["CUDA_INJECTION64_PATH"] == LIB, "no duplicates")
     env, _ = env_of(["--backends", "omp"], tmp)
     check(env.get("OMP_TOOL_LIBRARIES") == LIB and not any(env.get(v) for v in TOOL_VARS[1:]), "--backends omp")
+    # The library by its bare name (found on the library path only, so a
+    # runtime would not find it): the full path goes in, and a note says why.
+    env, err = env_of([], tmp, OMP_TOOL_LIBRARIES="libgputool.so", ACC_PROFLIB="libgputool.so")
+    check(env["OMP_TOOL_LIBRARIES"] == LIB + ":libgputool.so" and env["ACC_PROFLIB"] == LIB,
+          "bare names: OMP_TOOL_LIBRARIES=%r ACC_PROFLIB=%r" % (env["OMP_TOOL_LIBRARIES"], env["ACC_PROFLIB"]))
+    check(err.count("names libgputool.so without a directory") == 2, "bare names: notes %r" % err)
     # Notes come from rank 0 only.
     _, err = env_of([], tmp, OMPI_COMM_WORLD_RANK="1", CUDA_INJECTION64_PATH="/x/inj.so")
     check(not err, "rank 1 should stay quiet: %r" % err)
