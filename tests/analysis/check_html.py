@@ -4,7 +4,7 @@
 with no script error, and shows the run's total; a page beside it opens the
 report in a frame and clicks through it (open, open below, close).
 
-Usage: check_html.py GPUTOOL
+Usage: check_html.py GPUTOOL [--run DIR]   (DIR: a run of its own to click through)
 
 The page's script marks #gt-status with data-status="ok" after it has
 drawn the tab named in the URL's fragment, or "error" with the message
@@ -91,6 +91,7 @@ document.getElementById("f").addEventListener("load", function () {
   try {
     var doc = document.getElementById("f").contentDocument, n0, after;
     if (doc.getElementById("gt-status").dataset.status !== "ok") throw new Error("the page did not render");
+    if (!SPECIFIC) { everyTab(doc); done("ok", "clicked"); return; }
     n0 = rows(doc).length;
     click(find(doc, "outer_fn"), "outer_fn");
     click(find(doc, "middle_fn"), "middle_fn");
@@ -116,7 +117,13 @@ document.getElementById("f").addEventListener("load", function () {
     cv = doc.querySelector("#flame canvas");
     at(doc, cv, 3, cv.getBoundingClientRect().height - 9);
     if (cv.dataset.focus.indexOf("main") !== 0) throw new Error("flame: the bottom bar zoomed out to " + cv.dataset.focus);
-    // Every tab on every metric, switched with the page's own selector.
+    everyTab(doc);
+    done("ok", "clicked");
+  } catch (e) { done("error", String(e.message || e)); }
+});
+// Every tab on every metric, switched with the page's own selector: no
+// script error, and each metric's total as EXPECT says.
+function everyTab(doc) {
     var sel = doc.getElementById("metric"), seen = [];
     Array.prototype.slice.call(sel.options).forEach(function (o) {
       sel.value = o.value;
@@ -128,18 +135,17 @@ document.getElementById("f").addEventListener("load", function () {
       seen.push(o.value + "=" + doc.getElementById("gt-status").dataset.total);
     });
     if (seen.join(" ") !== EXPECT) throw new Error("metrics and totals: " + seen.join(" "));
-    done("ok", "clicked");
-  } catch (e) { done("error", String(e.message || e)); }
-});
+}
 </script></body></html>
 """
 
 
-def clicks(chrome, tmp, page):
-    """The CLICKS page beside the report, in Chromium: its result."""
+def clicks(chrome, tmp, page, expect=EXPECT, specific=True):
+    """The CLICKS page beside the report, in Chromium: its result. Not
+    specific (another run than make_run's): only every tab on every metric."""
     wrapper = os.path.join(os.path.dirname(page), "clicks.html")
     with open(wrapper, "w") as f:
-        f.write(CLICKS.replace("EXPECT", json.dumps(EXPECT)))
+        f.write(CLICKS.replace("EXPECT", json.dumps(expect)).replace("SPECIFIC", "true" if specific else "false"))
     r = subprocess.run([chrome, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
                         "--disable-component-update", "--no-first-run", "--disable-dev-shm-usage",
                         "--allow-file-access-from-files", "--user-data-dir=" + os.path.join(tmp, "p-clicks"),
@@ -150,11 +156,39 @@ def clicks(chrome, tmp, page):
     return (m.group(1), m.group(2)) if m else ("none", "no result (exit %d)" % r.returncode), console
 
 
+def expected(d):
+    """The page's metric selector with each metric's total, from the JSON."""
+    doc = json.loads(subprocess.run([GPUTOOL, "report", d, "--format", "json"], capture_output=True,
+                                    text=True, check=True).stdout)
+    seen = ["%s=%d" % (m["name"], m["total"]) for m in doc["metrics"]]
+    if doc["importance"]["G_P"] > 0:
+        seen.append("GPUOP=%d" % doc["importance"]["G_P"])
+    return " ".join(seen)
+
+
+def check_run(chrome, d):
+    """--run DIR: the page of a run made elsewhere (a real MPI job), every
+    tab on every metric."""
+    tmp = tempfile.mkdtemp(prefix="gt-html-")
+    page = os.path.join(tmp, "report.html")
+    subprocess.run([GPUTOOL, "report", d, "--format", "html", "-o", page], check=True)
+    want = expected(d)
+    (status, text), console = clicks(chrome, tmp, page, want, specific=False)
+    if status != "ok" or console:
+        print("FAIL every tab on every metric of %s: %s %s %s" % (d, status, text, console[:3]))
+        sys.exit(1)
+    shutil.rmtree(tmp)
+    print("check_html: every tab on every metric of %s: ok (%s)" % (d, want))
+
+
 def main():
     chrome = browser()
     if not chrome:
         print("no Chromium: skipped (scripts/install-deps.sh installs it)")
         sys.exit(77)
+    if len(sys.argv) > 3 and sys.argv[2] == "--run":
+        check_run(chrome, sys.argv[3])
+        return
     tmp = tempfile.mkdtemp(prefix="gt-html-")
     d = os.path.join(tmp, "run")
     os.mkdir(d)

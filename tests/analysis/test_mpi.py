@@ -97,7 +97,8 @@ def work_node(doc):
 def main():
     tmp = tempfile.mkdtemp(prefix="gt-mpi-")
     out = os.path.join(tmp, "run")
-    p = mpirun(RANKS, [GPUTOOL, "run", "-o", out, "--sample-hz", str(HZ), "--", APP, UNIT], SAMPLE_TIMES="1")
+    p = mpirun(RANKS, [GPUTOOL, "run", "-o", out, "--sample-hz", str(HZ), "--sample", "cpu,wall", "--", APP, UNIT],
+               SAMPLE_TIMES="1")
     if not check(p.returncode == 0 and "imbalance: 4 ranks" in p.stdout, "the run failed (%d): %s" %
                  (p.returncode, p.stderr[-3000:])):
         sys.exit(1)
@@ -179,6 +180,22 @@ def main():
     m = mpirun(2, [GPUTOOL, "report", out, "--format", "json"])
     check(m.returncode == 0 and json.loads(m.stdout or "null") == doc, "mpirun -np 2 gputool report differs: %s" %
           m.stderr[-2000:])
+
+    # Wall-clock time: the ranks' waits at the end (a sleeping barrier),
+    # longest on rank 0, which has the least work, shortest on the last.
+    byid = {n["id"]: n for n in doc["nodes"]}
+    waits = [n for n in doc["nodes"] if n["name"] == "wait_for_all" and "WALLTIME" in n["metrics"] and
+             byid.get(n["parent"], {}).get("name") != "wait_for_all"]  # its lines, inlined into main
+    if check(waits, "no WALLTIME at wait_for_all"):
+        per = [sum(n["metrics"]["WALLTIME"]["per_process"][k] for n in waits) for k in range(RANKS)]
+        print("wait_for_all wall-clock time per rank (ms): %s" % [round(v / 1e6, 1) for v in per])
+        check(per[0] > per[-1] and all(per), "WALLTIME of the waits per rank %s" % per)
+
+    # The page of this run: every tab on every metric in Chromium.
+    h = subprocess.run([sys.executable, os.path.join(os.path.dirname(os.path.abspath(__file__)), "check_html.py"),
+                        GPUTOOL, "--run", out], capture_output=True, text=True, timeout=600)
+    check(h.returncode in (0, 77), "the HTML page of the MPI run: %s" % (h.stdout + h.stderr)[-1500:])
+    print(h.stdout.strip())
 
     # Without -o, every rank picks the same directory (the job's id). Each
     # rank writes it to a file of its own: mpirun may splice the ranks'
