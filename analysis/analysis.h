@@ -7,6 +7,9 @@
 
 /* The exit status of a command line gputool cannot take. */
 #define GT_EXIT_USAGE 2
+/* What a subcommand's parser returns for --help: the caller prints the
+ * subcommand's help and exits 0 (not an exit status). */
+#define GT_HELP_ASKED 256
 
 /* Says why on stderr, and which help to read (topic: "run", "report", or
  * NULL for the command's); returns GT_EXIT_USAGE. */

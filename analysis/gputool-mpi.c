@@ -93,6 +93,11 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	rc = gt_report__main(argc - 1, argv + 1, &team);
+	if (rc == GT_HELP_ASKED) {
+		if (team.rank == 0)
+			fprintf(stderr, "gputool-mpi: `gputool help report` shows the report's options\n");
+		rc = 0;
+	}
 	MPI_Finalize();
 	return rc;
 }

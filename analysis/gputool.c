@@ -96,9 +96,17 @@ static void usage(FILE *f)
 	fprintf(f, "\n%s\n%s", run_help, report_help);
 }
 
+/* A subcommand's status, or its help when it was asked for. */
+static int or_help(int rc, char **argv)
+{
+	char *topic[] = { argv[0], argv[0], NULL };
+
+	return rc == GT_HELP_ASKED ? cmd_help(2, topic) : rc;
+}
+
 static int cmd_run(int argc, char **argv)
 {
-	return gt_launch__main(argc, argv);
+	return or_help(gt_launch__main(argc, argv), argv);
 }
 
 /* Under a launcher with several ranks, gputool-mpi (next to this binary)
@@ -130,7 +138,7 @@ static int cmd_report(int argc, char **argv)
 			return 0;
 		fprintf(stderr, "gputool: gputool-mpi is not installed next to gputool; rank 0 merges alone\n");
 	}
-	return gt_report__main(argc, argv, &solo);
+	return or_help(gt_report__main(argc, argv, &solo), argv);
 }
 
 static int cmd_help(int argc, char **argv)
@@ -164,14 +172,6 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))
 		return cmd_help(1, argv + 1);
-	/* `gputool run --help`, `gputool report -h`: the command's help (for
-	 * run, only right after it: what follows `--` is the program's). */
-	if (argc > 2 && (!strcmp(argv[2], "--help") || !strcmp(argv[2], "-h")) &&
-	    (!strcmp(argv[1], "run") || !strcmp(argv[1], "report"))) {
-		char *topic[] = { argv[0], argv[1], NULL };
-
-		return cmd_help(2, topic);
-	}
 	for (size_t i = 0; i < N_COMMANDS; i++)
 		if (!strcmp(argv[1], commands[i].name))
 			return commands[i].run(argc - 1, argv + 1);

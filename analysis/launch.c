@@ -39,6 +39,7 @@
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <getopt.h>
 #include <limits.h>
 #include <link.h>
 #include <stdarg.h>
@@ -657,64 +658,67 @@ static int claim_dir(const char *dir, int force)
 	return claim_dir(dir, 0);
 }
 
+enum { OPT_TRACE = 256, OPT_FORCE, OPT_PCS, OPT_HZ, OPT_SAMPLE, OPT_BACKENDS };
+
+static const struct option run_options[] = {
+	{ "output", required_argument, NULL, 'o' },	{ "trace", no_argument, NULL, OPT_TRACE },
+	{ "force", no_argument, NULL, OPT_FORCE },	{ "pc-sampling", optional_argument, NULL, OPT_PCS },
+	{ "sample-hz", required_argument, NULL, OPT_HZ }, { "sample", required_argument, NULL, OPT_SAMPLE },
+	{ "backends", required_argument, NULL, OPT_BACKENDS }, { "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
 int gt_launch__main(int argc, char **argv)
 {
 	const char *out = NULL, *hz = NULL, *pcs = NULL, *what = NULL;
-	int trace = 0, force = 0, which = B_ALL, i;
+	int trace = 0, force = 0, which = B_ALL, i, c;
 	char lib[PATH_MAX], dir[PATH_MAX + 300];
 
 	quiet = gt_output__rank() != 0;
-	for (i = 1; i < argc; i++) {
-		const char *a = argv[i];
+	optind = 0; /* glibc: start over */
+	opterr = 0;
+	/* '+': options end at the program, whose own options follow it. */
+	while ((c = getopt_long(argc, argv, "+:o:h", run_options, NULL)) != -1) {
+		const char *v = optarg;
+		char *end;
+		unsigned long n;
 
-		if (!strcmp(a, "--")) {
-			i++;
-			break;
-		}
-		if (a[0] != '-')
-			break;
-		if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
-			if (++i >= argc)
-				return gt_usage_error("run", "%s needs a directory", a);
-			out = argv[i];
-		} else if (!strncmp(a, "--output=", 9)) {
-			out = a + 9;
-		} else if (!strcmp(a, "--trace")) {
-			trace = 1;
-		} else if (!strcmp(a, "--force")) {
-			force = 1;
-		} else if (!strcmp(a, "--pc-sampling") || !strncmp(a, "--pc-sampling=", 14)) {
-			char *end;
-			unsigned long n;
-
-			pcs = a[13] == '=' ? a + 14 : "1";
+		switch (c) {
+		case 'o': out = v; break;
+		case OPT_TRACE: trace = 1; break;
+		case OPT_FORCE: force = 1; break;
+		case OPT_PCS:
+			pcs = v ? v : "1";
 			errno = 0;
 			n = strtoul(pcs, &end, 10);
 			if (*pcs < '0' || *pcs > '9' || *end || errno || (n != 1 && (n < 5 || n > 31)))
 				return gt_usage_error("run", "--pc-sampling takes a period from 5 to 31 (a sample every "
 						      "2^N cycles), or nothing for CUPTI's default");
-		} else if (!strcmp(a, "--sample-hz") || !strncmp(a, "--sample-hz=", 12)) {
-			char *end;
-			unsigned long n;
-
-			hz = a[11] == '=' ? a + 12 : (++i < argc ? argv[i] : NULL);
+			break;
+		case OPT_HZ:
+			hz = v;
 			errno = 0;
-			if (!hz || (n = strtoul(hz, &end, 10), *hz < '0' || *hz > '9' || *end || errno || n > 10000))
+			if ((n = strtoul(hz, &end, 10), *hz < '0' || *hz > '9' || *end || errno || n > 10000))
 				return gt_usage_error("run", "--sample-hz takes a whole number from 0 to 10000");
-		} else if (!strcmp(a, "--sample") || !strncmp(a, "--sample=", 9)) {
-			what = a[8] == '=' ? a + 9 : (++i < argc ? argv[i] : NULL);
-			if (!what || (strcmp(what, "cpu") && strcmp(what, "wall") && strcmp(what, "cpu,wall") &&
-				      strcmp(what, "wall,cpu")))
+			break;
+		case OPT_SAMPLE:
+			what = v;
+			if (strcmp(what, "cpu") && strcmp(what, "wall") && strcmp(what, "cpu,wall") && strcmp(what, "wall,cpu"))
 				return gt_usage_error("run", "--sample takes cpu, wall or cpu,wall");
-		} else if (!strcmp(a, "--backends") || !strncmp(a, "--backends=", 11)) {
-			const char *v = a[10] == '=' ? a + 11 : (++i < argc ? argv[i] : NULL);
-
-			if (!v || parse_backends(v, &which))
+			break;
+		case OPT_BACKENDS:
+			if (parse_backends(v, &which))
 				return gt_usage_error("run", "--backends takes a list of omp, acc, cuda and opencl, e.g. omp,cuda");
-		} else {
-			return gt_usage_error("run", "unknown option '%s' for run", a);
+			break;
+		case 'h': return GT_HELP_ASKED;
+		case ':':
+			if (optopt == 'o')
+				return gt_usage_error("run", "%s needs a directory", argv[optind - 1]);
+			return gt_usage_error("run", "%s needs a value", argv[optind - 1]);
+		default: return gt_usage_error("run", "unknown option '%s' for run", argv[optind - 1]);
 		}
 	}
+	i = optind;
 	if (i >= argc)
 		return gt_usage_error("run", "run needs a program: gputool run [OPTIONS] -- PROGRAM [ARGS...]");
 	if (find_library(lib, sizeof(lib)))

@@ -11,6 +11,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <getopt.h>
 #include <malloc.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -47,30 +48,6 @@ struct report_opts {
 	int force; /* merge profiles that look like more than one run */
 };
 
-/* The value of option name at argv[*i] ("--name V" or "--name=V"); NULL
- * and *bad set when the value is missing. */
-static const char *option_value(int argc, char **argv, int *i, const char *name, int *matched, int *bad)
-{
-	size_t len = strlen(name);
-	const char *a = argv[*i];
-
-	*matched = 0;
-	if (strncmp(a, name, len))
-		return NULL;
-	if (a[len] == '=') {
-		*matched = 1;
-		return a + len + 1;
-	}
-	if (a[len])
-		return NULL;
-	*matched = 1;
-	if (*i + 1 >= argc) {
-		*bad = 1;
-		return NULL;
-	}
-	return argv[++*i];
-}
-
 static int pick(const char *v, const char *const *names, int n)
 {
 	for (int k = 0; k < n; k++)
@@ -79,82 +56,91 @@ static int pick(const char *v, const char *const *names, int n)
 	return -1;
 }
 
+enum { OPT_FORMAT = 256, OPT_VIEW, OPT_METRIC, OPT_TOP, OPT_FORCE };
+
+static const struct option report_options[] = {
+	{ "format", required_argument, NULL, OPT_FORMAT }, { "view", required_argument, NULL, OPT_VIEW },
+	{ "metric", required_argument, NULL, OPT_METRIC }, { "top", required_argument, NULL, OPT_TOP },
+	{ "force", no_argument, NULL, OPT_FORCE },	   { "output", required_argument, NULL, 'o' },
+	{ "help", no_argument, NULL, 'h' },		   { NULL, 0, NULL, 0 },
+};
+
+/* The usage error of getopt_long's '?' or ':' for argv's option at optind. */
+static int option_error(int c, char **argv)
+{
+	const char *a = argv[optind - 1];
+
+	if (c == ':') {
+		if (optopt == 'o' || !strcmp(a, "-o"))
+			return gt_usage_error("report", "-o needs a file name");
+		switch (optopt) {
+		case OPT_FORMAT: return gt_usage_error("report", "--format needs a value: " FORMAT_LIST);
+		case OPT_VIEW: return gt_usage_error("report", "--view needs a value: top-down, bottom-up or flat");
+		case OPT_METRIC:
+			return gt_usage_error("report", "--metric needs a metric name, e.g. CPUTIME, GKER or GPUOP");
+		case OPT_TOP: return gt_usage_error("report", "--top needs a number");
+		default: return gt_usage_error("report", "%s needs a value", a);
+		}
+	}
+	if (optopt && optopt < 256 && a[0] == '-' && a[1] != '-')
+		return gt_usage_error("report", "unknown option '-%c' for report", optopt);
+	return gt_usage_error("report", "unknown option '%s' for report", a);
+}
+
+/* glibc's getopt_long: options and the PATH in any order, long options
+ * as --name V or --name=V (or an unambiguous prefix), -- ends options. */
 static int parse(int argc, char **argv, struct report_opts *o)
 {
-	int only_paths = 0;
+	int c, k;
 
 	memset(o, 0, sizeof(*o));
 	o->top = GT_REPORT_TOP;
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i], *v;
-		int matched, bad = 0, k;
+	optind = 0; /* glibc: start over (the command may parse twice) */
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":o:h", report_options, NULL)) != -1) {
+		const char *v = optarg;
 
-		if (!only_paths && !strcmp(a, "--")) {
-			only_paths = 1;
-			continue;
-		}
-		if (only_paths || a[0] != '-' || !a[1]) {
-			if (o->path)
-				return gt_usage_error("report", "report takes one PATH (got '%s' and '%s')", o->path, a);
-			o->path = a;
-			continue;
-		}
-		if ((v = option_value(argc, argv, &i, "--format", &matched, &bad)) || matched) {
-			if (bad)
-				return gt_usage_error("report", "--format needs a value: " FORMAT_LIST);
+		switch (c) {
+		case OPT_FORMAT:
 			if ((k = pick(v, format_names, FORMAT__COUNT)) < 0)
 				return gt_usage_error("report", "unknown format '%s' (" FORMAT_LIST ")", v);
 			o->format = (enum format)k;
-			continue;
-		}
-		if ((v = option_value(argc, argv, &i, "--view", &matched, &bad)) || matched) {
-			if (bad)
-				return gt_usage_error("report", "--view needs a value: top-down, bottom-up or flat");
+			break;
+		case OPT_VIEW:
 			if ((k = pick(v, view_names, 3)) < 0)
 				return gt_usage_error("report", "unknown view '%s' (top-down, bottom-up or flat)", v);
 			o->view = (enum gt_view)k;
-			continue;
-		}
-		if ((v = option_value(argc, argv, &i, "--metric", &matched, &bad)) || matched) {
-			if (bad || !*v)
+			break;
+		case OPT_METRIC:
+			if (!*v)
 				return gt_usage_error("report", "--metric needs a metric name, e.g. CPUTIME, GKER or GPUOP");
 			o->metric = v;
-			continue;
-		}
-		if ((v = option_value(argc, argv, &i, "--top", &matched, &bad)) || matched) {
+			break;
+		case OPT_TOP: {
 			char *end;
 			unsigned long n;
 
-			if (bad)
-				return gt_usage_error("report", "--top needs a number");
 			errno = 0;
 			n = strtoul(v, &end, 10);
 			if (*v < '0' || *v > '9' || *end || errno || n < 1 || n > MAX_TOP)
 				return gt_usage_error("report", "--top takes a whole number from 1 to %u, not '%s'", MAX_TOP, v);
 			o->top = (unsigned)n;
-			continue;
+			break;
 		}
-		if (!strcmp(a, "--force")) {
-			o->force = 1;
-			continue;
-		}
-		if (!strcmp(a, "-o") && i + 1 < argc) {
-			o->output = argv[++i];
-			continue;
-		}
-		if (!strncmp(a, "-o", 2) && a[2]) {
-			o->output = a + 2;
-			continue;
-		}
-		if ((v = option_value(argc, argv, &i, "--output", &matched, &bad)) || matched) {
-			if (bad)
-				return gt_usage_error("report", "--output needs a file name");
+		case OPT_FORCE: o->force = 1; break;
+		case 'o':
+			if (!*v)
+				return gt_usage_error("report", "-o needs a file name");
 			o->output = v;
-			continue;
+			break;
+		case 'h': return GT_HELP_ASKED;
+		default: return option_error(c, argv);
 		}
-		if (!strcmp(a, "-o"))
-			return gt_usage_error("report", "-o needs a file name");
-		return gt_usage_error("report", "unknown option '%s' for report", a);
+	}
+	for (; optind < argc; optind++) {
+		if (o->path)
+			return gt_usage_error("report", "report takes one PATH (got '%s' and '%s')", o->path, argv[optind]);
+		o->path = argv[optind];
 	}
 	if (!o->path)
 		return gt_usage_error("report", "report needs a PATH: a measurement directory or a .gtprof file");

@@ -119,6 +119,15 @@ with tempfile.TemporaryDirectory() as tmp:
     expect(["help", "env"], 0, out=["GPUTOOL_SAMPLE_HZ", "GPUTOOL_OUTPUT"])
     expect(["run", "--help"], 0, out=["usage: gputool run", "--sample-hz"])
     expect(["run", "-h"], 0, out=["usage: gputool run"])
+    # getopt_long: --help wherever options go, -oFILE, unambiguous prefixes;
+    # run's options end at the program (its own --help is the program's).
+    expect(["report", a, "--help"], 0, out=["report options", "--format F"])
+    expect(["report", "--form=json", "-o" + out, a], 0)
+    expect(["report", a, "--view", "sideways"], 2, err=["unknown view"])
+    expect(["run", "--sample", "gpu", "--", "true"], 2, err=["--sample takes cpu, wall or cpu,wall"])
+    expect(["run", "--sample-hz"], 2, err=["--sample-hz needs a value"])
+    expect(["run", "-o", os.path.join(tmp, "h"), "--sample-hz", "0", "--", "sh", "-c", "echo got $0", "--help"], 0,
+           out=["got --help"], no_out=["usage: gputool"])
     expect(["report", "--help"], 0, out=["report PATH"])
     expect(["--version"], 0, out=["gputool "])
 
