@@ -86,12 +86,16 @@ static int attribute_kernel(struct gt_cct *cct, struct gt_cct_node *node,
 		l->occupancy,
 	};
 
-	if (op->name) {
-		node = gt_cct__child(cct, node, GT_NODE_NAME, (uint64_t)(uintptr_t)op->name, 0);
-		if (!node)
-			return -ENOMEM;
-	}
 	return add_all(cct, node, m, v, sizeof(m) / sizeof(m[0]));
+}
+
+/* The node of op under its placeholder: the name, for a named kernel or
+ * copy (a peer copy's devices), else the placeholder itself. */
+static struct gt_cct_node *named(struct gt_cct *cct, struct gt_cct_node *node, const struct gt_device_op *op)
+{
+	if (node && op->name && (op->kind == GT_DEVOP_KERNEL || op->kind == GT_DEVOP_COPY))
+		node = gt_cct__child(cct, node, GT_NODE_NAME, (uint64_t)(uintptr_t)op->name, 0);
+	return node;
 }
 
 int gt_device_op__attribute(struct gt_cct *cct, struct gt_cct_node *placeholder,
@@ -102,11 +106,11 @@ int gt_device_op__attribute(struct gt_cct *cct, struct gt_cct_node *placeholder,
 
 	if (op->kind == GT_DEVOP_OTHER || op->kind > GT_DEVOP_SYNC)
 		return 0;
-	if (!is_gpu_placeholder(node)) {
+	if (!is_gpu_placeholder(node))
 		node = gt_cct__placeholder(cct, node, gt_device_op__placeholder(op));
-		if (!node)
-			return -ENOMEM;
-	}
+	node = named(cct, node, op);
+	if (!node)
+		return -ENOMEM;
 
 	switch (op->kind) {
 	case GT_DEVOP_KERNEL:
@@ -155,8 +159,7 @@ int gt_device_op__add(struct gt_cct *cct, struct gt_cct_node *placeholder,
 	if (op->kind != GT_DEVOP_OTHER && op->kind <= GT_DEVOP_SYNC) {
 		if (!is_gpu_placeholder(node))
 			node = gt_cct__placeholder(cct, node, gt_device_op__placeholder(op));
-		if (node && op->kind == GT_DEVOP_KERNEL && op->name)
-			node = gt_cct__child(cct, node, GT_NODE_NAME, (uint64_t)(uintptr_t)op->name, 0);
+		node = named(cct, node, op);
 		if (!node)
 			return -ENOMEM;
 	}

@@ -65,8 +65,9 @@ struct gt_device_op {
 	uint64_t end_ns;
 	uint64_t bytes;	 /* copy, memset, alloc, free */
 	uint64_t stream; /* stream or queue, as the backend numbers them */
-	/* Kernel name; must live until exit and be one pointer per name (the
-	 * backend interns it): it is the key of a tree node. NULL: unnamed. */
+	/* Kernel name, or a peer copy's devices ("device 0 -> device 1"); must
+	 * live until exit and be one pointer per name (the backend interns
+	 * it): it is the key of a tree node. NULL: unnamed. */
 	const char *name;
 	uint32_t device;
 	uint32_t context;

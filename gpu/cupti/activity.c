@@ -117,6 +117,25 @@ static const char *intern_text(char *s)
 	return got ? got->name : NULL;
 }
 
+const char *gt_cupti__peer_name(uint32_t src, uint32_t dst)
+{
+	static _Atomic(const char *) names[PEER_DEVICES][PEER_DEVICES];
+	const char *got;
+	char *text;
+
+	if (src >= PEER_DEVICES || dst >= PEER_DEVICES)
+		return NULL;
+	got = atomic_load_explicit(&names[src][dst], memory_order_acquire);
+	if (got)
+		return got;
+	if (asprintf(&text, "device %u -> device %u", src, dst) < 0)
+		return NULL;
+	/* Interned: every thread that makes it gets the one pointer. */
+	got = intern_text(text);
+	atomic_store_explicit(&names[src][dst], got, memory_order_release);
+	return got;
+}
+
 /*
  * A demangled name without its return type and parameters, as DWARF's
  * DW_AT_name has it: "add_kernel<double>" of "void add_kernel<double>(double
@@ -374,6 +393,7 @@ int gt_cupti__convert(const CUpti_Activity *r, struct gt_device_op *op)
 		op->kind = GT_DEVOP_COPY;
 		op->copy = GT_COPY_D2D;
 		op->bytes = m->bytes;
+		op->name = gt_cupti__peer_name(m->srcDeviceId, m->dstDeviceId);
 		break;
 	}
 	case CUPTI_ACTIVITY_KIND_MEMSET: {

@@ -221,6 +221,11 @@ uint32_t gt_cupti__occupancy(const struct gt_cupti_device *d, uint32_t threads, 
 			     uint32_t smem);
 /* One interned, demangled copy of a kernel name, keyed by CUPTI's pointer. */
 const char *gt_cupti__kernel_name(const char *cupti_name);
+/* The interned name of a copy from device src to device dst ("device 0 ->
+ * device 1"), the name a peer copy gets under its <gpu copy d2d>; NULL for
+ * devices past PEER_DEVICES. */
+#define PEER_DEVICES 16
+const char *gt_cupti__peer_name(uint32_t src, uint32_t dst);
 /* Whether a kernel of this (readable) name has run; a name without
  * parameters ("add_kernel<double>", as DWARF names functions) matches the
  * kernel's name without return type and parameters. At the end of the run. */

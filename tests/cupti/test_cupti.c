@@ -181,6 +181,9 @@ static void test_synthetic(void)
 	CHECK(gt_cupti__issue(t, b, GT_PH__COUNT, 13, 1, 0));
 	gt_cupti_corr__put(14, gt_cupti__issue(t, b, GT_PH_GPU_MEMSET, 16, 1, 0), 1);
 	CHECK(gt_cupti__issue(t, b, GT_PH__COUNT, 15, 2, 0));
+	/* Peer copies (17, 18: device 0 to 1, twice; 19: 1 to 0). */
+	for (uint32_t id = 17; id <= 19; id++)
+		CHECK(gt_cupti__issue(t, b, GT_PH_GPU_COPY_D2D, id, 1, id == 19));
 	gt_thread__leave(t);
 
 	for (int i = 0; i < 2; i++) {
@@ -209,6 +212,16 @@ static void test_synthetic(void)
 		kr->gridX = kr->gridY = kr->gridZ = 1;
 		kr->blockX = kr->blockY = kr->blockZ = 1;
 		kr->name = kname;
+	}
+	for (uint32_t id = 17; id <= 19; id++) {
+		CUpti_ActivityMemcpyPtoP4 *pr = synth__add(&s, sizeof(*pr));
+
+		pr->kind = CUPTI_ACTIVITY_KIND_MEMCPY2;
+		pr->copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_PTOP;
+		pr->correlationId = id, pr->start = 40, pr->end = 50;
+		pr->srcDeviceId = id == 19, pr->dstDeviceId = id != 19;
+		pr->deviceId = id == 19;
+		pr->bytes = id == 19 ? 1 << 20 : 8 << 20;
 	}
 	/* A record of a call the tool never saw. */
 	mr = synth__add(&s, sizeof(*mr));
@@ -239,6 +252,13 @@ static void test_synthetic(void)
 	/* Both kernels of the graph, under the call site's own <gpu kernel>. */
 	k = child_named(child(b, GT_NODE_PLACEHOLDER, GT_PH_GPU_KERNEL), kname);
 	CHECK_EQ_U(metric_at(k, GT_M_GKER_COUNT), 2);
+	/* Peer copies: bytes, count and time by direction, as names. */
+	k = child_named(child(b, GT_NODE_PLACEHOLDER, GT_PH_GPU_COPY_D2D), "device 0 -> device 1");
+	CHECK_EQ_U(metric_at(k, GT_M_GXCOPY_D2D_BYTES), 2 * (8 << 20));
+	CHECK_EQ_U(metric_at(k, GT_M_GXCOPY_D2D_COUNT), 2);
+	CHECK_EQ_U(metric_at(k, GT_M_GXCOPY_D2D), 20);
+	k = child_named(child(b, GT_NODE_PLACEHOLDER, GT_PH_GPU_COPY_D2D), "device 1 -> device 0");
+	CHECK_EQ_U(metric_at(k, GT_M_GXCOPY_D2D_BYTES), 1 << 20);
 	CHECK(atomic_load(&gt_cupti_stats.untracked) == 1);
 	gt_monitor__stats(&st);
 	CHECK_EQ_U(st.map_size, 0);
