@@ -231,8 +231,17 @@ static int section_gpu(const struct gt_profile *p, FILE *f, unsigned top)
 
 		what[0] = 0;
 		if (p->nodes[i].kind == GT_PNODE_NAME && parent != GT_NONE) {
-			/* A kernel: "kernel name", at the site of its <gpu kernel>. */
-			put_clean(what, sizeof(what), &len, "kernel ");
+			/* A kernel: "kernel name", at the site of its <gpu kernel>;
+			 * another named operation (a peer copy's devices) after
+			 * its placeholder. */
+			const char *ph = gt_profile__str(p, p->nodes[parent].name);
+
+			if (ph && !strcmp(ph, "<gpu kernel>")) {
+				put_clean(what, sizeof(what), &len, "kernel ");
+			} else {
+				label(p, parent, what, sizeof(what), &len);
+				put_clean(what, sizeof(what), &len, " ");
+			}
 			label(p, i, what, sizeof(what), &len);
 			parent = p->nodes[parent].parent;
 		} else {

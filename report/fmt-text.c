@@ -479,28 +479,58 @@ static void importance(struct out *o)
 
 /* ---- processes ---- */
 
+/* The devices a process kept busy, from its "gpu_busy_ns" fact ("D:NS ..."),
+ * as "D:seconds,..." into buf; "-" when none. */
+static void proc_devices(const struct gt_proc *p, char *buf, size_t len)
+{
+	const char *v = gt_proc__meta(p, "gpu_busy_ns");
+	size_t at = 0;
+	unsigned d;
+	unsigned long long ns;
+	int used;
+
+	buf[0] = 0;
+	while (v && sscanf(v, " %u:%llu%n", &d, &ns, &used) == 2 && at + 1 < len) {
+		int w = snprintf(buf + at, len - at, "%s%u:%.3f", at ? "," : "", d, (double)ns / 1e9);
+
+		if (w < 0 || (size_t)w >= len - at)
+			break;
+		at += (size_t)w;
+		v += used;
+	}
+	if (!at)
+		snprintf(buf, len, "-");
+}
+
 static void processes(struct out *o)
 {
 	const struct gt_analysis *a = o->a;
 	const struct gt_run *r = a->run;
 	uint32_t ncols = 0, cols[PROC_COLS], shown;
 	uint64_t wall_max = 0;
+	int gpus = 0;
 
 	if (r->n_merged < 2)
 		return;
 	if (r->detail && a->metric != GT_METRIC_GPUOP)
 		for (uint32_t k = 0; k < a->n_imb && ncols < PROC_COLS; k++)
 			cols[ncols++] = a->imb[k];
-	for (uint32_t k = 0; k < a->n_proc_order; k++)
+	for (uint32_t k = 0; k < a->n_proc_order; k++) {
 		if (r->procs[a->proc_order[k]].wall_ns > wall_max)
 			wall_max = r->procs[a->proc_order[k]].wall_ns;
+		gpus |= gt_proc__meta(&r->procs[a->proc_order[k]], "gpu_busy_ns") != NULL;
+	}
 	fprintf(o->f, "\nProcesses (%" PRIu32 "; %s in %s", r->n_merged, a->metric_name, unit_label(&o->sc));
 	if (ncols)
 		fprintf(o->f, "; [n]: the value at the n-th context of the imbalance list below");
 	else if (!r->detail)
 		fprintf(o->f, "; values per context are kept for runs of up to %u processes", GT_DETAIL_MAX);
+	if (gpus)
+		fprintf(o->f, "; GPUs: busy s per device");
 	fprintf(o->f, ")\n  %8s %10s %-16s %7s %9s %10s %7s", "rank", "pid", "host", "threads", "wall s", "total",
 		"%");
+	if (gpus)
+		fprintf(o->f, " %-16s", "GPUs");
 	for (uint32_t c = 0; c < ncols; c++)
 		fprintf(o->f, " %9s[%u]", "", c + 1);
 	fputc('\n', o->f);
@@ -528,6 +558,12 @@ static void processes(struct out *o)
 		fprintf(o->f, "  %8s %10" PRIu64 " %-16.16s %7" PRIu32 " %9.3f %10s %7s", rk, p->pid,
 			host.s ? host.s : "-", p->n_threads, (double)p->wall_ns / 1e9, v, pc);
 		free(host.s);
+		if (gpus) {
+			char dev[64];
+
+			proc_devices(p, dev, sizeof(dev));
+			fprintf(o->f, " %-16s", dev);
+		}
 		for (uint32_t c = 0; c < ncols; c++) {
 			const struct gt_cell *cell = gt_analysis__cell(a, cols[c]);
 

@@ -413,10 +413,13 @@ static int device_of(struct cupti_thread *ct, CUcontext ctx)
 }
 
 /* For a stream synchronization, CUPTI's id of the stream; 0 (all streams of
- * the device) for the others. */
-static uint64_t sync_stream(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+ * the device) for the others. The stream may belong to another device than
+ * the current one (a thread that drives several GPUs): the sync is then that
+ * device's, in ct->device. */
+static uint64_t sync_stream(struct cupti_thread *ct, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
 			    const CUpti_CallbackData *cb)
 {
+	CUcontext ctx = cb->context;
 	CUstream s = NULL;
 	uint32_t id;
 
@@ -428,8 +431,14 @@ static uint64_t sync_stream(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
 		 (cbid == CUPTI_DRIVER_TRACE_CBID_cuStreamSynchronize ||
 		  cbid == CUPTI_DRIVER_TRACE_CBID_cuStreamSynchronize_ptsz))
 		s = ((const cuStreamSynchronize_params *)cb->functionParams)->hStream;
-	if (!s || !gt_cupti_lib.cuptiGetStreamId ||
-	    gt_cupti_lib.cuptiGetStreamId(cb->context, s, &id) != CUPTI_SUCCESS)
+	if (!s)
+		return 0;
+	/* Handles 0x1 and 0x2 are the legacy and per-thread default streams:
+	 * the current context's. */
+	if ((uintptr_t)s > 2 && gt_cupti_lib.cuStreamGetCtx && gt_cupti_lib.cuStreamGetCtx(s, &ctx) == CUDA_SUCCESS &&
+	    ctx != cb->context)
+		ct->device = device_of(ct, ctx);
+	if (!gt_cupti_lib.cuptiGetStreamId || gt_cupti_lib.cuptiGetStreamId(ctx, s, &id) != CUPTI_SUCCESS)
 		return 0;
 	return id;
 }
@@ -542,7 +551,7 @@ static void enter(struct cupti_thread *ct, CUpti_CallbackDomain domain, CUpti_Ca
 		ct->bytes = cls == GT_CUPTI_ALLOC_SIZE ? alloc_size(domain, cbid, cb->functionParams)
 						       : 0;
 		if (cls == GT_CUPTI_SYNC)
-			ct->stream = host_wait(domain, cbid) ? sync_stream(domain, cbid, cb) : UINT64_MAX;
+			ct->stream = host_wait(domain, cbid) ? sync_stream(ct, domain, cbid, cb) : UINT64_MAX;
 		ct->t0 = gt_clock__now();
 	}
 	ct->wait0 = implicit_sync(cls, cb) ? gt_clock__now() : 0;

@@ -73,6 +73,7 @@ struct gt_thread;
 	X(cuDeviceGetName, 1)               \
 	X(cuDeviceGetAttribute, 1)          \
 	X(cuCtxGetDevice, 1)                \
+	X(cuStreamGetCtx, 0)                \
 	X(cuGetErrorString, 0)              \
 	X(cuGraphGetNodes, 0)               \
 	X(cuGraphNodeGetType, 0)            \

@@ -1,0 +1,133 @@
+# SPDX-License-Identifier: MIT
+"""On a machine with two NVIDIA GPUs (docs/GPU-VALIDATION.md, "Several GPUs").
+
+  check_multigpu.py multigpu LIBGPUTOOL GPUTOOL MULTIGPU_EXE
+      samples/cuda/multigpu under the tool: kernels per device and per
+      thread, per-device busy time, blame per device (a sync on device 0
+      does not blame device 1's kernel), peer copies with bytes and
+      direction.
+  check_multigpu.py ranks GPUTOOL RUN_DIR RANKS
+      a run of samples/cuda/ranks under `mpirun -np RANKS gputool run`: every
+      rank's kernels under its call site, each rank on its device (the
+      per-device busy time of its profile), the merged per-rank figures.
+"""
+import json
+import os
+import re
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "e2e"))
+from gtrun import check, close, main, profiles, run  # noqa: E402
+
+SPIN, LONG, PEER = 40e6, 300e6, 64 << 20
+
+
+def busy(p):
+    """{device: busy ns} from the profile's gpu_busy_ns ("D:NS D:NS ...")."""
+    v = p.meta("gpu_busy_ns") or ""
+    return {int(d): int(ns) for d, ns in (x.split(":") for x in v.split())}
+
+
+def fns(p, n):
+    """The function names on n's path, without C++ parameters."""
+    return [x.split("(")[0] for x in p.names(n)]
+
+
+def under(p, fn, metric, leaf=None):
+    """metric summed at nodes below a frame of function fn (and named leaf)."""
+    return sum(p.excl(n, metric) for n in p.doc["nodes"]
+               if fn in fns(p, n) and (leaf is None or n.get("name") == leaf))
+
+
+def test_multigpu():
+    lib, gputool, exe = (os.path.abspath(a) for a in sys.argv[2:5])
+    outdir = tempfile.mkdtemp(prefix="gputool-multigpu-")
+    code0, out0, err0 = run([exe])
+    code1, out1, err = run([exe], env={"CUDA_INJECTION64_PATH": lib, "GPUTOOL_OUTPUT": outdir})
+    check(code0 == code1 == 0, "exit %d / %d: %s %s" % (code0, code1, err0, err))
+    print("  bare:       %s" % out0.strip())
+    print("  under tool: %s" % out1.strip())
+    m = re.search(r"devices (\d+) peer (-?\d+) sync0_ms ([\d.]+) sync1_ms ([\d.]+)", out1)
+    check(m is not None, "no figures from the program")
+    devices, can, sync0, sync1 = int(m.group(1)), int(m.group(2)), float(m.group(3)) * 1e6, float(m.group(4)) * 1e6
+    p = profiles(gputool, outdir)[0]
+    # Two threads, one per device: 3 kernels on device 0, 1 on device 1,
+    # from one call site (on_device): 4 there, per thread 1 and 3.
+    k = [n for n in p.doc["nodes"] if "on_device" in fns(p, n) and "GKER_COUNT" in n.get("metrics", {})]
+    count = sum(p.excl(n, "GKER_COUNT") for n in k)
+    per = [p.per_thread(n, "GKER_COUNT") for n in k]
+    print("  on_device: %d kernels, per thread (threads, min, max, sum) %s" % (count, per))
+    check(count == 4 and any(t == (2, 1, 3, 4) for t in per), "on_device kernels %d, per thread %s" % (count, per))
+    # Per-device busy time: device 0 runs 3 + 1 spins, device 1 one spin and
+    # the long one (copies add a little to both).
+    b = busy(p)
+    print("  busy per device (ms): %s; expected >= %.0f and >= %.0f" %
+          ({d: round(v / 1e6, 1) for d, v in b.items()}, 4 * SPIN / 1e6, (SPIN + LONG) / 1e6))
+    check(sorted(b) == [0, 1], "devices in gpu_busy_ns: %s" % sorted(b))
+    check(b.get(0, 0) >= 4 * SPIN * 0.99 and b.get(1, 0) >= (SPIN + LONG) * 0.99, "busy per device %s" % b)
+    check(b.get(0, 0) < 4 * SPIN * 1.5 and b.get(1, 0) < (SPIN + LONG) * 1.2, "busy per device %s" % b)
+    # Blame per device: waiting for device 0 only (sync_dev0) is blamed on
+    # the device-0 kernel; device 1's long kernel is blamed for sync_dev1.
+    idle0, idle1 = under(p, "sync_dev0", "CPU_IDLE"), under(p, "sync_dev1", "CPU_IDLE")
+    launches = [n for n in p.doc["nodes"] if (n.get("name") or "").split("(")[0] == "launch_both" and
+                n.get("kind") in ("frame", "inline")]
+    cause = {n["line"]: sum(p.excl(x, "CPU_IDLE_CAUSE") for x in p.doc["nodes"] if n["id"] in
+                            [y["id"] for y in p.path(x)]) for n in launches}
+    lines = sorted(cause)
+    print("  CPU_IDLE at sync_dev0 %.1f ms (the program waited %.1f), at sync_dev1 %.1f ms (%.1f)" %
+          (idle0 / 1e6, sync0 / 1e6, idle1 / 1e6, sync1 / 1e6))
+    print("  CPU_IDLE_CAUSE at launch_both's lines %s (ms): %s" % (lines, [round(cause[l] / 1e6, 1) for l in lines]))
+    check(close(idle0, sync0, 0.10) and close(idle1, sync1, 0.10), "CPU_IDLE at the two syncs")
+    if check(len(lines) == 2, "launch_both's two launch lines: %s" % lines):
+        # The first line launches on device 1 (LONG), the second on device 0.
+        check(close(cause[lines[0]], idle1, 0.10), "device 1's launch blamed %.1f ms, the wait for it %.1f ms" %
+              (cause[lines[0]] / 1e6, idle1 / 1e6))
+        check(close(cause[lines[1]], idle0, 0.10), "device 0's launch blamed %.1f ms, the wait for it %.1f ms" %
+              (cause[lines[1]] / 1e6, idle0 / 1e6))
+    # Peer copies: bytes, count and direction.
+    for fn, name, nbytes, n in (("copy_0to1", "device 0 -> device 1", 2 * PEER, 2),
+                                ("copy_1to0", "device 1 -> device 0", PEER // 4, 1)):
+        got = under(p, fn, "GXCOPY_D2D_BYTES", name)
+        cnt = under(p, fn, "GXCOPY_D2D_COUNT", name)
+        anywhere = under(p, fn, "GXCOPY_D2D_BYTES")
+        print("  %s: %s %d bytes in %d copies (%d bytes under it in all); peer access %d" %
+              (fn, name, got, cnt, anywhere, can))
+        check(got == nbytes and cnt == n, "%s: %d bytes, %d copies named %r" % (fn, got, cnt, name))
+    code, text, _ = run([gputool, "report", outdir])
+    blame = [l for l in text.splitlines() if "GPU_IDLE_CAUSE_D" in l or re.search(r"device [01]", l)]
+    print("\n".join("  | " + l for l in blame[:12]))
+
+
+def test_ranks():
+    gputool, d, ranks = os.path.abspath(sys.argv[2]), sys.argv[3], int(sys.argv[4])
+    ps = profiles(gputool, d)
+    check(len(ps) == ranks, "%d profiles for %d ranks" % (len(ps), ranks))
+    for p in ps:
+        r = int(p.process()["rank"])
+        k = under(p, "launch_on", "GKER_COUNT")
+        b = busy(p)
+        print("  rank %d: %d kernels under launch_on, busy per device (ms) %s" %
+              (r, k, {dv: round(v / 1e6, 1) for dv, v in b.items()}))
+        check(k == r + 1, "rank %d: %d kernels, expected %d" % (r, k, r + 1))
+        check(list(b) == [r % 2] and b[r % 2] >= (r + 1) * 50e6 * 0.99, "rank %d on device %s" % (r, b))
+    code, js, err = run([gputool, "report", d, "--format", "json"])
+    doc = json.loads(js)
+    node = [n for n in doc["nodes"] if (n.get("name") or "").split("(")[0] == "launch_on"]
+    per = [0] * ranks
+    for n in node:
+        for i, v in enumerate(n["metrics"].get("GKER_COUNT", {}).get("per_process", [])):
+            per[i] += v
+    print("  merged: GKER_COUNT per rank under launch_on %s" % per)
+    check(per == [r + 1 for r in range(ranks)], "merged per-rank kernels %s" % per)
+    code, text, _ = run([gputool, "report", d, "--metric", "GKER"])
+    rows = re.findall(r"^\s+(\d+)\s+\d+ \S+\s+\d+\s+[\d.]+\s+\S+\s+\S+\s+(\d+):([\d.]+)\s", text, re.M)
+    print("  merged report, per rank: device and busy s %s" % rows)
+    check([(int(r), int(dv)) for r, dv, _ in rows] == [(r, r % 2) for r in range(ranks)],
+          "the processes table's devices: %s" % rows)
+
+
+if sys.argv[1] == "multigpu":
+    main([("CUDA on two GPUs: threads, streams, blame per device, peer copies", test_multigpu)])
+else:
+    main([("MPI + CUDA, one GPU per rank", test_ranks)])

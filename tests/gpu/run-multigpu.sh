@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+#
+# Several GPUs (docs/GPU-VALIDATION.md, "Several GPUs"), on a machine with
+# two: samples/cuda/multigpu under the tool (tests/gpu/check_multigpu.py),
+# samples/cuda/ranks under mpirun (built there with its MPI), and their
+# wall times bare and under the tool. Run from the repository root.
+#
+# Usage: tests/gpu/run-multigpu.sh PREPARED [OUT]
+#   PREPARED  what tests/gpu/prepare-cuda.sh made (with samples/cuda/multigpu
+#             and samples/cuda/blame)
+#   OUT       where the reports land
+set -u
+D=$(cd "$1" && pwd)
+OUT=${2:-/tmp/gputool-multigpu}
+export LD_LIBRARY_PATH=$D/lib:/usr/local/cuda/targets/x86_64-linux/lib:${LD_LIBRARY_PATH:-}
+sub() { awk "BEGIN { printf \"%.3f\", $1 - $2 }"; }
+echo "== machine"; nvidia-smi -L; date -u
+echo "== multigpu"
+python3 tests/gpu/check_multigpu.py multigpu $D/libgputool.so $D/gputool $D/multigpu; echo "status $?"
+echo "== blame (single-device sample, on a two-GPU machine)"
+python3 tests/gpu/check_blame.py $D/libgputool.so $D/gputool $D/blame; echo "status $?"
+echo "== multigpu wall, bare and under the tool, 5 interleaved rounds"
+for r in 1 2 3 4 5; do
+  t0=$(date +%s.%N); $D/multigpu >/dev/null; t1=$(date +%s.%N)
+  CUDA_INJECTION64_PATH=$D/libgputool.so GPUTOOL_OUTPUT=/tmp/mgo$r $D/multigpu >/dev/null 2>&1; t2=$(date +%s.%N)
+  echo "round $r bare $(sub $t1 $t0) tool $(sub $t2 $t1)"
+done
+echo "== ranks"
+nvcc -arch=sm_90 -O2 -g -ccbin mpicxx -o /tmp/ranks samples/cuda/ranks.cu || echo "nvcc failed"
+for np in 2 4; do
+  rm -rf /tmp/rk$np
+  mpirun --allow-run-as-root --oversubscribe -x LD_LIBRARY_PATH -np $np $D/gputool run -o /tmp/rk$np -- /tmp/ranks 2>&1 | grep -v "^gputool: report" | head -8
+  python3 tests/gpu/check_multigpu.py ranks $D/gputool /tmp/rk$np $np; echo "status $?"
+done
+echo "== ranks wall, bare and under gputool run (np 2), 3 rounds"
+for r in 1 2 3; do
+  t0=$(date +%s.%N); mpirun --allow-run-as-root -x LD_LIBRARY_PATH -np 2 /tmp/ranks >/dev/null 2>&1; t1=$(date +%s.%N)
+  mpirun --allow-run-as-root -x LD_LIBRARY_PATH -np 2 $D/gputool run -o /tmp/rkw$r -- /tmp/ranks >/dev/null 2>&1; t2=$(date +%s.%N)
+  echo "round $r bare $(sub $t1 $t0) tool $(sub $t2 $t1)"
+done
+mkdir -p $OUT && cp -r /tmp/rk2 $OUT/ 2>/dev/null; $D/gputool report /tmp/mgo1 > $OUT/multigpu-report.txt 2>&1
+$D/gputool report /tmp/rk4 > $OUT/ranks4-report.txt 2>&1
