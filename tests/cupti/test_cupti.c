@@ -467,12 +467,13 @@ static void block(void)
 	nanosleep(&ts, NULL);
 }
 
-static void api_named(CUpti_CallbackDomain dom, CUpti_CallbackId cbid, const char *name, uint32_t cid,
-		      const void *params, void (*inner)(void))
+/* An API call in context ctx (0x1000: device 0's, 0x2000: device 1's, for
+ * device_by_ctx). */
+static void api_ctx(CUpti_CallbackDomain dom, CUpti_CallbackId cbid, const char *name, uint32_t cid,
+		    const void *params, void (*inner)(void), uintptr_t ctx)
 {
 	CUpti_CallbackData cb = { .callbackSite = CUPTI_API_ENTER, .functionParams = params,
-				  .functionName = name, .correlationId = cid,
-				  .context = (CUcontext)(uintptr_t)0x1000 };
+				  .functionName = name, .correlationId = cid, .context = (CUcontext)ctx };
 	int ret = 0;
 
 	cb.functionReturnValue = &ret;
@@ -481,6 +482,12 @@ static void api_named(CUpti_CallbackDomain dom, CUpti_CallbackId cbid, const cha
 		inner();
 	cb.callbackSite = CUPTI_API_EXIT;
 	gt_cupti__callback(NULL, dom, cbid, &cb);
+}
+
+static void api_named(CUpti_CallbackDomain dom, CUpti_CallbackId cbid, const char *name, uint32_t cid,
+		      const void *params, void (*inner)(void))
+{
+	api_ctx(dom, cbid, name, cid, params, inner, 0x1000);
 }
 
 /*
@@ -564,6 +571,105 @@ static void test_implicit_sync(void)
 	 * copy for the microsecond it ran too). */
 	CHECK(tree_sum(t, GT_PH_GPU_KERNEL, GT_M_CPU_IDLE_CAUSE) >= wait_ns - 2000);
 	CHECK(tree_sum(t, GT_PH_GPU_KERNEL, GT_M_CPU_IDLE_CAUSE) <= metric_at(copy, GT_M_CPU_IDLE));
+	atomic_store(&gt_cupti_live, 0);
+}
+
+/*
+ * One thread driving two GPUs: a kernel launched on device 1's stream, then,
+ * with device 0 current, cudaStreamSynchronize on that stream. The wait is
+ * device 1's: blamed on the kernel (CPU_IDLE_CAUSE), not counted as time
+ * when nothing the sync waited for ran.
+ */
+static CUptiResult CUPTIAPI device_by_ctx(CUcontext ctx, uint32_t *dev)
+{
+	*dev = (uintptr_t)ctx == 0x2000;
+	return CUPTI_SUCCESS;
+}
+
+static CUresult CUDAAPI stream_ctx(CUstream s, CUcontext *ctx)
+{
+	(void)s;
+	*ctx = (CUcontext)(uintptr_t)0x2000;
+	return CUDA_SUCCESS;
+}
+
+static CUptiResult CUPTIAPI stream_id(CUcontext ctx, CUstream s, uint32_t *id)
+{
+	(void)s;
+	*id = (uintptr_t)ctx == 0x2000 ? 7 : 3; /* 3: what device 0's context would make of it */
+	return CUPTI_SUCCESS;
+}
+
+static struct gt_cct_node *ph_of(struct gt_thread *t)
+{
+	struct gt_cct_node *ph = NULL;
+
+	gt_cct__walk(t->cct.root, find_kernel, &ph);
+	return ph;
+}
+
+static void test_stream_device(void)
+{
+	cudaLaunchKernel_v7000_params launch = { 0 };
+	cudaStreamSynchronize_v3020_params sync = { .stream = (cudaStream_t)(uintptr_t)0x5550 };
+	static char kname[] = "on_device_1", kname0[] = "on_device_0";
+	struct synth s = { 0 };
+	CUpti_ActivityKernel10 *kr;
+	uint64_t t_launch, t_sync1;
+	struct gt_thread *t;
+
+	gt_cupti_lib.demangle = NULL;
+	gt_cupti_corr__reset();
+	for (int d = 0; d < 2; d++) {
+		memcpy((void *)&gt_cupti_devices[d], &h100, sizeof(h100));
+		atomic_store(&gt_cupti_devices[d].ready, 1);
+	}
+	CHECK(gt_monitor__start() == 0);
+	t = gt_thread__self(GT_THREAD_INITIAL);
+	gt_cupti_lib.cuptiEnableCallback = enable;
+	gt_cupti_lib.cuptiGetDeviceId = device_by_ctx;
+	gt_cupti_lib.cuStreamGetCtx = stream_ctx;
+	gt_cupti_lib.cuptiGetStreamId = stream_id;
+	CHECK(gt_cupti__enable_callbacks(NULL) == CUPTI_SUCCESS);
+	atomic_store(&gt_cupti_live, 1);
+
+	t_launch = gt_clock__now();
+	/* Device 0 has had work too: a short kernel, measured before the sync. */
+	api_ctx(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, "cudaLaunchKernel",
+		400, &launch, NULL, 0x1000);
+	kr = synth__add(&s, sizeof(*kr));
+	kr->kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+	kr->correlationId = 400, kr->start = t_launch, kr->end = t_launch + 1000;
+	kr->deviceId = 0, kr->streamId = 3;
+	kr->gridX = kr->gridY = kr->gridZ = 1;
+	kr->blockX = kr->blockY = kr->blockZ = 1;
+	kr->name = kname0;
+	deliver(s.buf, s.len, s.offs, s.n);
+	gt_monitor__flush();
+	s = (struct synth){ 0 };
+	api_ctx(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, "cudaLaunchKernel",
+		401, &launch, NULL, 0x2000);
+	wait_ns = 50000000;
+	api_ctx(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020,
+		"cudaStreamSynchronize", 402, &sync, block, 0x1000);
+	t_sync1 = gt_clock__now();
+	kr = synth__add(&s, sizeof(*kr));
+	kr->kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+	kr->correlationId = 401, kr->start = t_launch, kr->end = t_sync1 - 1000;
+	kr->deviceId = 1, kr->streamId = 7;
+	kr->gridX = kr->gridY = kr->gridZ = 1;
+	kr->blockX = kr->blockY = kr->blockZ = 1;
+	kr->name = kname;
+	deliver(s.buf, s.len, s.offs, s.n);
+	gt_monitor__flush();
+	gt_monitor__flush();
+	gt_monitor__drain(t);
+	CHECK(tree_sum(t, GT_PH_GPU_SYNC, GT_M_CPU_IDLE) >= wait_ns);
+	CHECK(child_named(ph_of(t), kname) && metric_at(child_named(ph_of(t), kname), GT_M_CPU_IDLE_CAUSE) >= wait_ns - 2000);
+	CHECK_EQ_U(metric_at(child_named(ph_of(t), kname0), GT_M_CPU_IDLE_CAUSE), 0);
+	CHECK(tree_sum(t, GT_PH_GPU_SYNC, GT_M_CPU_IDLE_OVERHEAD) < 1000000);
+	gt_cupti_lib.cuStreamGetCtx = NULL;
+	gt_cupti_lib.cuptiGetStreamId = NULL;
 	atomic_store(&gt_cupti_live, 0);
 }
 
@@ -837,6 +943,7 @@ int main(int argc, char **argv)
 		{ "records through the monitor", test_synthetic },
 		{ "API callbacks: nesting, API-measured operations, failures", test_callbacks },
 		{ "blocking copies: CPU_IDLE and CPU_IDLE_CAUSE", test_implicit_sync },
+		{ "a stream of another device than the current one: its device's blame", test_stream_device },
 		{ "runtime code inlined into the program", test_inline_runtime },
 		{ "10,000 short-lived threads: every copy measured, memory flat", test_short_threads },
 		{ "PC samples: stall classes, source lines, shares by launch time", test_pc_sampling },
