@@ -41,17 +41,21 @@ def measured(err):
 
 
 def walltime(d):
-    """WALLTIME per function (exclusive, summed over contexts), the total,
-    and the process's meta."""
+    """WALLTIME per function (inclusive, summed over its contexts), the
+    total, and the process's meta."""
     p = subprocess.run([GPUTOOL, "report", d, "--format", "json", "--metric", "WALLTIME"],
                        capture_output=True, text=True)
     if p.returncode:
         return None, 0, {}
     doc = json.loads(p.stdout)
-    names = {}
+    names, byid = {}, {n["id"]: n for n in doc["nodes"]}
+    # Inclusive, at each function's outermost frames: a sanitizer's
+    # interceptor of a wait is a frame of its own below the caller's.
     for n in doc["nodes"]:
-        excl = n.get("metrics", {}).get("WALLTIME", {}).get("excl", {}).get("sum", 0)
-        names[n.get("name")] = names.get(n.get("name"), 0) + excl
+        if byid.get(n["parent"], {}).get("name") == n.get("name"):
+            continue
+        incl = n.get("metrics", {}).get("WALLTIME", {}).get("incl", {}).get("sum", 0)
+        names[n.get("name")] = names.get(n.get("name"), 0) + incl
     total = next((x["total"] for x in doc["metrics"] if x["name"] == "WALLTIME"), 0)
     return names, total, doc["processes"][0].get("meta", {})
 
