@@ -36,7 +36,7 @@ static atomic_int attached;
 static atomic_int stopping;
 /* The process the tool measures: set at start and in a forked child (a vfork
  * child runs no fork handler, and keeps its parent's). */
-static pid_t tool_pid;
+static pid_t tool_pid, tool_ppid;
 /* 1 in a child forked from a measured process (set in the fork handler). */
 static int forked;
 /* Set (release) when the output is written, or known not to be; a second
@@ -81,6 +81,7 @@ static void tool__atfork_child(void)
 
 	start_ns = gt_clock__now();
 	tool_pid = getpid();
+	tool_ppid = getppid();
 	forked = 1;
 	for (uint32_t i = 0; i < n; i++) {
 		struct gt_thread *t = gt_thread__at(i);
@@ -121,6 +122,7 @@ static void tool__start_once(void)
 	}
 	start_ns = gt_clock__now();
 	tool_pid = getpid();
+	tool_ppid = getppid();
 	gt_output__remember_cwd();
 	gt_clock__init();
 	gt_tracer__init();
@@ -277,6 +279,10 @@ static void tool__meta(struct gt_profile *p, const struct gt_output *o, uint64_t
 	}
 	snprintf(buf, sizeof(buf), "%d", (int)getpid());
 	gt_profile__set_meta(p, "pid", buf);
+	/* The parent as it was at the start: a helper the program ran (a
+	 * compiler the JIT starts) is reported with it, not as another run. */
+	snprintf(buf, sizeof(buf), "%d", (int)tool_ppid);
+	gt_profile__set_meta(p, "ppid", buf);
 	snprintf(buf, sizeof(buf), "%d", o->rank);
 	gt_profile__set_meta(p, "rank", buf);
 	if (gt_output__job_size() > 0) {

@@ -81,7 +81,7 @@ struct gt_proc {
 	uint64_t unmeasured; /* threads beyond the tool's limit, not in the profile */
 	uint64_t reused; /* threads measured in the record of one that had ended */
 	uint64_t ops_unmeasured; /* device operations the backends could not measure */
-	uint64_t pid;
+	uint64_t pid, ppid; /* ppid: 0 when the profile does not say */
 	const char *host, *exe, *cmdline; /* values in meta, or NULL */
 	uint64_t wall_ns, start_ns;
 	uint32_t n_threads;

@@ -84,6 +84,7 @@ void gt_proc__describe(struct gt_proc *pr)
 	pr->unmeasured = gt_proc__meta_u64(pr, "threads_unmeasured");
 	pr->reused = gt_proc__meta_u64(pr, "threads_reused");
 	pr->ops_unmeasured = gt_proc__meta_u64(pr, "ops_unmeasured");
+	pr->ppid = gt_proc__meta_u64(pr, "ppid");
 	pr->host = gt_proc__meta(pr, "host");
 	pr->exe = gt_proc__meta(pr, "exe");
 	pr->cmdline = gt_proc__meta(pr, "cmdline");
@@ -94,10 +95,28 @@ void gt_proc__describe(struct gt_proc *pr)
 		pr->wall_ns = end - pr->start_ns;
 }
 
+static int same_host(const struct gt_proc *a, const struct gt_proc *b)
+{
+	return !strcmp(a->host ? a->host : "", b->host ? b->host : "");
+}
+
 /* The same process: one pid on one host (an exec keeps both). */
 static int same_process(const struct gt_proc *a, const struct gt_proc *b)
 {
-	return a->pid == b->pid && !strcmp(a->host ? a->host : "", b->host ? b->host : "");
+	return a->pid == b->pid && same_host(a, b);
+}
+
+/* Whether another process of the run started p (its parent, as p's profile
+ * names it). */
+static int started_by_run(const struct gt_run *r, const struct gt_proc *p)
+{
+	for (uint32_t j = 0; p->ppid && j < r->n_procs; j++) {
+		const struct gt_proc *q = &r->procs[j];
+
+		if (q != p && q->state == GT_PROC_MERGED && q->pid == p->ppid && same_host(q, p))
+			return 1;
+	}
+	return 0;
 }
 
 static const char *base_name(const char *path)
@@ -123,8 +142,10 @@ int gt_run__check_one(const struct gt_run *r, char *why, size_t len)
 
 	if (!ps)
 		return -ENOMEM;
+	/* A process that another of the run started (a helper: a compiler the
+	 * JIT runs, a shell) belongs to the run: it is left out of the checks. */
 	for (uint32_t i = 0; i < r->n_procs; i++)
-		if (r->procs[i].state == GT_PROC_MERGED)
+		if (r->procs[i].state == GT_PROC_MERGED && !started_by_run(r, &r->procs[i]))
 			ps[n++] = &r->procs[i];
 	/* Two profiles of one rank from different processes: two runs. */
 	qsort(ps, n, sizeof(*ps), by_rank);

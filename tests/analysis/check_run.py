@@ -86,6 +86,18 @@ def one_run_one_directory(tmp):
     r = report(d, "--force")
     check(r.returncode == 0 and "processes    2" in r.stdout, "report --force: %d %r" % (r.returncode, r.stderr))
 
+    # A program that runs a measured helper (as LLVM's JIT runs ptxas): the
+    # helper's profile names its parent, and the report takes both as one run.
+    d = os.path.join(tmp, "helper")
+    parent = ("import subprocess, sys, time\nt = time.time()\nwhile time.time() - t < 0.3: pass\n"
+              "sys.exit(subprocess.run([%r, '200000']).returncode)" % SPLIT)
+    code, _, err = run(["-o", d, "--", sys.executable, "-c", parent], env, tmp)
+    check(code == 0, "a program with a helper: %d %r" % (code, err))
+    r = report(d)
+    want = "processes    1" if SANITIZED else "processes    2"
+    check(r.returncode == 0 and want in r.stdout, "the report of a program and its helper: %d %r %s" %
+          (r.returncode, r.stderr, profiles(d)))
+
     # The ranks of one job share the directory; another job is refused.
     d = os.path.join(tmp, "job")
     for rank in ("0", "1"):

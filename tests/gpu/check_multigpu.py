@@ -6,8 +6,15 @@
       thread, per-device busy time, blame per device (a sync on device 0
       does not blame device 1's kernel), peer copies with bytes and
       direction.
-  check_multigpu.py ranks GPUTOOL RUN_DIR RANKS
-      a run of samples/cuda/ranks under `mpirun -np RANKS gputool run`: every
+  check_multigpu.py omp LIBGPUTOOL GPUTOOL DEVICES_EXE
+      samples/omp-target/devices (two threads, target regions on device 0
+      and device 1) with OMPT and CUDA measured at once: REPS regions per
+      thread, every kernel under its <omp kernel> with OMPT's count, busy
+      time on both devices (env: the LLVM runtime, GT_RUN_LD_LIBRARY_PATH
+      and GT_RUN_LD_PRELOAD, as check_omp_cupti.py takes it).
+  check_multigpu.py ranks GPUTOOL RUN_DIR RANKS [omp]
+      a run of samples/cuda/ranks (with omp: samples/omp-target/ranks) under
+      `mpirun -np RANKS gputool run`: every
       rank's kernels under its call site, each rank on its device (the
       per-device busy time of its profile), the merged per-rank figures.
 """
@@ -101,24 +108,27 @@ def test_multigpu():
 
 def test_ranks():
     gputool, d, ranks = os.path.abspath(sys.argv[2]), sys.argv[3], int(sys.argv[4])
+    omp = len(sys.argv) > 5 and sys.argv[5] == "omp"
+    fn, metric, spin = ("offload", "OMP_TGT_KERNEL_COUNT", 0) if omp else ("launch_on", "GKER_COUNT", 50e6)
     ps = profiles(gputool, d)
     check(len(ps) == ranks, "%d profiles for %d ranks" % (len(ps), ranks))
     for p in ps:
         r = int(p.process()["rank"])
-        k = under(p, "launch_on", "GKER_COUNT")
+        k = under(p, fn, metric)
         b = busy(p)
-        print("  rank %d: %d kernels under launch_on, busy per device (ms) %s" %
-              (r, k, {dv: round(v / 1e6, 1) for dv, v in b.items()}))
+        print("  rank %d: %d kernels under %s, busy per device (ms) %s" %
+              (r, k, fn, {dv: round(v / 1e6, 2) for dv, v in b.items()}))
         check(k == r + 1, "rank %d: %d kernels, expected %d" % (r, k, r + 1))
-        check(list(b) == [r % 2] and b[r % 2] >= (r + 1) * 50e6 * 0.99, "rank %d on device %s" % (r, b))
+        check(list(b) == [r % 2] and b[r % 2] >= (r + 1) * spin * 0.99 and b[r % 2] > 0,
+              "rank %d on device %s" % (r, b))
     code, js, err = run([gputool, "report", d, "--format", "json"])
     doc = json.loads(js)
-    node = [n for n in doc["nodes"] if (n.get("name") or "").split("(")[0] == "launch_on"]
+    node = [n for n in doc["nodes"] if (n.get("name") or "").split("(")[0] == fn]
     per = [0] * ranks
     for n in node:
-        for i, v in enumerate(n["metrics"].get("GKER_COUNT", {}).get("per_process", [])):
+        for i, v in enumerate(n["metrics"].get(metric, {}).get("per_process", [])):
             per[i] += v
-    print("  merged: GKER_COUNT per rank under launch_on %s" % per)
+    print("  merged: %s per rank under %s %s" % (metric, fn, per))
     check(per == [r + 1 for r in range(ranks)], "merged per-rank kernels %s" % per)
     code, text, _ = run([gputool, "report", d, "--metric", "GKER"])
     rows = re.findall(r"^\s+(\d+)\s+\d+ \S+\s+\d+\s+[\d.]+\s+\S+\s+\S+\s+(\d+):([\d.]+)\s", text, re.M)
@@ -127,7 +137,37 @@ def test_ranks():
           "the processes table's devices: %s" % rows)
 
 
-if sys.argv[1] == "multigpu":
+def test_omp():
+    lib, gputool, exe = (os.path.abspath(a) for a in sys.argv[2:5])
+    base = {k: os.environ["GT_RUN_" + k] for k in ("LD_LIBRARY_PATH", "LD_PRELOAD") if os.environ.get("GT_RUN_" + k)}
+    outdir = tempfile.mkdtemp(prefix="gputool-omp-devices-")
+    code0, out0, _ = run([exe], env=base)
+    code1, out1, err = run([exe], env=dict(base, OMP_TOOL_LIBRARIES=lib, CUDA_INJECTION64_PATH=lib,
+                                           GPUTOOL_OUTPUT=outdir))
+    check(code0 == code1 == 0 and out0 == out1, "output or exit code changed: %r %r" % (out1, err[-1500:]))
+    print("  %s" % out1.strip())
+    p = profiles(gputool, outdir)[0]
+    kernels = [n for n in p.find("<omp kernel>")]
+    ompt = sum(p.incl(n, "OMP_TGT_KERNEL_COUNT") for n in kernels)
+    cuda = sum(p.incl(n, "GKER_COUNT") for n in kernels)
+    regions = [n for n in p.doc["nodes"] if n.get("name") == "<omp target>" and "on_devices" in fns(p, n)]
+    per = [p.per_thread(n, "OMP_TGT_KERNEL_COUNT") for n in p.doc["nodes"] if "on_devices" in fns(p, n) and
+           p.per_thread(n, "OMP_TGT_KERNEL_COUNT")[0]]
+    b = busy(p)
+    print("  <omp target> contexts under on_devices: %d; OMPT kernels %d, CUDA kernels under them %d" %
+          (len(regions), ompt, cuda))
+    print("  per thread (threads, min, max, sum): %s; busy per device (ms) %s; devices %s" %
+          (per, {d: round(v / 1e6, 2) for d, v in b.items()}, p.meta("omp_devices")))
+    check(ompt == 20 and cuda == 20, "kernels: OMPT %d, CUDA %d, expected 20" % (ompt, cuda))
+    # One context per device's kernel, or one for both: each thread ran 10.
+    check(per and sum(t[3] for t in per) == 20 and all(t[1] == t[2] == 10 for t in per),
+          "10 regions per thread: %s" % per)
+    check(sorted(b) == [0, 1] and all(b.values()), "busy on both devices: %s" % b)
+
+
+if sys.argv[1] == "omp":
+    main([("OpenMP target on two GPUs, with CUDA", test_omp)])
+elif sys.argv[1] == "multigpu":
     main([("CUDA on two GPUs: threads, streams, blame per device, peer copies", test_multigpu)])
 else:
     main([("MPI + CUDA, one GPU per rank", test_ranks)])
