@@ -38,18 +38,24 @@ static void sample__wall(struct gt_thread *t, void *uc, uint64_t weight)
 		t->wall_tool_samples++;
 		return;
 	}
+	/* In the tool from here: a CPU-time sample that comes meanwhile (this
+	 * handler lets that signal in) is the tool's time, not the code this
+	 * one interrupted. */
+	gt_thread__enter(t);
 	n = gt_unwind__ips(uc, frames, SAMPLE_FRAMES);
 	if (n > 0 && gt_modmap__class(frames[0].ip) == GT_MOD_TOOL) {
 		t->wall_tool_samples++;
-		return;
+		goto out;
 	}
 	gt_sample__stitch(t, &st);
 	node = gt_unwind__frames_context(t, frames, n, 1, &st, 1);
 	if (!node || gt_cct__add(&t->cct, node, GT_M_WALLTIME, weight, 1)) {
 		t->dropped_samples++;
-		return;
+		goto out;
 	}
 	t->wall_samples++;
+out:
+	gt_thread__leave(t);
 }
 
 static void sample__handler(int sig, siginfo_t *si, void *uc)
@@ -65,7 +71,8 @@ static void sample__handler(int sig, siginfo_t *si, void *uc)
 
 	if (!t)
 		goto out;
-	atomic_store_explicit(&t->in_handler, 1, memory_order_seq_cst);
+	/* A count: the CPU-time handler may run inside the wall-clock one. */
+	atomic_fetch_add_explicit(&t->in_handler, 1, memory_order_seq_cst);
 	if (!atomic_load_explicit(&active, memory_order_seq_cst))
 		goto out_done;
 	/* Expirations the kernel merged into this one are time too. */
@@ -97,15 +104,16 @@ static void sample__handler(int sig, siginfo_t *si, void *uc)
 	if (hook)
 		hook(t, node, weight);
 out_done:
-	atomic_store_explicit(&t->in_handler, 0, memory_order_release);
+	atomic_fetch_sub_explicit(&t->in_handler, 1, memory_order_release);
 out:
 	errno = saved_errno;
 }
 
 /* A real-time signal the application is unlikely to use, from @from on,
- * with the handler installed; 0 if none is free. If the application has a
+ * with the handler installed (every signal blocked while it runs but
+ * @let_in, when nonzero); 0 if none is free. If the application has a
  * handler on one, it is left alone. */
-static int sample__take_signal(int from, const char *what)
+static int sample__take_signal(int from, const char *what, int let_in)
 {
 	struct sigaction sa, old;
 	int s;
@@ -122,6 +130,8 @@ static int sample__take_signal(int from, const char *what)
 	sa.sa_sigaction = sample__handler;
 	sa.sa_flags = SA_SIGINFO | SA_RESTART;
 	sigfillset(&sa.sa_mask);
+	if (let_in)
+		sigdelset(&sa.sa_mask, let_in);
 	if (sigaction(s, &sa, NULL)) {
 		gt_warn("sample", "sigaction failed (%s); %s sampling is off", strerror(errno), what);
 		return 0;
@@ -155,9 +165,9 @@ int gt_sample__init(unsigned hz, const char *what)
 	}
 	period_ns = 1000000000ull / hz;
 	if (cpu)
-		signo = sample__take_signal(SIGRTMIN + 4, "CPU");
+		signo = sample__take_signal(SIGRTMIN + 4, "CPU", 0);
 	if (wall)
-		wall_signo = sample__take_signal((signo ? signo : SIGRTMIN + 3) + 1, "wall-clock");
+		wall_signo = sample__take_signal((signo ? signo : SIGRTMIN + 3) + 1, "wall-clock", signo);
 	if (!signo && !wall_signo)
 		return -EBUSY;
 	gt_wall__set_signal(wall_signo);

@@ -52,8 +52,9 @@ struct gt_thread {
 	 * atomic_signal_fence, no cross-thread atomics needed.
 	 */
 	volatile sig_atomic_t in_tool;
-	/* 1 while the sampling handler runs. The handler stores 1 then loads
-	 * the sampler's `active` flag; the finalizer clears `active` then loads
+	/* The sampling handlers running on the thread (the CPU-time one may
+	 * interrupt the wall-clock one). A handler adds 1 then loads the
+	 * sampler's `active` flag; the finalizer clears `active` then loads
 	 * this: both seq_cst, so at least one of them sees the other's store. */
 	atomic_int in_handler;
 
