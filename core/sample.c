@@ -170,7 +170,7 @@ int gt_sample__init(unsigned hz, const char *what)
 		wall_signo = sample__take_signal((signo ? signo : SIGRTMIN + 3) + 1, "wall-clock", signo);
 	if (!signo && !wall_signo)
 		return -EBUSY;
-	gt_wall__set_signal(wall_signo);
+	gt_wall__set_signals(signo, wall_signo);
 	atomic_store_explicit(&active, 1, memory_order_release);
 	return 0;
 }
@@ -261,5 +261,5 @@ void gt_sample__fini(void)
 			sched_yield();
 	}
 	/* No timer is left to interrupt a wait: the wrappers pass calls on. */
-	gt_wall__set_signal(0);
+	gt_wall__set_signals(0, 0);
 }

@@ -3,13 +3,14 @@
  * The waits a signal handler interrupts for good (signal(7): sleeps,
  * poll/ppoll, select/pselect, epoll_wait/epoll_pwait, pause, sigsuspend,
  * sigtimedwait/sigwaitinfo, semop/semtimedop, msgrcv) go through here when
- * the library is preloaded. With wall-clock sampling on, a wait that can
- * block runs with the sampling signal blocked; after it, the pending signal
- * (if the timer fired meanwhile) is taken off without a handler, the whole
+ * the library is preloaded. While a thread is sampled, a wait that can
+ * block runs with its sampling signals blocked (a CPU-time expiration just
+ * at the wait's entry would end it too). With wall-clock sampling on, the
+ * pending wall-clock signal is then taken off without a handler, the whole
  * wait is added to WALLTIME at its call site, and the mask is restored.
  * The variants that install a signal mask of their own for the wait get
- * the sampling signal added to it. Off, or in a thread the tool does not
- * sample, each wrapper costs one load and a call.
+ * the sampling signals added to it. In a thread the tool does not sample,
+ * each wrapper costs two loads and a call.
  *
  * Waits not listed here are restarted after a handler (SA_RESTART: futex,
  * read, write, wait, connect, ...), so a wall-clock sample may interrupt
@@ -39,46 +40,54 @@
 
 #define EXPORT __attribute__((visibility("default")))
 
-/* The sampling signal: stored by the sampler before its `active` flag
- * (release), loaded here with acquire: a thread whose timer runs sees it. */
-static atomic_int wall_sig;
+/* The sampling signals (0: that kind is off): stored by the sampler before
+ * its `active` flag (release), loaded here with acquire: a thread whose
+ * timers run sees them. */
+static atomic_int cpu_sig, wall_sig;
 
-void gt_wall__set_signal(int sig)
+void gt_wall__set_signals(int cpu, int wall)
 {
-	atomic_store_explicit(&wall_sig, sig, memory_order_release);
+	atomic_store_explicit(&cpu_sig, cpu, memory_order_release);
+	atomic_store_explicit(&wall_sig, wall, memory_order_release);
 }
 
 struct wall_wait {
 	struct gt_thread *t;
-	int sig;
+	int sig;       /* the wall-clock signal, when this wait is timed */
+	sigset_t held; /* the sampling signals held back for the wait */
 	sigset_t old;
 	uint64_t t0;
 };
 
-/* Starts a wait: 1 when it is measured (the signal is held back). */
+/* Starts a wait: 1 when the sampling signals of the thread are held back
+ * for it (w->sig set when it is timed for WALLTIME too). A CPU-time
+ * expiration right at the wait's entry would end it early as well. */
 static int wall__begin(struct wall_wait *w)
 {
-	int sig = atomic_load_explicit(&wall_sig, memory_order_acquire);
-	sigset_t set;
+	int cpu = atomic_load_explicit(&cpu_sig, memory_order_acquire);
+	int wall = atomic_load_explicit(&wall_sig, memory_order_acquire);
 
-	if (!sig)
+	if (!cpu && !wall)
 		return 0;
 	w->t = gt_thread__peek();
-	if (!w->t || !w->t->has_wall_timer || w->t->in_tool)
+	if (!w->t || w->t->in_tool || !(w->t->has_timer || w->t->has_wall_timer))
 		return 0;
-	sigemptyset(&set);
-	sigaddset(&set, sig);
-	if (pthread_sigmask(SIG_BLOCK, &set, &w->old))
+	sigemptyset(&w->held);
+	if (cpu && w->t->has_timer)
+		sigaddset(&w->held, cpu);
+	if (wall && w->t->has_wall_timer)
+		sigaddset(&w->held, wall);
+	if (pthread_sigmask(SIG_BLOCK, &w->held, &w->old))
 		return 0;
-	if (sigismember(&w->old, sig))
-		return 0; /* held back already (a wait inside a wait): the outer one counts */
-	w->sig = sig;
-	w->t0 = gt_clock__now();
+	/* Held back already (a wait inside a wait): the outer one times it. */
+	w->sig = wall && w->t->has_wall_timer && !sigismember(&w->old, wall) ? wall : 0;
+	w->t0 = w->sig ? gt_clock__now() : 0;
 	return 1;
 }
 
-/* Ends a measured wait made from return address ra, in the wrapper whose
- * frame is key. errno is kept. */
+/* Ends a wait begun by wall__begin, made from return address ra, in the
+ * wrapper whose frame is key. errno is kept. A CPU-time signal that came
+ * meanwhile is delivered when the mask is restored. */
 static void wall__end(struct wall_wait *w, uintptr_t ra, uintptr_t key)
 {
 	struct gt_thread *t = w->t;
@@ -86,9 +95,12 @@ static void wall__end(struct wall_wait *w, uintptr_t ra, uintptr_t key)
 	struct gt_stitch st = { 0 };
 	struct gt_cct_node *node;
 	int saved_errno = errno;
-	uint64_t dt = gt_clock__now() - w->t0;
+	uint64_t dt;
 	sigset_t set;
 
+	if (!w->sig)
+		goto out;
+	dt = gt_clock__now() - w->t0;
 	/* The expirations during the wait are in dt: take the signal off. */
 	sigemptyset(&set);
 	sigaddset(&set, w->sig);
@@ -102,17 +114,17 @@ static void wall__end(struct wall_wait *w, uintptr_t ra, uintptr_t key)
 	if (!node || gt_cct__add(&t->cct, node, GT_M_WALLTIME, dt, 0))
 		t->dropped_samples++;
 	gt_thread__leave(t);
+out:
 	pthread_sigmask(SIG_SETMASK, &w->old, NULL);
 	errno = saved_errno;
 }
 
-/* The mask a wait installs, with the sampling signal added (into copy). */
+/* The mask a wait installs, with the sampling signals held back (into copy). */
 static const sigset_t *wall__mask(const struct wall_wait *w, int measured, const sigset_t *mask, sigset_t *copy)
 {
 	if (!measured || !mask)
 		return mask;
-	*copy = *mask;
-	sigaddset(copy, w->sig);
+	sigorset(copy, mask, &w->held);
 	return copy;
 }
 
