@@ -101,11 +101,6 @@ static void wall__end(struct wall_wait *w, uintptr_t ra, uintptr_t key)
 	if (!w->sig)
 		goto out;
 	dt = gt_clock__now() - w->t0;
-	/* The expirations during the wait are in dt: take the signal off. */
-	sigemptyset(&set);
-	sigaddset(&set, w->sig);
-	while (syscall(SYS_rt_sigtimedwait, &set, NULL, &zero, (size_t)(_NSIG / 8)) == w->sig)
-		;
 	gt_thread__enter(t);
 	gt_sample__stitch(t, &st);
 	node = gt_unwind__memo_lookup(t, ra, key, &st);
@@ -114,6 +109,13 @@ static void wall__end(struct wall_wait *w, uintptr_t ra, uintptr_t key)
 	if (!node || gt_cct__add(&t->cct, node, GT_M_WALLTIME, dt, 0))
 		t->dropped_samples++;
 	gt_thread__leave(t);
+	/* The expirations during the wait are in dt (those while it was
+	 * charged, the tool's time): take the signal off, last, so that none
+	 * comes between this and the mask's restore but by a microsecond. */
+	sigemptyset(&set);
+	sigaddset(&set, w->sig);
+	while (syscall(SYS_rt_sigtimedwait, &set, NULL, &zero, (size_t)(_NSIG / 8)) == w->sig)
+		;
 out:
 	pthread_sigmask(SIG_SETMASK, &w->old, NULL);
 	errno = saved_errno;
