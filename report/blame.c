@@ -164,24 +164,13 @@ static int top_contexts(const struct gt_profile *p, FILE *f, unsigned top, const
 static void devices(const struct gt_sections_run *run, FILE *f, const uint64_t *idle_cpu)
 {
 	const char *s = run->gpu_busy;
-	uint64_t wall = run->busy_wall_ns;
+	uint64_t wall = run->busy_wall_ns, busy;
 	int header = 0, per_device = 0;
+	unsigned long d;
 
-	for (int d = 0; d < DEVICE_METRICS; d++)
-		per_device |= idle_cpu[d] != 0;
-
-	while (s && *s) {
-		char *end;
-		unsigned long d = strtoul(s, &end, 10);
-		uint64_t busy;
-
-		if (end == s || *end != ':')
-			return;
-		s = end + 1;
-		busy = strtoull(s, &end, 10);
-		if (end == s)
-			return;
-		s = *end == ' ' ? end + 1 : end;
+	for (int k = 0; k < DEVICE_METRICS; k++)
+		per_device |= idle_cpu[k] != 0;
+	while (gt_device_list__next(&s, &d, &busy)) {
 		if (!header) {
 			fprintf(f, "\n  devices (idle: nothing executing, over the wall time of %.3f s)\n",
 				secs(wall));

@@ -29,23 +29,14 @@ static int gpu_busy(const struct gt_run *r, struct gt_sb *out, uint64_t *wall)
 	*wall = 0;
 	for (uint32_t p = 0; p < r->n_procs; p++) {
 		const char *s = r->procs[p].state == GT_PROC_MERGED ? gt_proc__meta(&r->procs[p], "gpu_busy_ns") : NULL;
+		unsigned long d;
+		uint64_t ns;
 
 		if (!s)
 			continue;
 		any = 1;
 		*wall += r->procs[p].wall_ns;
-		while (*s) {
-			char *end;
-			unsigned long d = strtoul(s, &end, 10);
-			uint64_t ns;
-
-			if (end == s || *end != ':')
-				break;
-			s = end + 1;
-			ns = strtoull(s, &end, 10);
-			if (end == s)
-				break;
-			s = *end == ' ' ? end + 1 : end;
+		while (gt_device_list__next(&s, &d, &ns)) {
 			if (d < MAX_DEVICES) {
 				busy[d] += ns;
 				seen[d] = 1;

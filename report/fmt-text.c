@@ -14,6 +14,7 @@
 
 #include "core/metrics.h"
 #include "report/report.h"
+#include "report/sections.h"
 
 #define LINE_COLS 160
 #define TREE_MIN_SHARE 0.01 /* tree nodes under this share of the total are left out */
@@ -485,18 +486,16 @@ static void proc_devices(const struct gt_proc *p, char *buf, size_t len)
 {
 	const char *v = gt_proc__meta(p, "gpu_busy_ns");
 	size_t at = 0;
-	unsigned d;
-	unsigned long long ns;
-	int used;
+	unsigned long d;
+	uint64_t ns;
 
 	buf[0] = 0;
-	while (v && sscanf(v, " %u:%llu%n", &d, &ns, &used) == 2 && at + 1 < len) {
-		int w = snprintf(buf + at, len - at, "%s%u:%.3f", at ? "," : "", d, (double)ns / 1e9);
+	while (at + 1 < len && gt_device_list__next(&v, &d, &ns)) {
+		int w = snprintf(buf + at, len - at, "%s%lu:%.3f", at ? "," : "", d, (double)ns / 1e9);
 
 		if (w < 0 || (size_t)w >= len - at)
 			break;
 		at += (size_t)w;
-		v += used;
 	}
 	if (!at)
 		snprintf(buf, len, "-");

@@ -63,4 +63,9 @@ int gt_report__gpu_sections(const struct gt_profile *p, FILE *f, unsigned top, c
  */
 int gt_report__blame(const struct gt_profile *p, FILE *f, unsigned top, const struct gt_sections_run *run);
 
+/* The next pair of a per-device list as facts hold them ("gpu_busy_ns":
+ * "0:123 1:456"): 1 with *dev, *ns set and *s moved past it; 0 at the
+ * list's end or at a malformed pair (util.c). */
+int gt_device_list__next(const char **s, unsigned long *dev, uint64_t *ns);
+
 #endif

@@ -12,6 +12,7 @@
 
 #include "report/rank.h"
 #include "report/report.h"
+#include "report/sections.h"
 
 FILE *gt_open_regular(const char *path)
 {
@@ -130,4 +131,22 @@ uint8_t *gt_run__kept_nodes(const struct gt_run *r, const uint32_t *used, uint32
 			keep[r->t.nodes[i].parent] = 1;
 	}
 	return keep;
+}
+
+int gt_device_list__next(const char **s, unsigned long *dev, uint64_t *ns)
+{
+	const char *p = *s;
+	char *end;
+
+	if (!p || !*p)
+		return 0;
+	*dev = strtoul(p, &end, 10);
+	if (end == p || *end != ':')
+		return 0;
+	p = end + 1;
+	*ns = strtoull(p, &end, 10);
+	if (end == p)
+		return 0;
+	*s = *end == ' ' ? end + 1 : end;
+	return 1;
 }
