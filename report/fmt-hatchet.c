@@ -34,7 +34,7 @@ static const char *type_of(uint32_t kind)
 	}
 }
 
-static int open_node(FILE *f, const struct gt_analysis *a, uint32_t i, const uint32_t *used, uint32_t n_used)
+static int open_node(FILE *f, const struct gt_analysis *a, uint32_t i, const struct gt_used *u, char *const *inc)
 {
 	const struct gt_profile *t = a->t;
 	const struct gt_prof_node *n = &t->nodes[i];
@@ -57,24 +57,16 @@ static int open_node(FILE *f, const struct gt_analysis *a, uint32_t i, const uin
 			fprintf(f, ",\"line\":%" PRIu32, n->line);
 	}
 	fputs("},\"metrics\":{", f);
-	for (uint32_t k = 0; k < n_used; k++) {
-		const struct gt_cell *c = gt_run__cell(a->run, i, used[k]);
-		const char *name = gt_profile__str(t, t->metrics[used[k]].name);
-		struct gt_sb inc = { 0 };
+	for (uint32_t k = 0; k < u->n; k++) {
+		const struct gt_cell *c = gt_run__cell(a->run, i, u->metric[k]);
+		const char *name = gt_profile__str(t, t->metrics[u->metric[k]].name);
 
-		gt_sb__add(&inc, name ? name : "?");
-		gt_sb__add(&inc, " (inc)");
-		if (inc.oom || !inc.s) {
-			free(inc.s);
-			return -ENOMEM;
-		}
 		if (k)
 			fputc(',', f);
 		gt_json__str(f, name ? name : "?", 0);
 		fprintf(f, ":%" PRIu64 ",", c ? c->excl.sum : 0);
-		gt_json__str(f, inc.s, 0);
+		gt_json__str(f, inc[k], 0);
 		fprintf(f, ":%" PRIu64, c ? c->incl.sum : 0);
-		free(inc.s);
 	}
 	fputc('}', f);
 	return 0;
@@ -92,30 +84,43 @@ static uint32_t next_kept(const struct gt_analysis *a, const uint8_t *keep, uint
 int gt_hatchet__write(FILE *f, const struct gt_analysis *a)
 {
 	const struct gt_profile *t = a->t;
-	uint32_t *used = NULL, *stack = NULL, *at = NULL, depth = 0;
-	uint64_t *total = NULL;
-	uint8_t *keep = NULL;
-	int n_used, err = -ENOMEM;
+	uint32_t *stack = NULL, *at = NULL, depth = 0;
+	char **inc = NULL;
+	struct gt_used u;
+	int err;
 
-	n_used = gt_run__used_metrics(a->run, &used, &total);
-	if (n_used < 0)
-		return n_used;
-	keep = gt_run__kept_nodes(a->run, used, (uint32_t)n_used);
+	err = gt_used__init(&u, a->run, 1);
+	if (err)
+		return err;
+	err = -ENOMEM;
 	stack = malloc((t->n_nodes ? t->n_nodes : 1) * sizeof(*stack));
 	at = malloc((t->n_nodes ? t->n_nodes : 1) * sizeof(*at));
-	if (!keep || !stack || !at)
+	inc = calloc(u.n ? u.n : 1, sizeof(*inc));
+	if (!stack || !at || !inc)
 		goto out;
+	/* Each metric's inclusive column, Hatchet's "(inc)" mark after it. */
+	for (uint32_t k = 0; k < u.n; k++) {
+		const char *name = gt_profile__str(t, t->metrics[u.metric[k]].name);
+		struct gt_sb b = { 0 };
+
+		gt_sb__addf(&b, "%s (inc)", name ? name : "?");
+		if (b.oom || !b.s) {
+			free(b.s);
+			goto out;
+		}
+		inc[k] = b.s;
+	}
 	fputc('[', f);
 	if (t->n_nodes) {
 		/* Depth first without recursion: deep recursive programs give
 		 * deep trees. at[d] is the child of stack[d] written last. */
-		err = open_node(f, a, 0, used, (uint32_t)n_used);
+		err = open_node(f, a, 0, &u, inc);
 		if (err)
 			goto out;
 		stack[depth] = 0;
 		at[depth++] = GT_NONE;
 		while (depth) {
-			uint32_t top = stack[depth - 1], c = next_kept(a, keep, top, at[depth - 1]);
+			uint32_t top = stack[depth - 1], c = next_kept(a, u.keep, top, at[depth - 1]);
 
 			if (c == GT_NONE) {
 				fputs(at[depth - 1] == GT_NONE ? "}" : "]}", f);
@@ -124,7 +129,7 @@ int gt_hatchet__write(FILE *f, const struct gt_analysis *a)
 			}
 			fputs(at[depth - 1] == GT_NONE ? ",\"children\":[\n" : ",\n", f);
 			at[depth - 1] = c;
-			err = open_node(f, a, c, used, (uint32_t)n_used);
+			err = open_node(f, a, c, &u, inc);
 			if (err)
 				goto out;
 			stack[depth] = c;
@@ -134,9 +139,10 @@ int gt_hatchet__write(FILE *f, const struct gt_analysis *a)
 	fputs("]\n", f);
 	err = ferror(f) || fflush(f) ? -EIO : 0;
 out:
-	free(used);
-	free(total);
-	free(keep);
+	for (uint32_t k = 0; inc && k < u.n; k++)
+		free(inc[k]);
+	free(inc);
+	gt_used__fini(&u);
 	free(stack);
 	free(at);
 	return err;

@@ -20,9 +20,7 @@ struct js {
 	const struct gt_analysis *a;
 	int html;
 	uint32_t *pos;   /* run process index -> position in "processes" */
-	uint32_t *used;  /* metrics with a nonzero total */
-	uint32_t n_used;
-	uint64_t *total; /* per used metric */
+	struct gt_used u; /* metrics with a nonzero total */
 };
 
 /* key (JSON punctuation and name), then v in decimal: the hot path of
@@ -123,10 +121,10 @@ static int keep(const struct js *j, uint32_t i)
 {
 	if (!j->html || i == 0)
 		return 1;
-	for (uint32_t k = 0; k < j->n_used; k++) {
-		const struct gt_cell *c = gt_run__cell(j->a->run, i, j->used[k]);
+	for (uint32_t k = 0; k < j->u.n; k++) {
+		const struct gt_cell *c = gt_run__cell(j->a->run, i, j->u.metric[k]);
 
-		if (c && (double)c->incl.sum >= HTML_MIN_SHARE * (double)j->total[k])
+		if (c && (double)c->incl.sum >= HTML_MIN_SHARE * (double)j->u.total[k])
 			return 1;
 	}
 	return 0;
@@ -286,13 +284,11 @@ int gt_json__write(FILE *f, const struct gt_analysis *a, const struct gt_out_opt
 	const struct gt_run *r = a->run;
 	const struct gt_profile *t = a->t;
 	struct js j = { .f = f, .a = a, .html = html };
-	int err = -ENOMEM, first, n_used;
+	int err = -ENOMEM, first;
 
 	j.pos = calloc(r->n_procs ? r->n_procs : 1, sizeof(*j.pos));
-	n_used = gt_run__used_metrics(r, &j.used, &j.total);
-	if (!j.pos || n_used < 0)
+	if (!j.pos || gt_used__init(&j.u, r, 0))
 		goto out_free;
-	j.n_used = (uint32_t)n_used;
 	for (uint32_t k = 0; k < a->n_proc_order; k++)
 		j.pos[a->proc_order[k]] = k;
 
@@ -303,8 +299,8 @@ int gt_json__write(FILE *f, const struct gt_analysis *a, const struct gt_out_opt
 	fprintf(f, ",\n\"run\":{\"processes\":%" PRIu32 ",\"failed\":%" PRIu32 ",\"threads\":%" PRIu64
 		   ",\"per_process_values\":%s},\n\"metrics\":[",
 		r->n_merged, r->n_failed, r->n_threads, r->detail ? "true" : "false");
-	for (uint32_t k = 0; k < j.n_used; k++) {
-		const struct gt_prof_metric *m = &t->metrics[j.used[k]];
+	for (uint32_t k = 0; k < j.u.n; k++) {
+		const struct gt_prof_metric *m = &t->metrics[j.u.metric[k]];
 
 		fputs(k ? ",\n  {\"name\":" : "\n  {\"name\":", f);
 		str(&j, gt_profile__str(t, m->name));
@@ -313,7 +309,7 @@ int gt_json__write(FILE *f, const struct gt_analysis *a, const struct gt_out_opt
 		fputs(",\"description\":", f);
 		str(&j, gt_profile__str(t, m->desc));
 		fprintf(f, ",\"class\":\"%s\",\"total\":%" PRIu64 "}",
-			gt_metric_class_names[m->cls < GT_MC__COUNT ? m->cls : 0], j.total[k]);
+			gt_metric_class_names[m->cls < GT_MC__COUNT ? m->cls : 0], j.u.total[k]);
 	}
 	fputs("],\n\"processes\":[", f);
 	for (uint32_t k = 0; k < a->n_proc_order; k++) {
@@ -344,7 +340,6 @@ int gt_json__write(FILE *f, const struct gt_analysis *a, const struct gt_out_opt
 	err = ferror(f) || fflush(f) ? -EIO : 0;
 out_free:
 	free(j.pos);
-	free(j.used);
-	free(j.total);
+	gt_used__fini(&j.u);
 	return err;
 }

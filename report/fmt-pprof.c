@@ -174,21 +174,20 @@ int gt_pprof__write(FILE *f, const struct gt_analysis *a, const struct gt_out_op
 	const struct gt_run *r = a->run;
 	const struct gt_profile *t = a->t;
 	struct pp p = { .a = a };
-	uint32_t *used = NULL;
-	uint64_t *total = NULL, wall = 0, dflt = 0;
-	uint8_t *keep = NULL;
-	int n_used, err = -ENOMEM;
+	uint64_t wall = 0, dflt = 0;
+	struct gt_used u;
+	int err;
 
-	n_used = gt_run__used_metrics(r, &used, &total);
-	if (n_used < 0)
-		return n_used;
-	keep = gt_run__kept_nodes(r, used, (uint32_t)n_used);
+	err = gt_used__init(&u, r, 1);
+	if (err)
+		return err;
+	err = -ENOMEM;
 	p.sidx = calloc(t->n_strings ? t->n_strings : 1, sizeof(*p.sidx));
-	if (!keep || !p.sidx)
+	if (!p.sidx)
 		goto out;
 	put_string(&p, ""); /* string_table[0] is always "" */
-	for (int k = 0; k < n_used; k++) {
-		const struct gt_prof_metric *m = &t->metrics[used[k]];
+	for (uint32_t k = 0; k < u.n; k++) {
+		const struct gt_prof_metric *m = &t->metrics[u.metric[k]];
 		const char *unit = gt_profile__str(t, m->unit);
 		uint64_t name = str_of(&p, m->name);
 
@@ -196,7 +195,7 @@ int gt_pprof__write(FILE *f, const struct gt_analysis *a, const struct gt_out_op
 		pb_uv(&p.sub, VALUE_TYPE_UNIT,
 		      new_str(&p, unit && !strcmp(unit, "ns") ? "nanoseconds" : unit ? unit : "count"));
 		pb_msg(&p.out, PROFILE_SAMPLE_TYPE, &p.sub);
-		if (used[k] == a->metric)
+		if (u.metric[k] == a->metric)
 			dflt = name;
 	}
 	for (uint32_t m = 0; m < t->n_modules; m++) {
@@ -212,7 +211,7 @@ int gt_pprof__write(FILE *f, const struct gt_analysis *a, const struct gt_out_op
 		const struct gt_prof_node *n = &t->nodes[i];
 		uint64_t fn;
 
-		if (!keep[i])
+		if (!u.keep[i])
 			continue;
 		fn = func_of(&p, i);
 		if (!fn)
@@ -233,16 +232,16 @@ int gt_pprof__write(FILE *f, const struct gt_analysis *a, const struct gt_out_op
 	for (uint32_t i = 0; i < t->n_nodes; i++) {
 		int any = 0;
 
-		for (int k = 0; k < n_used && !any; k++)
-			any = gt_run__excl(r, i, used[k]) != 0;
+		for (uint32_t k = 0; k < u.n && !any; k++)
+			any = gt_run__excl(r, i, u.metric[k]) != 0;
 		if (!any)
 			continue;
 		gt_bytes__uv(&p.sub, (uint64_t)i + 1);
 		for (uint32_t v = t->nodes[i].parent; i && v != 0 && v != GT_NONE; v = t->nodes[v].parent)
 			gt_bytes__uv(&p.sub, (uint64_t)v + 1);
 		pb_msg(&p.msg, SAMPLE_LOCATION_ID, &p.sub);
-		for (int k = 0; k < n_used; k++)
-			gt_bytes__uv(&p.sub, i64(gt_run__excl(r, i, used[k])));
+		for (uint32_t k = 0; k < u.n; k++)
+			gt_bytes__uv(&p.sub, i64(gt_run__excl(r, i, u.metric[k])));
 		pb_msg(&p.msg, SAMPLE_VALUE, &p.sub);
 		pb_msg(&p.out, PROFILE_SAMPLE, &p.msg);
 	}
@@ -275,8 +274,6 @@ out:
 	free(p.sub.d);
 	free(p.sidx);
 	gt_hmap__fini(&p.funcs);
-	free(used);
-	free(total);
-	free(keep);
+	gt_used__fini(&u);
 	return err;
 }

@@ -94,41 +94,40 @@ int gt_speedscope__write(FILE *f, const struct gt_analysis *a, const struct gt_o
 {
 	const struct gt_run *r = a->run;
 	const struct gt_profile *t = a->t;
-	uint32_t *used = NULL, *fid = NULL, *chain = NULL, active = 0;
-	uint64_t *total = NULL;
-	uint8_t *keep = NULL;
-	int n_used, err = -ENOMEM;
+	uint32_t *fid = NULL, *chain = NULL, active = 0;
+	struct gt_used u;
+	int err;
 
-	n_used = gt_run__used_metrics(r, &used, &total);
-	if (n_used < 0)
-		return n_used;
-	keep = gt_run__kept_nodes(r, used, (uint32_t)n_used);
+	err = gt_used__init(&u, r, 1);
+	if (err)
+		return err;
+	err = -ENOMEM;
 	fid = malloc((t->n_nodes ? t->n_nodes : 1) * sizeof(*fid));
 	chain = malloc((t->n_nodes ? t->n_nodes : 1) * sizeof(*chain));
-	if (!keep || !fid || !chain)
+	if (!fid || !chain)
 		goto out;
-	for (int k = 0; k < n_used; k++)
-		if (used[k] == a->metric)
-			active = (uint32_t)k;
+	for (uint32_t k = 0; k < u.n; k++)
+		if (u.metric[k] == a->metric)
+			active = k;
 	fputs("{\"$schema\":\"https://www.speedscope.app/file-format-schema.json\",\"exporter\":\"gputool\",\"name\":", f);
 	gt_json__str(f, o->path ? o->path : "gputool", 0);
 	fprintf(f, ",\"activeProfileIndex\":%" PRIu32 ",\n", active);
-	err = frames(f, t, keep, fid);
+	err = frames(f, t, u.keep, fid);
 	if (err)
 		goto out;
 	fputs("\"profiles\":[", f);
-	for (int k = 0; k < n_used; k++) {
-		const struct gt_prof_metric *m = &t->metrics[used[k]];
+	for (uint32_t k = 0; k < u.n; k++) {
+		const struct gt_prof_metric *m = &t->metrics[u.metric[k]];
 		int first = 1;
 
 		fputs(k ? ",\n {\"type\":\"sampled\",\"name\":" : "\n {\"type\":\"sampled\",\"name\":", f);
 		gt_json__str(f, gt_profile__str(t, m->name), 0);
 		fprintf(f, ",\"unit\":\"%s\",\"startValue\":0,\"endValue\":%" PRIu64 ",\n  \"samples\":[",
-			unit_of(gt_profile__str(t, m->unit)), total[k]);
+			unit_of(gt_profile__str(t, m->unit)), u.total[k]);
 		for (uint32_t i = 0; i < t->n_nodes; i++) {
 			uint32_t depth = 0;
 
-			if (!gt_run__excl(r, i, used[k]))
+			if (!gt_run__excl(r, i, u.metric[k]))
 				continue;
 			/* The root's own value (no frame under it) stands on the root. */
 			chain[depth++] = i;
@@ -143,7 +142,7 @@ int gt_speedscope__write(FILE *f, const struct gt_analysis *a, const struct gt_o
 		fputs("],\n  \"weights\":[", f);
 		first = 1;
 		for (uint32_t i = 0; i < t->n_nodes; i++) {
-			uint64_t v = gt_run__excl(r, i, used[k]);
+			uint64_t v = gt_run__excl(r, i, u.metric[k]);
 
 			if (!v)
 				continue;
@@ -155,9 +154,7 @@ int gt_speedscope__write(FILE *f, const struct gt_analysis *a, const struct gt_o
 	fputs("]}\n", f);
 	err = ferror(f) || fflush(f) ? -EIO : 0;
 out:
-	free(used);
-	free(total);
-	free(keep);
+	gt_used__fini(&u);
 	free(fid);
 	free(chain);
 	return err;

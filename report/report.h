@@ -131,14 +131,21 @@ int gt_run__decode(struct gt_run *r, const char *buf, size_t len);
 int gt_run__canonicalize(struct gt_run *r);
 /* The cell of (node, metric), or NULL. */
 const struct gt_cell *gt_run__cell(const struct gt_run *r, uint32_t node, uint32_t metric);
-/* The metrics with a nonzero total, in metric order, and their totals
- * (both malloc()ed): their number, or -ENOMEM. */
-int gt_run__used_metrics(const struct gt_run *r, uint32_t **ids, uint64_t **totals);
+/* The metrics with a value in the run (nonzero total), in metric order,
+ * with their totals; with keep, per node whether it or a descendant has a
+ * nonzero exclusive value of one of them. For the formats that carry every
+ * metric. */
+struct gt_used {
+	uint32_t *metric;
+	uint64_t *total;
+	uint32_t n;
+	uint8_t *keep; /* NULL unless asked for */
+};
+
+int gt_used__init(struct gt_used *u, const struct gt_run *r, int keep); /* 0 or -ENOMEM */
+void gt_used__fini(struct gt_used *u);
 /* The exclusive value of (node, metric) over the run, 0 if none. */
 uint64_t gt_run__excl(const struct gt_run *r, uint32_t node, uint32_t m);
-/* Per node (calloc()ed, NULL on ENOMEM): 1 for the contexts with a nonzero
- * exclusive value of one of the used metrics, and for their ancestors. */
-uint8_t *gt_run__kept_nodes(const struct gt_run *r, const uint32_t *used, uint32_t n_used);
 /* The proc's total of metric m, 0 if none. */
 uint64_t gt_proc__total(const struct gt_proc *p, uint32_t m);
 /* The value of a meta key (NULL: none); as a number, 0 when absent or not one. */

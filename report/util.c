@@ -85,28 +85,43 @@ int gt_ranked__nodes(struct gt_ranked *k, uint32_t n, uint32_t **out)
 	return 0;
 }
 
-int gt_run__used_metrics(const struct gt_run *r, uint32_t **ids, uint64_t **totals)
+int gt_used__init(struct gt_used *u, const struct gt_run *r, int keep)
 {
-	uint32_t n = r->t.n_metrics, used = 0;
+	uint32_t n = r->t.n_metrics, nodes = r->t.n_nodes;
 
-	*ids = malloc((n ? n : 1) * sizeof(**ids));
-	*totals = malloc((n ? n : 1) * sizeof(**totals));
-	if (!*ids || !*totals) {
-		free(*ids);
-		free(*totals);
-		*ids = NULL;
-		*totals = NULL;
+	memset(u, 0, sizeof(*u));
+	u->metric = malloc((n ? n : 1) * sizeof(*u->metric));
+	u->total = malloc((n ? n : 1) * sizeof(*u->total));
+	if (keep)
+		u->keep = calloc(nodes ? nodes : 1, 1);
+	if (!u->metric || !u->total || (keep && !u->keep)) {
+		gt_used__fini(u);
 		return -ENOMEM;
 	}
 	for (uint32_t m = 0; m < n; m++) {
-		const struct gt_cell *c = r->t.n_nodes ? gt_run__cell(r, 0, m) : NULL;
+		const struct gt_cell *c = nodes ? gt_run__cell(r, 0, m) : NULL;
 
 		if (c && c->incl.sum) {
-			(*totals)[used] = c->incl.sum;
-			(*ids)[used++] = m;
+			u->total[u->n] = c->incl.sum;
+			u->metric[u->n++] = m;
 		}
 	}
-	return (int)used;
+	/* A parent's index is smaller than its children's: one pass upwards. */
+	for (uint32_t i = nodes; keep && i-- > 0;) {
+		for (uint32_t k = 0; !u->keep[i] && k < u->n; k++)
+			u->keep[i] = gt_run__excl(r, i, u->metric[k]) != 0;
+		if (u->keep[i] && i)
+			u->keep[r->t.nodes[i].parent] = 1;
+	}
+	return 0;
+}
+
+void gt_used__fini(struct gt_used *u)
+{
+	free(u->metric);
+	free(u->total);
+	free(u->keep);
+	memset(u, 0, sizeof(*u));
 }
 
 uint64_t gt_run__excl(const struct gt_run *r, uint32_t node, uint32_t m)
@@ -114,23 +129,6 @@ uint64_t gt_run__excl(const struct gt_run *r, uint32_t node, uint32_t m)
 	const struct gt_cell *c = gt_run__cell(r, node, m);
 
 	return c ? c->excl.sum : 0;
-}
-
-uint8_t *gt_run__kept_nodes(const struct gt_run *r, const uint32_t *used, uint32_t n_used)
-{
-	uint32_t n = r->t.n_nodes;
-	uint8_t *keep = calloc(n ? n : 1, 1);
-
-	if (!keep)
-		return NULL;
-	/* A parent's index is smaller than its children's: one pass upwards. */
-	for (uint32_t i = n; i-- > 0;) {
-		for (uint32_t k = 0; !keep[i] && k < n_used; k++)
-			keep[i] = gt_run__excl(r, i, used[k]) != 0;
-		if (keep[i] && i)
-			keep[r->t.nodes[i].parent] = 1;
-	}
-	return keep;
 }
 
 int gt_device_list__next(const char **s, unsigned long *dev, uint64_t *ns)
