@@ -25,49 +25,36 @@ static gt_sample_stitch_fn stitch_fn;
  * state, set up before, is visible to the handler that calls it. */
 static _Atomic(gt_sample_hook_fn) hook_fn;
 
-/* A wall-clock sample: WALLTIME where the thread is, running or blocked
- * in a restartable call (a futex wait, a read). */
-static void sample__wall(struct gt_thread *t, void *uc, uint64_t weight)
+/* The context of the code a sample interrupted, stitched; NULL when that
+ * is the tool's own code (*tool set) or memory ran out. */
+static struct gt_cct_node *sample__context(struct gt_thread *t, void *uc, int *tool)
 {
 	struct gt_frame frames[SAMPLE_FRAMES];
 	struct gt_stitch st = { 0 };
-	struct gt_cct_node *node;
-	int n;
+	int n = gt_unwind__ips(uc, frames, SAMPLE_FRAMES);
 
-	if (t->in_tool) {
-		t->wall_tool_samples++;
-		return;
-	}
-	/* In the tool from here: a CPU-time sample that comes meanwhile (this
-	 * handler lets that signal in) is the tool's time, not the code this
-	 * one interrupted. */
-	gt_thread__enter(t);
-	n = gt_unwind__ips(uc, frames, SAMPLE_FRAMES);
-	if (n > 0 && gt_modmap__class(frames[0].ip) == GT_MOD_TOOL) {
-		t->wall_tool_samples++;
-		goto out;
-	}
+	/* In the tool's code outside its bracketed sections (a callback's
+	 * entry or early return): the tool's time too, not the user's. */
+	*tool = n > 0 && gt_modmap__class(frames[0].ip) == GT_MOD_TOOL;
+	if (*tool)
+		return NULL;
 	gt_sample__stitch(t, &st);
-	node = gt_unwind__frames_context(t, frames, n, 1, &st, 1);
-	if (!node || gt_cct__add(&t->cct, node, GT_M_WALLTIME, weight, 1)) {
-		t->dropped_samples++;
-		goto out;
-	}
-	t->wall_samples++;
-out:
-	gt_thread__leave(t);
+	return gt_unwind__frames_context(t, frames, n, 1, &st, 1);
 }
 
+/*
+ * CPU time, or (the wall-clock signal) WALLTIME where the thread is,
+ * running or blocked in a wait that resumes after a handler (a futex, a
+ * read). The wall-clock handler lets the CPU-time signal in and counts as
+ * the tool's code meanwhile: CPU time spent sampling is the tool's.
+ */
 static void sample__handler(int sig, siginfo_t *si, void *uc)
 {
 	struct gt_thread *t = gt_thread__peek();
-	struct gt_frame frames[SAMPLE_FRAMES];
-	struct gt_stitch st = { 0 };
 	struct gt_cct_node *node;
 	gt_sample_hook_fn hook;
-	int saved_errno = errno;
+	int saved_errno = errno, wall = sig == wall_signo, tool;
 	uint64_t weight;
-	int n;
 
 	if (!t)
 		goto out;
@@ -77,32 +64,31 @@ static void sample__handler(int sig, siginfo_t *si, void *uc)
 		goto out_done;
 	/* Expirations the kernel merged into this one are time too. */
 	weight = period_ns * (1 + (uint64_t)(si->si_overrun > 0 ? si->si_overrun : 0));
-	if (sig == wall_signo) {
-		sample__wall(t, uc, weight);
-		goto out_done;
-	}
 	if (t->in_tool) {
-		t->tool_samples++;
+		*(wall ? &t->wall_tool_samples : &t->tool_samples) += 1;
 		goto out_done;
 	}
-	n = gt_unwind__ips(uc, frames, SAMPLE_FRAMES);
-	/* In the tool's code outside its bracketed sections (a callback's
-	 * entry or early return): the tool's time too, not the user's. */
-	if (n > 0 && gt_modmap__class(frames[0].ip) == GT_MOD_TOOL) {
-		t->tool_samples++;
-		goto out_done;
-	}
-	gt_sample__stitch(t, &st);
-	node = gt_unwind__frames_context(t, frames, n, 1, &st, 1);
-	if (!node || gt_cct__add(&t->cct, node, GT_M_CPUTIME, weight, 1) ||
-	    gt_cct__add(&t->cct, node, GT_M_SAMPLES, 1, 1)) {
+	if (wall)
+		gt_thread__enter(t);
+	node = sample__context(t, uc, &tool);
+	if (tool) {
+		*(wall ? &t->wall_tool_samples : &t->tool_samples) += 1;
+	} else if (wall) {
+		if (!node || gt_cct__add(&t->cct, node, GT_M_WALLTIME, weight, 1))
+			t->dropped_samples++;
+		else
+			t->wall_samples++;
+	} else if (!node || gt_cct__add(&t->cct, node, GT_M_CPUTIME, weight, 1) ||
+		   gt_cct__add(&t->cct, node, GT_M_SAMPLES, 1, 1)) {
 		t->dropped_samples++;
-		goto out_done;
+	} else {
+		t->samples++;
+		hook = atomic_load_explicit(&hook_fn, memory_order_acquire);
+		if (hook)
+			hook(t, node, weight);
 	}
-	t->samples++;
-	hook = atomic_load_explicit(&hook_fn, memory_order_acquire);
-	if (hook)
-		hook(t, node, weight);
+	if (wall)
+		gt_thread__leave(t);
 out_done:
 	atomic_fetch_sub_explicit(&t->in_handler, 1, memory_order_release);
 out:

@@ -316,11 +316,11 @@ static void tool__meta(struct gt_profile *p, const struct gt_output *o, uint64_t
 	}
 	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)tool_samples);
 	gt_profile__set_meta(p, "tool_samples", buf);
-	if (gt_config.sample_hz)
-		gt_profile__set_meta(p, "sample", kinds == (GT_SAMPLE_CPU | GT_SAMPLE_WALL) ? "cpu,wall"
-						  : kinds == GT_SAMPLE_WALL		  ? "wall"
-						  : kinds == GT_SAMPLE_CPU		  ? "cpu"
-											  : "none");
+	if (gt_config.sample_hz) {
+		static const char *const sampled[] = { "none", "cpu", "wall", "cpu,wall" }; /* by GT_SAMPLE_* bits */
+
+		gt_profile__set_meta(p, "sample", sampled[kinds & 3]);
+	}
 	if (kinds & GT_SAMPLE_WALL) {
 		snprintf(buf, sizeof(buf), "%llu", (unsigned long long)wall);
 		gt_profile__set_meta(p, "wall_samples", buf);
