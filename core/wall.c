@@ -150,7 +150,7 @@ static void *wall__real(_Atomic(void *) *slot, const char *name)
 /*
  * One wrapper: ret name(params), calling libc's with args, measured unless
  * quick (a wait that cannot block: a zero timeout). In args, MASK(m) is the
- * wait's own signal mask m with the sampling signal added.
+ * wait's own signal mask m with the sampling signals held back added.
  */
 #define WALL_WRAP(ret, fail, name, params, args, quick)                                  \
 	EXPORT ret name params;                                                           \

@@ -22,20 +22,11 @@
 #include <thread>
 
 #include "check.h"
+#include "spin.h"
 
 #define SPIN_MS 40
 #define LONG_MS 300
 #define PEER_MB 64
-
-__global__ void spin(unsigned long long ns)
-{
-	unsigned long long t0, t;
-
-	asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
-	do
-		asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-	while (t - t0 < ns);
-}
 
 static double now_ms()
 {

@@ -11,18 +11,9 @@
 #include <mpi.h>
 
 #include "check.h"
+#include "spin.h"
 
 #define SPIN_MS 50
-
-__global__ void spin(unsigned long long ns)
-{
-	unsigned long long t0, t;
-
-	asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
-	do
-		asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-	while (t - t0 < ns);
-}
 
 NOINLINE static void launch_on(int kernels)
 {

@@ -26,20 +26,13 @@ import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import gtfiles  # noqa: E402
+from runenv import check, failures  # noqa: E402
 
 GPUTOOL = sys.argv[1]
 TOOLS = sys.argv[2] if len(sys.argv) > 2 else "/opt/gputool-test"
 REQUIRE = os.environ.get("GT_REQUIRE_FORMAT_TOOLS") == "1"
 TEMPLATE = "ns::f<int, 2>(double; \"q\")"  # ';', '<>', quotes: every format's escaping
 DEPTH = 60
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL " + what)
-    return cond
 
 
 def missing(tool):

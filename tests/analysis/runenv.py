@@ -9,9 +9,11 @@ failures = []
 
 
 def check(cond, msg):
+    """Records a failure (and goes on) unless cond; returns cond."""
     if not cond:
         failures.append(msg)
         print("FAIL " + msg)
+    return cond
 
 
 def clean_env(unset=(), **extra):

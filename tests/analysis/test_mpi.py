@@ -23,6 +23,9 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from runenv import check, failures  # noqa: E402
+
 BUILD = os.path.abspath(sys.argv[1])
 MPIRUN = sys.argv[2:]
 GPUTOOL = os.path.join(BUILD, "gputool")
@@ -32,14 +35,6 @@ UNIT = "200000000"  # iterations per unit of work: about 0.15 s of CPU
 HZ = 1000
 # The clocks of tool and program: exact up to this.
 SLACK_REL, SLACK_NS = 0.01, 1000000
-failures = []
-
-
-def check(cond, msg):
-    if not cond:
-        failures.append(msg)
-        print("FAIL " + msg)
-    return cond
 
 
 def env(**more):

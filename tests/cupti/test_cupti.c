@@ -111,6 +111,20 @@ static void *synth__add(struct synth *s, size_t size)
 	return p;
 }
 
+/* A kernel record of one thread in one block, over [start, end]. */
+static CUpti_ActivityKernel10 *synth__kernel(struct synth *s, uint32_t cid, uint64_t start, uint64_t end,
+					     const char *name)
+{
+	CUpti_ActivityKernel10 *kr = synth__add(s, sizeof(*kr));
+
+	kr->kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+	kr->correlationId = cid, kr->start = start, kr->end = end;
+	kr->gridX = kr->gridY = kr->gridZ = 1;
+	kr->blockX = kr->blockY = kr->blockZ = 1;
+	kr->name = name;
+	return kr;
+}
+
 /* Iterates the records of the buffer being delivered, by recorded offsets. */
 static const uint32_t *iter_offs;
 static size_t iter_n, iter_i;
@@ -205,14 +219,8 @@ static void test_synthetic(void)
 	sr = synth__add(&s, sizeof(*sr));
 	sr->kind = CUPTI_ACTIVITY_KIND_MEMSET;
 	sr->correlationId = 14, sr->bytes = 4096, sr->start = 30, sr->end = 35;
-	for (int i = 0; i < 2; i++) {
-		kr = synth__add(&s, sizeof(*kr));
-		kr->kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
-		kr->correlationId = 15, kr->start = 100, kr->end = 200;
-		kr->gridX = kr->gridY = kr->gridZ = 1;
-		kr->blockX = kr->blockY = kr->blockZ = 1;
-		kr->name = kname;
-	}
+	for (int i = 0; i < 2; i++)
+		synth__kernel(&s, 15, 100, 200, kname);
 	for (uint32_t id = 17; id <= 19; id++) {
 		CUpti_ActivityMemcpyPtoP4 *pr = synth__add(&s, sizeof(*pr));
 
@@ -505,7 +513,6 @@ static void test_implicit_sync(void)
 	struct gt_cct_node *copy, *async, *kernel;
 	struct found found = { { NULL, NULL }, 0 };
 	struct synth s = { 0 };
-	CUpti_ActivityKernel10 *kr;
 	CUpti_ActivityMemcpy6 *mr;
 	uint64_t t_launch, t_copy0, t_copy1, t_async;
 	struct gt_thread *t;
@@ -535,12 +542,7 @@ static void test_implicit_sync(void)
 
 	/* The kernel ran from its launch until just before the copy returned;
 	 * the copies took a microsecond each. */
-	kr = synth__add(&s, sizeof(*kr));
-	kr->kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
-	kr->correlationId = 301, kr->start = t_launch, kr->end = t_copy1 - 2000;
-	kr->gridX = kr->gridY = kr->gridZ = 1;
-	kr->blockX = kr->blockY = kr->blockZ = 1;
-	kr->name = kname;
+	synth__kernel(&s, 301, t_launch, t_copy1 - 2000, kname);
 	mr = synth__add(&s, sizeof(*mr));
 	mr->kind = CUPTI_ACTIVITY_KIND_MEMCPY;
 	mr->copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_DTOH;
@@ -637,13 +639,8 @@ static void test_stream_device(void)
 	/* Device 0 has had work too: a short kernel, measured before the sync. */
 	api_ctx(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, "cudaLaunchKernel",
 		400, &launch, NULL, 0x1000);
-	kr = synth__add(&s, sizeof(*kr));
-	kr->kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
-	kr->correlationId = 400, kr->start = t_launch, kr->end = t_launch + 1000;
+	kr = synth__kernel(&s, 400, t_launch, t_launch + 1000, kname0);
 	kr->deviceId = 0, kr->streamId = 3;
-	kr->gridX = kr->gridY = kr->gridZ = 1;
-	kr->blockX = kr->blockY = kr->blockZ = 1;
-	kr->name = kname0;
 	deliver(s.buf, s.len, s.offs, s.n);
 	gt_monitor__flush();
 	s = (struct synth){ 0 };
@@ -653,13 +650,8 @@ static void test_stream_device(void)
 	api_ctx(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020,
 		"cudaStreamSynchronize", 402, &sync, block, 0x1000);
 	t_sync1 = gt_clock__now();
-	kr = synth__add(&s, sizeof(*kr));
-	kr->kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
-	kr->correlationId = 401, kr->start = t_launch, kr->end = t_sync1 - 1000;
+	kr = synth__kernel(&s, 401, t_launch, t_sync1 - 1000, kname);
 	kr->deviceId = 1, kr->streamId = 7;
-	kr->gridX = kr->gridY = kr->gridZ = 1;
-	kr->blockX = kr->blockY = kr->blockZ = 1;
-	kr->name = kname;
 	deliver(s.buf, s.len, s.offs, s.n);
 	gt_monitor__flush();
 	gt_monitor__flush();
