@@ -28,6 +28,8 @@ from runenv import check, failures  # noqa: E402
 
 BUILD = os.path.abspath(sys.argv[1])
 MPIRUN = sys.argv[2:]
+with open(os.path.join(BUILD, "CMakeCache.txt")) as cache:
+    SANITIZED = "GT_SANITIZE:BOOL=ON" in cache.read()
 GPUTOOL = os.path.join(BUILD, "gputool")
 APP = os.path.join(BUILD, "samples", "mpi", "imbalance")
 RANKS = 4
@@ -92,7 +94,11 @@ def work_node(doc):
 def main():
     tmp = tempfile.mkdtemp(prefix="gt-mpi-")
     out = os.path.join(tmp, "run")
-    p = mpirun(RANKS, [GPUTOOL, "run", "-o", out, "--sample-hz", str(HZ), "--sample", "cpu,wall", "--", APP, UNIT],
+    # Wall-clock time too, but not in a sanitizer build: there the wall-clock
+    # handler is slow enough that the CPU time it takes (the tool's, and
+    # counted so) is a visible part of what the ranks measure as their work.
+    sample = [] if SANITIZED else ["--sample", "cpu,wall"]
+    p = mpirun(RANKS, [GPUTOOL, "run", "-o", out, "--sample-hz", str(HZ)] + sample + ["--", APP, UNIT],
                SAMPLE_TIMES="1")
     if not check(p.returncode == 0 and "imbalance: 4 ranks" in p.stdout, "the run failed (%d): %s" %
                  (p.returncode, p.stderr[-3000:])):
@@ -181,7 +187,7 @@ def main():
     byid = {n["id"]: n for n in doc["nodes"]}
     waits = [n for n in doc["nodes"] if n["name"] == "wait_for_all" and "WALLTIME" in n["metrics"] and
              byid.get(n["parent"], {}).get("name") != "wait_for_all"]  # its lines, inlined into main
-    if check(waits, "no WALLTIME at wait_for_all"):
+    if sample and check(waits, "no WALLTIME at wait_for_all"):
         per = [sum(n["metrics"]["WALLTIME"]["per_process"][k] for n in waits) for k in range(RANKS)]
         print("wait_for_all wall-clock time per rank (ms): %s" % [round(v / 1e6, 1) for v in per])
         check(per[0] > per[-1] and all(per), "WALLTIME of the waits per rank %s" % per)
