@@ -33,6 +33,27 @@ extern const char *const gt_metric_class_names[GT_MC__COUNT];
 /* The class this version gives a metric of that name; UNKNOWN if none. */
 enum gt_metric_class gt_metric__class_by_name(const char *name);
 
+/*
+ * Classes of GPU instructions by opcode (seed 000, equation 11), for the
+ * issued PC samples of each (GPI_* metrics) and for gpu/sass:
+ * X(A, ID, "name", "what they do"), A passed through.
+ */
+#define GT_GPU_INSN_CLASSES(X, A)                                    \
+	X(A, FP32, "fp32", "32-bit floating-point")                   \
+	X(A, FP64, "fp64", "64-bit floating-point")                   \
+	X(A, FP16, "fp16", "16-bit floating-point")                   \
+	X(A, INT, "int", "integer and logic")                         \
+	X(A, SFU, "sfu", "special-function (MUFU)")                   \
+	X(A, TENSOR, "tensor", "tensor-core")                         \
+	X(A, CONVERT, "convert", "conversion")                        \
+	X(A, GLOBAL, "global", "global and generic memory")           \
+	X(A, SHARED, "shared", "shared-memory")                       \
+	X(A, LOCAL, "local", "local-memory (spill and stack)")        \
+	X(A, CONTROL, "control", "branch, call and convergence")      \
+	X(A, OTHER, "other", "other (moves, constants, barriers, ...)")
+#define GT_GPI_METRIC(X, id, name, desc) \
+	X(GPI_##id, "GPI_" #id, "count", COUNT, "PC samples issuing " desc " instructions (part of GPC_ISSUED)")
+
 #define GT_METRICS(X)                                                                  \
 	X(CPUTIME, "CPUTIME", "ns", CPU, "CPU time, from per-thread CPU-time samples")      \
 	X(SAMPLES, "SAMPLES", "count", COUNT, "CPU-time samples taken")                       \
@@ -110,6 +131,7 @@ enum gt_metric_class gt_metric__class_by_name(const char *name);
 	X(GPC_OTHER, "GPC_OTHER", "count", COUNT, "PC samples with another stall reason")         \
 	X(GPC_LATENCY, "GPC_LATENCY", "count", COUNT,                                          \
 	  "PC samples in which the warp's scheduler issued nothing (latency samples, part of GPC_SAMPLES)") \
+	GT_GPU_INSN_CLASSES(GT_GPI_METRIC, X)                                                  \
 	X(GXCOPY_H2D, "GXCOPY_H2D", "ns", DEVICE, "GPU copy time, host to device")              \
 	X(GXCOPY_H2D_BYTES, "GXCOPY_H2D_BYTES", "bytes", BYTES,                                \
 	  "bytes copied host to device")                                                \

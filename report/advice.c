@@ -272,15 +272,87 @@ static const char *const pc_metrics[] = {
 static const char *const pc_labels[] = { "memory", "exec", "control", "sync", "issued", "not sel", "other" };
 #define PC_CLASSES (sizeof(pc_metrics) / sizeof(pc_metrics[0]))
 
+static int is_gpu_kernel_ph(const struct gt_profile *p, uint32_t i)
+{
+	const char *ph;
+
+	if (i == GT_NONE || p->nodes[i].kind != GT_PNODE_PLACEHOLDER)
+		return 0;
+	ph = gt_profile__str(p, p->nodes[i].name);
+	return ph && !strcmp(ph, "<gpu kernel>");
+}
+
+/* The kernel node above GPU node @i (a line, a loop, a GPU function), and
+ * in @path the GPU context between them, innermost first ("" if none). */
+static uint32_t gpu_kernel_of(const struct gt_profile *p, uint32_t i, char *path, size_t cap)
+{
+	size_t len = 0;
+
+	path[0] = 0;
+	for (uint32_t v = p->nodes[i].parent; v != GT_NONE; v = p->nodes[v].parent) {
+		if (is_gpu_kernel_ph(p, p->nodes[v].parent))
+			return v;
+		if (len)
+			put_clean(path, cap, &len, " < ");
+		label(p, v, path, cap, &len);
+	}
+	return GT_NONE;
+}
+
+/* Under a ranked GPU line or loop: the GPU context it is in, then its
+ * kernel and the kernel's launch site. */
+static void put_gpu_where(const struct gt_profile *p, FILE *f, uint32_t i)
+{
+	char path[WHERE_COLS + 512], ctx[WHERE_COLS + 512], what[256];
+	uint32_t kernel = gpu_kernel_of(p, i, path, sizeof(path)), site;
+	size_t len = 0;
+
+	if (kernel == GT_NONE)
+		return;
+	if (path[0])
+		fprintf(f, "      in %s\n", path);
+	what[0] = 0;
+	label(p, kernel, what, sizeof(what), &len);
+	site = p->nodes[kernel].parent;
+	if (site != GT_NONE)
+		site = p->nodes[site].parent;
+	where(p, site, ctx, sizeof(ctx));
+	fprintf(f, "      kernel %s < %s\n", what, ctx);
+}
+
+/* One row: samples, their share of @total, what the warps waited for. */
+static void put_pc_row(const struct gt_profile *p, FILE *f, uint32_t i, uint64_t n, uint64_t total,
+		       uint64_t *const *cls)
+{
+	char what[256];
+	size_t len = 0;
+
+	fprintf(f, "  %9" PRIu64 " %5.1f%%", n, total ? 100.0 * (double)n / (double)total : 0.0);
+	for (size_t c = 0; c < PC_CLASSES; c++)
+		fprintf(f, " %6.1f%%", n ? 100.0 * (double)cls[c][i] / (double)n : 0.0);
+	what[0] = 0;
+	label(p, i, what, sizeof(what), &len);
+	fprintf(f, "  %s\n", what);
+	put_gpu_where(p, f, i);
+}
+
+static void put_pc_header(FILE *f, const char *what)
+{
+	fprintf(f, "  %9s %6s", "samples", "%");
+	for (size_t c = 0; c < PC_CLASSES; c++)
+		fprintf(f, " %7s", pc_labels[c]);
+	fprintf(f, "  %s\n", what);
+}
+
 /* The hottest kernel source lines by PC samples (GPUTOOL_PC_SAMPLING), with
- * what their warps waited for; under each, its kernel and launch site. */
+ * what their warps waited for; under each, its GPU calling context (loops,
+ * call sites and GPU functions), its kernel and launch site. */
 static int section_gpu_lines(const struct gt_profile *p, FILE *f, unsigned top)
 {
 	uint64_t *samples = excl_of(p, "GPC_SAMPLES"), *cls[PC_CLASSES] = { 0 }, total = 0;
 	struct row *rows = NULL;
 	uint32_t nr = 0, shown;
 	int err = -ENOMEM;
-	char ctx[WHERE_COLS + 512], what[256];
 
 	for (size_t c = 0; c < PC_CLASSES; c++)
 		if (!(cls[c] = excl_of(p, pc_metrics[c])))
@@ -294,39 +366,104 @@ static int section_gpu_lines(const struct gt_profile *p, FILE *f, unsigned top)
 		total += rows[k].key;
 	shown = nr < top ? nr : top;
 	fprintf(f, "\nGPU source lines (PC samples: %" PRIu32 " of %" PRIu32 " lines, by samples; what the warps"
-		   " sampled there waited for, in %% of the line's samples; under each, its kernel and launch site)\n",
+		   " sampled there waited for, in %% of the line's samples; under each, its GPU calling context,"
+		   " kernel and launch site)\n",
 		shown, nr);
-	fprintf(f, "  %9s %6s", "samples", "%");
-	for (size_t c = 0; c < PC_CLASSES; c++)
-		fprintf(f, " %7s", pc_labels[c]);
-	fprintf(f, "  %s\n", "line");
-	for (uint32_t k = 0; k < shown; k++) {
-		uint32_t i = rows[k].node, kernel = p->nodes[i].parent, site;
-		size_t len = 0;
-
-		fprintf(f, "  %9" PRIu64 " %5.1f%%", samples[i], 100.0 * (double)samples[i] / (double)total);
-		for (size_t c = 0; c < PC_CLASSES; c++)
-			fprintf(f, " %6.1f%%", samples[i] ? 100.0 * (double)cls[c][i] / (double)samples[i] : 0.0);
-		what[0] = 0;
-		label(p, i, what, sizeof(what), &len);
-		fprintf(f, "  %s\n", what);
-		if (kernel == GT_NONE)
-			continue;
-		len = 0;
-		what[0] = 0;
-		label(p, kernel, what, sizeof(what), &len);
-		site = p->nodes[kernel].parent;
-		if (site != GT_NONE)
-			site = p->nodes[site].parent;
-		where(p, site, ctx, sizeof(ctx));
-		fprintf(f, "      kernel %s < %s\n", what, ctx);
-	}
+	put_pc_header(f, "line");
+	for (uint32_t k = 0; k < shown; k++)
+		put_pc_row(p, f, rows[k].node, samples[rows[k].node], total, cls);
 out_free:
 	free(rows);
 	for (size_t c = 0; c < PC_CLASSES; c++)
 		free(cls[c]);
 	free(samples);
 	return err;
+}
+
+/* The hottest GPU loops (nodes "loop at file:line", recovered from the
+ * kernels' control flow), by their inclusive samples. */
+static int section_gpu_loops(const struct gt_profile *p, FILE *f, unsigned top)
+{
+	uint64_t *samples = incl_of(p, "GPC_SAMPLES"), *all = excl_of(p, "GPC_SAMPLES"), *cls[PC_CLASSES] = { 0 };
+	uint64_t total = 0;
+	struct row *rows = NULL;
+	uint32_t nr = 0, shown;
+	int err = -ENOMEM;
+
+	for (size_t c = 0; c < PC_CLASSES; c++)
+		if (!(cls[c] = incl_of(p, pc_metrics[c])))
+			goto out_free;
+	if (!samples || !all)
+		goto out_free;
+	for (uint32_t i = 0; i < p->n_nodes; i++) {
+		const char *name = gt_profile__str(p, p->nodes[i].name);
+
+		total += all[i];
+		if (p->nodes[i].kind != GT_PNODE_NAME || !name || strncmp(name, "loop at ", 8))
+			samples[i] = 0;
+	}
+	if (!(rows = ranked(p, samples, NULL, NULL, &nr)))
+		goto out_free;
+	err = 0;
+	if (!nr)
+		goto out_free;
+	shown = nr < top ? nr : top;
+	fprintf(f, "\nGPU loops (PC samples: %" PRIu32 " of %" PRIu32 " loops, by the samples of all they hold, in %%"
+		   " of every PC sample; what the warps waited for, in %% of the loop's samples)\n",
+		shown, nr);
+	put_pc_header(f, "loop");
+	for (uint32_t k = 0; k < shown; k++)
+		put_pc_row(p, f, rows[k].node, samples[rows[k].node], total, cls);
+out_free:
+	free(rows);
+	for (size_t c = 0; c < PC_CLASSES; c++)
+		free(cls[c]);
+	free(samples);
+	free(all);
+	return err;
+}
+
+/* The instruction classes of the GPI_* metrics (core/metrics.h). */
+static const char *const gpi_metrics[] = {
+#define X(A, id, name, desc) "GPI_" #id,
+	GT_GPU_INSN_CLASSES(X, _)
+#undef X
+};
+static const char *const gpi_names[] = {
+#define X(A, id, name, desc) name,
+	GT_GPU_INSN_CLASSES(X, _)
+#undef X
+};
+#define GPI_CLASSES (sizeof(gpi_metrics) / sizeof(gpi_metrics[0]))
+
+/* Under a kernel context: its issued samples by instruction class, largest
+ * first, each with its share and its estimated instructions (I_t). */
+static void put_mix(FILE *f, uint64_t *const *mix, uint32_t i, double I)
+{
+	uint64_t total = 0;
+	uint8_t done[GPI_CLASSES] = { 0 };
+	int first = 1;
+
+	for (size_t c = 0; c < GPI_CLASSES; c++)
+		total += mix[c][i];
+	if (!total)
+		return;
+	fputs("      issued:", f);
+	for (;;) {
+		size_t best = GPI_CLASSES;
+
+		for (size_t c = 0; c < GPI_CLASSES; c++)
+			if (!done[c] && mix[c][i] && (best == GPI_CLASSES || mix[c][i] > mix[best][i]))
+				best = c;
+		if (best == GPI_CLASSES)
+			break;
+		done[best] = 1;
+		fprintf(f, "%s %s %.1f%%", first ? "" : ",", gpi_names[best], 100.0 * (double)mix[best][i] / (double)total);
+		if (I > 0)
+			fprintf(f, " (%.3g)", I * (double)mix[best][i] / (double)total);
+		first = 0;
+	}
+	fputc('\n', f);
 }
 
 /*
@@ -339,11 +476,16 @@ out_free:
  *   eligible rate    E = (S_I + S_N) / S
  *   SM busy rate     B = 1 - (1 - E)^W
  *   GPU active rate  A = S / (clock x T / period x SMs)   (T: its GPU time)
+ *   instructions     I = (S - S_L) x W x period   (equation 10 with the IPC:
+ *                    each sample stands for period cycles of one SM, in
+ *                    which its W schedulers issued W_R x W x period)
+ *   per class t      I_t = I x S_It / S_I   (equation 11; S_It: the issued
+ *                    samples of class t's instructions, the GPI_* metrics)
  */
 static int section_gpu_derived(const struct gt_profile *p, FILE *f, unsigned top, const struct gt_sections_run *run)
 {
 	uint64_t *s = incl_of(p, "GPC_SAMPLES"), *lat = incl_of(p, "GPC_LATENCY"), *iss = incl_of(p, "GPC_ISSUED");
-	uint64_t *ns = incl_of(p, "GPC_NOT_SELECTED"), *t = excl_of(p, "GKER");
+	uint64_t *ns = incl_of(p, "GPC_NOT_SELECTED"), *t = excl_of(p, "GKER"), *mix[GPI_CLASSES] = { 0 };
 	double w = run && run->pc_schedulers ? (double)run->pc_schedulers : 4.0;
 	struct row *rows = NULL;
 	uint32_t nr = 0, shown;
@@ -352,6 +494,9 @@ static int section_gpu_derived(const struct gt_profile *p, FILE *f, unsigned top
 
 	if (!s || !lat || !iss || !ns || !t)
 		goto out_free;
+	for (size_t c = 0; c < GPI_CLASSES; c++)
+		if (!(mix[c] = incl_of(p, gpi_metrics[c])))
+			goto out_free;
 	/* Kernel nodes only: their lines hold the samples, they hold the time. */
 	for (uint32_t i = 0; i < p->n_nodes; i++)
 		if (!t[i])
@@ -365,14 +510,19 @@ static int section_gpu_derived(const struct gt_profile *p, FILE *f, unsigned top
 	fprintf(f, "\nGPU kernels by PC samples (%" PRIu32 " of %" PRIu32 " kernel contexts; rates derived from the samples"
 		   " over the whole kernel, %.0f warp schedulers per SM)\n",
 		shown, nr, w);
-	fprintf(f, "  %9s %10s %7s %6s %8s %7s %7s  %s\n", "samples", "GPU s", "issue", "IPC", "eligible", "SM busy",
-		"active", "kernel < launch site");
+	fprintf(f, "  %9s %10s %7s %6s %8s %7s %7s %9s  %s\n", "samples", "GPU s", "issue", "IPC", "eligible", "SM busy",
+		"active", "instr", "kernel < launch site (under it: the issued instructions by class)");
 	for (uint32_t k = 0; k < shown; k++) {
 		uint32_t i = rows[k].node, site = p->nodes[i].parent;
 		double S = (double)s[i], wr = (S - (double)lat[i]) / S, e = (double)(iss[i] + ns[i]) / S;
-		char active[16] = "-";
+		char active[16] = "-", instr[16] = "-";
+		double I = 0;
 		size_t len = 0;
 
+		if (run && run->pc_period) {
+			I = (S - (double)lat[i]) * w * (double)run->pc_period;
+			snprintf(instr, sizeof(instr), "%.3g", I);
+		}
 		if (run && run->pc_period && run->pc_clock_khz && run->pc_sms)
 			snprintf(active, sizeof(active), "%.1f%%",
 				 100.0 * S * (double)run->pc_period * 1e6 /
@@ -382,8 +532,10 @@ static int section_gpu_derived(const struct gt_profile *p, FILE *f, unsigned top
 		if (site != GT_NONE)
 			site = p->nodes[site].parent;
 		where(p, site, ctx, sizeof(ctx));
-		fprintf(f, "  %9" PRIu64 " %10.6f %6.1f%% %6.2f %7.1f%% %6.1f%% %7s  %s < %s\n", s[i], (double)t[i] / 1e9,
-			100.0 * wr, wr * w, 100.0 * e, 100.0 * (1.0 - pow(1.0 - e, w)), active, what, ctx);
+		fprintf(f, "  %9" PRIu64 " %10.6f %6.1f%% %6.2f %7.1f%% %6.1f%% %7s %9s  %s < %s\n", s[i],
+			(double)t[i] / 1e9, 100.0 * wr, wr * w, 100.0 * e, 100.0 * (1.0 - pow(1.0 - e, w)), active, instr,
+			what, ctx);
+		put_mix(f, mix, i, I);
 	}
 out_free:
 	free(rows);
@@ -392,6 +544,8 @@ out_free:
 	free(iss);
 	free(lat);
 	free(s);
+	for (size_t c = 0; c < GPI_CLASSES; c++)
+		free(mix[c]);
 	return err;
 }
 
@@ -471,6 +625,8 @@ int gt_report__gpu_sections(const struct gt_profile *p, FILE *f, unsigned top, c
 	err = section_gpu(p, f, top);
 	if (!err)
 		err = section_gpu_lines(p, f, top);
+	if (!err)
+		err = section_gpu_loops(p, f, top);
 	if (!err)
 		err = section_gpu_derived(p, f, top, run);
 	return err ? err : section_advice(p, f, top);

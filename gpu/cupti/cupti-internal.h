@@ -261,6 +261,9 @@ void gt_cupti_pcsamp__context_ending(CUcontext ctx);
 void gt_cupti_pcsamp__finish(void);
 /* The backend's settle: the samples into the trees (struct gt_backend). */
 void gt_cupti_pcsamp__settle(void);
+/* A cubin's disassembly known already (a replay): used instead of running
+ * nvdisasm at settle. */
+void gt_cupti_pcsamp__disassembly(uint64_t crc, const char *text, size_t len);
 /* The class (GPC_* metric, as an index) of a CUPTI stall reason's name;
  * -1 for a name that is not a reason of its own. For tests. */
 int gt_cupti_pcsamp__class_of(const char *name);
@@ -292,6 +295,8 @@ void gt_cupti_record__cubin(uint64_t crc, uint64_t size);
 void gt_cupti_record__reasons(const uint32_t *index, char *const *names, uint32_t n);
 void gt_cupti_record__pcs(const CUpti_PCSamplingData *d);
 void gt_cupti_record__line(uint64_t crc, uint64_t pc, const char *function, const char *file, uint32_t line);
+/* A cubin's disassembly, as nvdisasm gave it at settle. */
+void gt_cupti_record__sass(uint64_t crc, const char *text, size_t len);
 void gt_cupti_record__close(void);
 
 /* Reading a recording back: one call per chunk, in file order. */
@@ -309,6 +314,7 @@ struct gt_cupti_replay {
 	void (*reasons)(void *arg, const uint32_t *index, char *const *names, uint32_t n);
 	void (*pcs)(void *arg, const CUpti_PCSamplingData *d);
 	void (*line)(void *arg, uint64_t crc, uint64_t pc, const char *function, const char *file, uint32_t line);
+	void (*sass)(void *arg, uint64_t crc, const char *text, size_t len);
 	void *arg;
 };
 int gt_cupti_record__replay(const char *path, const struct gt_cupti_replay *r);

@@ -34,12 +34,15 @@
 #include "core/thread.h"
 #include "core/tool.h"
 #include "gpu/cupti/cupti-internal.h"
+#include "gpu/sass/sass.h"
 
 /* PCs one GetData call hands over at most; more come in further calls. */
 #define PCS_PER_CALL 4096
 #define MAX_CONTEXTS 16
 /* CUPTI's buffer for decoded samples: about 16 bytes per PC and reason. */
 #define SCRATCH_BYTES (32u << 20)
+/* Contexts of one vertex shared on the stack; more take the heap. */
+#define MAX_CONTEXTS_PER_SHARE 64
 
 enum pc_class {
 	PC_MEMORY,
@@ -59,6 +62,13 @@ static const enum gt_metric class_metric[PC__COUNT] = {
 	[PC_CONTROL] = GT_M_GPC_CONTROL, [PC_SYNC] = GT_M_GPC_SYNC,
 	[PC_ISSUED] = GT_M_GPC_ISSUED,	 [PC_NOT_SELECTED] = GT_M_GPC_NOT_SELECTED,
 	[PC_OTHER] = GT_M_GPC_OTHER,	 [PC_LATENCY] = GT_M_GPC_LATENCY,
+};
+
+/* The metric of each instruction class's issued samples. */
+static const enum gt_metric issue_metric[GT_SASS__CLASSES] = {
+#define X(A, id, name, desc) GT_M_GPI_##id,
+	GT_GPU_INSN_CLASSES(X, _)
+#undef X
 };
 
 /* Stall reasons by CUPTI's name, without "smsp__pcsamp_warps_issue_stalled_". */
@@ -101,7 +111,10 @@ struct pc_entry {
 	uint64_t crc, pc;
 	uint32_t function_index;
 	const char *function; /* interned, as kernel nodes name the kernel */
+	const char *symbol;   /* the function's symbol (mangled), interned */
 	const char *line;     /* "file:line", or "pc 0x..." without line information */
+	uint32_t cubin;	      /* at settle: index in pcs.cubins with its structure, or GT_SASS_NONE */
+	uint32_t insn;	      /* at settle: the instruction in that structure, or GT_SASS_NONE */
 	uint64_t n[PC__COUNT];
 };
 
@@ -117,11 +130,15 @@ struct pc_cubin {
 	uint64_t crc;
 	uint8_t *bytes;
 	size_t size;
+	char *sass_text; /* its disassembly, when given (a replay) or read at settle */
+	size_t sass_len;
+	struct gt_sass *sass; /* its structure, at settle */
 };
 
 static struct {
 	pthread_mutex_t lock;
 	int off; /* could not start, or stopped */
+	int structured; /* the cubins' structure read (structure()) */
 	struct pc_context ctx[MAX_CONTEXTS];
 	uint32_t n_ctx;
 	struct pc_entry *e;
@@ -342,6 +359,7 @@ void gt_cupti_pcsamp__module_loaded(const void *cubin, size_t size)
 	if (!grown)
 		goto out;
 	pcs.cubins = grown;
+	memset(&grown[pcs.n_cubins], 0, sizeof(*grown));
 	grown[pcs.n_cubins].bytes = malloc(size);
 	if (grown[pcs.n_cubins].bytes) {
 		memcpy(grown[pcs.n_cubins].bytes, cubin, size);
@@ -453,8 +471,10 @@ static struct pc_entry *entry_of(const CUpti_PCSamplingPCData *d)
 	/* CUPTI's string may be shared with its other records: kept, never
 	 * freed (one per function). */
 	e->function = gt_cupti__kernel_name(d->functionName);
+	e->symbol = d->functionName ? line_intern(d->functionName) : NULL;
 	e->line = d->functionName ? line_of(d->cubinCrc, d->functionName, d->pcOffset) : NULL;
-	if (!e->function || !e->line || gt_hmap__put(&pcs.by_pc, k, pcs.n_e + 1))
+	e->cubin = e->insn = GT_SASS_NONE;
+	if (!e->function || !e->symbol || !e->line || gt_hmap__put(&pcs.by_pc, k, pcs.n_e + 1))
 		return NULL;
 	pcs.n_e++;
 	return e;
@@ -527,12 +547,17 @@ void gt_cupti_pcsamp__context_ending(CUcontext ctx)
 	pthread_mutex_unlock(&pcs.lock);
 }
 
+static void structure(void);
+
 void gt_cupti_pcsamp__finish(void)
 {
 	pthread_mutex_lock(&pcs.lock);
 	for (uint32_t i = 0; i < pcs.n_ctx; i++)
 		if (pcs.ctx[i].ctx)
 			context__finish(&pcs.ctx[i]);
+	/* Every sample is in: the kernels' structure now, while a recording
+	 * is still open to keep the disassembly. */
+	structure();
 	pthread_mutex_unlock(&pcs.lock);
 }
 
@@ -600,30 +625,337 @@ static void share(const struct target *tg, uint32_t n, uint64_t total_w, uint64_
 	}
 }
 
-static void entry__place(const struct pc_entry *e, const struct target *tg, uint32_t n)
+/* @v shared by the weights @w (n of them, summing to @total); the
+ * remainders to the largest fractional parts: the parts add up to @v. */
+static void share_d(const double *w, uint32_t n, double total, uint64_t v, uint64_t *out)
 {
-	uint64_t total_w = 0, *part = calloc(n, sizeof(*part));
+	uint64_t given = 0;
+
+	for (uint32_t i = 0; i < n; i++) {
+		out[i] = total > 0 ? (uint64_t)((double)v * w[i] / total) : 0;
+		given += out[i];
+	}
+	while (given > v) { /* rounding up by the floating point */
+		for (uint32_t i = 0; i < n && given > v; i++)
+			if (out[i]) {
+				out[i]--;
+				given--;
+			}
+	}
+	while (given < v) {
+		uint32_t best = 0;
+		double best_rem = -1;
+
+		for (uint32_t i = 0; i < n; i++) {
+			double rem = (double)v * w[i] / total - (double)out[i];
+
+			if (rem > best_rem) {
+				best_rem = rem;
+				best = i;
+			}
+		}
+		out[best]++;
+		given++;
+	}
+}
+
+/* The names of the nodes between a kernel's node and an instruction's
+ * line: a GPU calling context's call sites and callees, loops, the line. */
+#define MAX_PATH 256
+
+struct path {
+	const char *name[MAX_PATH];
+	uint32_t n;
+};
+
+static void path__add(struct path *p, const char *name)
+{
+	if (name && p->n < MAX_PATH)
+		p->name[p->n++] = name;
+}
+
+static const char *base_name(const char *path)
+{
+	const char *b = strrchr(path, '/');
+
+	return b ? b + 1 : path;
+}
+
+static const char *sass_line(const struct gt_sass *s, uint32_t i, const char *fallback)
+{
+	const struct gt_sass_insn *in = &s->insns[i];
+	char text[512];
+
+	if (in->file == GT_SASS_NONE || !in->line)
+		return fallback;
+	snprintf(text, sizeof(text), "%s:%u", base_name(s->files[in->file]), in->line);
+	return line_intern(text);
+}
+
+/* "loop at file:line" for each loop around instruction @i, outermost first. */
+static void path__loops(struct path *p, const struct gt_sass *s, uint32_t i)
+{
+	uint32_t chain[64], n = 0;
+	char text[512];
+
+	for (uint32_t l = s->insns[i].loop; l != GT_SASS_NONE && n < 64; l = s->loops[l].parent)
+		chain[n++] = l;
+	while (n--) {
+		uint32_t h = s->loops[chain[n]].header;
+		const struct gt_sass_insn *in = &s->insns[h];
+
+		if (in->file != GT_SASS_NONE && in->line)
+			snprintf(text, sizeof(text), "loop at %s:%u", base_name(s->files[in->file]), in->line);
+		else
+			snprintf(text, sizeof(text), "loop at 0x%x", in->offset);
+		path__add(p, line_intern(text));
+	}
+}
+
+/* Instruction @i placed in a context running function @fn: the callee of
+ * a cycle's other function first, then its loops and its line. */
+static void path__insn(struct path *p, const struct gt_sass *s, uint32_t i, uint32_t fn, const char *fallback)
+{
+	if (s->insns[i].function != fn)
+		path__add(p, gt_cupti__kernel_name(s->functions[s->insns[i].function].callee));
+	path__loops(p, s, i);
+	path__add(p, sass_line(s, i, fallback));
+}
+
+/* The names from the kernel down to context @c (excluded: its instructions). */
+static void path__context(struct path *p, const struct gt_sass *s, const struct gt_sass_gcct *g, uint32_t c)
+{
+	uint32_t chain[MAX_PATH], n = 0;
+
+	for (; c != GT_SASS_NONE && g->contexts[c].parent != GT_SASS_NONE && n < MAX_PATH; c = g->contexts[c].parent)
+		chain[n++] = c;
+	while (n--) {
+		const struct gt_sass_context *x = &g->contexts[chain[n]];
+
+		if (x->call != GT_SASS_NONE)
+			path__insn(p, s, x->call, g->contexts[x->parent].function, NULL);
+		path__add(p, gt_cupti__kernel_name(s->functions[x->function].callee));
+	}
+}
+
+/* Each class's samples of @e, in @part[k], at @path under every launch
+ * context of its kernel, shared by their GPU time. */
+static void place(const struct pc_entry *e, const uint64_t *part, const struct path *path, int cls,
+		  const struct target *tg, uint32_t n)
+{
+	uint64_t total_w = 0, *each = calloc(n, sizeof(*each));
 
 	for (uint32_t i = 0; i < n; i++)
 		total_w += tg[i].weight;
-	for (int k = 0; part && k < PC__COUNT; k++) {
-		if (!e->n[k])
+	for (int k = 0; each && k < PC__COUNT; k++) {
+		if (!part[k])
 			continue;
-		share(tg, n, total_w, e->n[k], part);
+		share(tg, n, total_w, part[k], each);
 		for (uint32_t i = 0; i < n; i++) {
-			struct gt_cct_node *line;
+			struct gt_cct *cct = &tg[i].t->cct;
+			struct gt_cct_node *node = tg[i].node;
 
-			if (!part[i])
+			if (!each[i])
 				continue;
-			line = gt_cct__child(&tg[i].t->cct, tg[i].node, GT_NODE_NAME, (uint64_t)(uintptr_t)e->line, 0);
-			if (!line)
+			for (uint32_t d = 0; node && d < path->n; d++)
+				node = gt_cct__child(cct, node, GT_NODE_NAME, (uint64_t)(uintptr_t)path->name[d], 0);
+			if (!node)
 				continue;
-			gt_cct__add(&tg[i].t->cct, line, class_metric[k], part[i], 0);
+			gt_cct__add(cct, node, class_metric[k], each[i], 0);
 			if (k != PC_LATENCY)
-				gt_cct__add(&tg[i].t->cct, line, GT_M_GPC_SAMPLES, part[i], 0);
+				gt_cct__add(cct, node, GT_M_GPC_SAMPLES, each[i], 0);
+			if (k == PC_ISSUED && cls >= 0)
+				gt_cct__add(cct, node, issue_metric[cls], each[i], 0);
 		}
 	}
+	(void)e;
+	free(each);
+}
+
+/* Without the kernel's structure: its lines right under the kernel. */
+static void entry__place_flat(const struct pc_entry *e, const struct target *tg, uint32_t n)
+{
+	struct path p = { .n = 0 };
+
+	path__add(&p, e->line);
+	place(e, e->n, &p, -1, tg, n);
+}
+
+/* ---- the kernels' structure (nvdisasm) -------------------------------------- */
+
+void gt_cupti_pcsamp__disassembly(uint64_t crc, const char *text, size_t len)
+{
+	pthread_mutex_lock(&pcs.lock);
+	for (uint32_t i = 0; i < pcs.n_cubins; i++) {
+		struct pc_cubin *c = &pcs.cubins[i];
+
+		if (c->crc != crc || c->sass_text)
+			continue;
+		if ((c->sass_text = malloc(len + 1))) {
+			memcpy(c->sass_text, text, len);
+			c->sass_text[len] = 0;
+			c->sass_len = len;
+		}
+	}
+	pthread_mutex_unlock(&pcs.lock);
+}
+
+/* Each cubin that has samples is disassembled and read; each sample's
+ * instruction found in it. */
+static void structure(void)
+{
+	static int said;
+
+	if (pcs.structured)
+		return;
+	pcs.structured = 1;
+	for (uint32_t i = 0; i < pcs.n_cubins; i++) {
+		struct pc_cubin *c = &pcs.cubins[i];
+		int used = 0, err = 0;
+		uint64_t t0 = gt_clock__now();
+
+		for (uint32_t k = 0; k < pcs.n_e && !used; k++)
+			used = pcs.e[k].crc == c->crc;
+		if (!used)
+			continue;
+		if (!c->sass_text && c->size <= 16) /* not a module: a test's stand-in */
+			continue;
+		if (!c->sass_text)
+			err = gt_sass__disassemble(c->bytes, c->size, &c->sass_text, &c->sass_len);
+		if (err || !c->sass_text) {
+			if (!said++)
+				gt_warn("cupti", "GPU samples by source line only, without GPU calling contexts, loops or "
+						 "instruction mix: %s (set GPUTOOL_NVDISASM to CUDA's nvdisasm)",
+					err == -ENOENT ? "nvdisasm not found" : "nvdisasm failed");
+			continue;
+		}
+		if (gt_cupti_recording)
+			gt_cupti_record__sass(c->crc, c->sass_text, c->sass_len);
+		c->sass = gt_sass__parse(c->sass_text, c->sass_len);
+		gt_info("cupti", "cubin %016llx: %u functions, %u instructions, %u loops (%.1f ms)",
+			(unsigned long long)c->crc, c->sass ? c->sass->n_functions : 0, c->sass ? c->sass->n_insns : 0,
+			c->sass ? c->sass->n_loops : 0, (double)(gt_clock__now() - t0) / 1e6);
+	}
+	for (uint32_t k = 0; k < pcs.n_e; k++) {
+		struct pc_entry *e = &pcs.e[k];
+
+		for (uint32_t i = 0; i < pcs.n_cubins; i++) {
+			if (pcs.cubins[i].crc != e->crc || !pcs.cubins[i].sass)
+				continue;
+			e->insn = gt_sass__find(pcs.cubins[i].sass, e->symbol, e->pc);
+			if (e->insn != GT_SASS_NONE)
+				e->cubin = i;
+			break;
+		}
+	}
+}
+
+static int by_place(const void *a, const void *b)
+{
+	const struct pc_entry *x = &pcs.e[*(const uint32_t *)a], *y = &pcs.e[*(const uint32_t *)b];
+
+	if (x->cubin != y->cubin)
+		return x->cubin < y->cubin ? -1 : 1;
+	return x->insn < y->insn ? -1 : x->insn > y->insn;
+}
+
+/* One section's entries (@idx[0..n), same cubin, same section) through its
+ * GPU calling contexts. Returns 0, or -ENOMEM (then nothing is placed). */
+static int section__place(const uint32_t *idx, uint32_t n, const struct target *tg, uint32_t nt)
+{
+	const struct gt_sass *s = pcs.cubins[pcs.e[idx[0]].cubin].sass;
+	uint32_t sec = s->functions[s->insns[pcs.e[idx[0]].insn].function].section;
+	const struct gt_sass_section *S = &s->sections[sec];
+	uint32_t ns = S->end - S->first, *by_v = NULL, *v_start = NULL;
+	uint64_t *weight = calloc(2 * (size_t)ns, sizeof(*weight)), *issued = weight + ns, *part = NULL;
+	double *v_sum = NULL, *w = NULL;
+	struct gt_sass_gcct g;
+	int err = -ENOMEM;
+
+	if (!weight)
+		return err;
+	for (uint32_t k = 0; k < n; k++) {
+		for (int c = 0; c < PC_LATENCY; c++)
+			weight[pcs.e[idx[k]].insn - S->first] += pcs.e[idx[k]].n[c];
+		issued[pcs.e[idx[k]].insn - S->first] += pcs.e[idx[k]].n[PC_ISSUED];
+	}
+	if (gt_sass__gcct(s, sec, weight, issued, &g)) {
+		free(weight);
+		return err;
+	}
+	/* The contexts of each vertex, and the sums of their factors. */
+	if (!(v_start = calloc(g.n_vertices + 1, sizeof(*v_start))) || !(by_v = malloc(g.n_contexts * sizeof(*by_v))) ||
+	    !(v_sum = calloc(g.n_vertices, sizeof(*v_sum))) || !(w = malloc(g.n_contexts * sizeof(*w))) ||
+	    !(part = malloc((size_t)g.n_contexts * PC__COUNT * sizeof(*part))))
+		goto out;
+	for (uint32_t c = 0; c < g.n_contexts; c++) {
+		v_start[g.contexts[c].vertex + 1]++;
+		v_sum[g.contexts[c].vertex] += g.contexts[c].factor;
+	}
+	for (uint32_t v = 0; v < g.n_vertices; v++)
+		v_start[v + 1] += v_start[v];
+	{
+		uint32_t *fill = calloc(g.n_vertices, sizeof(*fill));
+
+		if (!fill)
+			goto out;
+		for (uint32_t c = 0; c < g.n_contexts; c++)
+			by_v[v_start[g.contexts[c].vertex] + fill[g.contexts[c].vertex]++] = c;
+		free(fill);
+	}
+	for (uint32_t k = 0; k < n; k++) {
+		const struct pc_entry *e = &pcs.e[idx[k]];
+		uint32_t v = g.vertex[e->insn - S->first], nc = v_start[v + 1] - v_start[v];
+		const uint32_t *cs = &by_v[v_start[v]];
+
+		if (!nc) { /* no context reaches it: its line under the kernel */
+			entry__place_flat(e, tg, nt);
+			continue;
+		}
+		for (uint32_t j = 0; j < nc; j++)
+			w[j] = g.contexts[cs[j]].factor;
+		for (int c = 0; c < PC__COUNT; c++) {
+			uint64_t one[MAX_CONTEXTS_PER_SHARE];
+
+			if (nc <= MAX_CONTEXTS_PER_SHARE) {
+				share_d(w, nc, v_sum[v], e->n[c], one);
+				for (uint32_t j = 0; j < nc; j++)
+					part[(size_t)j * PC__COUNT + (size_t)c] = one[j];
+			} else {
+				uint64_t *many = malloc(nc * sizeof(*many));
+
+				if (!many)
+					goto out;
+				share_d(w, nc, v_sum[v], e->n[c], many);
+				for (uint32_t j = 0; j < nc; j++)
+					part[(size_t)j * PC__COUNT + (size_t)c] = many[j];
+				free(many);
+			}
+		}
+		for (uint32_t j = 0; j < nc; j++) {
+			const uint64_t *pj = &part[(size_t)j * PC__COUNT];
+			struct path p = { .n = 0 };
+			int any = 0;
+
+			for (int c = 0; c < PC__COUNT; c++)
+				any |= pj[c] != 0;
+			if (!any)
+				continue;
+			path__context(&p, s, &g, cs[j]);
+			path__insn(&p, s, e->insn, g.contexts[cs[j]].function, e->line);
+			place(e, pj, &p, (int)s->insns[e->insn].cls, tg, nt);
+		}
+	}
+	err = 0;
+out:
+	free(weight);
 	free(part);
+	free(v_sum);
+	free(w);
+	free(by_v);
+	free(v_start);
+	gt_sass__gcct_fini(&g);
+	return err;
 }
 
 static void fact_u64(const char *key, uint64_t v)
@@ -664,7 +996,7 @@ static void facts(void)
 void gt_cupti_pcsamp__settle(void)
 {
 	struct targets ts = { 0 };
-	uint32_t nt = gt_thread__count();
+	uint32_t nt = gt_thread__count(), *order = NULL, n_order = 0;
 
 	pthread_mutex_lock(&pcs.lock);
 	if (!pcs.n_e) {
@@ -674,7 +1006,8 @@ void gt_cupti_pcsamp__settle(void)
 	}
 	ts.list = calloc(pcs.n_e, sizeof(*ts.list));
 	ts.n = calloc(pcs.n_e, sizeof(*ts.n));
-	if (!ts.list || !ts.n)
+	order = malloc(pcs.n_e * sizeof(*order));
+	if (!ts.list || !ts.n || !order)
 		goto out;
 	for (uint32_t i = 0; i < pcs.n_e; i++) {
 		uint64_t key = (uintptr_t)pcs.e[i].function;
@@ -689,6 +1022,7 @@ void gt_cupti_pcsamp__settle(void)
 		if (t && t->cct.root)
 			targets__collect(&ts, t, t->cct.root);
 	}
+	structure();
 	for (uint32_t i = 0; i < pcs.n_e; i++) {
 		const struct pc_entry *e = &pcs.e[i];
 		const uint64_t *v = gt_hmap__get(&ts.by_function, (uintptr_t)e->function);
@@ -699,7 +1033,28 @@ void gt_cupti_pcsamp__settle(void)
 				pcs.unplaced += e->n[k];
 			continue;
 		}
-		entry__place(e, ts.list[li], ts.n[li]);
+		if (e->insn != GT_SASS_NONE)
+			order[n_order++] = i;
+		else
+			entry__place_flat(e, ts.list[li], ts.n[li]);
+	}
+	/* With the structure: a section (a kernel and its callees) at a time. */
+	qsort(order, n_order, sizeof(*order), by_place);
+	for (uint32_t a = 0, b; a < n_order; a = b) {
+		const struct pc_entry *e = &pcs.e[order[a]];
+		const struct gt_sass *s = pcs.cubins[e->cubin].sass;
+		uint32_t sec = s->functions[s->insns[e->insn].function].section;
+		uint32_t li = (uint32_t)*gt_hmap__get(&ts.by_function, (uintptr_t)e->function) - 1;
+
+		for (b = a + 1; b < n_order; b++) {
+			const struct pc_entry *x = &pcs.e[order[b]];
+
+			if (x->cubin != e->cubin || s->functions[s->insns[x->insn].function].section != sec)
+				break;
+		}
+		if (section__place(&order[a], b - a, ts.list[li], ts.n[li]))
+			for (uint32_t k = a; k < b; k++)
+				entry__place_flat(&pcs.e[order[k]], ts.list[li], ts.n[li]);
 	}
 	facts();
 out:
@@ -707,6 +1062,7 @@ out:
 		free(ts.list[i]);
 	free(ts.list);
 	free(ts.n);
+	free(order);
 	gt_hmap__fini(&ts.by_function);
 	pcs.off = 1;
 	pthread_mutex_unlock(&pcs.lock);

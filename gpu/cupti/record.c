@@ -33,6 +33,7 @@
  *            function's name, NUL-ended, padded to 8 bytes
  *   LINE     u64 CRC, u64 PC offset, u32 line, u32 0, then the function's
  *            and the file's names, each NUL-ended: one source line found
+ *   SASS     u64 CRC, then nvdisasm's text of that module (not NUL-ended)
  *
  * Numbers are little-endian, as on the machines that write and read them.
  */
@@ -50,7 +51,7 @@
 #define MAGIC "GTCUPTI1"
 #define MAX_SITES 4096
 
-enum { C_API = 1, C_OP, C_BUFFER, C_NAME, C_RECORDS, C_DEVICE, C_SITE, C_WAIT, C_CUBIN, C_REASONS, C_PCS, C_LINE };
+enum { C_API = 1, C_OP, C_BUFFER, C_NAME, C_RECORDS, C_DEVICE, C_SITE, C_WAIT, C_CUBIN, C_REASONS, C_PCS, C_LINE, C_SASS };
 
 struct chunk {
 	uint32_t type, len;
@@ -271,6 +272,14 @@ void gt_cupti_record__line(uint64_t crc, uint64_t pc, const char *function, cons
 		put(C_LINE, head, sizeof(head), names, (uint32_t)(f + strlen(file) + 1));
 	pthread_mutex_unlock(&lock);
 	free(names);
+}
+
+void gt_cupti_record__sass(uint64_t crc, const char *text, size_t len)
+{
+	pthread_mutex_lock(&lock);
+	if (out && len < UINT32_MAX - 16)
+		put(C_SASS, &crc, sizeof(crc), text, (uint32_t)len);
+	pthread_mutex_unlock(&lock);
 }
 
 void gt_cupti_record__close(void)
@@ -554,6 +563,14 @@ int gt_cupti_record__replay(const char *path, const struct gt_cupti_replay *r)
 					if (memchr(fn, 0, c.len - 24) && fn + strlen(fn) + 1 < (const char *)p + c.len)
 						r->line(r->arg, v[0], v[1], replay__intern(&names, &n_names, fn),
 							fn + strlen(fn) + 1, (uint32_t)v[2]);
+				}
+				break;
+			case C_SASS:
+				if (r->sass && c.len >= 8) {
+					uint64_t crc;
+
+					memcpy(&crc, p, sizeof(crc));
+					r->sass(r->arg, crc, (const char *)p + 8, c.len - 8);
 				}
 				break;
 			case C_DEVICE:

@@ -9,6 +9,11 @@
  * every sample placed, the streaming kernel's samples mostly memory stalls,
  * the FMA chain's mostly execution stalls, and the hot loop's lines (marked
  * "// HOT" in SOURCE) holding over 90 % of its kernel's samples.
+ *
+ * With SOURCE samples/cuda/gpucalls.cu (recorded with nvdisasm's text of
+ * the module): the GPU calling contexts rebuilt from the samples, work()
+ * under its two call sites 3:1, under pair() and under the recursive rec(),
+ * its loop holding over 90 % of its samples.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,6 +47,12 @@ static struct {
 		uint32_t line;
 	} line[MAX_THINGS];
 	uint32_t n_lines;
+	struct {
+		uint64_t crc;
+		char *text;
+		size_t len;
+	} sass[16];
+	uint32_t n_sass;
 	CUpti_PCSamplingData *buf; /* the backend's, from its configuration */
 	uint64_t recorded;	   /* samples of every reason that is a class's */
 } rp;
@@ -99,6 +110,18 @@ static void on_line(void *arg, uint64_t crc, uint64_t pc, const char *function, 
 		rp.line[rp.n_lines].function = function;
 		rp.line[rp.n_lines].file = strdup(file);
 		rp.line[rp.n_lines++].line = line;
+	}
+}
+
+static void on_sass(void *arg, uint64_t crc, const char *text, size_t len)
+{
+	(void)arg;
+	if (rp.n_sass < 16) {
+		rp.sass[rp.n_sass].crc = crc;
+		rp.sass[rp.n_sass].text = malloc(len);
+		CHECK(rp.sass[rp.n_sass].text);
+		memcpy(rp.sass[rp.n_sass].text, text, len);
+		rp.sass[rp.n_sass++].len = len;
 	}
 }
 
@@ -261,10 +284,127 @@ static int dominant(const struct kernel_sums *k)
 	return best;
 }
 
+/* Every GPU line under @n (lines sit under loops and GPU functions too). */
+static void sum_lines(struct kernel_sums *s, const struct gt_cct_node *n, const int *hot, int n_hot)
+{
+	for (const struct gt_cct_node *ln = n->children; ln; ln = ln->sibling) {
+		uint64_t v = gt_cct__get(ln, GT_M_GPC_SAMPLES);
+
+		s->samples += v;
+		for (int c = 0; c < 7; c++)
+			s->cls[c] += gt_cct__get(ln, classes[c]);
+		if (v && hot_line((const char *)(uintptr_t)ln->key, hot, n_hot))
+			s->hot += v;
+		sum_lines(s, ln, hot, n_hot);
+	}
+}
+
+static uint64_t incl_samples(const struct gt_cct_node *n)
+{
+	uint64_t v = gt_cct__get(n, GT_M_GPC_SAMPLES);
+
+	for (const struct gt_cct_node *c = n->children; c; c = c->sibling)
+		v += incl_samples(c);
+	return v;
+}
+
+/* The samples under the nodes reached from @n by the names @path[d..n),
+ * loop nodes skipped between. */
+static uint64_t under(const struct gt_cct_node *n, const char *const *path, int d, int n_path)
+{
+	uint64_t v = 0;
+
+	if (d == n_path)
+		return incl_samples(n);
+	for (const struct gt_cct_node *c = n->children; c; c = c->sibling) {
+		const char *name = c->kind == GT_NODE_NAME ? (const char *)(uintptr_t)c->key : "";
+
+		if (!strcmp(name, path[d]))
+			v += under(c, path, d + 1, n_path);
+		else if (!strncmp(name, "loop at ", 8))
+			v += under(c, path, d, n_path);
+	}
+	return v;
+}
+
+/* "gpucalls.cu:N" for the line of SOURCE that ends with "// TAG". */
+static const char *marked(const char *source, const char *tag, char *out, size_t cap)
+{
+	char text[512], want[64];
+	int lineno = 0;
+	FILE *f = fopen(source, "r");
+
+	CHECK(f);
+	snprintf(want, sizeof(want), "// %s\n", tag);
+	out[0] = 0;
+	while (fgets(text, sizeof(text), f)) {
+		size_t n = strlen(text), w = strlen(want);
+
+		lineno++;
+		if (n >= w && !strcmp(text + n - w, want)) {
+			snprintf(out, cap, "gpucalls.cu:%d", lineno);
+			break;
+		}
+	}
+	fclose(f);
+	CHECK(out[0]);
+	return out;
+}
+
+static uint64_t kernel_under(struct gt_thread *t, const char *kernel, const char *const *path, int n_path)
+{
+	uint64_t v = 0;
+
+	for (struct gt_cct_node *site = t->cct.root->children; site; site = site->sibling) {
+		struct gt_cct_node *ph = child(site, GT_NODE_PLACEHOLDER, GT_PH_GPU_KERNEL);
+
+		for (struct gt_cct_node *kn = ph ? ph->children : NULL; kn; kn = kn->sibling)
+			if (strstr((const char *)(uintptr_t)kn->key, kernel))
+				v += under(kn, path, 0, n_path);
+	}
+	return v;
+}
+
+static int check_gpucalls(struct gt_thread *t, const char *source, struct kernel_sums *k, int n_k)
+{
+	char a[64], b[64], root[64], rw[64], nested[64], p1[64], wk[64], loop[80];
+	/* GPU functions are named by their symbols in the tree, as kernels. */
+	const char *work = "_Z4workfii", *pair = "_Z4pairfii", *rec = "_Z3recfii";
+	uint64_t at_a, at_b, in_loop, n1, r;
+
+	CHECK(rp.n_sass);
+	marked(source, "SITE_A", a, sizeof(a));
+	marked(source, "SITE_B", b, sizeof(b));
+	marked(source, "ROOT", root, sizeof(root));
+	marked(source, "REC_WORK", rw, sizeof(rw));
+	marked(source, "NESTED", nested, sizeof(nested));
+	marked(source, "PAIR_1", p1, sizeof(p1));
+	snprintf(loop, sizeof(loop), "loop at %s", marked(source, "WORK", wk, sizeof(wk)));
+	{
+		const char *pa[] = { a, work }, *pb[] = { b, work }, *la[] = { a, work, loop }, *lb[] = { b, work, loop };
+		const char *pn[] = { nested, pair, p1, work }, *pr[] = { root, rec, rw, work };
+
+		at_a = kernel_under(t, "two_sites", pa, 2);
+		at_b = kernel_under(t, "two_sites", pb, 2);
+		in_loop = kernel_under(t, "two_sites", la, 3) + kernel_under(t, "two_sites", lb, 3);
+		n1 = kernel_under(t, "nested", pn, 4);
+		r = kernel_under(t, "recursive", pr, 4);
+	}
+	printf("  work() at %s: %llu, at %s: %llu (%.3f : 1); in %s: %llu; nested: %llu; recursive: %llu\n", a,
+	       (unsigned long long)at_a, b, (unsigned long long)at_b, at_b ? (double)at_a / (double)at_b : 0.0, loop,
+	       (unsigned long long)in_loop, (unsigned long long)n1, (unsigned long long)r);
+	CHECK(at_b && at_a * 10 >= at_b * 27 && at_a * 10 <= at_b * 33);
+	CHECK(in_loop * 10 > (at_a + at_b) * 9);
+	CHECK(n1 > 0 && r > 0);
+	(void)k, (void)n_k;
+	printf("replay-pc: %u batches, GPU calling contexts of %u disassembled modules\n", rp.n_batches, rp.n_sass);
+	return 0;
+}
+
 int replay_pc(const char *path, const char *source)
 {
 	static const struct gt_cupti_replay cb = {
-		.cubin = on_cubin, .reasons = on_reasons, .pcs = on_pcs, .line = on_line,
+		.cubin = on_cubin, .reasons = on_reasons, .pcs = on_pcs, .line = on_line, .sass = on_sass,
 	};
 	struct kernel_sums k[16];
 	int n_k = 0, hot[16], n_hot = 0, lineno = 0;
@@ -279,7 +419,7 @@ int replay_pc(const char *path, const char *source)
 			hot[n_hot++] = lineno;
 	fclose(f);
 	CHECK(gt_cupti_record__replay(path, &cb) == 0);
-	CHECK(rp.n_reasons && rp.n_batches && rp.n_cubins && rp.n_lines && n_hot);
+	CHECK(rp.n_reasons && rp.n_batches && rp.n_cubins && rp.n_lines && (n_hot || strstr(source, "gpucalls")));
 	/* What the backend will count: the samples of the class-giving reasons. */
 	for (uint32_t b = 0; b < rp.n_batches; b++)
 		for (size_t i = 0; i < rp.batch[b].totalNumPcs; i++)
@@ -322,6 +462,8 @@ int replay_pc(const char *path, const char *source)
 		rp.crc_now = rp.cubin[i].crc;
 		gt_cupti_pcsamp__module_loaded(module, sizeof(module));
 	}
+	for (uint32_t i = 0; i < rp.n_sass; i++)
+		gt_cupti_pcsamp__disassembly(rp.sass[i].crc, rp.sass[i].text, rp.sass[i].len);
 	gt_cupti_pcsamp__finish();
 	CHECK(rp.next == rp.n_batches);
 	gt_cupti_pcsamp__settle();
@@ -337,15 +479,7 @@ int replay_pc(const char *path, const char *source)
 				if ((uint64_t)(uintptr_t)k[j].name == kn->key)
 					s = &k[j];
 			CHECK(s);
-			for (struct gt_cct_node *ln = kn->children; ln; ln = ln->sibling) {
-				uint64_t v = gt_cct__get(ln, GT_M_GPC_SAMPLES);
-
-				s->samples += v;
-				for (int c = 0; c < 7; c++)
-					s->cls[c] += gt_cct__get(ln, classes[c]);
-				if (hot_line((const char *)(uintptr_t)ln->key, hot, n_hot))
-					s->hot += v;
-			}
+			sum_lines(s, kn, hot, n_hot);
 		}
 	}
 	for (int j = 0; j < n_k; j++) {
@@ -355,6 +489,8 @@ int replay_pc(const char *path, const char *source)
 		       (unsigned long long)k[j].cls[1]);
 	}
 	CHECK_EQ_U(placed, rp.recorded);
+	if (strstr(source, "gpucalls"))
+		return check_gpucalls(t, source, k, n_k);
 	CHECK(dominant(find(k, n_k, "stream_copy")) == 0);
 	CHECK(dominant(find(k, n_k, "fma_chain")) == 1);
 	{

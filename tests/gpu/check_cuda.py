@@ -14,6 +14,12 @@ the compute-bound one's mostly execution stalls, the hot loop's lines
 holding over 90 % of its kernel's samples, and a kernel launched from two
 sites 3:1 sampled 3:1.
 
+With SHORT = gpucalls: the profile of samples/cuda/gpucalls under
+GPUTOOL_PC_SAMPLING with nvdisasm: the GPU calling contexts rebuilt from the
+samples (work() under its two call sites 3:1, under pair() at depth 2,
+under the recursive rec()), and work()'s loop holding over 90 % of its
+samples.
+
 With SHORT = acc: the profile of samples/openacc/sites offloaded by GCC to
 the GPU under ACC_PROFLIB alone: the CUDA backend starts at the OpenACC
 device initialization, and the kernels and copies the runtime makes nest
@@ -190,6 +196,81 @@ def test_threads(n):
 PC_CLASSES = ("GPC_MEMORY", "GPC_EXEC", "GPC_CONTROL", "GPC_SYNC", "GPC_ISSUED", "GPC_NOT_SELECTED", "GPC_OTHER")
 
 
+def descendants(p, node):
+    """The nodes under @node (GPU lines sit under loops and GPU functions)."""
+    out, todo = [], list(p.children.get(node["id"], []))
+    while todo:
+        n = todo.pop()
+        out.append(n)
+        todo.extend(p.children.get(n["id"], []))
+    return out
+
+
+def incl(p, node, metric):
+    return p.excl(node, metric) + sum(p.excl(n, metric) for n in descendants(p, node))
+
+
+def marked(src, tag):
+    got = [i + 1 for i, line in enumerate(open(src)) if line.rstrip().endswith("// " + tag)]
+    check(got, "no line marked %s in %s" % (tag, src))
+    return got
+
+
+def test_gpucalls():
+    p = profile()
+    src = os.path.join(os.path.dirname(__file__), "..", "..", "samples", "cuda", "gpucalls.cu")
+    line = {t: "gpucalls.cu:%d" % marked(src, t)[0] for t in
+            ("SITE_A", "SITE_B", "NESTED", "PAIR_1", "PAIR_2", "ROOT", "REC_WORK", "RECURSE")}
+    work_loop = "loop at gpucalls.cu:%d" % marked(src, "WORK")[0]
+    print("  pc_sampling: %s" % p.meta("pc_sampling"))
+    kernels = {}
+    for k in p.find("<gpu kernel>"):
+        for kern in p.children.get(k["id"], []):
+            kernels.setdefault((kern.get("name") or "").split("(")[0], []).append(kern)
+
+    def under(kernel, *names):
+        """Inclusive GPC_SAMPLES of the nodes reached from @kernel's nodes by
+        the chain @names (each a child's name, loops skipped between)."""
+        total = 0
+        for kern in kernels.get(kernel, []):
+            level = [kern]
+            for nm in names:
+                nxt = []
+                for n in level:
+                    todo = list(p.children.get(n["id"], []))
+                    while todo:
+                        c = todo.pop()
+                        if c.get("name") == nm:
+                            nxt.append(c)
+                        elif (c.get("name") or "").startswith("loop at "):
+                            todo.extend(p.children.get(c["id"], []))
+                level = nxt
+            total += sum(incl(p, n, "GPC_SAMPLES") for n in level)
+        return total
+
+    work, pair, rec = "work(float, int, int)", "pair(float, int, int)", "rec(float, int, int)"
+    a = under("two_sites", line["SITE_A"], work)
+    b = under("two_sites", line["SITE_B"], work)
+    n1 = under("nested", line["NESTED"], pair, line["PAIR_1"], work)
+    n2 = under("nested", line["NESTED"], pair, line["PAIR_2"], work)
+    r_work = under("recursive", line["ROOT"], rec, line["REC_WORK"], work)
+    r_all = under("recursive", line["ROOT"], rec)
+    w_all = a + b
+    in_loop = under("two_sites", line["SITE_A"], work, work_loop) + under("two_sites", line["SITE_B"], work, work_loop)
+    fp32 = sum(incl(p, k, "GPI_FP32") for k in kernels.get("two_sites", []))
+    issued = sum(incl(p, k, "GPC_ISSUED") for k in kernels.get("two_sites", []))
+    print("  two_sites: work() at SITE_A %d, at SITE_B %d; nested: pair() > work() %d, %d; recursive: rec() %d,"
+          " work() in it %d; work()'s loop %d of %d; issued fp32 %d of %d" %
+          (a, b, n1, n2, r_all, r_work, in_loop, w_all, fp32, issued))
+    expect([("two_sites: work() at SITE_A / SITE_B within 10% of 3", round(a / b, 3) if b else 0,
+             lambda x: abs(x - 3) <= 0.3),
+            ("nested: work() under pair() at both call sites", n1 > 0 and n2 > 0, True),
+            ("recursive: work() under rec()", r_work, positive),
+            ("two_sites: work()'s loop holds > 90% of work()", round(in_loop / w_all, 3) if w_all else 0,
+             lambda x: x > 0.9),
+            ("two_sites: fp32 instructions among the issued", fp32, positive)])
+
+
 def test_pcsamp():
     p = profile()
     src = os.path.join(os.path.dirname(__file__), "..", "..", "samples", "cuda", "pcsamp.cu")
@@ -205,7 +286,7 @@ def test_pcsamp():
         site = next((n.get("line") for n in p.path(k) if n.get("name") == "main"), None)
         for kern in p.children.get(k["id"], []):
             name = kern.get("name") or ""
-            for ln in p.children.get(kern["id"], []):
+            for ln in descendants(p, kern):
                 s = p.excl(ln, "GPC_SAMPLES")
                 if not s:
                     continue
@@ -243,6 +324,8 @@ def test_pcsamp():
              lambda x: abs(x - 3) <= 0.3)])
 
 
+if SHORT == "gpucalls":
+    main([("PC samples: GPU calling contexts, loops", test_gpucalls)])
 if SHORT == "pcsamp":
     main([("PC samples: stall classes, hot lines, launch sites", test_pcsamp)])
 if SHORT.startswith("threads:"):

@@ -78,6 +78,25 @@ for per in 1 10; do
 done
 sed -n '/^GPU source lines/,/^$/p' "$TMP"/pcsamp1/*.txt | head -12
 
+note "samples/cuda/gpucalls under GPUTOOL_PC_SAMPLING: GPU calling contexts and loops (nvdisasm), recorded"
+GPUTOOL_PC_SAMPLING=1 GPUTOOL_CUPTI_RECORD=$TMP/gcrec GPUTOOL_VERBOSE=2 under_tool "$TMP/gpucalls" "$D/gpucalls" \
+	>"$TMP/gpucalls.out" 2>"$TMP/gpucalls.err" || fail "gpucalls exits $? under the tool"
+grep -E 'cubin|nvdisasm|PC samples' "$TMP/gpucalls.err" | sed 's/^/  /'
+python3 "$SRC/tests/gpu/check_cuda.py" "$D/gputool" "$TMP/gpucalls" gpucalls || fail "check_cuda.py gpucalls"
+cp "$(ls "$TMP"/gcrec/cupti-*.rec | head -1)" "$OUT/gpucalls.rec"
+"$D/test_cupti" replay-pc "$OUT/gpucalls.rec" "$SRC/samples/cuda/gpucalls.cu" || fail "replay of gpucalls.rec"
+cp "$TMP"/gpucalls/*.txt "$OUT/gpucalls-report.txt"
+sed -n '/^GPU loops/,/^$/p' "$TMP"/gpucalls/*.txt | head -16
+
+if command -v ncu >/dev/null; then
+	note "instructions derived from the samples (equations 10, 11) against Nsight Compute's counts"
+	for s in pcsamp:pcsamp1 gpucalls:gpucalls; do
+		ncu --metrics smsp__inst_executed.sum,sass__inst_executed_per_opcode --print-metric-instances details \
+			--csv "$D/${s%%:*}" >"$TMP/ncu-${s%%:*}.csv" 2>/dev/null || fail "ncu ${s%%:*}"
+		python3 "$SRC/tests/gpu/compare_ncu.py" "$D/gputool" "$D/test_sass" "$TMP/ncu-${s%%:*}.csv" "$TMP/${s#*:}"
+	done
+fi
+
 note "a program that holds CUPTI itself (its own subscriber)"
 under_tool "$TMP/sub" "$D/launch" cupti 1000 >"$TMP/sub.out" 2>"$TMP/sub.err"
 echo "exit $?: $(tr '\n' ' ' <"$TMP/sub.out")"

@@ -13,7 +13,8 @@ ALLOWED = {
     "channels": {"channels"},
     "core": {"core", "channels"},
     "gpu": {"core", "channels", "gpu"},
-    "gpu/cupti": {"core", "channels", "gpu", "gpu/cupti"},
+    "gpu/sass": {"core", "gpu/sass"},
+    "gpu/cupti": {"core", "channels", "gpu", "gpu/cupti", "gpu/sass"},
     "gpu/opencl": {"core", "channels", "gpu", "gpu/opencl"},
     "ompt": {"core", "channels", "gpu", "ompt"},
     "acc": {"core", "channels", "gpu", "acc"},
@@ -56,7 +57,7 @@ def main():
             if top not in VENDORS:
                 for m in sorted(set(VENDOR_NAMES.findall(code))):
                     failures.append("%s names the vendor backend's %s" % (rel, m))
-            if top in VENDORS or top in ("core", "channels", "gpu"):
+            if top in VENDORS or top in ("core", "channels", "gpu", "gpu/sass"):
                 for m in sorted(set(LAYER_NAMES.findall(code))):
                     failures.append("%s names the programming-model layer's %s" % (rel, m))
     for f in failures:

@@ -1,0 +1,196 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Running NVIDIA's disassembler on a cubin. At the measured program's exit
+ * (PC sampling only): the cubin goes to a temporary file, nvdisasm reads
+ * it, its output comes back through a pipe. The child gets the program's
+ * environment without the variables that would load this library into it.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "core/clock.h"
+#include "gpu/sass/sass.h"
+
+/* A cubin of a large application takes nvdisasm seconds; past this, the
+ * program's exit waits no longer (the samples stay by source line). */
+#define TIME_LIMIT_NS (120ull * 1000000000ull)
+
+extern char **environ;
+
+/* Read by the dynamic loader or by runtimes looking for tools. */
+static const char *const unset[] = { "LD_PRELOAD=", "OMP_TOOL_LIBRARIES=", "CUDA_INJECTION64_PATH=",
+				     "ACC_PROFLIB=", "OPENCL_LAYERS=", "OMP_TOOL=" };
+
+static char **child_env(void)
+{
+	size_t n = 0, k = 0;
+	char **env;
+
+	while (environ && environ[n])
+		n++;
+	if (!(env = malloc((n + 1) * sizeof(*env))))
+		return NULL;
+	for (size_t i = 0; i < n; i++) {
+		int keep = 1;
+
+		for (size_t u = 0; u < sizeof(unset) / sizeof(unset[0]) && keep; u++)
+			keep = strncmp(environ[i], unset[u], strlen(unset[u])) != 0;
+		if (keep)
+			env[k++] = environ[i];
+	}
+	env[k] = NULL;
+	return env;
+}
+
+/* The program to run: GPUTOOL_NVDISASM, the toolkit's, or "nvdisasm" for
+ * a search of PATH (then *@search is 1). */
+static const char *program(char *buf, size_t size, int *search)
+{
+	const char *v = getenv("GPUTOOL_NVDISASM"), *home = getenv("CUDA_HOME");
+
+	*search = 0;
+	if (v && *v)
+		return v;
+	if (home && *home) {
+		snprintf(buf, size, "%s/bin/nvdisasm", home);
+		if (!access(buf, X_OK))
+			return buf;
+	}
+	if (!access("/usr/local/cuda/bin/nvdisasm", X_OK))
+		return "/usr/local/cuda/bin/nvdisasm";
+	*search = 1;
+	return "nvdisasm";
+}
+
+static int write_all(int fd, const void *p, size_t n)
+{
+	while (n) {
+		ssize_t w = write(fd, p, n);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -EIO;
+		p = (const char *)p + w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+int gt_sass__disassemble(const void *cubin, size_t size, char **text, size_t *len)
+{
+	char path[] = "/tmp/gputool-cubin-XXXXXX", prog_buf[4096];
+	const char *tmp = getenv("TMPDIR"), *prog;
+	char tmpl[4096];
+	char *argv[5], **env = NULL, *buf = NULL;
+	size_t n = 0, cap = 0;
+	posix_spawn_file_actions_t fa;
+	int fd, pipefd[2] = { -1, -1 }, search, status = 0, err = -ENOMEM;
+	pid_t pid;
+
+	*text = NULL;
+	*len = 0;
+	prog = program(prog_buf, sizeof(prog_buf), &search);
+	if (!strcmp(prog, "0") || !strcmp(prog, "off"))
+		return -ENOENT;
+	if (tmp && *tmp && snprintf(tmpl, sizeof(tmpl), "%s/gputool-cubin-XXXXXX", tmp) < (int)sizeof(tmpl))
+		fd = mkostemp(tmpl, O_CLOEXEC);
+	else
+		fd = -1;
+	if (fd < 0) {
+		strcpy(tmpl, path);
+		fd = mkostemp(tmpl, O_CLOEXEC);
+	}
+	if (fd < 0)
+		return -errno;
+	err = write_all(fd, cubin, size);
+	close(fd);
+	if (err)
+		goto out_unlink;
+	err = -ENOMEM;
+	if (!(env = child_env()))
+		goto out_unlink;
+	if (pipe2(pipefd, O_CLOEXEC)) {
+		err = -errno;
+		goto out_unlink;
+	}
+	argv[0] = (char *)(uintptr_t)prog;
+	argv[1] = (char *)"-c";
+	argv[2] = (char *)"-g";
+	argv[3] = tmpl;
+	argv[4] = NULL;
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_adddup2(&fa, pipefd[1], 1);
+	posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+	err = -(search ? posix_spawnp : posix_spawn)(&pid, prog, &fa, NULL, argv, env);
+	posix_spawn_file_actions_destroy(&fa);
+	close(pipefd[1]);
+	if (err)
+		goto out_close;
+	for (uint64_t deadline = gt_clock__now() + TIME_LIMIT_NS;;) {
+		struct pollfd pf = { .fd = pipefd[0], .events = POLLIN };
+		uint64_t now = gt_clock__now();
+		ssize_t r;
+		int ready;
+
+		if (now >= deadline) {
+			kill(pid, SIGKILL);
+			err = -ETIMEDOUT;
+			break;
+		}
+		ready = poll(&pf, 1, (int)((deadline - now) / 1000000 + 1));
+		if (ready < 0 && errno == EINTR)
+			continue;
+		if (ready == 0)
+			continue;
+		if (n + 65536 > cap) {
+			char *grown = realloc(buf, cap = cap ? cap * 2 : 1 << 20);
+
+			if (!grown) {
+				err = -ENOMEM;
+				break;
+			}
+			buf = grown;
+		}
+		r = read(pipefd[0], buf + n, cap - n - 1);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		n += (size_t)r;
+	}
+	close(pipefd[0]);
+	pipefd[0] = -1;
+	while (waitpid(pid, &status, 0) < 0) {
+		if (errno == EINTR)
+			continue;
+		/* Reaped already (SIGCHLD ignored by the program): the
+		 * output decides. */
+		status = n ? 0 : 1 << 8;
+		break;
+	}
+	if (!err && (!WIFEXITED(status) || WEXITSTATUS(status)))
+		err = WIFEXITED(status) && WEXITSTATUS(status) == 127 ? -ENOENT : -EIO;
+	if (!err) {
+		buf[n] = 0;
+		*text = buf;
+		*len = n;
+		buf = NULL;
+	}
+out_close:
+	if (pipefd[0] >= 0)
+		close(pipefd[0]);
+out_unlink:
+	unlink(tmpl);
+	free(env);
+	free(buf);
+	return err;
+}

@@ -1,0 +1,529 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * nvdisasm's text, read into functions, instructions, source lines and
+ * instruction classes. The lines this reads:
+ *
+ *   .section .text.NAME,"ax",@progbits     a kernel's section begins
+ *   .type NAME,@function                    NAME is a function
+ *   .other NAME,@"STO_CUDA_ENTRY ..."       NAME is a kernel
+ *   NAME:                                   a function or a label (.L_x_N)
+ *   //## File "PATH", line N [inlined at ...]   the following instructions' line
+ *   /\*0120*\/  [@!P0] OPCODE operands ;    an instruction at offset 0x120
+ *
+ * Branch and call targets are written `(LABEL) in the operands.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpu/sass/sass-internal.h"
+
+const char *const gt_sass_class_names[GT_SASS__CLASSES] = {
+#define X(A, id, name, desc) name,
+	GT_GPU_INSN_CLASSES(X, _)
+#undef X
+};
+
+/* Base opcodes (before the first '.') by class; the rest are OTHER. */
+static const struct {
+	const char *op;
+	enum gt_sass_class cls;
+} opcodes[] = {
+	{ "FADD", GT_SASS_FP32 },    { "FADD32I", GT_SASS_FP32 }, { "FMUL", GT_SASS_FP32 },
+	{ "FMUL32I", GT_SASS_FP32 }, { "FFMA", GT_SASS_FP32 },	  { "FFMA32I", GT_SASS_FP32 },
+	{ "FMNMX", GT_SASS_FP32 },   { "FSET", GT_SASS_FP32 },	  { "FSETP", GT_SASS_FP32 },
+	{ "FSEL", GT_SASS_FP32 },    { "FCHK", GT_SASS_FP32 },	  { "FSWZADD", GT_SASS_FP32 },
+	{ "DADD", GT_SASS_FP64 },    { "DMUL", GT_SASS_FP64 },	  { "DFMA", GT_SASS_FP64 },
+	{ "DSETP", GT_SASS_FP64 },   { "DMNMX", GT_SASS_FP64 },	  { "DSET", GT_SASS_FP64 },
+	{ "HADD2", GT_SASS_FP16 },   { "HMUL2", GT_SASS_FP16 },	  { "HFMA2", GT_SASS_FP16 },
+	{ "HSETP2", GT_SASS_FP16 },  { "HSET2", GT_SASS_FP16 },	  { "HMNMX2", GT_SASS_FP16 },
+	{ "IADD3", GT_SASS_INT },    { "IADD", GT_SASS_INT },	  { "IMAD", GT_SASS_INT },
+	{ "IMUL", GT_SASS_INT },     { "ISETP", GT_SASS_INT },	  { "ISCADD", GT_SASS_INT },
+	{ "LOP3", GT_SASS_INT },     { "LOP", GT_SASS_INT },	  { "SHF", GT_SASS_INT },
+	{ "SHL", GT_SASS_INT },	     { "SHR", GT_SASS_INT },	  { "LEA", GT_SASS_INT },
+	{ "IABS", GT_SASS_INT },     { "IMNMX", GT_SASS_INT },	  { "VIMNMX", GT_SASS_INT },
+	{ "POPC", GT_SASS_INT },     { "FLO", GT_SASS_INT },	  { "BREV", GT_SASS_INT },
+	{ "BMSK", GT_SASS_INT },     { "SGXT", GT_SASS_INT },	  { "IDP", GT_SASS_INT },
+	{ "PLOP3", GT_SASS_INT },    { "VABSDIFF", GT_SASS_INT }, { "MUFU", GT_SASS_SFU },
+	{ "HMMA", GT_SASS_TENSOR },  { "IMMA", GT_SASS_TENSOR },  { "DMMA", GT_SASS_TENSOR },
+	{ "BMMA", GT_SASS_TENSOR },  { "HGMMA", GT_SASS_TENSOR }, { "IGMMA", GT_SASS_TENSOR },
+	{ "QGMMA", GT_SASS_TENSOR }, { "BGMMA", GT_SASS_TENSOR }, { "F2F", GT_SASS_CONVERT },
+	{ "F2I", GT_SASS_CONVERT },  { "I2F", GT_SASS_CONVERT },  { "I2FP", GT_SASS_CONVERT },
+	{ "F2FP", GT_SASS_CONVERT }, { "F2IP", GT_SASS_CONVERT }, { "I2I", GT_SASS_CONVERT },
+	{ "I2IP", GT_SASS_CONVERT }, { "FRND", GT_SASS_CONVERT }, { "LDG", GT_SASS_GLOBAL },
+	{ "STG", GT_SASS_GLOBAL },   { "LD", GT_SASS_GLOBAL },	  { "ST", GT_SASS_GLOBAL },
+	{ "ATOM", GT_SASS_GLOBAL },  { "ATOMG", GT_SASS_GLOBAL }, { "RED", GT_SASS_GLOBAL },
+	{ "LDGSTS", GT_SASS_GLOBAL }, { "CCTL", GT_SASS_GLOBAL }, { "UBLKCP", GT_SASS_GLOBAL },
+	{ "UTMALDG", GT_SASS_GLOBAL }, { "UTMASTG", GT_SASS_GLOBAL }, { "LDS", GT_SASS_SHARED },
+	{ "STS", GT_SASS_SHARED },   { "ATOMS", GT_SASS_SHARED }, { "LDSM", GT_SASS_SHARED },
+	{ "STSM", GT_SASS_SHARED },  { "LDL", GT_SASS_LOCAL },	  { "STL", GT_SASS_LOCAL },
+	{ "BRA", GT_SASS_CONTROL },  { "BRX", GT_SASS_CONTROL },  { "JMP", GT_SASS_CONTROL },
+	{ "JMX", GT_SASS_CONTROL },  { "CALL", GT_SASS_CONTROL }, { "RET", GT_SASS_CONTROL },
+	{ "EXIT", GT_SASS_CONTROL }, { "BSSY", GT_SASS_CONTROL }, { "BSYNC", GT_SASS_CONTROL },
+	{ "BREAK", GT_SASS_CONTROL }, { "WARPSYNC", GT_SASS_CONTROL }, { "KILL", GT_SASS_CONTROL },
+	{ "YIELD", GT_SASS_CONTROL }, { "BPT", GT_SASS_CONTROL },
+};
+
+static int lookup(const char *op, size_t n)
+{
+	for (size_t i = 0; i < sizeof(opcodes) / sizeof(opcodes[0]); i++)
+		if (strlen(opcodes[i].op) == n && !memcmp(opcodes[i].op, op, n))
+			return (int)opcodes[i].cls;
+	return -1;
+}
+
+enum gt_sass_class gt_sass__class_of(const char *opcode)
+{
+	size_t n = strcspn(opcode, ". \t;");
+	int c = lookup(opcode, n);
+
+	/* The uniform datapath's forms (UIADD3, ULOP3, ...) do what their
+	 * vector forms do; ULDC and UMOV are OTHER like LDC and MOV. */
+	if (c < 0 && n > 1 && opcode[0] == 'U')
+		c = lookup(opcode + 1, n - 1);
+	return c < 0 ? GT_SASS_OTHER : (enum gt_sass_class)c;
+}
+
+/* ---- growing arrays ---- */
+
+static int grow(void **p, uint32_t *cap, uint32_t n, size_t size)
+{
+	void *q;
+	uint32_t c;
+
+	if (n < *cap)
+		return 0;
+	c = *cap ? *cap * 2 : 64;
+	q = realloc(*p, (size_t)c * size);
+	if (!q)
+		return -ENOMEM;
+	*p = q;
+	*cap = c;
+	return 0;
+}
+
+struct label {
+	char *name;
+	uint32_t insn; /* the instruction after it */
+};
+
+struct parser {
+	struct gt_sass *s;
+	uint32_t cap_insns, cap_targets, cap_functions, cap_sections, cap_files, cap_labels, cap_names;
+	struct label *labels;
+	uint32_t n_labels;
+	/* Names declared functions (.type), and which of them are kernels. */
+	char **names;
+	uint8_t *entry;
+	uint32_t n_names;
+	uint32_t section, file, line;
+	/* Branch and call targets by name, resolved at the end. */
+	char **targets;
+};
+
+static char *dup_n(const char *p, size_t n)
+{
+	char *d = malloc(n + 1);
+
+	if (d) {
+		memcpy(d, p, n);
+		d[n] = 0;
+	}
+	return d;
+}
+
+static uint32_t name_index(const struct parser *ps, const char *p, size_t n)
+{
+	for (uint32_t i = 0; i < ps->n_names; i++)
+		if (strlen(ps->names[i]) == n && !memcmp(ps->names[i], p, n))
+			return i;
+	return GT_SASS_NONE;
+}
+
+static int declare(struct parser *ps, const char *p, size_t n, int entry)
+{
+	uint32_t i = name_index(ps, p, n);
+
+	if (i == GT_SASS_NONE) {
+		if (grow((void **)&ps->names, &ps->cap_names, ps->n_names, sizeof(*ps->names)))
+			return -ENOMEM;
+		{
+			uint8_t *e = realloc(ps->entry, ps->cap_names);
+
+			if (!e)
+				return -ENOMEM;
+			ps->entry = e;
+		}
+		if (!(ps->names[ps->n_names] = dup_n(p, n)))
+			return -ENOMEM;
+		ps->entry[ps->n_names] = 0;
+		i = ps->n_names++;
+	}
+	ps->entry[i] |= (uint8_t)entry;
+	return 0;
+}
+
+static const char *skip_ws(const char *p, const char *end)
+{
+	while (p < end && (*p == ' ' || *p == '\t'))
+		p++;
+	return p;
+}
+
+/* The callee's own name: "$kernel$f" -> "f". */
+static const char *own_name(const char *name)
+{
+	const char *d;
+
+	if (name[0] != '$')
+		return name;
+	d = strchr(name + 1, '$');
+	return d && d[1] ? d + 1 : name;
+}
+
+static int begin_function(struct parser *ps, const char *name, int entry)
+{
+	struct gt_sass *s = ps->s;
+	struct gt_sass_function *f;
+
+	if (grow((void **)&s->functions, &ps->cap_functions, s->n_functions, sizeof(*s->functions)))
+		return -ENOMEM;
+	if (s->n_functions && s->functions[s->n_functions - 1].section == ps->section)
+		s->functions[s->n_functions - 1].end = s->n_insns;
+	f = &s->functions[s->n_functions];
+	memset(f, 0, sizeof(*f));
+	if (!(f->name = strdup(name)))
+		return -ENOMEM;
+	f->callee = own_name(f->name);
+	f->section = ps->section;
+	f->first = f->end = s->n_insns;
+	f->entry = entry;
+	s->n_functions++;
+	return 0;
+}
+
+static void end_section(struct parser *ps)
+{
+	struct gt_sass *s = ps->s;
+
+	if (ps->section == GT_SASS_NONE)
+		return;
+	s->sections[ps->section].end = s->n_insns;
+	if (s->n_functions && s->functions[s->n_functions - 1].section == ps->section)
+		s->functions[s->n_functions - 1].end = s->n_insns;
+	ps->section = GT_SASS_NONE;
+}
+
+static int begin_section(struct parser *ps, const char *p, size_t n)
+{
+	struct gt_sass *s = ps->s;
+
+	end_section(ps);
+	if (grow((void **)&s->sections, &ps->cap_sections, s->n_sections, sizeof(*s->sections)))
+		return -ENOMEM;
+	if (!(s->sections[s->n_sections].name = dup_n(p, n)))
+		return -ENOMEM;
+	s->sections[s->n_sections].first = s->sections[s->n_sections].end = s->n_insns;
+	ps->section = s->n_sections++;
+	ps->file = GT_SASS_NONE;
+	ps->line = 0;
+	return 0;
+}
+
+static int on_line_marker(struct parser *ps, const char *p, const char *end)
+{
+	struct gt_sass *s = ps->s;
+	const char *q = memchr(p, '"', (size_t)(end - p)), *r;
+	uint32_t i;
+
+	if (!q || !(r = memchr(q + 1, '"', (size_t)(end - q - 1))))
+		return 0;
+	p = memmem(r, (size_t)(end - r), ", line ", 7);
+	if (!p)
+		return 0;
+	ps->line = (uint32_t)strtoul(p + 7, NULL, 10);
+	q++;
+	for (i = 0; i < s->n_files; i++)
+		if (strlen(s->files[i]) == (size_t)(r - q) && !memcmp(s->files[i], q, (size_t)(r - q)))
+			break;
+	if (i == s->n_files) {
+		if (grow((void **)&s->files, &ps->cap_files, s->n_files, sizeof(*s->files)))
+			return -ENOMEM;
+		if (!(s->files[s->n_files] = dup_n(q, (size_t)(r - q))))
+			return -ENOMEM;
+		s->n_files++;
+	}
+	ps->file = i;
+	return 0;
+}
+
+static int on_insn(struct parser *ps, const char *p, const char *end)
+{
+	struct gt_sass *s = ps->s;
+	struct gt_sass_insn *in;
+	char *stop;
+	unsigned long off = strtoul(p, &stop, 16);
+	const char *op, *q, *t;
+	size_t n;
+
+	if (ps->section == GT_SASS_NONE || stop == p)
+		return 0;
+	/* Instructions before any function label belong to the section's. */
+	if (!s->n_functions || s->functions[s->n_functions - 1].section != ps->section) {
+		uint32_t k = name_index(ps, s->sections[ps->section].name, strlen(s->sections[ps->section].name));
+
+		if (begin_function(ps, s->sections[ps->section].name, k != GT_SASS_NONE && ps->entry[k]))
+			return -ENOMEM;
+	}
+	if (grow((void **)&s->insns, &ps->cap_insns, s->n_insns, sizeof(*s->insns)) ||
+	    grow((void **)&ps->targets, &ps->cap_targets, s->n_insns, sizeof(*ps->targets)))
+		return -ENOMEM;
+	in = &s->insns[s->n_insns];
+	memset(in, 0, sizeof(*in));
+	ps->targets[s->n_insns] = NULL;
+	in->offset = (uint32_t)off;
+	in->function = s->n_functions - 1;
+	in->file = ps->line ? ps->file : GT_SASS_NONE;
+	in->line = ps->line;
+	in->target = GT_SASS_NONE;
+	in->loop = GT_SASS_NONE;
+	p = stop;
+	if (p + 2 <= end && p[0] == '*' && p[1] == '/')
+		p += 2;
+	p = skip_ws(p, end);
+	if (p < end && *p == '{')
+		p = skip_ws(p + 1, end);
+	if (p < end && *p == '@') {
+		q = p;
+		while (p < end && *p != ' ' && *p != '\t')
+			p++;
+		/* @PT always holds. */
+		if (!((size_t)(p - q) == 3 && !memcmp(q, "@PT", 3)))
+			in->flags |= GT_SASS_F_PRED;
+		p = skip_ws(p, end);
+	}
+	op = p;
+	while (p < end && *p != ' ' && *p != '\t' && *p != ';')
+		p++;
+	n = strcspn(op, ". \t;");
+	if (op + n > p)
+		n = (size_t)(p - op);
+	in->cls = (uint16_t)gt_sass__class_of(op);
+#define IS(name) (n == sizeof(name) - 1 && !memcmp(op, name, n))
+	if (IS("CALL"))
+		in->flags |= GT_SASS_F_CALL;
+	else if (IS("BRA") || IS("JMP"))
+		in->flags |= GT_SASS_F_BRANCH;
+	else if (IS("BRX") || IS("JMX"))
+		in->flags |= GT_SASS_F_INDIRECT;
+	else if (IS("EXIT") || IS("RET") || IS("KILL"))
+		in->flags |= GT_SASS_F_END;
+#undef IS
+	if ((in->flags & (GT_SASS_F_CALL | GT_SASS_F_BRANCH)) && p < end && (t = memmem(p, (size_t)(end - p), "`(", 2))) {
+		q = memchr(t + 2, ')', (size_t)(end - t - 2));
+		if (q && !(ps->targets[s->n_insns] = dup_n(t + 2, (size_t)(q - t - 2))))
+			return -ENOMEM;
+	}
+	s->n_insns++;
+	return 0;
+}
+
+static int on_label(struct parser *ps, const char *p, size_t n)
+{
+	struct gt_sass *s = ps->s;
+	uint32_t k;
+
+	if (n > 6 && !memcmp(p, ".text.", 6))
+		return 0;
+	k = name_index(ps, p, n);
+	if (k != GT_SASS_NONE && ps->section != GT_SASS_NONE) {
+		if (s->n_functions && s->functions[s->n_functions - 1].section == ps->section &&
+		    s->functions[s->n_functions - 1].first == s->n_insns) {
+			/* A second name at the same place: keep the first. */
+			return 0;
+		}
+		return begin_function(ps, ps->names[k], ps->entry[k]);
+	}
+	if (grow((void **)&ps->labels, &ps->cap_labels, ps->n_labels, sizeof(*ps->labels)))
+		return -ENOMEM;
+	if (!(ps->labels[ps->n_labels].name = dup_n(p, n)))
+		return -ENOMEM;
+	ps->labels[ps->n_labels++].insn = s->n_insns;
+	return 0;
+}
+
+static int by_label(const void *a, const void *b)
+{
+	return strcmp(((const struct label *)a)->name, ((const struct label *)b)->name);
+}
+
+static void resolve(struct parser *ps)
+{
+	struct gt_sass *s = ps->s;
+
+	qsort(ps->labels, ps->n_labels, sizeof(*ps->labels), by_label);
+	for (uint32_t i = 0; i < s->n_insns; i++) {
+		struct gt_sass_insn *in = &s->insns[i];
+		const char *t = ps->targets[i];
+
+		if (!t)
+			continue;
+		if (in->flags & GT_SASS_F_CALL) {
+			for (uint32_t f = 0; f < s->n_functions; f++)
+				if (!strcmp(s->functions[f].name, t)) {
+					in->target = f;
+					break;
+				}
+		} else {
+			struct label key = { (char *)(uintptr_t)t, 0 };
+			const struct label *l = bsearch(&key, ps->labels, ps->n_labels, sizeof(key), by_label);
+
+			if (l && l->insn < s->n_insns)
+				in->target = l->insn;
+		}
+	}
+}
+
+/* The declarations come before the code they name: a first pass. */
+static int declarations(struct parser *ps, const char *text, size_t len)
+{
+	const char *p = text, *end = text + len;
+
+	while (p < end) {
+		const char *eol = memchr(p, '\n', (size_t)(end - p)), *q, *c;
+
+		if (!eol)
+			eol = end;
+		q = skip_ws(p, eol);
+		if ((size_t)(eol - q) > 6 && !memcmp(q, ".type", 5) && (c = memchr(q, ',', (size_t)(eol - q))) &&
+		    (size_t)(eol - c) >= 10 && !memcmp(c, ",@function", 10)) {
+			q = skip_ws(q + 5, c);
+			if (declare(ps, q, (size_t)(c - q), 0))
+				return -ENOMEM;
+		} else if ((size_t)(eol - q) > 7 && !memcmp(q, ".other", 6) && (c = memchr(q, ',', (size_t)(eol - q))) &&
+			   memmem(c, (size_t)(eol - c), "STO_CUDA_ENTRY", 14)) {
+			q = skip_ws(q + 6, c);
+			if (declare(ps, q, (size_t)(c - q), 1))
+				return -ENOMEM;
+		}
+		p = eol + 1;
+	}
+	return 0;
+}
+
+static int parse_lines(struct parser *ps, const char *text, size_t len)
+{
+	const char *p = text, *end = text + len;
+	int err = 0;
+
+	while (!err && p < end) {
+		const char *eol = memchr(p, '\n', (size_t)(end - p)), *q;
+		size_t n;
+
+		if (!eol)
+			eol = end;
+		q = skip_ws(p, eol);
+		n = (size_t)(eol - q);
+		if (n > 2 && q[0] == '/' && q[1] == '*') {
+			err = on_insn(ps, q + 2, eol);
+		} else if (n > 8 && !memcmp(q, "//## File", 9)) {
+			if (ps->section != GT_SASS_NONE)
+				err = on_line_marker(ps, q, eol);
+		} else if (n > 8 && !memcmp(q, ".section", 8)) {
+			const char *a = skip_ws(q + 8, eol), *c = memchr(a, ',', (size_t)(eol - a));
+
+			if (!c)
+				c = eol;
+			if ((size_t)(c - a) > 6 && !memcmp(a, ".text.", 6))
+				err = begin_section(ps, a + 6, (size_t)(c - a - 6));
+			else
+				end_section(ps);
+		} else if (n > 1 && q[n - 1] == ':' && q[0] != '/' && !memchr(q, ' ', n)) {
+			err = on_label(ps, q, n - 1);
+		}
+		p = eol + 1;
+	}
+	end_section(ps);
+	return err;
+}
+
+static void parser__fini(struct parser *ps)
+{
+	for (uint32_t i = 0; i < ps->n_labels; i++)
+		free(ps->labels[i].name);
+	for (uint32_t i = 0; i < ps->n_names; i++)
+		free(ps->names[i]);
+	for (uint32_t i = 0; ps->targets && ps->s && i < ps->s->n_insns; i++)
+		free(ps->targets[i]);
+	free(ps->labels);
+	free(ps->names);
+	free(ps->entry);
+	free(ps->targets);
+}
+
+struct gt_sass *gt_sass__parse(const char *text, size_t len)
+{
+	struct parser ps = { .section = GT_SASS_NONE };
+	int err;
+
+	if (!(ps.s = calloc(1, sizeof(*ps.s))))
+		return NULL;
+	err = declarations(&ps, text, len);
+	if (!err)
+		err = parse_lines(&ps, text, len);
+	if (!err) {
+		resolve(&ps);
+		err = gt_sass__loops(ps.s);
+	}
+	parser__fini(&ps);
+	if (err || !ps.s->n_insns) {
+		gt_sass__delete(ps.s);
+		return NULL;
+	}
+	return ps.s;
+}
+
+void gt_sass__delete(struct gt_sass *s)
+{
+	if (!s)
+		return;
+	for (uint32_t i = 0; i < s->n_functions; i++)
+		free((char *)(uintptr_t)s->functions[i].name);
+	for (uint32_t i = 0; i < s->n_sections; i++)
+		free((char *)(uintptr_t)s->sections[i].name);
+	for (uint32_t i = 0; i < s->n_files; i++)
+		free(s->files[i]);
+	free(s->files);
+	free(s->insns);
+	free(s->functions);
+	free(s->sections);
+	free(s->loops);
+	free(s);
+}
+
+uint32_t gt_sass__section(const struct gt_sass *s, const char *name)
+{
+	for (uint32_t i = 0; s && name && i < s->n_sections; i++)
+		if (!strcmp(s->sections[i].name, name))
+			return i;
+	return GT_SASS_NONE;
+}
+
+uint32_t gt_sass__find(const struct gt_sass *s, const char *name, uint64_t offset)
+{
+	uint32_t sec = gt_sass__section(s, name), lo, hi;
+
+	if (sec == GT_SASS_NONE)
+		return GT_SASS_NONE;
+	lo = s->sections[sec].first;
+	hi = s->sections[sec].end;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (s->insns[mid].offset < offset)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < s->sections[sec].end && s->insns[lo].offset == offset ? lo : GT_SASS_NONE;
+}

@@ -1,0 +1,136 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef GT_GPU_SASS_H
+#define GT_GPU_SASS_H
+
+/*
+ * The structure of a CUDA binary (cubin) from NVIDIA's disassembler: its
+ * functions, their instructions with source lines and instruction classes,
+ * the calls between functions and the loops of each function, and the GPU
+ * calling contexts that PC samples imply (seed 000, algorithm 3).
+ *
+ * The input is what `nvdisasm -c -g` prints (gt_sass__disassemble runs it);
+ * NVIDIA documents no machine encoding, and nvdisasm is the vendor's own
+ * reader of it. In a whole-program cubin every kernel's section holds the
+ * kernel and its own copies of the device functions it calls
+ * (`$kernel$callee`); CUPTI's PC offsets count from the section's start.
+ *
+ * One owner, no locking: built, read and freed by one thread.
+ */
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/metrics.h"
+
+#define GT_SASS_NONE UINT32_MAX
+
+/* Instruction classes (seed 000, equation 11), from the opcode: the list
+ * in core/metrics.h, whose GPI_* metrics count their issued samples. */
+#define GT_SASS_CLASS_ENUM(A, id, name, desc) GT_SASS_##id,
+enum gt_sass_class { GT_GPU_INSN_CLASSES(GT_SASS_CLASS_ENUM, _) GT_SASS__CLASSES };
+#undef GT_SASS_CLASS_ENUM
+
+extern const char *const gt_sass_class_names[GT_SASS__CLASSES];
+
+enum {
+	GT_SASS_F_CALL = 1u << 0,     /* target: the called function */
+	GT_SASS_F_BRANCH = 1u << 1,   /* target: the instruction branched to */
+	GT_SASS_F_END = 1u << 2,      /* EXIT, RET, KILL: no successor */
+	GT_SASS_F_PRED = 1u << 3,     /* guarded by a predicate: may fall through */
+	GT_SASS_F_INDIRECT = 1u << 4, /* a branch to a register: successors unknown */
+};
+
+struct gt_sass_insn {
+	uint32_t offset;   /* from the start of its section */
+	uint32_t function; /* index in functions */
+	uint32_t file;     /* index in files, GT_SASS_NONE without a line */
+	uint32_t line;
+	uint32_t target; /* see the flags; GT_SASS_NONE if not known */
+	uint32_t loop;   /* innermost loop (index in loops), GT_SASS_NONE if none */
+	uint16_t flags;
+	uint16_t cls; /* enum gt_sass_class */
+};
+
+struct gt_sass_function {
+	const char *name; /* the symbol as written, mangled */
+	const char *callee; /* the function's own name: for "$k$f", "f" */
+	uint32_t section;
+	uint32_t first, end; /* its instructions: [first, end) */
+	int entry;	     /* a kernel (STO_CUDA_ENTRY) */
+};
+
+struct gt_sass_section {
+	const char *name; /* the kernel's symbol: ".text.<name>" */
+	uint32_t first, end;
+};
+
+struct gt_sass_loop {
+	uint32_t header; /* the instruction that begins it */
+	uint32_t parent; /* the loop around it, GT_SASS_NONE if none */
+	uint32_t function;
+};
+
+struct gt_sass {
+	struct gt_sass_insn *insns;
+	struct gt_sass_function *functions;
+	struct gt_sass_section *sections;
+	struct gt_sass_loop *loops;
+	char **files;
+	uint32_t n_insns, n_functions, n_sections, n_loops, n_files;
+};
+
+/* Parses nvdisasm's output; NULL on allocation failure or when @text holds
+ * no instruction. Loops are found as it parses (gt_sass__loops). */
+struct gt_sass *gt_sass__parse(const char *text, size_t len);
+void gt_sass__delete(struct gt_sass *s);
+
+/* The instruction at @offset of section @name, GT_SASS_NONE if none. */
+uint32_t gt_sass__find(const struct gt_sass *s, const char *name, uint64_t offset);
+/* The section named @name, GT_SASS_NONE if none. */
+uint32_t gt_sass__section(const struct gt_sass *s, const char *name);
+enum gt_sass_class gt_sass__class_of(const char *opcode);
+
+/*
+ * GPU calling contexts of one section's samples (seed 000, algorithm 3):
+ * the call graph of the section's functions, its cycles folded into one
+ * vertex each, call counts estimated from the samples of call instructions
+ * (a function whose callers' calls were never sampled gets one call from
+ * each), and each function's cost shared among its calling contexts in
+ * proportion to those counts. @weight holds the samples of each
+ * instruction of the section, from the section's first, @issued those of
+ * them in which it issued (gcct.c says why calls are counted by those);
+ * calls outside the section are not followed.
+ *
+ * The result is a tree of contexts. Context 0 is the section's kernel; a
+ * context has a parent, the call instruction it was called at (in the
+ * parent's function), the function it runs and the vertex of the call
+ * graph it stands for (a function, or a cycle of them: the cycle's
+ * instructions all belong to the context of its vertex). An instruction
+ * of vertex v gets, in each context of v, the part factor / (the sum of
+ * the factors of v's contexts) of its samples. A vertex with samples that
+ * no call reaches from the kernel (an indirect call) gets one context
+ * under the kernel, with no call instruction.
+ */
+struct gt_sass_context {
+	uint32_t parent;   /* GT_SASS_NONE for the kernel */
+	uint32_t call;     /* the call instruction in the parent, GT_SASS_NONE if none */
+	uint32_t function; /* the function it runs; for a cycle, the one called */
+	uint32_t vertex;
+	double factor;
+};
+
+struct gt_sass_gcct {
+	struct gt_sass_context *contexts;
+	uint32_t *vertex; /* per instruction of the section, from its first */
+	uint32_t n_contexts, n_insns, n_vertices;
+};
+
+int gt_sass__gcct(const struct gt_sass *s, uint32_t section, const uint64_t *weight, const uint64_t *issued,
+		  struct gt_sass_gcct *out);
+void gt_sass__gcct_fini(struct gt_sass_gcct *g);
+
+/* Runs nvdisasm on @cubin: its output in *@text (malloc'ed), or a negative
+ * errno (-ENOENT: no nvdisasm). The program is GPUTOOL_NVDISASM, else the
+ * CUDA toolkit's (CUDA_HOME, /usr/local/cuda), else nvdisasm on PATH. */
+int gt_sass__disassemble(const void *cubin, size_t size, char **text, size_t *len);
+
+#endif

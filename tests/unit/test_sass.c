@@ -1,0 +1,346 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * gpu/sass: nvdisasm's text read into functions, calls, lines and loops,
+ * and the GPU calling contexts of algorithm 3, on small texts written here
+ * (cycles, a function no call reaches, nested loops, propagation) and on
+ * nvdisasm's real output for samples/cuda/gpucalls (test_sass FILE).
+ * `test_sass --class OPCODE...` prints the class of each opcode.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "gpu/sass/sass.h"
+#include "tests/unit/test.h"
+
+static const char small[] =
+	"\t.section\t.text.k,\"ax\",@progbits\n"
+	"        .type           k,@function\n"
+	"        .other          k,@\"STO_CUDA_ENTRY STV_DEFAULT\"\n"
+	"        .type           $k$f,@function\n"
+	"        .type           $k$g,@function\n"
+	"        .type           $k$h,@function\n"
+	"        .type           $k$l,@function\n"
+	"k:\n"
+	".text.k:\n"
+	"\t//## File \"/src/a.cu\", line 10\n"
+	"        /*0000*/                   CALL.REL.NOINC `($k$f) ;\n"
+	"\t//## File \"/src/a.cu\", line 11\n"
+	"        /*0010*/                   CALL.REL.NOINC `($k$l) ;\n"
+	"        /*0020*/                   EXIT ;\n"
+	"$k$f:\n"
+	"\t//## File \"/src/a.cu\", line 20\n"
+	"        /*0030*/                   CALL.REL.NOINC `($k$g) ;\n"
+	"        /*0040*/                   RET.REL.NODEC R20 `(k) ;\n"
+	"$k$g:\n"
+	"\t//## File \"/src/a.cu\", line 30 inlined at \"/src/a.cu\", line 31\n"
+	"        /*0050*/               @P0 CALL.REL.NOINC `($k$f) ;\n"
+	"        /*0060*/                   FFMA R1, R1, R2, R3 ;\n"
+	"        /*0070*/                   RET.REL.NODEC R20 `(k) ;\n"
+	"$k$h:\n"
+	"        /*0080*/                   MUFU.RCP R1, R2 ;\n"
+	"        /*0090*/                   RET.REL.NODEC R20 `(k) ;\n"
+	"$k$l:\n"
+	"\t//## File \"/src/b.cu\", line 40\n"
+	"        /*00a0*/                   MOV R1, RZ ;\n"
+	".L_x_1:\n"
+	"\t//## File \"/src/b.cu\", line 41\n"
+	"        /*00b0*/                   LDG.E R2, desc[UR4][R4.64] ;\n"
+	".L_x_2:\n"
+	"\t//## File \"/src/b.cu\", line 42\n"
+	"        /*00c0*/                   FADD R1, R1, R2 ;\n"
+	"        /*00d0*/               @P1 BRA `(.L_x_2) ;\n"
+	"\t//## File \"/src/b.cu\", line 41\n"
+	"        /*00e0*/                   UIADD3 UR4, UR4, 0x1, URZ ;\n"
+	"        /*00f0*/               @P0 BRA `(.L_x_1) ;\n"
+	"        /*0100*/                   RET.REL.NODEC R20 `(k) ;\n"
+	".L_x_3:\n"
+	"        /*0110*/                   BRA `(.L_x_3);\n"
+	"//--------------------- SYMBOLS --------------------------\n";
+
+static uint32_t fn(const struct gt_sass *s, const char *callee)
+{
+	for (uint32_t i = 0; i < s->n_functions; i++)
+		if (!strcmp(s->functions[i].callee, callee))
+			return i;
+	return GT_SASS_NONE;
+}
+
+static void test_small(void)
+{
+	struct gt_sass *s = gt_sass__parse(small, sizeof(small) - 1);
+	uint64_t w[18] = { 0 };
+	struct gt_sass_gcct g;
+	uint32_t in, out, f, gg, h, l;
+
+	CHECK(s);
+	CHECK_EQ_U(s->n_sections, 1);
+	CHECK(!strcmp(s->sections[0].name, "k"));
+	CHECK_EQ_U(s->n_insns, 18);
+	CHECK_EQ_U(s->n_functions, 5);
+	CHECK(s->functions[0].entry && !s->functions[1].entry);
+	f = fn(s, "f"), gg = fn(s, "g"), h = fn(s, "h"), l = fn(s, "l");
+	CHECK(f != GT_SASS_NONE && gg != GT_SASS_NONE && h != GT_SASS_NONE && l != GT_SASS_NONE);
+	CHECK_EQ_U(s->insns[0].target, f);
+	CHECK_EQ_U(s->insns[5].target, f); /* @P0 CALL in g */
+	CHECK(s->insns[5].flags & GT_SASS_F_PRED);
+	/* Lines: the first of an inlined chain; files shared. */
+	CHECK_EQ_U(s->insns[5].line, 30);
+	CHECK_EQ_U(s->n_files, 2);
+	CHECK(!strcmp(s->files[s->insns[10].file], "/src/b.cu"));
+	CHECK(!strcmp(s->files[s->insns[9].file], "/src/a.cu"));
+	/* Classes. */
+	CHECK_EQ_U(s->insns[6].cls, GT_SASS_FP32);
+	CHECK_EQ_U(s->insns[8].cls, GT_SASS_SFU);
+	CHECK_EQ_U(s->insns[11].cls, GT_SASS_GLOBAL);
+	CHECK_EQ_U(s->insns[14].cls, GT_SASS_INT); /* UIADD3: the uniform form */
+	CHECK_EQ_U(s->insns[0].cls, GT_SASS_CONTROL);
+	CHECK_EQ_U(gt_sass__class_of("HMMA.16816.F32"), GT_SASS_TENSOR);
+	CHECK_EQ_U(gt_sass__class_of("STL.64"), GT_SASS_LOCAL);
+	CHECK_EQ_U(gt_sass__class_of("ULDC.64"), GT_SASS_OTHER);
+	CHECK_EQ_U(gt_sass__class_of("DFMA"), GT_SASS_FP64);
+	/* Nested loops in l: .L_x_2 inside .L_x_1; the self-loop after the
+	 * RET is unreachable and no loop. */
+	CHECK_EQ_U(s->n_loops, 2);
+	in = s->insns[12].loop; /* FADD */
+	out = s->insns[11].loop; /* LDG */
+	CHECK(in != GT_SASS_NONE && out != GT_SASS_NONE && in != out);
+	CHECK_EQ_U(s->loops[in].parent, out);
+	CHECK_EQ_U(s->loops[out].parent, GT_SASS_NONE);
+	CHECK_EQ_U(s->insns[s->loops[in].header].offset, 0xc0);
+	CHECK_EQ_U(s->insns[s->loops[out].header].offset, 0xb0);
+	CHECK_EQ_U(s->insns[14].loop, out);
+	CHECK_EQ_U(s->insns[15].loop, out); /* the back edge's branch */
+	CHECK_EQ_U(s->insns[10].loop, GT_SASS_NONE);
+	CHECK_EQ_U(s->insns[16].loop, GT_SASS_NONE);
+	CHECK_EQ_U(s->insns[17].loop, GT_SASS_NONE);
+	CHECK_EQ_U(gt_sass__find(s, "k", 0xc0), 12);
+	CHECK_EQ_U(gt_sass__find(s, "k", 0xc8), GT_SASS_NONE);
+	CHECK_EQ_U(gt_sass__find(s, "other", 0xc0), GT_SASS_NONE);
+
+	/* Samples in g (a cycle with f), in h (no call reaches it) and in l;
+	 * no call instruction sampled: each caller gets one call. */
+	w[6] = 10;  /* FFMA in g */
+	w[8] = 4;   /* MUFU in h */
+	w[12] = 20; /* FADD in l */
+	CHECK(gt_sass__gcct(s, 0, w, w, &g) == 0);
+	CHECK_EQ_U(g.n_insns, 18);
+	CHECK_EQ_U(g.vertex[3], g.vertex[5]); /* f and g: one vertex */
+	CHECK(g.vertex[0] != g.vertex[3]);
+	/* kernel; the cycle, called as f at line 10; l at line 11; h under
+	 * the kernel with no call. */
+	CHECK_EQ_U(g.n_contexts, 4);
+	CHECK_EQ_U(g.contexts[0].parent, GT_SASS_NONE);
+	for (uint32_t c = 1; c < 4; c++) {
+		const struct gt_sass_context *x = &g.contexts[c];
+
+		CHECK_EQ_U(x->parent, 0);
+		CHECK(x->factor == 1.0);
+		if (x->function == f)
+			CHECK_EQ_U(x->call, 0);
+		else if (x->function == l)
+			CHECK_EQ_U(x->call, 1);
+		else
+			CHECK(x->function == h && x->call == GT_SASS_NONE);
+	}
+	gt_sass__gcct_fini(&g);
+	gt_sass__delete(s);
+	CHECK(gt_sass__parse("no code here\n", 13) == NULL);
+}
+
+/* samples/cuda/gpucalls as nvdisasm printed it on the GPU machine. */
+static void test_gpucalls(const char *path)
+{
+	FILE *fp = fopen(path, "r");
+	char *text = malloc(1 << 22);
+	size_t len;
+	struct gt_sass *s;
+	uint32_t sec, n_calls = 0, calls_seen = 0, a_line = 0, b_line = 0, n_a = 0, n_b = 0;
+	struct gt_sass_gcct g;
+	uint64_t *w, *zero;
+
+	CHECK(fp && text);
+	len = fread(text, 1, (1 << 22) - 1, fp);
+	fclose(fp);
+	text[len] = 0;
+	for (const char *p = text; (p = strstr(p, "CALL.REL")); p++)
+		n_calls++;
+	CHECK((s = gt_sass__parse(text, len)));
+	CHECK_EQ_U(s->n_sections, 3);
+	for (uint32_t i = 0; i < s->n_sections; i++) {
+		const struct gt_sass_function *k = &s->functions[s->insns[s->sections[i].first].function];
+
+		CHECK(k->entry && !strcmp(k->name, s->sections[i].name));
+	}
+	for (uint32_t i = 0; i < s->n_insns; i++) {
+		const struct gt_sass_insn *in = &s->insns[i];
+
+		if (!(in->flags & GT_SASS_F_CALL))
+			continue;
+		calls_seen++;
+		CHECK(in->target != GT_SASS_NONE);
+		CHECK_EQ_U(s->functions[in->target].section, s->functions[in->function].section);
+	}
+	CHECK_EQ_U(calls_seen, n_calls);
+	/* work() has its loop in every kernel's copy. */
+	for (uint32_t f = 0; f < s->n_functions; f++) {
+		int loops = 0;
+
+		if (strcmp(s->functions[f].callee, "_Z4workfii"))
+			continue;
+		for (uint32_t l = 0; l < s->n_loops; l++)
+			loops += s->loops[l].function == f;
+		CHECK(loops > 0);
+	}
+
+	/* two_sites: work() called at two lines; every call sampled 3 times
+	 * at the first line, once at the second: work()'s cost goes 3:1 per
+	 * call instruction. */
+	sec = gt_sass__section(s, "_Z9two_sitesPfii");
+	CHECK(sec != GT_SASS_NONE);
+	w = calloc(s->sections[sec].end - s->sections[sec].first, sizeof(*w));
+	zero = calloc(s->sections[sec].end - s->sections[sec].first, sizeof(*zero));
+	CHECK(w && zero);
+	for (uint32_t i = s->sections[sec].first; i < s->sections[sec].end; i++) {
+		const struct gt_sass_insn *in = &s->insns[i];
+
+		w[i - s->sections[sec].first] = 1;
+		if (!(in->flags & GT_SASS_F_CALL))
+			continue;
+		if (!a_line || in->line == a_line) {
+			a_line = in->line;
+			w[i - s->sections[sec].first] = 3;
+			n_a++;
+		} else {
+			CHECK(!b_line || in->line == b_line);
+			b_line = in->line;
+			n_b++;
+		}
+	}
+	CHECK(n_a && n_b);
+	CHECK(gt_sass__gcct(s, sec, w, zero, &g) == 0);
+	CHECK_EQ_U(g.n_contexts, 3);
+	{
+		double fa = 0, fb = 0, want = 3.0 * n_a / (3.0 * n_a + n_b);
+
+		for (uint32_t c = 1; c < 3; c++) {
+			CHECK_EQ_U(g.contexts[c].parent, 0);
+			if (s->insns[g.contexts[c].call].line == a_line)
+				fa = g.contexts[c].factor;
+			else
+				fb = g.contexts[c].factor;
+		}
+		printf("  two_sites: work() at line %u: %.4f, at line %u: %.4f\n", a_line, fa, b_line, fb);
+		CHECK(fa > want - 1e-9 && fa < want + 1e-9 && fa + fb > 1 - 1e-9 && fa + fb < 1 + 1e-9);
+	}
+	gt_sass__gcct_fini(&g);
+	/* Issued samples count the calls where there are any: one per call
+	 * instruction, whatever their stall samples. */
+	for (uint32_t i = s->sections[sec].first; i < s->sections[sec].end; i++)
+		zero[i - s->sections[sec].first] = (s->insns[i].flags & GT_SASS_F_CALL) != 0;
+	CHECK(gt_sass__gcct(s, sec, w, zero, &g) == 0);
+	CHECK_EQ_U(g.n_contexts, 3);
+	for (uint32_t c = 1; c < 3; c++) {
+		double want = (s->insns[g.contexts[c].call].line == a_line ? n_a : n_b) / (double)(n_a + n_b);
+
+		CHECK(g.contexts[c].factor > want - 1e-9 && g.contexts[c].factor < want + 1e-9);
+	}
+	gt_sass__gcct_fini(&g);
+	memset(zero, 0, (s->sections[sec].end - s->sections[sec].first) * sizeof(*zero));
+	/* No call sampled: each call site gets one call. */
+	for (uint32_t i = s->sections[sec].first; i < s->sections[sec].end; i++)
+		if (s->insns[i].flags & GT_SASS_F_CALL)
+			w[i - s->sections[sec].first] = 0;
+	CHECK(gt_sass__gcct(s, sec, w, zero, &g) == 0);
+	CHECK_EQ_U(g.n_contexts, 3);
+	CHECK(g.contexts[1].factor == 0.5 && g.contexts[2].factor == 0.5);
+	gt_sass__gcct_fini(&g);
+	free(w);
+	free(zero);
+
+	/* recursive: rec() calls itself (a cycle of one) and work(). */
+	sec = gt_sass__section(s, "_Z9recursivePfii");
+	CHECK(sec != GT_SASS_NONE);
+	w = calloc(s->sections[sec].end - s->sections[sec].first, sizeof(*w));
+	zero = calloc(s->sections[sec].end - s->sections[sec].first, sizeof(*zero));
+	CHECK(w && zero);
+	for (uint32_t i = 0; i < s->sections[sec].end - s->sections[sec].first; i++)
+		w[i] = 2;
+	CHECK(gt_sass__gcct(s, sec, w, zero, &g) == 0);
+	CHECK_EQ_U(g.n_contexts, 3);
+	CHECK(!strcmp(s->functions[g.contexts[1].function].callee, "_Z3recfii"));
+	CHECK_EQ_U(g.contexts[1].parent, 0);
+	CHECK(!strcmp(s->functions[g.contexts[2].function].callee, "_Z4workfii"));
+	CHECK_EQ_U(g.contexts[2].parent, 1);
+	gt_sass__gcct_fini(&g);
+	free(w);
+	free(zero);
+	printf("  %s: %u instructions, %u functions, %u loops, %u calls\n", path, s->n_insns, s->n_functions,
+	       s->n_loops, n_calls);
+	gt_sass__delete(s);
+	free(text);
+}
+
+/* gt_sass__disassemble with stand-ins for nvdisasm: the cubin reaches it
+ * as a file, its output comes back, the tool's variables do not reach it. */
+static void test_disassemble(void)
+{
+	char dir[] = "/tmp/gputool-sass-XXXXXX", prog[256], *text = NULL;
+	static const uint8_t cubin[] = { 0x7f, 'E', 'L', 'F', 1, 2, 3 };
+	size_t len = 0;
+	FILE *f;
+
+	CHECK(mkdtemp(dir));
+	snprintf(prog, sizeof(prog), "%s/nvdisasm", dir);
+	f = fopen(prog, "w");
+	CHECK(f);
+	fputs("#!/bin/sh\n"
+	      "[ \"$1 $2\" = \"-c -g\" ] || exit 4\n"
+	      "[ -z \"$LD_PRELOAD$CUDA_INJECTION64_PATH\" ] || exit 5\n"
+	      "head -c 4 \"$3\" | grep -q ELF || exit 6\n"
+	      "echo \"  /*0000*/  EXIT ;\"\n"
+	      "echo \"keep $KEEP\"\n",
+	      f);
+	fclose(f);
+	CHECK(chmod(prog, 0755) == 0);
+	setenv("GPUTOOL_NVDISASM", prog, 1);
+	setenv("LD_PRELOAD", "/nonexistent/libgputool.so", 1);
+	setenv("CUDA_INJECTION64_PATH", "/nonexistent/libgputool.so", 1);
+	setenv("KEEP", "this", 1);
+	CHECK(gt_sass__disassemble(cubin, sizeof(cubin), &text, &len) == 0);
+	unsetenv("LD_PRELOAD");
+	CHECK(text && len == strlen(text));
+	CHECK(!strcmp(text, "  /*0000*/  EXIT ;\nkeep this\n"));
+	free(text);
+	/* A failing one, a missing one, one switched off. */
+	setenv("GPUTOOL_NVDISASM", "/bin/false", 1);
+	CHECK(gt_sass__disassemble(cubin, sizeof(cubin), &text, &len) == -EIO && !text);
+	snprintf(prog, sizeof(prog), "%s/none", dir);
+	setenv("GPUTOOL_NVDISASM", prog, 1);
+	CHECK(gt_sass__disassemble(cubin, sizeof(cubin), &text, &len) == -ENOENT && !text);
+	setenv("GPUTOOL_NVDISASM", "0", 1);
+	CHECK(gt_sass__disassemble(cubin, sizeof(cubin), &text, &len) == -ENOENT);
+	snprintf(prog, sizeof(prog), "%s/nvdisasm", dir);
+	unlink(prog);
+	rmdir(dir);
+}
+
+int main(int argc, char **argv)
+{
+	/* test_sass --class OPCODE...: each opcode's class, for comparing
+	 * with another tool's counts per opcode (tests/gpu/compare_ncu.py). */
+	if (argc > 1 && !strcmp(argv[1], "--class")) {
+		for (int i = 2; i < argc; i++)
+			printf("%s %s\n", argv[i], gt_sass_class_names[gt_sass__class_of(argv[i])]);
+		return 0;
+	}
+	test_small();
+	test_disassemble();
+	if (argc > 1)
+		test_gpucalls(argv[1]);
+	printf("ok\n");
+	return 0;
+}
