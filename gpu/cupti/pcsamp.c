@@ -712,13 +712,32 @@ static void path__loops(struct path *p, const struct gt_sass *s, uint32_t i)
 	}
 }
 
+/* "inlined at file:line" for each call site instruction @i's code was
+ * inlined at, outermost first. */
+static void path__inlined(struct path *p, const struct gt_sass *s, uint32_t i)
+{
+	uint32_t chain[GT_SASS_MAX_INLINE], n = 0;
+	char text[512];
+
+	for (uint32_t k = s->insns[i].inl; k != GT_SASS_NONE && n < GT_SASS_MAX_INLINE; k = s->inlines[k].parent)
+		chain[n++] = k;
+	while (n--) {
+		const struct gt_sass_inline *in = &s->inlines[chain[n]];
+
+		snprintf(text, sizeof(text), "inlined at %s:%u", base_name(s->files[in->file]), in->line);
+		path__add(p, line_intern(text));
+	}
+}
+
 /* Instruction @i placed in a context running function @fn: the callee of
- * a cycle's other function first, then its loops and its line. */
+ * a cycle's other function first, then its loops, the call sites its code
+ * was inlined at, and its line. */
 static void path__insn(struct path *p, const struct gt_sass *s, uint32_t i, uint32_t fn, const char *fallback)
 {
 	if (s->insns[i].function != fn)
 		path__add(p, gt_cupti__kernel_name(s->functions[s->insns[i].function].callee));
 	path__loops(p, s, i);
+	path__inlined(p, s, i);
 	path__add(p, sass_line(s, i, fallback));
 }
 
@@ -1039,7 +1058,8 @@ void gt_cupti_pcsamp__settle(void)
 			entry__place_flat(e, ts.list[li], ts.n[li]);
 	}
 	/* With the structure: a section (a kernel and its callees) at a time. */
-	qsort(order, n_order, sizeof(*order), by_place);
+	if (n_order)
+		qsort(order, n_order, sizeof(*order), by_place);
 	for (uint32_t a = 0, b; a < n_order; a = b) {
 		const struct pc_entry *e = &pcs.e[order[a]];
 		const struct gt_sass *s = pcs.cubins[e->cubin].sass;

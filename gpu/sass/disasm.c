@@ -90,7 +90,7 @@ int gt_sass__disassemble(const void *cubin, size_t size, char **text, size_t *le
 	char path[] = "/tmp/gputool-cubin-XXXXXX", prog_buf[4096];
 	const char *tmp = getenv("TMPDIR"), *prog;
 	char tmpl[4096];
-	char *argv[5], **env = NULL, *buf = NULL;
+	char *argv[6], **env = NULL, *buf = NULL;
 	size_t n = 0, cap = 0;
 	posix_spawn_file_actions_t fa;
 	int fd, pipefd[2] = { -1, -1 }, search, status = 0, err = -ENOMEM;
@@ -125,8 +125,9 @@ int gt_sass__disassemble(const void *cubin, size_t size, char **text, size_t *le
 	argv[0] = (char *)(uintptr_t)prog;
 	argv[1] = (char *)"-c";
 	argv[2] = (char *)"-g";
-	argv[3] = tmpl;
-	argv[4] = NULL;
+	argv[3] = (char *)"-gi"; /* where code was inlined */
+	argv[4] = tmpl;
+	argv[5] = NULL;
 	posix_spawn_file_actions_init(&fa);
 	posix_spawn_file_actions_adddup2(&fa, pipefd[1], 1);
 	posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);

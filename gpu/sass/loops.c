@@ -292,7 +292,8 @@ static int function__loops(struct gt_sass *s, uint32_t fi, uint32_t *cap_loops)
 			}
 		}
 	}
-	qsort(loops, n_loops, sizeof(*loops), by_size_down);
+	if (n_loops)
+		qsort(loops, n_loops, sizeof(*loops), by_size_down);
 	for (uint32_t b = 0; b < g.n; b++)
 		inner[b] = GT_SASS_NONE;
 	for (uint32_t li = 0; li < n_loops; li++) {

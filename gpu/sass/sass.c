@@ -117,6 +117,13 @@ struct parser {
 	uint8_t *entry;
 	uint32_t n_names;
 	uint32_t section, file, line;
+	/* The call sites the following instructions were inlined at,
+	 * innermost first, and their node in s->inlines. */
+	struct {
+		uint32_t file, line;
+	} chain[GT_SASS_MAX_INLINE];
+	uint32_t n_chain, inl, cap_inlines;
+	int marker_run, chain_dirty;
 	/* Branch and call targets by name, resolved at the end. */
 	char **targets;
 };
@@ -227,33 +234,102 @@ static int begin_section(struct parser *ps, const char *p, size_t n)
 	ps->section = s->n_sections++;
 	ps->file = GT_SASS_NONE;
 	ps->line = 0;
+	ps->n_chain = 0;
+	ps->inl = GT_SASS_NONE;
+	ps->chain_dirty = 0;
 	return 0;
 }
 
-static int on_line_marker(struct parser *ps, const char *p, const char *end)
+static uint32_t file_index(struct parser *ps, const char *q, size_t n)
 {
 	struct gt_sass *s = ps->s;
-	const char *q = memchr(p, '"', (size_t)(end - p)), *r;
 	uint32_t i;
 
-	if (!q || !(r = memchr(q + 1, '"', (size_t)(end - q - 1))))
-		return 0;
-	p = memmem(r, (size_t)(end - r), ", line ", 7);
-	if (!p)
-		return 0;
-	ps->line = (uint32_t)strtoul(p + 7, NULL, 10);
-	q++;
 	for (i = 0; i < s->n_files; i++)
-		if (strlen(s->files[i]) == (size_t)(r - q) && !memcmp(s->files[i], q, (size_t)(r - q)))
-			break;
-	if (i == s->n_files) {
-		if (grow((void **)&s->files, &ps->cap_files, s->n_files, sizeof(*s->files)))
-			return -ENOMEM;
-		if (!(s->files[s->n_files] = dup_n(q, (size_t)(r - q))))
-			return -ENOMEM;
-		s->n_files++;
+		if (strlen(s->files[i]) == n && !memcmp(s->files[i], q, n))
+			return i;
+	if (grow((void **)&s->files, &ps->cap_files, s->n_files, sizeof(*s->files)) ||
+	    !(s->files[s->n_files] = dup_n(q, n)))
+		return GT_SASS_NONE;
+	return s->n_files++;
+}
+
+/* `"PATH", line N` at or after @p: 0 with the place, or -1 (-ENOMEM). */
+static int parse_place(struct parser *ps, const char *p, const char *end, uint32_t *file, uint32_t *line,
+		       const char **after)
+{
+	const char *q = memchr(p, '"', (size_t)(end - p)), *r, *l;
+	char *stop;
+
+	if (!q || !(r = memchr(q + 1, '"', (size_t)(end - q - 1))) || !(l = memmem(r, (size_t)(end - r), ", line ", 7)))
+		return -1;
+	*line = (uint32_t)strtoul(l + 7, &stop, 10);
+	*after = stop;
+	if ((*file = file_index(ps, q + 1, (size_t)(r - q - 1))) == GT_SASS_NONE)
+		return -ENOMEM;
+	return 0;
+}
+
+/*
+ * `//## File "A", line 1 inlined at "B", line 2`: the line of the
+ * instructions that follow, and where the code was inlined. A chain of
+ * inlining takes one marker per level, innermost first, each continuing
+ * where the last was inlined ("B", line 2 inlined at ...).
+ */
+static int on_line_marker(struct parser *ps, const char *p, const char *end)
+{
+	uint32_t file, line, at_file, at_line;
+	const char *after, *in;
+	int err = parse_place(ps, p, end, &file, &line, &after), inlined;
+
+	if (err)
+		return err == -ENOMEM ? err : 0;
+	in = memmem(after, (size_t)(end - after), "inlined at ", 11);
+	inlined = in && !(err = parse_place(ps, in, end, &at_file, &at_line, &after));
+	if (err == -ENOMEM)
+		return err;
+	if (ps->marker_run && inlined && ps->n_chain && ps->n_chain < GT_SASS_MAX_INLINE &&
+	    ps->chain[ps->n_chain - 1].file == file && ps->chain[ps->n_chain - 1].line == line) {
+		ps->chain[ps->n_chain].file = at_file;
+		ps->chain[ps->n_chain++].line = at_line;
+	} else {
+		ps->file = file;
+		ps->line = line;
+		ps->n_chain = 0;
+		if (inlined) {
+			ps->chain[0].file = at_file;
+			ps->chain[0].line = at_line;
+			ps->n_chain = 1;
+		}
 	}
-	ps->file = i;
+	ps->marker_run = 1;
+	ps->chain_dirty = 1;
+	return 0;
+}
+
+/* The parser's chain of inlining as a node of s->inlines (shared prefixes). */
+static int intern_chain(struct parser *ps)
+{
+	struct gt_sass *s = ps->s;
+	uint32_t parent = GT_SASS_NONE;
+
+	for (uint32_t k = ps->n_chain; k-- > 0;) {
+		uint32_t i;
+
+		for (i = 0; i < s->n_inlines; i++)
+			if (s->inlines[i].parent == parent && s->inlines[i].file == ps->chain[k].file &&
+			    s->inlines[i].line == ps->chain[k].line)
+				break;
+		if (i == s->n_inlines) {
+			if (grow((void **)&s->inlines, &ps->cap_inlines, s->n_inlines, sizeof(*s->inlines)))
+				return -ENOMEM;
+			s->inlines[i] = (struct gt_sass_inline){ ps->chain[k].file, ps->chain[k].line, parent };
+			s->n_inlines++;
+		}
+		parent = i;
+	}
+	ps->inl = parent;
+	ps->chain_dirty = 0;
 	return 0;
 }
 
@@ -285,6 +361,10 @@ static int on_insn(struct parser *ps, const char *p, const char *end)
 	in->function = s->n_functions - 1;
 	in->file = ps->line ? ps->file : GT_SASS_NONE;
 	in->line = ps->line;
+	ps->marker_run = 0;
+	if (ps->chain_dirty && intern_chain(ps))
+		return -ENOMEM;
+	in->inl = ps->inl;
 	in->target = GT_SASS_NONE;
 	in->loop = GT_SASS_NONE;
 	p = stop;
@@ -361,7 +441,8 @@ static void resolve(struct parser *ps)
 {
 	struct gt_sass *s = ps->s;
 
-	qsort(ps->labels, ps->n_labels, sizeof(*ps->labels), by_label);
+	if (ps->n_labels)
+		qsort(ps->labels, ps->n_labels, sizeof(*ps->labels), by_label);
 	for (uint32_t i = 0; i < s->n_insns; i++) {
 		struct gt_sass_insn *in = &s->insns[i];
 		const char *t = ps->targets[i];
@@ -376,7 +457,8 @@ static void resolve(struct parser *ps)
 				}
 		} else {
 			struct label key = { (char *)(uintptr_t)t, 0 };
-			const struct label *l = bsearch(&key, ps->labels, ps->n_labels, sizeof(key), by_label);
+			const struct label *l =
+				ps->n_labels ? bsearch(&key, ps->labels, ps->n_labels, sizeof(key), by_label) : NULL;
 
 			if (l && l->insn < s->n_insns)
 				in->target = l->insn;
@@ -463,7 +545,7 @@ static void parser__fini(struct parser *ps)
 
 struct gt_sass *gt_sass__parse(const char *text, size_t len)
 {
-	struct parser ps = { .section = GT_SASS_NONE };
+	struct parser ps = { .section = GT_SASS_NONE, .inl = GT_SASS_NONE };
 	int err;
 
 	if (!(ps.s = calloc(1, sizeof(*ps.s))))
@@ -498,6 +580,7 @@ void gt_sass__delete(struct gt_sass *s)
 	free(s->functions);
 	free(s->sections);
 	free(s->loops);
+	free(s->inlines);
 	free(s);
 }
 

@@ -8,7 +8,7 @@
  * the calls between functions and the loops of each function, and the GPU
  * calling contexts that PC samples imply (seed 000, algorithm 3).
  *
- * The input is what `nvdisasm -c -g` prints (gt_sass__disassemble runs it);
+ * The input is what `nvdisasm -c -g -gi` prints (gt_sass__disassemble runs it);
  * NVIDIA documents no machine encoding, and nvdisasm is the vendor's own
  * reader of it. In a whole-program cubin every kernel's section holds the
  * kernel and its own copies of the device functions it calls
@@ -43,7 +43,8 @@ struct gt_sass_insn {
 	uint32_t offset;   /* from the start of its section */
 	uint32_t function; /* index in functions */
 	uint32_t file;     /* index in files, GT_SASS_NONE without a line */
-	uint32_t line;
+	uint32_t line;     /* where inlined code is, its own line */
+	uint32_t inl;      /* the innermost call site it was inlined at (in inlines), or GT_SASS_NONE */
 	uint32_t target; /* see the flags; GT_SASS_NONE if not known */
 	uint32_t loop;   /* innermost loop (index in loops), GT_SASS_NONE if none */
 	uint16_t flags;
@@ -63,6 +64,15 @@ struct gt_sass_section {
 	uint32_t first, end;
 };
 
+/* A call site that code was inlined at; parent: the call site the
+ * function holding it was itself inlined at. */
+struct gt_sass_inline {
+	uint32_t file, line;
+	uint32_t parent;
+};
+
+#define GT_SASS_MAX_INLINE 32
+
 struct gt_sass_loop {
 	uint32_t header; /* the instruction that begins it */
 	uint32_t parent; /* the loop around it, GT_SASS_NONE if none */
@@ -74,8 +84,9 @@ struct gt_sass {
 	struct gt_sass_function *functions;
 	struct gt_sass_section *sections;
 	struct gt_sass_loop *loops;
+	struct gt_sass_inline *inlines;
 	char **files;
-	uint32_t n_insns, n_functions, n_sections, n_loops, n_files;
+	uint32_t n_insns, n_functions, n_sections, n_loops, n_files, n_inlines;
 };
 
 /* Parses nvdisasm's output; NULL on allocation failure or when @text holds

@@ -25,8 +25,9 @@
 #include "check.h"
 
 // The call counts come from the samples of the call instructions: many
-// calls, and the two sites' loops alike, so that their calls are alike.
-enum { WORK = 2000, REPS = 2000, BLOCKS = 264, THREADS = 256 };
+// short calls, so that those samples are many, and the two sites' loops
+// alike, so that their calls are alike.
+enum { WORK = 200, REPS = 20000, BLOCKS = 264, THREADS = 256 };
 
 __device__ __noinline__ float work(float v, int k, int n)
 {

@@ -79,7 +79,8 @@ done
 sed -n '/^GPU source lines/,/^$/p' "$TMP"/pcsamp1/*.txt | head -12
 
 note "samples/cuda/gpucalls under GPUTOOL_PC_SAMPLING: GPU calling contexts and loops (nvdisasm), recorded"
-GPUTOOL_PC_SAMPLING=1 GPUTOOL_CUPTI_RECORD=$TMP/gcrec GPUTOOL_VERBOSE=2 under_tool "$TMP/gpucalls" "$D/gpucalls" \
+# A sample every 2^9 cycles: the call instructions' samples count the calls.
+GPUTOOL_PC_SAMPLING=9 GPUTOOL_CUPTI_RECORD=$TMP/gcrec GPUTOOL_VERBOSE=2 under_tool "$TMP/gpucalls" "$D/gpucalls" \
 	>"$TMP/gpucalls.out" 2>"$TMP/gpucalls.err" || fail "gpucalls exits $? under the tool"
 grep -E 'cubin|nvdisasm|PC samples' "$TMP/gpucalls.err" | sed 's/^/  /'
 python3 "$SRC/tests/gpu/check_cuda.py" "$D/gputool" "$TMP/gpucalls" gpucalls || fail "check_cuda.py gpucalls"

@@ -24,6 +24,7 @@ static const char small[] =
 	"        .type           $k$g,@function\n"
 	"        .type           $k$h,@function\n"
 	"        .type           $k$l,@function\n"
+	"        .type           $k$i,@function\n"
 	"k:\n"
 	".text.k:\n"
 	"\t//## File \"/src/a.cu\", line 10\n"
@@ -59,6 +60,14 @@ static const char small[] =
 	"        /*0100*/                   RET.REL.NODEC R20 `(k) ;\n"
 	".L_x_3:\n"
 	"        /*0110*/                   BRA `(.L_x_3);\n"
+	"$k$i:\n"
+	"\t//## File \"/src/c.cu\", line 1 inlined at \"/src/c.cu\", line 2\n"
+	"\t//## File \"/src/c.cu\", line 2 inlined at \"/src/c.cu\", line 3\n"
+	"        /*0120*/                   FMUL R1, R1, R1 ;\n"
+	"\t//## File \"/src/c.cu\", line 5 inlined at \"/src/c.cu\", line 3\n"
+	"        /*0130*/                   FMUL R1, R1, R1 ;\n"
+	"\t//## File \"/src/c.cu\", line 3\n"
+	"        /*0140*/                   RET.REL.NODEC R20 `(k) ;\n"
 	"//--------------------- SYMBOLS --------------------------\n";
 
 static uint32_t fn(const struct gt_sass *s, const char *callee)
@@ -72,15 +81,15 @@ static uint32_t fn(const struct gt_sass *s, const char *callee)
 static void test_small(void)
 {
 	struct gt_sass *s = gt_sass__parse(small, sizeof(small) - 1);
-	uint64_t w[18] = { 0 };
+	uint64_t w[21] = { 0 };
 	struct gt_sass_gcct g;
 	uint32_t in, out, f, gg, h, l;
 
 	CHECK(s);
 	CHECK_EQ_U(s->n_sections, 1);
 	CHECK(!strcmp(s->sections[0].name, "k"));
-	CHECK_EQ_U(s->n_insns, 18);
-	CHECK_EQ_U(s->n_functions, 5);
+	CHECK_EQ_U(s->n_insns, 21);
+	CHECK_EQ_U(s->n_functions, 6);
 	CHECK(s->functions[0].entry && !s->functions[1].entry);
 	f = fn(s, "f"), gg = fn(s, "g"), h = fn(s, "h"), l = fn(s, "l");
 	CHECK(f != GT_SASS_NONE && gg != GT_SASS_NONE && h != GT_SASS_NONE && l != GT_SASS_NONE);
@@ -89,7 +98,7 @@ static void test_small(void)
 	CHECK(s->insns[5].flags & GT_SASS_F_PRED);
 	/* Lines: the first of an inlined chain; files shared. */
 	CHECK_EQ_U(s->insns[5].line, 30);
-	CHECK_EQ_U(s->n_files, 2);
+	CHECK_EQ_U(s->n_files, 3);
 	CHECK(!strcmp(s->files[s->insns[10].file], "/src/b.cu"));
 	CHECK(!strcmp(s->files[s->insns[9].file], "/src/a.cu"));
 	/* Classes. */
@@ -118,6 +127,25 @@ static void test_small(void)
 	CHECK_EQ_U(s->insns[16].loop, GT_SASS_NONE);
 	CHECK_EQ_U(s->insns[17].loop, GT_SASS_NONE);
 	CHECK_EQ_U(gt_sass__find(s, "k", 0xc0), 12);
+	/* Inlined code: its own line, then the call sites outward; the
+	 * chains share their outer call site. */
+	{
+		const struct gt_sass_inline *a, *b;
+
+		CHECK_EQ_U(s->insns[18].line, 1);
+		CHECK(s->insns[18].inl != GT_SASS_NONE && s->insns[19].inl != GT_SASS_NONE);
+		a = &s->inlines[s->insns[18].inl];
+		CHECK(a->line == 2 && a->parent != GT_SASS_NONE);
+		CHECK(s->inlines[a->parent].line == 3 && s->inlines[a->parent].parent == GT_SASS_NONE);
+		CHECK_EQ_U(s->insns[19].line, 5);
+		CHECK_EQ_U(s->insns[19].inl, a->parent);
+		b = &s->inlines[s->insns[19].inl];
+		CHECK(!strcmp(s->files[b->file], "/src/c.cu"));
+		CHECK_EQ_U(s->insns[20].inl, GT_SASS_NONE);
+		CHECK_EQ_U(s->insns[20].line, 3);
+		CHECK_EQ_U(s->insns[12].inl, GT_SASS_NONE);
+		CHECK_EQ_U(s->n_inlines, 3); /* and g's, at a.cu:31 */
+	}
 	CHECK_EQ_U(gt_sass__find(s, "k", 0xc8), GT_SASS_NONE);
 	CHECK_EQ_U(gt_sass__find(s, "other", 0xc0), GT_SASS_NONE);
 
@@ -127,7 +155,7 @@ static void test_small(void)
 	w[8] = 4;   /* MUFU in h */
 	w[12] = 20; /* FADD in l */
 	CHECK(gt_sass__gcct(s, 0, w, w, &g) == 0);
-	CHECK_EQ_U(g.n_insns, 18);
+	CHECK_EQ_U(g.n_insns, 21);
 	CHECK_EQ_U(g.vertex[3], g.vertex[5]); /* f and g: one vertex */
 	CHECK(g.vertex[0] != g.vertex[3]);
 	/* kernel; the cycle, called as f at line 10; l at line 11; h under
@@ -298,9 +326,9 @@ static void test_disassemble(void)
 	f = fopen(prog, "w");
 	CHECK(f);
 	fputs("#!/bin/sh\n"
-	      "[ \"$1 $2\" = \"-c -g\" ] || exit 4\n"
+	      "[ \"$1 $2 $3\" = \"-c -g -gi\" ] || exit 4\n"
 	      "[ -z \"$LD_PRELOAD$CUDA_INJECTION64_PATH\" ] || exit 5\n"
-	      "head -c 4 \"$3\" | grep -q ELF || exit 6\n"
+	      "head -c 4 \"$4\" | grep -q ELF || exit 6\n"
 	      "echo \"  /*0000*/  EXIT ;\"\n"
 	      "echo \"keep $KEEP\"\n",
 	      f);
