@@ -41,6 +41,9 @@
 	X(pc_sampling, "GPUTOOL_PC_SAMPLING", UINT, 0, 0, 31,                          \
 	  "GPU PC sampling (CUDA): 0 off; 1 on, at CUPTI's default period; 5-31 a sample " \
 	  "every 2^N cycles per SM")                                                  \
+	X(nvdisasm, "GPUTOOL_NVDISASM", STR, 0, 0, 0,                                 \
+	  "with GPU PC sampling: NVIDIA's nvdisasm, for GPU calling contexts, loops and " \
+	  "instruction classes (default: CUDA_HOME's, /usr/local/cuda's, PATH's); 0 off") \
 	X(trace, "GPUTOOL_TRACE", BOOL, 0, 0, 1,                                       \
 	  "record a trace (<exe>-<rank>-<pid>.gttrace) for `gputool report --format chrome`") \
 	X(on_signal, "GPUTOOL_ON_SIGNAL", BOOL, 1, 0, 1,                               \

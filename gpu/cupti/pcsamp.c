@@ -840,12 +840,16 @@ static void structure(void)
 		if (!c->sass_text && c->size <= 16) /* not a module: a test's stand-in */
 			continue;
 		if (!c->sass_text)
-			err = gt_sass__disassemble(c->bytes, c->size, &c->sass_text, &c->sass_len);
+			err = gt_sass__disassemble(gt_config.nvdisasm, c->bytes, c->size, &c->sass_text, &c->sass_len);
+		if (err == -ECANCELED)
+			continue; /* GPUTOOL_NVDISASM=0: as asked */
 		if (err || !c->sass_text) {
 			if (!said++)
 				gt_warn("cupti", "GPU samples by source line only, without GPU calling contexts, loops or "
-						 "instruction mix: %s (set GPUTOOL_NVDISASM to CUDA's nvdisasm)",
-					err == -ENOENT ? "nvdisasm not found" : "nvdisasm failed");
+						 "instruction classes: %s (set GPUTOOL_NVDISASM to CUDA's nvdisasm)",
+					err == -ENOENT	      ? "nvdisasm not found"
+					: err == -ETIMEDOUT ? "nvdisasm took too long"
+							      : "nvdisasm failed");
 			continue;
 		}
 		if (gt_cupti_recording)

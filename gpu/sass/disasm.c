@@ -50,11 +50,11 @@ static char **child_env(void)
 	return env;
 }
 
-/* The program to run: GPUTOOL_NVDISASM, the toolkit's, or "nvdisasm" for
- * a search of PATH (then *@search is 1). */
-static const char *program(char *buf, size_t size, int *search)
+/* The program to run: @v, the toolkit's, or "nvdisasm" for a search of
+ * PATH (then *@search is 1). */
+static const char *program(const char *v, char *buf, size_t size, int *search)
 {
-	const char *v = getenv("GPUTOOL_NVDISASM"), *home = getenv("CUDA_HOME");
+	const char *home = getenv("CUDA_HOME");
 
 	*search = 0;
 	if (v && *v)
@@ -85,7 +85,7 @@ static int write_all(int fd, const void *p, size_t n)
 	return 0;
 }
 
-int gt_sass__disassemble(const void *cubin, size_t size, char **text, size_t *len)
+int gt_sass__disassemble(const char *want, const void *cubin, size_t size, char **text, size_t *len)
 {
 	char path[] = "/tmp/gputool-cubin-XXXXXX", prog_buf[4096];
 	const char *tmp = getenv("TMPDIR"), *prog;
@@ -98,9 +98,9 @@ int gt_sass__disassemble(const void *cubin, size_t size, char **text, size_t *le
 
 	*text = NULL;
 	*len = 0;
-	prog = program(prog_buf, sizeof(prog_buf), &search);
+	prog = program(want, prog_buf, sizeof(prog_buf), &search);
 	if (!strcmp(prog, "0") || !strcmp(prog, "off"))
-		return -ENOENT;
+		return -ECANCELED;
 	if (tmp && *tmp && snprintf(tmpl, sizeof(tmpl), "%s/gputool-cubin-XXXXXX", tmp) < (int)sizeof(tmpl))
 		fd = mkostemp(tmpl, O_CLOEXEC);
 	else

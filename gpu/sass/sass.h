@@ -140,8 +140,9 @@ int gt_sass__gcct(const struct gt_sass *s, uint32_t section, const uint64_t *wei
 void gt_sass__gcct_fini(struct gt_sass_gcct *g);
 
 /* Runs nvdisasm on @cubin: its output in *@text (malloc'ed), or a negative
- * errno (-ENOENT: no nvdisasm). The program is GPUTOOL_NVDISASM, else the
- * CUDA toolkit's (CUDA_HOME, /usr/local/cuda), else nvdisasm on PATH. */
-int gt_sass__disassemble(const void *cubin, size_t size, char **text, size_t *len);
+ * errno (-ENOENT: no nvdisasm; -ECANCELED: @program is "0" or "off"). The
+ * program is @program, else the CUDA toolkit's (CUDA_HOME,
+ * /usr/local/cuda), else nvdisasm on PATH. */
+int gt_sass__disassemble(const char *program, const void *cubin, size_t size, char **text, size_t *len);
 
 #endif

@@ -334,23 +334,19 @@ static void test_disassemble(void)
 	      f);
 	fclose(f);
 	CHECK(chmod(prog, 0755) == 0);
-	setenv("GPUTOOL_NVDISASM", prog, 1);
 	setenv("LD_PRELOAD", "/nonexistent/libgputool.so", 1);
 	setenv("CUDA_INJECTION64_PATH", "/nonexistent/libgputool.so", 1);
 	setenv("KEEP", "this", 1);
-	CHECK(gt_sass__disassemble(cubin, sizeof(cubin), &text, &len) == 0);
+	CHECK(gt_sass__disassemble(prog, cubin, sizeof(cubin), &text, &len) == 0);
 	unsetenv("LD_PRELOAD");
 	CHECK(text && len == strlen(text));
 	CHECK(!strcmp(text, "  /*0000*/  EXIT ;\nkeep this\n"));
 	free(text);
 	/* A failing one, a missing one, one switched off. */
-	setenv("GPUTOOL_NVDISASM", "/bin/false", 1);
-	CHECK(gt_sass__disassemble(cubin, sizeof(cubin), &text, &len) == -EIO && !text);
+	CHECK(gt_sass__disassemble("/bin/false", cubin, sizeof(cubin), &text, &len) == -EIO && !text);
 	snprintf(prog, sizeof(prog), "%s/none", dir);
-	setenv("GPUTOOL_NVDISASM", prog, 1);
-	CHECK(gt_sass__disassemble(cubin, sizeof(cubin), &text, &len) == -ENOENT && !text);
-	setenv("GPUTOOL_NVDISASM", "0", 1);
-	CHECK(gt_sass__disassemble(cubin, sizeof(cubin), &text, &len) == -ENOENT);
+	CHECK(gt_sass__disassemble(prog, cubin, sizeof(cubin), &text, &len) == -ENOENT && !text);
+	CHECK(gt_sass__disassemble("0", cubin, sizeof(cubin), &text, &len) == -ECANCELED);
 	snprintf(prog, sizeof(prog), "%s/nvdisasm", dir);
 	unlink(prog);
 	rmdir(dir);
