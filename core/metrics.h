@@ -51,6 +51,31 @@ enum gt_metric_class gt_metric__class_by_name(const char *name);
 	X(A, LOCAL, "local", "local-memory (spill and stack)")        \
 	X(A, CONTROL, "control", "branch, call and convergence")      \
 	X(A, OTHER, "other", "other (moves, constants, barriers, ...)")
+/*
+ * The stall reasons of GPU PC sampling, each under its class (GPC_*):
+ * X(A, ID, CLASS, "what the warp waited for"), A passed through. Their
+ * samples are GPS_* metrics; CUPTI's reason names are in gpu/cupti/pcsamp.c.
+ */
+#define GT_GPU_STALL_REASONS(X, A)                                                                   \
+	X(A, LONG_SCOREBOARD, MEMORY, "a global or local memory result (long scoreboard)")                   \
+	X(A, SHORT_SCOREBOARD, MEMORY, "a shared memory, special-function or other MIO result (short scoreboard)") \
+	X(A, LG_THROTTLE, MEMORY, "room in the local/global memory queue (LG throttle)")                      \
+	X(A, TEX_THROTTLE, MEMORY, "room in the texture queue (texture throttle)")                          \
+	X(A, MIO_THROTTLE, MEMORY, "room in the MIO queue: shared memory, special functions (MIO throttle)") \
+	X(A, DRAIN, MEMORY, "its stores to drain at exit")                                                  \
+	X(A, WAIT, EXEC, "a fixed-latency result (wait)")                                                   \
+	X(A, MATH_PIPE, EXEC, "a busy math pipe (math pipe throttle)")                                      \
+	X(A, DISPATCH, EXEC, "the dispatcher (dispatch stall)")                                             \
+	X(A, BRANCH, CONTROL, "a branch target (branch resolving)")                                         \
+	X(A, NO_INSTRUCTIONS, CONTROL, "instructions: fetch or instruction cache miss (no instructions)")    \
+	X(A, IMC_MISS, CONTROL, "the constant cache (IMC miss)")                                             \
+	X(A, BARRIER, SYNC, "the other warps at a barrier (barrier)")                                       \
+	X(A, MEMBAR, SYNC, "a memory barrier (membar)")                                                     \
+	X(A, WARPGROUP, SYNC, "a warpgroup to arrive (warpgroup arrive)")                                   \
+	X(A, SLEEPING, SYNC, "its sleep to end (sleeping)")                                                 \
+	X(A, OTHER, OTHER, "another reason")
+#define GT_GPS_METRIC(X, id, cls, desc) X(GPS_##id, "GPS_" #id, "count", COUNT, "PC samples of warps waiting for " desc)
+
 #define GT_GPI_METRIC(X, id, name, desc) \
 	X(GPI_##id, "GPI_" #id, "count", COUNT, "PC samples issuing " desc " instructions (part of GPC_ISSUED)")
 
@@ -132,6 +157,7 @@ enum gt_metric_class gt_metric__class_by_name(const char *name);
 	X(GPC_LATENCY, "GPC_LATENCY", "count", COUNT,                                          \
 	  "PC samples in which the warp's scheduler issued nothing (latency samples, part of GPC_SAMPLES)") \
 	GT_GPU_INSN_CLASSES(GT_GPI_METRIC, X)                                                  \
+	GT_GPU_STALL_REASONS(GT_GPS_METRIC, X)                                                 \
 	X(GXCOPY_H2D, "GXCOPY_H2D", "ns", DEVICE, "GPU copy time, host to device")              \
 	X(GXCOPY_H2D_BYTES, "GXCOPY_H2D_BYTES", "bytes", BYTES,                                \
 	  "bytes copied host to device")                                                \

@@ -549,6 +549,166 @@ out_free:
 	return err;
 }
 
+/* ---- GPU stall trees ---- */
+
+static const struct {
+	const char *metric, *cls, *what;
+} stall_reasons[] = {
+#define X(A, id, cls, desc) { "GPS_" #id, "GPC_" #cls, desc },
+	GT_GPU_STALL_REASONS(X, _)
+#undef X
+};
+#define STALL_REASONS (sizeof(stall_reasons) / sizeof(stall_reasons[0]))
+
+/* What to try, per stall reason (after NVIDIA's guidance, DRGPU and GPA). */
+static const struct {
+	const char *metric, *advice;
+} stall_advice[] = {
+	{ "GPS_LONG_SCOREBOARD", "coalesce the loads, reuse data through registers or shared memory, keep more warps "
+				 "resident to hide the latency; on local memory, cut the registers spilled" },
+	{ "GPS_SHORT_SCOREBOARD", "avoid shared-memory bank conflicts; fewer special-function (MUFU) operations" },
+	{ "GPS_LG_THROTTLE", "fewer, wider global or local memory instructions (vector loads); no spills" },
+	{ "GPS_TEX_THROTTLE", "fewer texture or surface fetches, spread among the other work" },
+	{ "GPS_MIO_THROTTLE", "fewer, wider shared-memory accesses; fewer special-function operations" },
+	{ "GPS_DRAIN", "fewer, wider stores at the kernel's end" },
+	{ "GPS_WAIT", "more independent instructions between a result and its use: unroll, interleave "
+		      "independent work, keep more warps resident" },
+	{ "GPS_MATH_PIPE", "balance the instruction mix: single instead of double precision, fewer conversions" },
+	{ "GPS_DISPATCH", "fewer divergent paths and register bank conflicts" },
+	{ "GPS_BRANCH", "less divergence: uniform conditions per warp, selects instead of branches" },
+	{ "GPS_NO_INSTRUCTIONS", "a smaller hot path: less unrolling and inlining, fewer jumps" },
+	{ "GPS_IMC_MISS", "constants used alike by a warp; per-thread indexed tables in global memory" },
+	{ "GPS_BARRIER", "balance the work of a block's warps; smaller blocks; __syncwarp where a warp suffices" },
+	{ "GPS_MEMBAR", "fewer memory fences, of narrower scope (__threadfence_block)" },
+	{ "GPS_WARPGROUP", "overlap warpgroup operations with other work" },
+	{ "GPS_SLEEPING", "shorter sleeps, less spinning" },
+};
+
+static const char *stall_advice_of(const char *metric)
+{
+	for (size_t i = 0; i < sizeof(stall_advice) / sizeof(stall_advice[0]); i++)
+		if (!strcmp(stall_advice[i].metric, metric))
+			return stall_advice[i].advice;
+	return NULL;
+}
+
+/* For each node under a kernel's node, that kernel node (GT_NONE else). */
+static uint32_t *kernel_of_nodes(const struct gt_profile *p)
+{
+	uint32_t *k = malloc((p->n_nodes ? p->n_nodes : 1) * sizeof(*k));
+
+	if (!k)
+		return NULL;
+	for (uint32_t i = 0; i < p->n_nodes; i++) {
+		k[i] = GT_NONE;
+		for (uint32_t v = i; v != GT_NONE; v = p->nodes[v].parent)
+			if (is_gpu_kernel_ph(p, p->nodes[v].parent)) {
+				k[i] = v;
+				break;
+			}
+	}
+	return k;
+}
+
+/*
+ * Per kernel context, from the top (DRGPU's top-down tree, from the PC
+ * samples alone): the share of its samples that issued, that could have,
+ * and that stalled, by class, then by reason; under each reason its hottest
+ * line, where that line is in the kernel, and what to try.
+ */
+static int section_gpu_stall_trees(const struct gt_profile *p, FILE *f, unsigned top)
+{
+	uint64_t *s = incl_of(p, "GPC_SAMPLES"), *t = excl_of(p, "GKER"), *iss = incl_of(p, "GPC_ISSUED");
+	uint64_t *ns = incl_of(p, "GPC_NOT_SELECTED"), *cls[PC_CLASSES] = { 0 }, *r_incl[STALL_REASONS] = { 0 };
+	uint64_t *r_excl[STALL_REASONS] = { 0 };
+	uint32_t *kern = NULL, nr = 0, shown;
+	struct row *rows = NULL;
+	char ctx[WHERE_COLS + 512], what[256], path[WHERE_COLS + 512];
+	int err = -ENOMEM;
+
+	if (!s || !t || !iss || !ns || !(kern = kernel_of_nodes(p)))
+		goto out_free;
+	for (size_t c = 0; c < PC_CLASSES; c++)
+		if (!(cls[c] = incl_of(p, pc_metrics[c])))
+			goto out_free;
+	for (size_t r = 0; r < STALL_REASONS; r++)
+		if (!(r_incl[r] = incl_of(p, stall_reasons[r].metric)) || !(r_excl[r] = excl_of(p, stall_reasons[r].metric)))
+			goto out_free;
+	for (uint32_t i = 0; i < p->n_nodes; i++)
+		if (!t[i] || kern[i] != i)
+			s[i] = 0;
+	if (!(rows = ranked(p, s, NULL, NULL, &nr)))
+		goto out_free;
+	err = 0;
+	if (!nr)
+		goto out_free;
+	shown = nr < top ? nr : top;
+	if (shown > 5)
+		shown = 5;
+	fprintf(f, "\nGPU stall trees (%" PRIu32 " of %" PRIu32 " kernel contexts, from the top: what the sampled warps"
+		   " did, in %% of the kernel's samples; under each stall reason over 1%%, its hottest line and what to"
+		   " try)\n",
+		shown, nr);
+	for (uint32_t k = 0; k < shown; k++) {
+		uint32_t i = rows[k].node, site = p->nodes[i].parent;
+		double S = (double)s[i];
+		size_t len = 0;
+
+		what[0] = 0;
+		label(p, i, what, sizeof(what), &len);
+		if (site != GT_NONE)
+			site = p->nodes[site].parent;
+		where(p, site, ctx, sizeof(ctx));
+		fprintf(f, "  %s < %s: %" PRIu64 " samples\n", what, ctx, s[i]);
+		fprintf(f, "    %5.1f%% issued, %5.1f%% could issue (not selected), %5.1f%% stalled\n",
+			100.0 * (double)iss[i] / S, 100.0 * (double)ns[i] / S,
+			100.0 * (S - (double)iss[i] - (double)ns[i]) / S);
+		for (size_t c = 0; c < PC_CLASSES; c++) {
+			if (!strcmp(pc_metrics[c], "GPC_ISSUED") || !strcmp(pc_metrics[c], "GPC_NOT_SELECTED") ||
+			    (double)cls[c][i] < 0.01 * S)
+				continue;
+			fprintf(f, "    %5.1f%% %s\n", 100.0 * (double)cls[c][i] / S, pc_labels[c]);
+			for (size_t r = 0; r < STALL_REASONS; r++) {
+				uint32_t hot = GT_NONE;
+				const char *advice = stall_advice_of(stall_reasons[r].metric);
+
+				if (strcmp(stall_reasons[r].cls, pc_metrics[c]) || (double)r_incl[r][i] < 0.01 * S)
+					continue;
+				for (uint32_t j = 0; j < p->n_nodes; j++)
+					if (kern[j] == i && r_excl[r][j] && (hot == GT_NONE || r_excl[r][j] > r_excl[r][hot]))
+						hot = j;
+				fprintf(f, "      %5.1f%% waiting for %s\n", 100.0 * (double)r_incl[r][i] / S,
+					stall_reasons[r].what);
+				if (hot != GT_NONE) {
+					len = 0;
+					what[0] = 0;
+					label(p, hot, what, sizeof(what), &len);
+					gpu_kernel_of(p, hot, path, sizeof(path));
+					fprintf(f, "             hottest: %s (%.1f%% of it)%s%s\n", what,
+						100.0 * (double)r_excl[r][hot] / (double)r_incl[r][i], path[0] ? " in " : "",
+						path);
+				}
+				if (advice)
+					fprintf(f, "             try: %s\n", advice);
+			}
+		}
+	}
+out_free:
+	free(rows);
+	free(kern);
+	for (size_t c = 0; c < PC_CLASSES; c++)
+		free(cls[c]);
+	for (size_t r = 0; r < STALL_REASONS; r++) {
+		free(r_incl[r]);
+		free(r_excl[r]);
+	}
+	free(ns);
+	free(iss);
+	free(t);
+	free(s);
+	return err;
+}
+
 /* ---- GPU advice: OpenCL's best-practice checks, pageable copies ---- */
 
 static const struct {
@@ -629,5 +789,7 @@ int gt_report__gpu_sections(const struct gt_profile *p, FILE *f, unsigned top, c
 		err = section_gpu_loops(p, f, top);
 	if (!err)
 		err = section_gpu_derived(p, f, top, run);
+	if (!err)
+		err = section_gpu_stall_trees(p, f, top);
 	return err ? err : section_advice(p, f, top);
 }

@@ -57,7 +57,20 @@ enum pc_class {
 	PC_SKIP = -1, /* not a reason of a warp (the sample count, dropped samples) */
 };
 
-static const enum gt_metric class_metric[PC__COUNT] = {
+/* Every count kept per instruction: the classes above, then each stall
+ * reason's (GPS_*), counted again. */
+enum pc_counter {
+	PR__FIRST = PC__COUNT - 1,
+#define X(A, id, cls, desc) PR_##id,
+	GT_GPU_STALL_REASONS(X, _)
+#undef X
+	PC__N
+};
+
+static const enum gt_metric class_metric[PC__N] = {
+#define X(A, id, cls, desc) [PR_##id] = GT_M_GPS_##id,
+	GT_GPU_STALL_REASONS(X, _)
+#undef X
 	[PC_MEMORY] = GT_M_GPC_MEMORY,	 [PC_EXEC] = GT_M_GPC_EXEC,
 	[PC_CONTROL] = GT_M_GPC_CONTROL, [PC_SYNC] = GT_M_GPC_SYNC,
 	[PC_ISSUED] = GT_M_GPC_ISSUED,	 [PC_NOT_SELECTED] = GT_M_GPC_NOT_SELECTED,
@@ -75,17 +88,45 @@ static const enum gt_metric issue_metric[GT_SASS__CLASSES] = {
 static const struct {
 	const char *reason;
 	enum pc_class cls;
+	int reason_counter; /* its GPS_* count; 0 for issued and not selected */
 } reasons[] = {
-	{ "long_scoreboard", PC_MEMORY },   { "short_scoreboard", PC_MEMORY },
-	{ "lg_throttle", PC_MEMORY },	    { "tex_throttle", PC_MEMORY },
-	{ "mio_throttle", PC_MEMORY },	    { "drain", PC_MEMORY },
-	{ "wait", PC_EXEC },		    { "math_pipe_throttle", PC_EXEC },
-	{ "dispatch_stall", PC_EXEC },	    { "branch_resolving", PC_CONTROL },
-	{ "no_instructions", PC_CONTROL },  { "imc_miss", PC_CONTROL },
-	{ "barrier", PC_SYNC },		    { "membar", PC_SYNC },
-	{ "warpgroup_arrive", PC_SYNC },    { "sleeping", PC_SYNC },
-	{ "selected", PC_ISSUED },	    { "not_selected", PC_NOT_SELECTED },
+	{ "long_scoreboard", PC_MEMORY, PR_LONG_SCOREBOARD },
+	{ "short_scoreboard", PC_MEMORY, PR_SHORT_SCOREBOARD },
+	{ "lg_throttle", PC_MEMORY, PR_LG_THROTTLE },
+	{ "tex_throttle", PC_MEMORY, PR_TEX_THROTTLE },
+	{ "mio_throttle", PC_MEMORY, PR_MIO_THROTTLE },
+	{ "drain", PC_MEMORY, PR_DRAIN },
+	{ "wait", PC_EXEC, PR_WAIT },
+	{ "math_pipe_throttle", PC_EXEC, PR_MATH_PIPE },
+	{ "dispatch_stall", PC_EXEC, PR_DISPATCH },
+	{ "branch_resolving", PC_CONTROL, PR_BRANCH },
+	{ "no_instructions", PC_CONTROL, PR_NO_INSTRUCTIONS },
+	{ "imc_miss", PC_CONTROL, PR_IMC_MISS },
+	{ "barrier", PC_SYNC, PR_BARRIER },
+	{ "membar", PC_SYNC, PR_MEMBAR },
+	{ "warpgroup_arrive", PC_SYNC, PR_WARPGROUP },
+	{ "sleeping", PC_SYNC, PR_SLEEPING },
+	{ "selected", PC_ISSUED, 0 },
+	{ "not_selected", PC_NOT_SELECTED, 0 },
 };
+
+/* The GPS_* counter of a stall reason's name, 0 if none (not a stall). */
+static int reason_counter_of(const char *name)
+{
+	static const char stalled[] = "smsp__pcsamp_warps_issue_stalled_";
+	size_t len;
+
+	if (!name || strncmp(name, stalled, sizeof(stalled) - 1))
+		return 0;
+	name += sizeof(stalled) - 1;
+	len = strlen(name);
+	if (len > 11 && !strcmp(name + len - 11, "_not_issued"))
+		return 0;
+	for (size_t i = 0; i < sizeof(reasons) / sizeof(reasons[0]); i++)
+		if (!strcmp(name, reasons[i].reason))
+			return reasons[i].reason_counter;
+	return PR_OTHER;
+}
 
 int gt_cupti_pcsamp__class_of(const char *name)
 {
@@ -115,7 +156,7 @@ struct pc_entry {
 	const char *line;     /* "file:line", or "pc 0x..." without line information */
 	uint32_t cubin;	      /* at settle: index in pcs.cubins with its structure, or GT_SASS_NONE */
 	uint32_t insn;	      /* at settle: the instruction in that structure, or GT_SASS_NONE */
-	uint64_t n[PC__COUNT];
+	uint64_t n[PC__N];
 };
 
 struct pc_context {
@@ -123,7 +164,8 @@ struct pc_context {
 	CUpti_PCSamplingData data;
 	uint32_t n_reasons;
 	uint32_t *reason_index;
-	int8_t *reason_class; /* by position in reason_index */
+	int8_t *reason_class;	/* by position in reason_index */
+	uint8_t *reason_counter; /* its GPS_* counter, 0 if none */
 };
 
 struct pc_cubin {
@@ -205,7 +247,8 @@ static int context__reasons(struct pc_context *c)
 	names = calloc(n, sizeof(*names));
 	c->reason_index = calloc(n, sizeof(*c->reason_index));
 	c->reason_class = calloc(n, sizeof(*c->reason_class));
-	if (!names || !c->reason_index || !c->reason_class)
+	c->reason_counter = calloc(n, sizeof(*c->reason_counter));
+	if (!names || !c->reason_index || !c->reason_class || !c->reason_counter)
 		err = -ENOMEM;
 	for (size_t i = 0; !err && i < n; i++)
 		if (!(names[i] = calloc(1, CUPTI_STALL_REASON_STRING_SIZE)))
@@ -221,8 +264,10 @@ static int context__reasons(struct pc_context *c)
 			err = -EIO;
 		}
 	}
-	for (size_t i = 0; !err && i < n; i++)
+	for (size_t i = 0; !err && i < n; i++) {
 		c->reason_class[i] = (int8_t)gt_cupti_pcsamp__class_of(names[i]);
+		c->reason_counter[i] = (uint8_t)reason_counter_of(names[i]);
+	}
 	if (!err && gt_cupti_recording)
 		gt_cupti_record__reasons(c->reason_index, names, (uint32_t)n);
 	c->n_reasons = (uint32_t)n;
@@ -501,6 +546,8 @@ static void context__take(struct pc_context *c)
 					continue;
 				if (c->reason_class[j] != PC_SKIP)
 					e->n[c->reason_class[j]] += p->stallReason[k].samples;
+				if (c->reason_counter[j])
+					e->n[c->reason_counter[j]] += p->stallReason[k].samples;
 				break;
 			}
 		}
@@ -766,7 +813,7 @@ static void place(const struct pc_entry *e, const uint64_t *part, const struct p
 
 	for (uint32_t i = 0; i < n; i++)
 		total_w += tg[i].weight;
-	for (int k = 0; each && k < PC__COUNT; k++) {
+	for (int k = 0; each && k < PC__N; k++) {
 		if (!part[k])
 			continue;
 		share(tg, n, total_w, part[k], each);
@@ -781,7 +828,7 @@ static void place(const struct pc_entry *e, const uint64_t *part, const struct p
 			if (!node)
 				continue;
 			gt_cct__add(cct, node, class_metric[k], each[i], 0);
-			if (k != PC_LATENCY)
+			if (k < PC_LATENCY)
 				gt_cct__add(cct, node, GT_M_GPC_SAMPLES, each[i], 0);
 			if (k == PC_ISSUED && cls >= 0)
 				gt_cct__add(cct, node, issue_metric[cls], each[i], 0);
@@ -909,7 +956,7 @@ static int section__place(const uint32_t *idx, uint32_t n, const struct target *
 	/* The contexts of each vertex, and the sums of their factors. */
 	if (!(v_start = calloc(g.n_vertices + 1, sizeof(*v_start))) || !(by_v = malloc(g.n_contexts * sizeof(*by_v))) ||
 	    !(v_sum = calloc(g.n_vertices, sizeof(*v_sum))) || !(w = malloc(g.n_contexts * sizeof(*w))) ||
-	    !(part = malloc((size_t)g.n_contexts * PC__COUNT * sizeof(*part))))
+	    !(part = malloc((size_t)g.n_contexts * PC__N * sizeof(*part))))
 		goto out;
 	for (uint32_t c = 0; c < g.n_contexts; c++) {
 		v_start[g.contexts[c].vertex + 1]++;
@@ -937,13 +984,13 @@ static int section__place(const uint32_t *idx, uint32_t n, const struct target *
 		}
 		for (uint32_t j = 0; j < nc; j++)
 			w[j] = g.contexts[cs[j]].factor;
-		for (int c = 0; c < PC__COUNT; c++) {
+		for (int c = 0; c < PC__N; c++) {
 			uint64_t one[MAX_CONTEXTS_PER_SHARE];
 
 			if (nc <= MAX_CONTEXTS_PER_SHARE) {
 				share_d(w, nc, v_sum[v], e->n[c], one);
 				for (uint32_t j = 0; j < nc; j++)
-					part[(size_t)j * PC__COUNT + (size_t)c] = one[j];
+					part[(size_t)j * PC__N + (size_t)c] = one[j];
 			} else {
 				uint64_t *many = malloc(nc * sizeof(*many));
 
@@ -951,16 +998,16 @@ static int section__place(const uint32_t *idx, uint32_t n, const struct target *
 					goto out;
 				share_d(w, nc, v_sum[v], e->n[c], many);
 				for (uint32_t j = 0; j < nc; j++)
-					part[(size_t)j * PC__COUNT + (size_t)c] = many[j];
+					part[(size_t)j * PC__N + (size_t)c] = many[j];
 				free(many);
 			}
 		}
 		for (uint32_t j = 0; j < nc; j++) {
-			const uint64_t *pj = &part[(size_t)j * PC__COUNT];
+			const uint64_t *pj = &part[(size_t)j * PC__N];
 			struct path p = { .n = 0 };
 			int any = 0;
 
-			for (int c = 0; c < PC__COUNT; c++)
+			for (int c = 0; c < PC__N; c++)
 				any |= pj[c] != 0;
 			if (!any)
 				continue;

@@ -21,6 +21,8 @@
 
 #include "core/cct.h"
 #include "core/config.h"
+#include "core/output.h"
+#include "core/profile.h"
 #include "core/thread.h"
 #include "gpu/cupti/cupti-internal.h"
 #include "gpu/device-op.h"
@@ -242,6 +244,18 @@ static CUptiResult CUPTIAPI sass_line(CUpti_GetSassToSourceCorrelationParams *p)
 struct kernel_sums {
 	const char *name;
 	uint64_t samples, cls[7], hot;
+	uint64_t reasons[7]; /* the GPS_* samples of each class's reasons */
+};
+
+/* Each stall reason's metric and the index of its class in classes[]. */
+enum { C_MEMORY = 0, C_EXEC = 1, C_CONTROL = 2, C_SYNC = 3, C_OTHER = 6 };
+static const struct {
+	enum gt_metric metric;
+	int cls;
+} stall_reasons[] = {
+#define X(A, id, cls, desc) { GT_M_GPS_##id, C_##cls },
+	GT_GPU_STALL_REASONS(X, _)
+#undef X
 };
 
 static const enum gt_metric classes[7] = {
@@ -293,6 +307,8 @@ static void sum_lines(struct kernel_sums *s, const struct gt_cct_node *n, const 
 		s->samples += v;
 		for (int c = 0; c < 7; c++)
 			s->cls[c] += gt_cct__get(ln, classes[c]);
+		for (size_t r = 0; r < sizeof(stall_reasons) / sizeof(stall_reasons[0]); r++)
+			s->reasons[stall_reasons[r].cls] += gt_cct__get(ln, stall_reasons[r].metric);
 		if (v && hot_line((const char *)(uintptr_t)ln->key, hot, n_hot))
 			s->hot += v;
 		sum_lines(s, ln, hot, n_hot);
@@ -467,6 +483,15 @@ int replay_pc(const char *path, const char *source)
 	gt_cupti_pcsamp__finish();
 	CHECK(rp.next == rp.n_batches);
 	gt_cupti_pcsamp__settle();
+	/* GT_REPLAY_PROFILE=FILE: the trees as a profile, for `gputool report`. */
+	if (getenv("GT_REPLAY_PROFILE")) {
+		struct gt_profile prof;
+		FILE *out = fopen(getenv("GT_REPLAY_PROFILE"), "w");
+
+		CHECK(out && gt_output__build(&prof) == 0 && gt_profile__write(&prof, out) == 0);
+		fclose(out);
+		gt_profile__fini(&prof);
+	}
 
 	/* Sums per kernel, from the lines under each kernel's node. */
 	for (struct gt_cct_node *site = t->cct.root->children; site; site = site->sibling) {
@@ -489,6 +514,11 @@ int replay_pc(const char *path, const char *source)
 		       (unsigned long long)k[j].cls[1]);
 	}
 	CHECK_EQ_U(placed, rp.recorded);
+	/* The stall reasons' samples add up to their classes', exactly. */
+	for (int j = 0; j < n_k; j++)
+		for (int c = 0; c < 7; c++)
+			if (c != 4 && c != 5)
+				CHECK_EQ_U(k[j].reasons[c], k[j].cls[c]);
 	if (strstr(source, "gpucalls"))
 		return check_gpucalls(t, source, k, n_k);
 	CHECK(dominant(find(k, n_k, "stream_copy")) == 0);

@@ -1,0 +1,69 @@
+# SPDX-License-Identifier: MIT
+"""The report's GPU sections on a replayed PC-sampling recording: the
+recording of samples/cuda/gpucalls goes through the backend's real code
+(test_cupti replay-pc) into a profile, and `gputool report` must show what
+the samples hold: every kernel's stall reasons adding up to their classes,
+its issued instructions by class adding up to its issued samples, the GPU
+calling context of work()'s hottest line, its loop, and a stall tree whose
+shares are the metrics'.
+
+Usage: check_report_pc.py TEST_CUPTI GPUTOOL RECORDING SOURCE OUTDIR"""
+import json
+import os
+import re
+import subprocess
+import sys
+
+TEST_CUPTI, GPUTOOL, REC, SRC, OUT = sys.argv[1:6]
+bad = []
+
+
+def check(cond, what):
+    print("  %-70s %s" % (what, "ok" if cond else "FAIL"))
+    if not cond:
+        bad.append(what)
+
+
+os.makedirs(OUT, exist_ok=True)
+prof = os.path.join(OUT, "gpucalls.gtprof")
+env = dict(os.environ, GT_REPLAY_PROFILE=prof)
+subprocess.run([TEST_CUPTI, "replay-pc", REC, SRC], env=env, check=True, stdout=subprocess.DEVNULL)
+doc = json.loads(subprocess.run([GPUTOOL, "report", prof, "--format", "json"], check=True,
+                                capture_output=True, text=True).stdout)
+text = subprocess.run([GPUTOOL, "report", prof], check=True, capture_output=True, text=True).stdout
+nodes = {n["id"]: n for n in doc["nodes"]}
+names = [m["name"] for m in doc["metrics"]]
+
+
+def incl(n, m):
+    return n.get("metrics", {}).get(m, {}).get("incl", {}).get("sum", 0)
+
+
+reasons = [m for m in names if m.startswith("GPS_")]
+kernels = [n for n in doc["nodes"] if n.get("parent") is not None and
+           nodes[n["parent"]].get("name") == "<gpu kernel>" and incl(n, "GPC_SAMPLES")]
+check(len(kernels) == 3, "three kernels with samples (%d)" % len(kernels))
+for k in kernels:
+    stalls = sum(incl(k, c) for c in ("GPC_MEMORY", "GPC_EXEC", "GPC_CONTROL", "GPC_SYNC", "GPC_OTHER"))
+    check(sum(incl(k, r) for r in reasons) == stalls,
+          "%s: stall reasons add up to the stall classes (%d)" % (k["name"][:24], stalls))
+    gpi = sum(incl(k, m) for m in names if m.startswith("GPI_"))
+    check(gpi == incl(k, "GPC_ISSUED"), "%s: issued by class = issued samples (%d)" % (k["name"][:24], gpi))
+
+src = open(SRC).read().splitlines()
+work = next(i + 1 for i, x in enumerate(src) if x.rstrip().endswith("// WORK"))
+site_a = next(i + 1 for i, x in enumerate(src) if x.rstrip().endswith("// SITE_A"))
+check("GPU loops (" in text and ("loop at gpucalls.cu:%d" % work) in text, "the loops section holds work()'s loop")
+check(re.search(r"in loop at gpucalls\.cu:%d < \S+ < gpucalls\.cu:%d" % (work, site_a), text) is not None,
+      "a line of work() in its loop, under its call at SITE_A")
+check("GPU stall trees (" in text, "the stall trees section")
+# The tree's shares are the metrics': two_sites' "exec" line.
+ts = next(k for k in kernels if "two_sites" in k["name"])
+want = "%5.1f%% exec" % (100.0 * incl(ts, "GPC_EXEC") / incl(ts, "GPC_SAMPLES"))
+tree = text[text.index("GPU stall trees ("):]
+block = tree[tree.index(ts["name"]):]
+check(want in block.split("\n  _")[0], "two_sites' tree: '%s'" % want.strip())
+check("waiting for a fixed-latency result (wait)" in block and "try: " in block, "a reason with its advice")
+check("issued: fp32" in text, "issued instructions by class")
+print("%d failures" % len(bad))
+sys.exit(1 if bad else 0)
