@@ -76,6 +76,22 @@ enum gt_metric_class gt_metric__class_by_name(const char *name);
 	X(A, OTHER, OTHER, "another reason")
 #define GT_GPS_METRIC(X, id, cls, desc) X(GPS_##id, "GPS_" #id, "count", COUNT, "PC samples of warps waiting for " desc)
 
+/*
+ * Where dependency stalls come from (seed 004, the instruction blamer): the
+ * samples of warps waiting for a result, moved to the instruction that
+ * produces it, by what that instruction is. X(A, ID, "producer").
+ */
+#define GT_GPU_BLAME_KINDS(X, A)                                               \
+	X(A, GLOBAL, "global or generic memory loads")                         \
+	X(A, LOCAL, "local memory loads (register spills, stack)")             \
+	X(A, SHARED, "shared memory accesses")                                 \
+	X(A, SFU, "special-function (MUFU) operations")                        \
+	X(A, ARITH, "arithmetic and other fixed-latency instructions")         \
+	X(A, OTHER, "other variable-latency instructions and calls")           \
+	X(A, SELF, "no producer found: the waiting instruction itself")
+#define GT_GPB_METRIC(X, id, desc) \
+	X(GPB_##id, "GPB_" #id, "count", COUNT, "dependency stall samples caused by this line's " desc)
+
 #define GT_GPI_METRIC(X, id, name, desc) \
 	X(GPI_##id, "GPI_" #id, "count", COUNT, "PC samples issuing " desc " instructions (part of GPC_ISSUED)")
 
@@ -158,6 +174,7 @@ enum gt_metric_class gt_metric__class_by_name(const char *name);
 	  "PC samples in which the warp's scheduler issued nothing (latency samples, part of GPC_SAMPLES)") \
 	GT_GPU_INSN_CLASSES(GT_GPI_METRIC, X)                                                  \
 	GT_GPU_STALL_REASONS(GT_GPS_METRIC, X)                                                 \
+	GT_GPU_BLAME_KINDS(GT_GPB_METRIC, X)                                                   \
 	X(GXCOPY_H2D, "GXCOPY_H2D", "ns", DEVICE, "GPU copy time, host to device")              \
 	X(GXCOPY_H2D_BYTES, "GXCOPY_H2D_BYTES", "bytes", BYTES,                                \
 	  "bytes copied host to device")                                                \

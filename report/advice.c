@@ -709,6 +709,74 @@ out_free:
 	return err;
 }
 
+/* ---- GPU stalls by their cause (the instruction blamer) ---- */
+
+static const char *const blame_metrics[] = {
+#define X(A, id, desc) "GPB_" #id,
+	GT_GPU_BLAME_KINDS(X, _)
+#undef X
+};
+static const char *const blame_labels[] = { "global", "local", "shared", "sfu", "arith", "other", "self" };
+#define BLAME_KINDS (sizeof(blame_metrics) / sizeof(blame_metrics[0]))
+
+/* The lines whose instructions other instructions waited for, by the
+ * dependency stalls moved to them (GPB_*, docs/CUDA.md); SELF, the waits
+ * with no producer found, is shown but does not rank. */
+static int section_gpu_blame(const struct gt_profile *p, FILE *f, unsigned top)
+{
+	uint64_t *v[BLAME_KINDS] = { 0 }, *key = NULL, total = 0;
+	struct row *rows = NULL;
+	uint32_t nr = 0, shown;
+	int err = -ENOMEM;
+	char what[256];
+
+	_Static_assert(sizeof(blame_labels) / sizeof(blame_labels[0]) == BLAME_KINDS, "a label per kind");
+	for (size_t b = 0; b < BLAME_KINDS; b++)
+		if (!(v[b] = excl_of(p, blame_metrics[b])))
+			goto out_free;
+	if (!(key = calloc(p->n_nodes ? p->n_nodes : 1, sizeof(*key))))
+		goto out_free;
+	for (uint32_t i = 0; i < p->n_nodes; i++)
+		for (size_t b = 0; b < BLAME_KINDS; b++) {
+			total += v[b][i];
+			if (strcmp(blame_metrics[b], "GPB_SELF"))
+				key[i] += v[b][i];
+		}
+	if (!(rows = ranked(p, key, NULL, NULL, &nr)))
+		goto out_free;
+	err = 0;
+	if (!nr || !total)
+		goto out_free;
+	shown = nr < top ? nr : top;
+	fprintf(f, "\nGPU stalls by their cause (%" PRIu32 " of %" PRIu32 " lines: the samples of warps waiting for a"
+		   " result, moved to the line that produces it, in %% of all such samples; by what it is)\n",
+		shown, nr);
+	fprintf(f, "  %9s %6s", "samples", "%");
+	for (size_t b = 0; b < BLAME_KINDS; b++)
+		if (strcmp(blame_metrics[b], "GPB_SELF"))
+			fprintf(f, " %7s", blame_labels[b]);
+	fprintf(f, "  line\n");
+	for (uint32_t k = 0; k < shown; k++) {
+		uint32_t i = rows[k].node;
+		size_t len = 0;
+
+		fprintf(f, "  %9" PRIu64 " %5.1f%%", key[i], 100.0 * (double)key[i] / (double)total);
+		for (size_t b = 0; b < BLAME_KINDS; b++)
+			if (strcmp(blame_metrics[b], "GPB_SELF"))
+				fprintf(f, " %6.1f%%", 100.0 * (double)v[b][i] / (double)key[i]);
+		what[0] = 0;
+		label(p, i, what, sizeof(what), &len);
+		fprintf(f, "  %s\n", what);
+		put_gpu_where(p, f, i);
+	}
+out_free:
+	free(rows);
+	free(key);
+	for (size_t b = 0; b < BLAME_KINDS; b++)
+		free(v[b]);
+	return err;
+}
+
 /* ---- GPU advice: OpenCL's best-practice checks, pageable copies ---- */
 
 static const struct {
@@ -791,5 +859,7 @@ int gt_report__gpu_sections(const struct gt_profile *p, FILE *f, unsigned top, c
 		err = section_gpu_derived(p, f, top, run);
 	if (!err)
 		err = section_gpu_stall_trees(p, f, top);
+	if (!err)
+		err = section_gpu_blame(p, f, top);
 	return err ? err : section_advice(p, f, top);
 }

@@ -84,6 +84,13 @@ static const enum gt_metric issue_metric[GT_SASS__CLASSES] = {
 #undef X
 };
 
+/* The metric of each kind of blamed stall. */
+static const enum gt_metric blame_metric[GT_SASS__BLAMES] = {
+#define X(A, id, desc) GT_M_GPB_##id,
+	GT_GPU_BLAME_KINDS(X, _)
+#undef X
+};
+
 /* Stall reasons by CUPTI's name, without "smsp__pcsamp_warps_issue_stalled_". */
 static const struct {
 	const char *reason;
@@ -806,14 +813,19 @@ static void path__context(struct path *p, const struct gt_sass *s, const struct 
 
 /* Each class's samples of @e, in @part[k], at @path under every launch
  * context of its kernel, shared by their GPU time. */
-static void place(const struct pc_entry *e, const uint64_t *part, const struct path *path, int cls,
+/* Counts at @path under every launch context of its kernel, shared by
+ * their GPU time: @part[k] as metric @metric[k], k < @nk. A sample's counts
+ * (@metric is class_metric) also add GPC_SAMPLES for the classes and, for
+ * issued samples, the issuing instruction's class @cls (GPI_*). */
+static void place(const uint64_t *part, int nk, const enum gt_metric *metric, const struct path *path, int cls,
 		  const struct target *tg, uint32_t n)
 {
 	uint64_t total_w = 0, *each = calloc(n, sizeof(*each));
+	int samples = metric == class_metric;
 
 	for (uint32_t i = 0; i < n; i++)
 		total_w += tg[i].weight;
-	for (int k = 0; each && k < PC__N; k++) {
+	for (int k = 0; each && k < nk; k++) {
 		if (!part[k])
 			continue;
 		share(tg, n, total_w, part[k], each);
@@ -827,14 +839,13 @@ static void place(const struct pc_entry *e, const uint64_t *part, const struct p
 				node = gt_cct__child(cct, node, GT_NODE_NAME, (uint64_t)(uintptr_t)path->name[d], 0);
 			if (!node)
 				continue;
-			gt_cct__add(cct, node, class_metric[k], each[i], 0);
-			if (k < PC_LATENCY)
+			gt_cct__add(cct, node, metric[k], each[i], 0);
+			if (samples && k < PC_LATENCY)
 				gt_cct__add(cct, node, GT_M_GPC_SAMPLES, each[i], 0);
-			if (k == PC_ISSUED && cls >= 0)
+			if (samples && k == PC_ISSUED && cls >= 0)
 				gt_cct__add(cct, node, issue_metric[cls], each[i], 0);
 		}
 	}
-	(void)e;
 	free(each);
 }
 
@@ -844,7 +855,7 @@ static void entry__place_flat(const struct pc_entry *e, const struct target *tg,
 	struct path p = { .n = 0 };
 
 	path__add(&p, e->line);
-	place(e, e->n, &p, -1, tg, n);
+	place(e->n, PC__N, class_metric, &p, -1, tg, n);
 }
 
 /* ---- the kernels' structure (nvdisasm) -------------------------------------- */
@@ -929,6 +940,91 @@ static int by_place(const void *a, const void *b)
 	return x->insn < y->insn ? -1 : x->insn > y->insn;
 }
 
+/* @vals[0..nv) shared over the contexts @cs[0..nc) of one vertex by their
+ * factors (@v_sum: their sum): @part[j * nv + c]. @w: scratch for nc. */
+static int share_contexts(const struct gt_sass_gcct *g, const uint32_t *cs, uint32_t nc, double v_sum,
+			  const uint64_t *vals, int nv, double *w, uint64_t *part)
+{
+	uint64_t one[MAX_CONTEXTS_PER_SHARE], *to = nc <= MAX_CONTEXTS_PER_SHARE ? one : malloc(nc * sizeof(*to));
+
+	if (!to)
+		return -ENOMEM;
+	for (uint32_t j = 0; j < nc; j++)
+		w[j] = g->contexts[cs[j]].factor;
+	for (int c = 0; c < nv; c++) {
+		share_d(w, nc, v_sum, vals[c], to);
+		for (uint32_t j = 0; j < nc; j++)
+			part[(size_t)j * (size_t)nv + (size_t)c] = to[j];
+	}
+	if (to != one)
+		free(to);
+	return 0;
+}
+
+/* The instruction blamer over one section's entries: the dependency stalls
+ * (long and short scoreboard, wait) moved to the instructions that produce
+ * what the waiting ones read, as GPB_* at the producers' lines, in each
+ * of their GPU calling contexts. */
+static int blame__place(const struct gt_sass *s, uint32_t sec, const uint32_t *idx, uint32_t n,
+			const struct gt_sass_gcct *g, const uint32_t *by_v, const uint32_t *v_start,
+			const double *v_sum, double *w, uint64_t *part, const struct target *tg, uint32_t nt)
+{
+	const struct gt_sass_section *S = &s->sections[sec];
+	uint32_t ns = S->end - S->first;
+	uint64_t *stalls = calloc((size_t)ns * GT_SASS__WAITS, sizeof(*stalls)), *issued = calloc(ns, sizeof(*issued));
+	double *blame = malloc((size_t)ns * GT_SASS__BLAMES * sizeof(*blame)), cum = 0;
+	uint64_t emitted = 0;
+	char text[32];
+	int err = -ENOMEM;
+
+	if (!stalls || !issued || !blame)
+		goto out;
+	for (uint32_t k = 0; k < n; k++) {
+		const struct pc_entry *e = &pcs.e[idx[k]];
+		uint64_t *st = &stalls[(size_t)(e->insn - S->first) * GT_SASS__WAITS];
+
+		st[GT_SASS_WAIT_LONG] += e->n[PR_LONG_SCOREBOARD];
+		st[GT_SASS_WAIT_SHORT] += e->n[PR_SHORT_SCOREBOARD];
+		st[GT_SASS_WAIT_FIXED] += e->n[PR_WAIT];
+		issued[e->insn - S->first] += e->n[PC_ISSUED];
+	}
+	if ((err = gt_sass__blame(s, sec, stalls, issued, blame)))
+		goto out;
+	for (uint32_t i = 0; i < ns; i++) {
+		uint64_t counts[GT_SASS__BLAMES];
+		uint32_t v = g->vertex[i], nc = v_start[v + 1] - v_start[v];
+		int any = 0;
+
+		/* Whole samples, rounded so that the sums stay exact. */
+		for (int b = 0; b < GT_SASS__BLAMES; b++) {
+			cum += blame[(size_t)i * GT_SASS__BLAMES + (size_t)b];
+			counts[b] = (uint64_t)(cum + 0.5) - emitted;
+			emitted += counts[b];
+			any |= counts[b] != 0;
+		}
+		if (!any || !nc)
+			continue;
+		err = share_contexts(g, &by_v[v_start[v]], nc, v_sum[v], counts, GT_SASS__BLAMES, w, part);
+		if (err)
+			goto out;
+		snprintf(text, sizeof(text), "pc 0x%x", s->insns[S->first + i].offset);
+		for (uint32_t j = 0; j < nc; j++) {
+			uint32_t c = by_v[v_start[v] + j];
+			struct path p = { .n = 0 };
+
+			path__context(&p, s, g, c);
+			path__insn(&p, s, S->first + i, g->contexts[c].function, line_intern(text));
+			place(&part[(size_t)j * GT_SASS__BLAMES], GT_SASS__BLAMES, blame_metric, &p, -1, tg, nt);
+		}
+	}
+	err = 0;
+out:
+	free(stalls);
+	free(issued);
+	free(blame);
+	return err;
+}
+
 /* One section's entries (@idx[0..n), same cubin, same section) through its
  * GPU calling contexts. Returns 0, or -ENOMEM (then nothing is placed). */
 static int section__place(const uint32_t *idx, uint32_t n, const struct target *tg, uint32_t nt)
@@ -956,7 +1052,8 @@ static int section__place(const uint32_t *idx, uint32_t n, const struct target *
 	/* The contexts of each vertex, and the sums of their factors. */
 	if (!(v_start = calloc(g.n_vertices + 1, sizeof(*v_start))) || !(by_v = malloc(g.n_contexts * sizeof(*by_v))) ||
 	    !(v_sum = calloc(g.n_vertices, sizeof(*v_sum))) || !(w = malloc(g.n_contexts * sizeof(*w))) ||
-	    !(part = malloc((size_t)g.n_contexts * PC__N * sizeof(*part))))
+	    !(part = malloc((size_t)g.n_contexts * ((int)PC__N > (int)GT_SASS__BLAMES ? (int)PC__N : (int)GT_SASS__BLAMES) *
+			    sizeof(*part))))
 		goto out;
 	for (uint32_t c = 0; c < g.n_contexts; c++) {
 		v_start[g.contexts[c].vertex + 1]++;
@@ -982,26 +1079,8 @@ static int section__place(const uint32_t *idx, uint32_t n, const struct target *
 			entry__place_flat(e, tg, nt);
 			continue;
 		}
-		for (uint32_t j = 0; j < nc; j++)
-			w[j] = g.contexts[cs[j]].factor;
-		for (int c = 0; c < PC__N; c++) {
-			uint64_t one[MAX_CONTEXTS_PER_SHARE];
-
-			if (nc <= MAX_CONTEXTS_PER_SHARE) {
-				share_d(w, nc, v_sum[v], e->n[c], one);
-				for (uint32_t j = 0; j < nc; j++)
-					part[(size_t)j * PC__N + (size_t)c] = one[j];
-			} else {
-				uint64_t *many = malloc(nc * sizeof(*many));
-
-				if (!many)
-					goto out;
-				share_d(w, nc, v_sum[v], e->n[c], many);
-				for (uint32_t j = 0; j < nc; j++)
-					part[(size_t)j * PC__N + (size_t)c] = many[j];
-				free(many);
-			}
-		}
+		if (share_contexts(&g, cs, nc, v_sum[v], e->n, PC__N, w, part))
+			goto out;
 		for (uint32_t j = 0; j < nc; j++) {
 			const uint64_t *pj = &part[(size_t)j * PC__N];
 			struct path p = { .n = 0 };
@@ -1013,9 +1092,11 @@ static int section__place(const uint32_t *idx, uint32_t n, const struct target *
 				continue;
 			path__context(&p, s, &g, cs[j]);
 			path__insn(&p, s, e->insn, g.contexts[cs[j]].function, e->line);
-			place(e, pj, &p, (int)s->insns[e->insn].cls, tg, nt);
+			place(pj, PC__N, class_metric, &p, (int)s->insns[e->insn].cls, tg, nt);
 		}
 	}
+	if (blame__place(s, sec, idx, n, &g, by_v, v_start, v_sum, w, part, tg, nt))
+		goto out;
 	err = 0;
 out:
 	free(weight);

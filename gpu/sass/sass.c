@@ -333,6 +333,137 @@ static int intern_chain(struct parser *ps)
 	return 0;
 }
 
+/* ---- registers read and written ---- */
+
+static void add_reg(uint16_t *set, uint8_t *n, int max, int reg)
+{
+	for (int i = 0; i < *n; i++)
+		if (set[i] == reg)
+			return;
+	if (reg >= 0 && reg < GT_SASS_REGS && *n < max)
+		set[(*n)++] = (uint16_t)reg;
+}
+
+static int is_alnum(char c)
+{
+	return (c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_';
+}
+
+/* The register named at @p ("R12", "P0", "UR4", "UP1", "B6"), its number
+ * of 32-bit parts in *@width (R2.64: 2); -1 if none. */
+static int reg_at(const char *p, const char *end, int *width, const char **after)
+{
+	int base, max;
+	const char *q = p;
+	long v;
+	char *stop;
+
+	if (q + 1 < end && q[0] == 'U' && q[1] == 'R')
+		base = GT_SASS_REG_UR, max = 63, q += 2;
+	else if (q + 1 < end && q[0] == 'U' && q[1] == 'P')
+		base = GT_SASS_REG_UP, max = 7, q += 2;
+	else if (q < end && q[0] == 'R')
+		base = 0, max = 255, q += 1;
+	else if (q < end && q[0] == 'P')
+		base = GT_SASS_REG_P, max = 7, q += 1;
+	else if (q < end && q[0] == 'B')
+		base = GT_SASS_REG_B, max = 16, q += 1;
+	else
+		return -1;
+	if (q >= end || *q < '0' || *q > '9')
+		return -1; /* RZ, PT, URZ, UPT, or a word */
+	v = strtol(q, &stop, 10);
+	if (v < 0 || v >= max || (stop < end && is_alnum(*stop)))
+		return -1;
+	*width = 1;
+	if (stop + 3 <= end && !memcmp(stop, ".64", 3))
+		*width = 2;
+	else if (stop + 4 <= end && !memcmp(stop, ".128", 4))
+		*width = 4;
+	*after = stop;
+	return base + (int)v;
+}
+
+static int op_is(const char *op, size_t n, const char *const *list)
+{
+	for (; *list; list++)
+		if (strlen(*list) == n && !memcmp(*list, op, n))
+			return 1;
+	return 0;
+}
+
+/*
+ * The registers @in writes and reads, from its operands (@p to @end, the
+ * text after the opcode @op of base length @n). The first operand is
+ * written, but for stores, branches, barriers and the like; compares write
+ * their first two operands when they are predicates. 64- and 128-bit forms
+ * write and read register pairs and quads.
+ */
+static void operands(struct gt_sass_insn *in, const char *op, size_t n, const char *p, const char *end)
+{
+	static const char *const no_def[] = { "ST",	  "STG",  "STS",   "STL",   "RED",  "BRA",	"BRX",
+					      "JMP",	  "JMX",  "CALL",  "RET",   "EXIT", "BAR",	"MEMBAR",
+					      "WARPSYNC", "NOP",  "DEPBAR", "BSYNC", "YIELD", "KILL", "BPT",
+					      "ERRBAR",	  "CCTL", "FENCE", "UTMASTG", "UBLKCP", "STSM", "BREAK", NULL };
+	static const char *const compares[] = { "ISETP", "FSETP", "DSETP", "HSETP2", "PLOP3", "UISETP",
+						"UPLOP3", "PSETP", "VOTE", "UVOTE", "FCHK", NULL };
+	const char *mods = op + n, *op_end = op;
+	int wide = 1, defs_left, k = 0;
+
+	while (op_end < end && *op_end != ' ' && *op_end != '\t' && *op_end != ';')
+		op_end++;
+	if (memmem(mods, (size_t)(op_end - mods), ".64", 3) || memmem(mods, (size_t)(op_end - mods), ".WIDE", 5))
+		wide = 2;
+	if (memmem(mods, (size_t)(op_end - mods), ".128", 4))
+		wide = 4;
+	if (op[0] == 'D' && in->cls == GT_SASS_FP64)
+		wide = 2;
+	defs_left = op_is(op, n, no_def) ? 0 : op_is(op, n, compares) ? 2 : 1;
+	while (p < end && *p != ';') {
+		const char *q = p, *after;
+		int width, r, depth = 0, first = 1;
+
+		/* One operand: to the next comma outside brackets. */
+		while (q < end && *q != ';' && (*q != ',' || depth)) {
+			if (*q == '[')
+				depth++;
+			else if (*q == ']' && depth)
+				depth--;
+			q++;
+		}
+		for (const char *t = p; t < q; t++) {
+			if (t > p && is_alnum(t[-1]))
+				continue;
+			if ((r = reg_at(t, q, &width, &after)) < 0)
+				continue;
+			if (r < GT_SASS_REG_P && width == 1)
+				width = t[-1] == '[' ? 1 : wide;
+			for (int w = 0; w < width && r + w < GT_SASS_REG_P; w++) {
+				int is_def = k < defs_left && first && (defs_left == 1 || r >= GT_SASS_REG_P);
+
+				if (is_def)
+					add_reg(in->def, &in->n_def, GT_SASS_MAX_DEFS, r + w);
+				else
+					add_reg(in->use, &in->n_use, GT_SASS_MAX_USES, r + w);
+			}
+			if (r >= GT_SASS_REG_P) {
+				int is_def = k < defs_left && first;
+
+				if (is_def)
+					add_reg(in->def, &in->n_def, GT_SASS_MAX_DEFS, r);
+				else
+					add_reg(in->use, &in->n_use, GT_SASS_MAX_USES, r);
+			}
+			first = 0;
+			t = after - 1;
+		}
+		k++;
+		p = q < end && *q == ',' ? q + 1 : q;
+		if (p < end && *p == ';')
+			break;
+	}
+}
+
 static int on_insn(struct parser *ps, const char *p, const char *end)
 {
 	struct gt_sass *s = ps->s;
@@ -374,12 +505,18 @@ static int on_insn(struct parser *ps, const char *p, const char *end)
 	if (p < end && *p == '{')
 		p = skip_ws(p + 1, end);
 	if (p < end && *p == '@') {
+		int width, r;
+		const char *after;
+
 		q = p;
 		while (p < end && *p != ' ' && *p != '\t')
 			p++;
 		/* @PT always holds. */
 		if (!((size_t)(p - q) == 3 && !memcmp(q, "@PT", 3)))
 			in->flags |= GT_SASS_F_PRED;
+		r = reg_at(q + 1 + (q[1] == '!'), p, &width, &after);
+		if (r >= 0)
+			add_reg(in->use, &in->n_use, GT_SASS_MAX_USES, r);
 		p = skip_ws(p, end);
 	}
 	op = p;
@@ -389,6 +526,7 @@ static int on_insn(struct parser *ps, const char *p, const char *end)
 	if (op + n > p)
 		n = (size_t)(p - op);
 	in->cls = (uint16_t)gt_sass__class_of(op);
+	operands(in, op, n, p, end);
 #define IS(name) (n == sizeof(name) - 1 && !memcmp(op, name, n))
 	if (IS("CALL"))
 		in->flags |= GT_SASS_F_CALL;

@@ -39,7 +39,22 @@ enum {
 	GT_SASS_F_INDIRECT = 1u << 4, /* a branch to a register: successors unknown */
 };
 
+/* Registers as numbers: R0-R254, then P0-P6, UR0-UR62, UP0-UP6, and a
+ * barrier register B0-B15. RZ, PT, URZ and UPT are no register. */
+enum {
+	GT_SASS_REG_P = 256,
+	GT_SASS_REG_UR = 264,
+	GT_SASS_REG_UP = 328,
+	GT_SASS_REG_B = 336,
+	GT_SASS_REGS = 352,
+};
+#define GT_SASS_MAX_DEFS 4
+#define GT_SASS_MAX_USES 12
+
 struct gt_sass_insn {
+	uint16_t def[GT_SASS_MAX_DEFS]; /* the registers it writes */
+	uint16_t use[GT_SASS_MAX_USES]; /* the registers it reads (its guard too) */
+	uint8_t n_def, n_use;
 	uint32_t offset;   /* from the start of its section */
 	uint32_t function; /* index in functions */
 	uint32_t file;     /* index in files, GT_SASS_NONE without a line */
@@ -138,6 +153,29 @@ struct gt_sass_gcct {
 int gt_sass__gcct(const struct gt_sass *s, uint32_t section, const uint64_t *weight, const uint64_t *issued,
 		  struct gt_sass_gcct *out);
 void gt_sass__gcct_fini(struct gt_sass_gcct *g);
+
+/*
+ * The instruction blamer (seed 004, section 4, simplified): the samples of
+ * an instruction that waited for a result are moved to the instructions
+ * that produce its operands, found backwards along the control flow (up
+ * to the first write of each register on each path, over at most a few
+ * hundred instructions), kept to the producers that fit the wait (a long
+ * scoreboard wait: memory loads; a short one: shared memory, special
+ * functions and other variable-latency units; a fixed-latency wait:
+ * arithmetic), and shared among them in proportion to their issued
+ * samples plus one. A wait with no such producer stays where it was seen
+ * (SELF). @stalls holds per instruction of the section its samples of
+ * each kind of wait, @issued its issued samples; @blame gets per
+ * instruction of the section the samples it caused, by GT_SASS_BLAME_*
+ * kind (the instruction's own class decides the kind).
+ */
+enum gt_sass_wait { GT_SASS_WAIT_LONG, GT_SASS_WAIT_SHORT, GT_SASS_WAIT_FIXED, GT_SASS__WAITS };
+#define GT_SASS_BLAME_ENUM(A, id, desc) GT_SASS_BLAME_##id,
+enum gt_sass_blame { GT_GPU_BLAME_KINDS(GT_SASS_BLAME_ENUM, _) GT_SASS__BLAMES };
+#undef GT_SASS_BLAME_ENUM
+
+int gt_sass__blame(const struct gt_sass *s, uint32_t section, const uint64_t *stalls, const uint64_t *issued,
+		   double *blame);
 
 /* Runs nvdisasm on @cubin: its output in *@text (malloc'ed), or a negative
  * errno (-ENOENT: no nvdisasm; -ECANCELED: @program is "0" or "off"). The

@@ -47,6 +47,9 @@ for k in kernels:
     stalls = sum(incl(k, c) for c in ("GPC_MEMORY", "GPC_EXEC", "GPC_CONTROL", "GPC_SYNC", "GPC_OTHER"))
     check(sum(incl(k, r) for r in reasons) == stalls,
           "%s: stall reasons add up to the stall classes (%d)" % (k["name"][:24], stalls))
+    waits = sum(incl(k, m) for m in ("GPS_LONG_SCOREBOARD", "GPS_SHORT_SCOREBOARD", "GPS_WAIT"))
+    check(sum(incl(k, m) for m in names if m.startswith("GPB_")) == waits,
+          "%s: blamed stalls = dependency stalls (%d)" % (k["name"][:24], waits))
     gpi = sum(incl(k, m) for m in names if m.startswith("GPI_"))
     check(gpi == incl(k, "GPC_ISSUED"), "%s: issued by class = issued samples (%d)" % (k["name"][:24], gpi))
 
@@ -65,5 +68,10 @@ block = tree[tree.index(ts["name"]):]
 check(want in block.split("\n  _")[0], "two_sites' tree: '%s'" % want.strip())
 check("waiting for a fixed-latency result (wait)" in block and "try: " in block, "a reason with its advice")
 check("issued: fp32" in text, "issued instructions by class")
+# The recursion's stack: waits for its local-memory loads, at a line of rec().
+rec = next(k for k in kernels if "recursive" in k["name"])
+local = [n for n in doc["nodes"] if n.get("metrics", {}).get("GPB_LOCAL")]
+check(local and incl(rec, "GPB_LOCAL") > 0, "recursive: stalls caused by local memory (%d)" % incl(rec, "GPB_LOCAL"))
+check("GPU stalls by their cause (" in text, "the blamer's section")
 print("%d failures" % len(bad))
 sys.exit(1 if bad else 0)

@@ -149,6 +149,31 @@ static void test_small(void)
 	CHECK_EQ_U(gt_sass__find(s, "k", 0xc8), GT_SASS_NONE);
 	CHECK_EQ_U(gt_sass__find(s, "other", 0xc0), GT_SASS_NONE);
 
+	/* Registers: written, then read (the guard and addresses too). */
+	CHECK(s->insns[11].n_def == 1 && s->insns[11].def[0] == 2); /* LDG.E R2, desc[UR4][R4.64] */
+	CHECK(s->insns[11].n_use == 3 && s->insns[11].use[0] == GT_SASS_REG_UR + 4 && s->insns[11].use[1] == 4 &&
+	      s->insns[11].use[2] == 5);
+	CHECK(s->insns[13].n_def == 0 && s->insns[13].n_use == 1 && s->insns[13].use[0] == GT_SASS_REG_P + 1);
+	/* The blamer: a wait for the load's result goes to the load; a wait
+	 * for R1 to its writers on both paths into the FADD (the MOV before
+	 * the loop, the FADD itself around the loop), by issued samples + 1. */
+	{
+		uint64_t stalls[21 * GT_SASS__WAITS] = { 0 }, issued[21] = { 0 };
+		double blame[21 * GT_SASS__BLAMES];
+
+		stalls[12 * GT_SASS__WAITS + GT_SASS_WAIT_LONG] = 10;
+		stalls[12 * GT_SASS__WAITS + GT_SASS_WAIT_FIXED] = 6;
+		stalls[6 * GT_SASS__WAITS + GT_SASS_WAIT_SHORT] = 5; /* FFMA in g, after a call */
+		stalls[8 * GT_SASS__WAITS + GT_SASS_WAIT_SHORT] = 3; /* MUFU in h: nothing before it */
+		issued[12] = 1;
+		CHECK(gt_sass__blame(s, 0, stalls, issued, blame) == 0);
+		CHECK(blame[11 * GT_SASS__BLAMES + GT_SASS_BLAME_GLOBAL] == 10.0);
+		CHECK(blame[10 * GT_SASS__BLAMES + GT_SASS_BLAME_ARITH] == 2.0);
+		CHECK(blame[12 * GT_SASS__BLAMES + GT_SASS_BLAME_ARITH] == 4.0);
+		CHECK(blame[5 * GT_SASS__BLAMES + GT_SASS_BLAME_OTHER] == 5.0); /* a call writes any register */
+		CHECK(blame[8 * GT_SASS__BLAMES + GT_SASS_BLAME_SELF] == 3.0);
+	}
+
 	/* Samples in g (a cycle with f), in h (no call reaches it) and in l;
 	 * no call instruction sampled: each caller gets one call. */
 	w[6] = 10;  /* FFMA in g */
