@@ -77,6 +77,7 @@ for per in 1 10; do
 	python3 "$SRC/tests/gpu/check_cuda.py" "$D/gputool" "$TMP/pcsamp$per" pcsamp || fail "check_cuda.py pcsamp ($per)"
 done
 sed -n '/^GPU source lines/,/^$/p' "$TMP"/pcsamp1/*.txt | head -12
+cp "$TMP"/pcsamp1/*.txt "$OUT/pcsamp-report.txt"
 
 note "samples/cuda/gpucalls under GPUTOOL_PC_SAMPLING: GPU calling contexts and loops (nvdisasm), recorded"
 # A sample every 2^9 cycles: the call instructions' samples count the calls.
