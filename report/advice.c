@@ -186,6 +186,16 @@ static struct row *ranked(const struct gt_profile *p, const uint64_t *key, const
 	return r;
 }
 
+/* A section's rows: ranked() by @key, and how many to show, at most @top. */
+static int section_rows(const struct gt_profile *p, const uint64_t *key, unsigned top, struct row **rows,
+			uint32_t *nr, uint32_t *shown)
+{
+	if (!(*rows = ranked(p, key, NULL, NULL, nr)))
+		return -ENOMEM;
+	*shown = *nr < top ? *nr : top;
+	return 0;
+}
+
 /* ---- GPU operations ---- */
 
 /* Time on the device (class device); time of the host waiting for it,
@@ -357,14 +367,10 @@ static int section_gpu_lines(const struct gt_profile *p, FILE *f, unsigned top)
 	for (size_t c = 0; c < PC_CLASSES; c++)
 		if (!(cls[c] = excl_of(p, pc_metrics[c])))
 			goto out_free;
-	if (!samples || !(rows = ranked(p, samples, NULL, NULL, &nr)))
-		goto out_free;
-	err = 0;
-	if (!nr)
+	if (!samples || (err = section_rows(p, samples, top, &rows, &nr, &shown)) || !nr)
 		goto out_free;
 	for (uint32_t k = 0; k < nr; k++)
 		total += rows[k].key;
-	shown = nr < top ? nr : top;
 	fprintf(f, "\nGPU source lines (PC samples: %" PRIu32 " of %" PRIu32 " lines, by samples; what the warps"
 		   " sampled there waited for, in %% of the line's samples; under each, its GPU calling context,"
 		   " kernel and launch site)\n",
@@ -402,12 +408,8 @@ static int section_gpu_loops(const struct gt_profile *p, FILE *f, unsigned top)
 		if (p->nodes[i].kind != GT_PNODE_NAME || !name || strncmp(name, "loop at ", 8))
 			samples[i] = 0;
 	}
-	if (!(rows = ranked(p, samples, NULL, NULL, &nr)))
+	if ((err = section_rows(p, samples, top, &rows, &nr, &shown)) || !nr)
 		goto out_free;
-	err = 0;
-	if (!nr)
-		goto out_free;
-	shown = nr < top ? nr : top;
 	fprintf(f, "\nGPU loops (PC samples: %" PRIu32 " of %" PRIu32 " loops, by the samples of all they hold, in %%"
 		   " of every PC sample; what the warps waited for, in %% of the loop's samples)\n",
 		shown, nr);
@@ -501,12 +503,8 @@ static int section_gpu_derived(const struct gt_profile *p, FILE *f, unsigned top
 	for (uint32_t i = 0; i < p->n_nodes; i++)
 		if (!t[i])
 			s[i] = 0;
-	if (!(rows = ranked(p, s, NULL, NULL, &nr)))
+	if ((err = section_rows(p, s, top, &rows, &nr, &shown)) || !nr)
 		goto out_free;
-	err = 0;
-	if (!nr)
-		goto out_free;
-	shown = nr < top ? nr : top;
 	fprintf(f, "\nGPU kernels by PC samples (%" PRIu32 " of %" PRIu32 " kernel contexts; rates derived from the samples"
 		   " over the whole kernel, %.0f warp schedulers per SM)\n",
 		shown, nr, w);
@@ -637,12 +635,8 @@ static int section_gpu_stall_trees(const struct gt_profile *p, FILE *f, unsigned
 	for (uint32_t i = 0; i < p->n_nodes; i++)
 		if (!t[i] || kern[i] != i)
 			s[i] = 0;
-	if (!(rows = ranked(p, s, NULL, NULL, &nr)))
+	if ((err = section_rows(p, s, top, &rows, &nr, &shown)) || !nr)
 		goto out_free;
-	err = 0;
-	if (!nr)
-		goto out_free;
-	shown = nr < top ? nr : top;
 	if (shown > 5)
 		shown = 5;
 	fprintf(f, "\nGPU stall trees (%" PRIu32 " of %" PRIu32 " kernel contexts, from the top: what the sampled warps"
@@ -742,12 +736,8 @@ static int section_gpu_blame(const struct gt_profile *p, FILE *f, unsigned top)
 			if (strcmp(blame_metrics[b], "GPB_SELF"))
 				key[i] += v[b][i];
 		}
-	if (!(rows = ranked(p, key, NULL, NULL, &nr)))
+	if ((err = section_rows(p, key, top, &rows, &nr, &shown)) || !nr || !total)
 		goto out_free;
-	err = 0;
-	if (!nr || !total)
-		goto out_free;
-	shown = nr < top ? nr : top;
 	fprintf(f, "\nGPU stalls by their cause (%" PRIu32 " of %" PRIu32 " lines: the samples of warps waiting for a"
 		   " result, moved to the line that produces it, in %% of all such samples; by what it is)\n",
 		shown, nr);
