@@ -268,6 +268,15 @@ void gt_cupti_pcsamp__disassembly(uint64_t crc, const char *text, size_t len);
  * -1 for a name that is not a reason of its own. For tests. */
 int gt_cupti_pcsamp__class_of(const char *name);
 
+/* ---- smclock.c --------------------------------------------------------- */
+
+/* The SM clock of @ordinal read through NVML while it is busy, from start
+ * to stop (PC sampling's first context to its end); the mean in kHz and
+ * the readings, or -1 if none. */
+void gt_cupti_smclock__start(int ordinal);
+void gt_cupti_smclock__stop(void);
+int gt_cupti_smclock__mean_khz(uint64_t *khz, uint64_t *readings);
+
 /* ---- record.c ---------------------------------------------------------- */
 
 /* 1 while GPUTOOL_CUPTI_RECORD writes a recording. */

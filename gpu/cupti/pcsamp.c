@@ -348,6 +348,7 @@ static void context__setup(struct pc_context *c)
 				     dev >= 0 && dev < GT_CUPTI_MAX_DEVICES
 			     ? (int)dev
 			     : 0;
+	gt_cupti_smclock__start(pcs.device);
 }
 
 void gt_cupti_pcsamp__context_created(CUcontext ctx)
@@ -609,6 +610,7 @@ void gt_cupti_pcsamp__finish(void)
 	for (uint32_t i = 0; i < pcs.n_ctx; i++)
 		if (pcs.ctx[i].ctx)
 			context__finish(&pcs.ctx[i]);
+	gt_cupti_smclock__stop();
 	/* Every sample is in: the kernels' structure now, while a recording
 	 * is still open to keep the disassembly. */
 	structure();
@@ -1128,7 +1130,19 @@ static void facts(void)
 	/* What the report derives issue and active rates with (docs/CUDA.md). */
 	fact_u64("pc_period_cycles", pcs.period_cycles);
 	if (atomic_load_explicit(&d->ready, memory_order_acquire)) {
-		fact_u64("pc_sm_clock_khz", (uint64_t)d->clock_khz);
+		uint64_t khz, readings;
+
+		/* The SM clock measured while the device was busy, else its
+		 * nominal clock (docs/CUDA.md). */
+		if (!gt_cupti_smclock__mean_khz(&khz, &readings)) {
+			fact_u64("pc_sm_clock_khz", khz);
+			snprintf(buf, sizeof(buf), "measured: the mean of %llu readings while busy; nominal %d MHz",
+				 (unsigned long long)readings, d->clock_khz / 1000);
+		} else {
+			fact_u64("pc_sm_clock_khz", (uint64_t)d->clock_khz);
+			snprintf(buf, sizeof(buf), "nominal");
+		}
+		gt_tool__set_fact("pc_sm_clock", buf);
 		fact_u64("pc_sm_count", (uint64_t)d->sm_count);
 		/* Four warp schedulers per SM since Volta (compute capability 7). */
 		fact_u64("pc_schedulers", d->cc_major >= 7 ? 4 : 0);

@@ -1,0 +1,146 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The SM clock during the run, for the rates derived from PC samples (seed
+ * 000, equations 8-10 take the average SM clock while kernels run): with
+ * GPUTOOL_PC_SAMPLING, a thread of the tool reads NVML's current SM clock
+ * of the sampled device every SAMPLE_MS while the device has operations in
+ * flight (gt_blame__in_flight), and the mean of those readings replaces the
+ * device's nominal clock in the report. NVML is the driver's
+ * libnvidia-ml.so.1, loaded at run time; without it (or without a reading
+ * while busy) the nominal clock stays, and the profile says which it is.
+ *
+ * The NVML entry points used are declared here: this CUDA toolkit has no
+ * nvml.h, and these four are NVML's documented, stable API.
+ *
+ * Threads: start and stop on the backend's threads (under pcsamp's lock);
+ * the sampler thread writes sum and n, read after it is joined.
+ */
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/log.h"
+#include "gpu/blame.h"
+#include "gpu/cupti/cupti-internal.h"
+
+#define SAMPLE_MS 5
+#define NVML_CLOCK_SM 1
+#define NVML_SUCCESS 0
+
+typedef struct nvml_device *nvml_device_t;
+
+static struct {
+	void *lib;
+	int (*init)(void);
+	int (*shutdown)(void);
+	int (*by_pci)(const char *bus_id, nvml_device_t *dev);
+	int (*clock)(nvml_device_t dev, int type, unsigned int *mhz);
+	nvml_device_t dev;
+	int ordinal;
+	pthread_t thread;
+	pid_t pid; /* the process the thread runs in: a fork's child has none */
+	int running;
+	atomic_int stop;   /* release by stop, acquire by the sampler */
+	uint64_t sum_mhz;  /* the sampler's; read after the join */
+	uint64_t n, tries; /* readings taken while busy; readings tried */
+} clk;
+
+static void *sampler(void *arg)
+{
+	const struct timespec period = { 0, SAMPLE_MS * 1000000L };
+
+	(void)arg;
+	while (!atomic_load_explicit(&clk.stop, memory_order_acquire)) {
+		unsigned int mhz;
+
+		if (gt_blame__in_flight(clk.ordinal) > 0) {
+			clk.tries++;
+			if (clk.clock(clk.dev, NVML_CLOCK_SM, &mhz) == NVML_SUCCESS && mhz) {
+				clk.sum_mhz += mhz;
+				clk.n++;
+			}
+		}
+		nanosleep(&period, NULL);
+	}
+	return NULL;
+}
+
+/* The PCI bus id NVML names the device by, from the driver. */
+static int bus_id(int ordinal, char *out, int len)
+{
+	CUdevice dev;
+	int domain = 0, bus = 0, device = 0;
+
+	if (!gt_cupti_lib.cuDeviceGet || !gt_cupti_lib.cuDeviceGetAttribute ||
+	    gt_cupti_lib.cuDeviceGet(&dev, ordinal) != CUDA_SUCCESS ||
+	    gt_cupti_lib.cuDeviceGetAttribute(&domain, CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID, dev) != CUDA_SUCCESS ||
+	    gt_cupti_lib.cuDeviceGetAttribute(&bus, CU_DEVICE_ATTRIBUTE_PCI_BUS_ID, dev) != CUDA_SUCCESS ||
+	    gt_cupti_lib.cuDeviceGetAttribute(&device, CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID, dev) != CUDA_SUCCESS)
+		return -1;
+	snprintf(out, (size_t)len, "%08x:%02x:%02x.0", domain, bus, device);
+	return 0;
+}
+
+void gt_cupti_smclock__start(int ordinal)
+{
+	char id[32];
+
+	if (clk.running || clk.lib)
+		return;
+	if (!(clk.lib = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL))) {
+		gt_info("cupti", "SM clock: no NVML (libnvidia-ml.so.1); the nominal clock is used");
+		return;
+	}
+	*(void **)&clk.init = dlsym(clk.lib, "nvmlInit_v2");
+	*(void **)&clk.shutdown = dlsym(clk.lib, "nvmlShutdown");
+	*(void **)&clk.by_pci = dlsym(clk.lib, "nvmlDeviceGetHandleByPciBusId_v2");
+	*(void **)&clk.clock = dlsym(clk.lib, "nvmlDeviceGetClockInfo");
+	if (!clk.init || !clk.shutdown || !clk.by_pci || !clk.clock || bus_id(ordinal, id, sizeof(id)) ||
+	    clk.init() != NVML_SUCCESS) {
+		gt_info("cupti", "SM clock: NVML did not start; the nominal clock is used");
+		return;
+	}
+	if (clk.by_pci(id, &clk.dev) != NVML_SUCCESS) {
+		gt_info("cupti", "SM clock: NVML does not know device %s; the nominal clock is used", id);
+		clk.shutdown();
+		return;
+	}
+	clk.ordinal = ordinal;
+	atomic_store_explicit(&clk.stop, 0, memory_order_relaxed);
+	if (pthread_create(&clk.thread, NULL, sampler, NULL)) {
+		clk.shutdown();
+		return;
+	}
+	clk.pid = getpid();
+	clk.running = 1;
+}
+
+void gt_cupti_smclock__stop(void)
+{
+	if (!clk.running)
+		return;
+	if (clk.pid != getpid()) { /* a fork's child: the thread stayed with the parent */
+		clk.running = 0;
+		clk.n = 0;
+		return;
+	}
+	atomic_store_explicit(&clk.stop, 1, memory_order_release);
+	pthread_join(clk.thread, NULL);
+	clk.running = 0;
+	clk.shutdown();
+	gt_info("cupti", "SM clock: %llu readings while busy, mean %llu MHz",
+		(unsigned long long)clk.n, (unsigned long long)(clk.n ? clk.sum_mhz / clk.n : 0));
+}
+
+int gt_cupti_smclock__mean_khz(uint64_t *khz, uint64_t *readings)
+{
+	if (clk.running || !clk.n)
+		return -1;
+	*khz = clk.sum_mhz * 1000 / clk.n;
+	*readings = clk.n;
+	return 0;
+}
