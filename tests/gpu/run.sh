@@ -90,6 +90,14 @@ cp "$(ls "$TMP"/gcrec/cupti-*.rec | head -1)" "$OUT/gpucalls.rec"
 cp "$TMP"/gpucalls/*.txt "$OUT/gpucalls-report.txt"
 sed -n '/^GPU loops/,/^$/p' "$TMP"/gpucalls/*.txt | head -16
 
+note "samples/cuda/advice: pairs of kernels whose fix is known, what the PC samples say of the slow ones"
+"$D/advice" >"$TMP/advice-bare.out" 2>&1 || fail "advice exits $? without the tool"
+GPUTOOL_PC_SAMPLING=1 under_tool "$TMP/advice" "$D/advice" >"$TMP/advice.out" 2>"$TMP/advice.err" ||
+	fail "advice exits $? under the tool"
+python3 "$SRC/tests/gpu/check_advice.py" "$D/gputool" "$TMP/advice" "$TMP/advice-bare.out" \
+	"$SRC/samples/cuda/advice.cu" || fail "check_advice.py"
+cp "$TMP"/advice/*.txt "$OUT/advice-report.txt"
+
 if command -v ncu >/dev/null; then
 	note "instructions derived from the samples (equations 10, 11) against Nsight Compute's counts"
 	for s in pcsamp:pcsamp1 gpucalls:gpucalls; do
