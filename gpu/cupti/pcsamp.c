@@ -1230,6 +1230,13 @@ out:
 	free(ts.n);
 	free(order);
 	gt_hmap__fini(&ts.by_function);
+	/* The nodes name their paths by interned texts: the structure goes. */
+	for (uint32_t i = 0; i < pcs.n_cubins; i++) {
+		gt_sass__delete(pcs.cubins[i].sass);
+		free(pcs.cubins[i].sass_text);
+		pcs.cubins[i].sass = NULL;
+		pcs.cubins[i].sass_text = NULL;
+	}
 	pcs.off = 1;
 	pthread_mutex_unlock(&pcs.lock);
 }
