@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef GT_GPU_CUPTI_PCSAMP_INTERNAL_H
+#define GT_GPU_CUPTI_PCSAMP_INTERNAL_H
+
+/*
+ * What the two halves of GPU PC sampling share: pcsamp.c takes the samples
+ * from CUPTI (one entry per instruction), pcsamp-place.c reads the
+ * kernels' structure and places the samples in the trees at settle.
+ * gt_pcs is under its lock, always.
+ */
+#include <pthread.h>
+
+#include "core/hmap.h"
+#include "core/metrics.h"
+#include "gpu/cupti/cupti-internal.h"
+
+#define MAX_CONTEXTS 16
+
+struct gt_sass;
+
+enum pc_class {
+	PC_MEMORY,
+	PC_EXEC,
+	PC_CONTROL,
+	PC_SYNC,
+	PC_ISSUED,
+	PC_NOT_SELECTED,
+	PC_OTHER,
+	PC_LATENCY, /* samples of any reason in which no warp issued: counted again */
+	PC__COUNT,
+	PC_SKIP = -1, /* not a reason of a warp (the sample count, dropped samples) */
+};
+
+/* Every count kept per instruction: the classes above, then each stall
+ * reason's (GPS_*), counted again. */
+enum pc_counter {
+	PR__FIRST = PC__COUNT - 1,
+#define X(A, id, cls, desc) PR_##id,
+	GT_GPU_STALL_REASONS(X, _)
+#undef X
+	PC__N
+};
+
+/* One instruction's samples. */
+struct pc_entry {
+	uint64_t crc, pc;
+	uint32_t function_index;
+	const char *function; /* interned, as kernel nodes name the kernel */
+	const char *symbol;   /* the function's symbol (mangled), interned */
+	const char *line;     /* "file:line", or "pc 0x..." without line information */
+	uint32_t cubin;	      /* at settle: index in gt_pcs.cubins with its structure, or GT_SASS_NONE */
+	uint32_t insn;	      /* at settle: the instruction in that structure, or GT_SASS_NONE */
+	uint64_t n[PC__N];
+};
+
+struct pc_context {
+	CUcontext ctx;
+	CUpti_PCSamplingData data;
+	uint32_t n_reasons;
+	uint32_t *reason_index;
+	int8_t *reason_class;	/* by position in reason_index */
+	uint8_t *reason_counter; /* its GPS_* counter, 0 if none */
+};
+
+struct pc_cubin {
+	uint64_t crc;
+	uint8_t *bytes;
+	size_t size;
+	char *sass_text; /* its disassembly, when given (a replay) or read at settle */
+	size_t sass_len;
+	struct gt_sass *sass; /* its structure, at settle */
+};
+
+struct gt_pcs_state {
+	pthread_mutex_t lock;
+	int off; /* could not start, or stopped */
+	int structured; /* the cubins' structure read (structure()) */
+	struct pc_context ctx[MAX_CONTEXTS];
+	uint32_t n_ctx;
+	struct pc_entry *e;
+	uint32_t n_e, cap_e;
+	struct gt_hmap by_pc;	/* mix(crc, function, pc) -> entry index + 1 */
+	struct gt_hmap lines;	/* hash of a line's text -> char * (owned) */
+	struct pc_cubin *cubins;
+	uint32_t n_cubins;
+	uint64_t dropped, unplaced;
+	int buffer_full;
+	/* For the derived metrics: the period in cycles (0: unknown), the
+	 * device of the first context. */
+	uint64_t period_cycles;
+	int device;
+};
+
+extern struct gt_pcs_state gt_pcs;
+
+/* One copy of each text, for node keys that live to the end (under the lock). */
+const char *gt_cupti_pcsamp__intern(const char *text);
+/* Each sampled cubin disassembled and read, each entry's instruction found
+ * in it; once (under the lock). */
+void gt_cupti_pcsamp__structure(void);
+
+#endif
