@@ -23,6 +23,9 @@ uint64_t tree_sum(struct gt_thread *t, enum gt_placeholder ph, enum gt_metric m)
 int replay(const char *path, unsigned short_launches);
 int replay_blame(const char *path);
 int replay_pc(const char *path, const char *source);
+/* smclock-test.c: the SM clock through a stand-in NVML. */
+void test_smclock_idle(void);
+void test_smclock_busy(void);
 /* A CUPTI whose PC-sampling enable, disable and configuration succeed
  * (GPUTOOL_PC_SAMPLING on); the data buffer the backend configured. */
 void pc_fake_install(void);

@@ -26,7 +26,6 @@
 #include "core/clock.h"
 #include "core/thread.h"
 #include "core/tool.h"
-#include "gpu/blame-internal.h"
 #include "gpu/blame.h"
 #include "gpu/cupti/cupti-internal.h"
 #include "gpu/monitor.h"
@@ -927,57 +926,10 @@ static void test_pc_sampling(void)
 	CHECK(gt_tool__fact("pc_sampling") && !strncmp(gt_tool__fact("pc_sampling"), "640 samples, 0 dropped", 22));
 }
 
-static CUresult CUDAAPI fake_device_get(CUdevice *dev, int ordinal)
-{
-	*dev = ordinal;
-	return CUDA_SUCCESS;
-}
-
-static CUresult CUDAAPI fake_pci_attribute(int *v, CUdevice_attribute a, CUdevice dev)
-{
-	(void)dev;
-	*v = a == CU_DEVICE_ATTRIBUTE_PCI_BUS_ID ? 0x17 : 0;
-	return CUDA_SUCCESS;
-}
-
-/* The SM clock read through NVML (tests/cupti/fake_nvml.c, found through
- * LD_LIBRARY_PATH) only while the device has operations in flight. */
-static void test_smclock(void)
-{
-	const struct timespec idle = { 0, 30 * 1000000L };
-	uint64_t khz = 0, n = 0;
-
-	gt_cupti_lib.cuDeviceGet = fake_device_get;
-	gt_cupti_lib.cuDeviceGetAttribute = fake_pci_attribute;
-	gt_cupti_smclock__start(0);
-	nanosleep(&idle, NULL);
-	gt_cupti_smclock__stop();
-	CHECK(gt_cupti_smclock__mean_khz(&khz, &n) == -1); /* idle: no reading */
-	gt_cupti_smclock__start(0); /* once per process */
-	CHECK(gt_cupti_smclock__mean_khz(&khz, &n) == -1);
-}
-
-static void test_smclock_busy(void)
-{
-	const struct timespec busy = { 0, 50 * 1000000L };
-	uint64_t khz = 0, n = 0;
-
-	gt_cupti_lib.cuDeviceGet = fake_device_get;
-	gt_cupti_lib.cuDeviceGetAttribute = fake_pci_attribute;
-	gt_blame__launched(0);
-	gt_cupti_smclock__start(0);
-	nanosleep(&busy, NULL);
-	gt_cupti_smclock__stop();
-	gt_blame__unlaunched(0);
-	CHECK(gt_cupti_smclock__mean_khz(&khz, &n) == 0);
-	CHECK_EQ_U(khz, 1500000);
-	CHECK(n >= 1);
-}
-
 int main(int argc, char **argv)
 {
 	static const struct test_case cases[] = {
-		{ "SM clock: no reading while idle", test_smclock },
+		{ "SM clock: no reading while idle", test_smclock_idle },
 		{ "SM clock: NVML's readings while busy", test_smclock_busy },
 		{ "occupancy", test_occupancy },
 		{ "kernel names", test_names },
