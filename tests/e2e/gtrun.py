@@ -92,6 +92,15 @@ class Profile:
     def names(self, node):
         return [n.get("name") or "?" for n in self.path(node)]
 
+    def descendants(self, node):
+        """Every node under @node (GPU lines sit under loops and GPU functions)."""
+        out, todo = [], list(self.children.get(node["id"], []))
+        while todo:
+            n = todo.pop()
+            out.append(n)
+            todo.extend(self.children.get(n["id"], []))
+        return out
+
     def find(self, name):
         return [n for n in self.doc["nodes"] if n.get("name") == name]
 

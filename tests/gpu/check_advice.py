@@ -30,14 +30,6 @@ def test_advice():
     check(len(speedup) == 5, "the program's five pairs: %s" % speedup)
     reasons = [m["name"] for m in p.doc["metrics"] if m["name"].startswith("GPS_")]
 
-    def descendants(n):
-        out, todo = [], list(p.children.get(n["id"], []))
-        while todo:
-            x = todo.pop()
-            out.append(x)
-            todo.extend(p.children.get(x["id"], []))
-        return out
-
     kernels = {}
     for ph in p.find("<gpu kernel>"):
         for k in p.children.get(ph["id"], []):
@@ -52,7 +44,7 @@ def test_advice():
         r = max(reasons, key=lambda m: sum(p.incl(k, m) for k in ks))
         lines = {}
         for k in ks:
-            for n in descendants(k):
+            for n in p.descendants(k):
                 if p.excl(n, r):
                     lines[n.get("name")] = lines.get(n.get("name"), 0) + p.excl(n, r)
         line = max(lines, key=lines.get) if lines else None

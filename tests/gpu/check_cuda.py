@@ -196,20 +196,6 @@ def test_threads(n):
 PC_CLASSES = ("GPC_MEMORY", "GPC_EXEC", "GPC_CONTROL", "GPC_SYNC", "GPC_ISSUED", "GPC_NOT_SELECTED", "GPC_OTHER")
 
 
-def descendants(p, node):
-    """The nodes under @node (GPU lines sit under loops and GPU functions)."""
-    out, todo = [], list(p.children.get(node["id"], []))
-    while todo:
-        n = todo.pop()
-        out.append(n)
-        todo.extend(p.children.get(n["id"], []))
-    return out
-
-
-def incl(p, node, metric):
-    return p.excl(node, metric) + sum(p.excl(n, metric) for n in descendants(p, node))
-
-
 def marked(src, tag):
     got = [i + 1 for i, line in enumerate(open(src)) if line.rstrip().endswith("// " + tag)]
     check(got, "no line marked %s in %s" % (tag, src))
@@ -245,7 +231,7 @@ def test_gpucalls():
                         elif (c.get("name") or "").startswith("loop at "):
                             todo.extend(p.children.get(c["id"], []))
                 level = nxt
-            total += sum(incl(p, n, "GPC_SAMPLES") for n in level)
+            total += sum(p.incl(n, "GPC_SAMPLES") for n in level)
         return total
 
     work, pair, rec = "work(float, int, int)", "pair(float, int, int)", "rec(float, int, int)"
@@ -257,8 +243,8 @@ def test_gpucalls():
     r_all = under("recursive", line["ROOT"], rec)
     w_all = a + b
     in_loop = under("two_sites", line["SITE_A"], work, work_loop) + under("two_sites", line["SITE_B"], work, work_loop)
-    fp32 = sum(incl(p, k, "GPI_FP32") for k in kernels.get("two_sites", []))
-    issued = sum(incl(p, k, "GPC_ISSUED") for k in kernels.get("two_sites", []))
+    fp32 = sum(p.incl(k, "GPI_FP32") for k in kernels.get("two_sites", []))
+    issued = sum(p.incl(k, "GPC_ISSUED") for k in kernels.get("two_sites", []))
     print("  two_sites: work() at SITE_A %d, at SITE_B %d; nested: pair() > work() %d, %d; recursive: rec() %d,"
           " work() in it %d; work()'s loop %d of %d; issued fp32 %d of %d" %
           (a, b, n1, n2, r_all, r_work, in_loop, w_all, fp32, issued))
@@ -286,7 +272,7 @@ def test_pcsamp():
         site = next((n.get("line") for n in p.path(k) if n.get("name") == "main"), None)
         for kern in p.children.get(k["id"], []):
             name = kern.get("name") or ""
-            for ln in descendants(p, kern):
+            for ln in p.descendants(kern):
                 s = p.excl(ln, "GPC_SAMPLES")
                 if not s:
                     continue
