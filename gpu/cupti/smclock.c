@@ -46,7 +46,7 @@ static struct {
 	int running;
 	atomic_int stop;   /* release by stop, acquire by the sampler */
 	uint64_t sum_mhz;  /* the sampler's; read after the join */
-	uint64_t n, tries; /* readings taken while busy; readings tried */
+	uint64_t n;	   /* readings taken while busy */
 } clk;
 
 static void *sampler(void *arg)
@@ -54,16 +54,18 @@ static void *sampler(void *arg)
 	const struct timespec period = { 0, SAMPLE_MS * 1000000L };
 
 	(void)arg;
-	while (!atomic_load_explicit(&clk.stop, memory_order_acquire)) {
+	/* A reading first, then one per period until stopped: a run shorter
+	 * than a period still gets its reading. */
+	for (;;) {
 		unsigned int mhz;
 
-		if (gt_blame__in_flight(clk.ordinal) > 0) {
-			clk.tries++;
-			if (clk.clock(clk.dev, NVML_CLOCK_SM, &mhz) == NVML_SUCCESS && mhz) {
-				clk.sum_mhz += mhz;
-				clk.n++;
-			}
+		if (gt_blame__in_flight(clk.ordinal) > 0 && clk.clock(clk.dev, NVML_CLOCK_SM, &mhz) == NVML_SUCCESS &&
+		    mhz) {
+			clk.sum_mhz += mhz;
+			clk.n++;
 		}
+		if (atomic_load_explicit(&clk.stop, memory_order_acquire))
+			break;
 		nanosleep(&period, NULL);
 	}
 	return NULL;

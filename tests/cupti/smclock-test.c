@@ -55,8 +55,8 @@ void test_smclock_busy(void)
 {
 	uint64_t khz = 0, n = 0;
 
-	sample_for(50, 1);
+	sample_for(20, 1);
 	CHECK(gt_cupti_smclock__mean_khz(&khz, &n) == 0);
 	CHECK_EQ_U(khz, 1500000);
-	CHECK(n >= 1);
+	CHECK(n >= 1); /* the first reading comes before the first wait */
 }
