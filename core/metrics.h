@@ -156,6 +156,12 @@ enum gt_metric_class gt_metric__class_by_name(const char *name);
 	  "dynamic shared memory per block, summed over launches (divide by GKER_COUNT)") \
 	X(GKER_OCC_THR, "GKER_OCC_THR", "permille", COUNT,                                     \
 	  "theoretical occupancy in 1/1000, summed over launches (divide by GKER_COUNT)") \
+	X(GKER_OCC_SLOTS, "GKER_OCC_SLOTS", "permille", COUNT,                                 \
+	  "occupancy the block size alone allows (warp and block slots), in 1/1000, summed over launches") \
+	X(GKER_OCC_REGS, "GKER_OCC_REGS", "permille", COUNT,                                   \
+	  "occupancy the registers per thread allow, in 1/1000, summed over launches")  \
+	X(GKER_OCC_SMEM, "GKER_OCC_SMEM", "permille", COUNT,                                   \
+	  "occupancy the shared memory per block allows, in 1/1000, summed over launches") \
 	X(GPC_SAMPLES, "GPC_SAMPLES", "count", COUNT,                                          \
 	  "GPU PC samples: warps sampled at this source line of the kernel")            \
 	X(GPC_MEMORY, "GPC_MEMORY", "count", COUNT,                                            \

@@ -74,6 +74,7 @@ static int attribute_kernel(struct gt_cct *cct, struct gt_cct_node *node,
 	const enum gt_metric m[] = {
 		GT_M_GKER,	 GT_M_GKER_COUNT, GT_M_GKER_BLKS,  GT_M_GKER_BLK_THR,
 		GT_M_GKER_THR_REG, GT_M_GKER_STMEM, GT_M_GKER_DYMEM, GT_M_GKER_OCC_THR,
+		GT_M_GKER_OCC_SLOTS, GT_M_GKER_OCC_REGS, GT_M_GKER_OCC_SMEM,
 	};
 	const uint64_t v[] = {
 		ns,
@@ -84,6 +85,9 @@ static int attribute_kernel(struct gt_cct *cct, struct gt_cct_node *node,
 		l->static_shared,
 		l->dynamic_shared,
 		l->occupancy,
+		l->occ_limit[GT_OCC_SLOTS],
+		l->occ_limit[GT_OCC_REGS],
+		l->occ_limit[GT_OCC_SMEM],
 	};
 
 	return add_all(cct, node, m, v, sizeof(m) / sizeof(m[0]));

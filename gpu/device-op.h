@@ -48,6 +48,14 @@ enum {
 	GT_DEVOP_F_PAGEABLE = 1u << 1,
 };
 
+/* The bounds on a kernel's resident blocks per SM, besides the grid. */
+enum gt_occ_limit {
+	GT_OCC_SLOTS, /* warp and block slots: the block size */
+	GT_OCC_REGS,  /* registers per thread */
+	GT_OCC_SMEM,  /* shared memory per block */
+	GT_OCC_LIMITS
+};
+
 /* Launch facts of a GT_DEVOP_KERNEL. */
 struct gt_kernel_launch {
 	uint32_t grid[3];	/* blocks (work-groups) per dimension */
@@ -56,6 +64,8 @@ struct gt_kernel_launch {
 	uint32_t static_shared; /* bytes per block */
 	uint32_t dynamic_shared; /* bytes per block */
 	uint32_t occupancy;	/* theoretical, in 1/1000 of the device's thread slots */
+	/* What each bound alone (with the slots) allows, in 1/1000; 0: unknown. */
+	uint32_t occ_limit[GT_OCC_LIMITS];
 };
 
 struct gt_device_op {

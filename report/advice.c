@@ -14,40 +14,15 @@
 
 #include "core/metrics.h"
 #include "core/profile.h"
+#include "report/ptree.h"
 
-#define WHERE_COLS 96 /* a calling context is shortened to about this width */
 
 /* ---- per-node sums ---- */
-
-/* Per-node totals of a metric, inclusive or exclusive; zeros when the
- * profile lacks it. */
-static uint64_t *totals_of(const struct gt_profile *p, const char *name, int inclusive)
-{
-	uint64_t *v = calloc(p->n_nodes ? p->n_nodes : 1, sizeof(*v));
-	uint32_t m = gt_profile__find_metric(p, name);
-
-	if (v && m != GT_NONE &&
-	    gt_profile__metric_totals(p, m, inclusive ? NULL : v, inclusive ? v : NULL)) {
-		free(v);
-		return NULL;
-	}
-	return v;
-}
-
-static uint64_t *excl_of(const struct gt_profile *p, const char *name)
-{
-	return totals_of(p, name, 0);
-}
-
-static uint64_t *incl_of(const struct gt_profile *p, const char *name)
-{
-	return totals_of(p, name, 1);
-}
 
 /* Adds the exclusive totals of the named metric into sum[]. */
 static int add_metric(const struct gt_profile *p, const char *name, uint64_t *sum)
 {
-	uint64_t *v = excl_of(p, name);
+	uint64_t *v = gt_ptree__excl(p, name);
 
 	if (!v)
 		return -ENOMEM;
@@ -73,82 +48,6 @@ static int add_class(const struct gt_profile *p, enum gt_metric_class cls, uint6
 		if (p->metrics[m].cls == cls && add_metric(p, gt_profile__str(p, p->metrics[m].name), sum))
 			return -ENOMEM;
 	return 0;
-}
-
-/* ---- labels and contexts ---- */
-
-static const char *base_name(const char *path)
-{
-	const char *s = strrchr(path, '/');
-
-	return s ? s + 1 : path;
-}
-
-/* Printable: control characters from the file become '?'. */
-static void put_clean(char *out, size_t cap, size_t *len, const char *s)
-{
-	for (; *s && *len + 1 < cap; s++)
-		out[(*len)++] = ((unsigned char)*s < 0x20 || *s == 0x7f) ? '?' : *s;
-	out[*len] = 0;
-}
-
-static void put_fmt(char *out, size_t cap, size_t *len, const char *fmt, uint64_t v)
-{
-	int n;
-
-	if (*len + 1 >= cap)
-		return;
-	n = snprintf(out + *len, cap - *len, fmt, v);
-	if (n > 0)
-		*len += (size_t)n < cap - *len ? (size_t)n : cap - *len - 1;
-}
-
-/* "function (file.c:12)", "module+0x1f", a placeholder's or a name's text. */
-static void label(const struct gt_profile *p, uint32_t i, char *out, size_t cap, size_t *len)
-{
-	const struct gt_prof_node *n = &p->nodes[i];
-	const char *name = gt_profile__str(p, n->name), *file = gt_profile__str(p, n->file);
-	const char *mod = n->module == GT_NONE ? NULL : gt_profile__str(p, p->modules[n->module]);
-
-	if (!gt_pnode__is_frame(n->kind)) {
-		put_clean(out, cap, len, name ? name : "<unnamed>");
-		return;
-	}
-	if (name) {
-		put_clean(out, cap, len, name);
-	} else if (mod) {
-		put_clean(out, cap, len, base_name(mod));
-		put_fmt(out, cap, len, "+0x%" PRIx64, n->offset);
-	} else {
-		put_fmt(out, cap, len, "0x%" PRIx64, n->offset);
-	}
-	put_clean(out, cap, len, gt_pnode__marker(n->kind));
-	if (file) {
-		put_clean(out, cap, len, " (");
-		put_clean(out, cap, len, base_name(file));
-		if (n->line)
-			put_fmt(out, cap, len, ":%" PRIu64, n->line);
-		put_clean(out, cap, len, ")");
-	}
-}
-
-/* The context of node `from`, innermost first, cut at about WHERE_COLS. */
-static void where(const struct gt_profile *p, uint32_t from, char *out, size_t cap)
-{
-	size_t len = 0;
-
-	out[0] = 0;
-	for (uint32_t v = from; v != GT_NONE && v != 0; v = p->nodes[v].parent) {
-		if (len)
-			put_clean(out, cap, &len, " < ");
-		if (len > WHERE_COLS) {
-			put_clean(out, cap, &len, "...");
-			return;
-		}
-		label(p, v, out, cap, &len);
-	}
-	if (!len)
-		put_clean(out, cap, &len, "<root>");
 }
 
 /* ---- ranking ---- */
@@ -217,7 +116,7 @@ static int section_gpu(const struct gt_profile *p, FILE *f, unsigned top)
 	struct row *rows = NULL;
 	uint32_t nr = 0, shown;
 	int err = -ENOMEM;
-	char ctx[WHERE_COLS + 512], what[256];
+	char ctx[GT_PTREE_WHERE_COLS + 512], what[256];
 
 	if (!time || !host || !count || !bytes || add_class(p, GT_MC_DEVICE, time) ||
 	    add_class(p, GT_MC_GPU_HOST, host) || add_metrics(p, count_metrics, count) ||
@@ -247,17 +146,17 @@ static int section_gpu(const struct gt_profile *p, FILE *f, unsigned top)
 			const char *ph = gt_profile__str(p, p->nodes[parent].name);
 
 			if (ph && !strcmp(ph, "<gpu kernel>")) {
-				put_clean(what, sizeof(what), &len, "kernel ");
+				gt_ptree__put(what, sizeof(what), &len, "kernel ");
 			} else {
-				label(p, parent, what, sizeof(what), &len);
-				put_clean(what, sizeof(what), &len, " ");
+				gt_ptree__label(p, parent, what, sizeof(what), &len);
+				gt_ptree__put(what, sizeof(what), &len, " ");
 			}
-			label(p, i, what, sizeof(what), &len);
+			gt_ptree__label(p, i, what, sizeof(what), &len);
 			parent = p->nodes[parent].parent;
 		} else {
-			label(p, i, what, sizeof(what), &len);
+			gt_ptree__label(p, i, what, sizeof(what), &len);
 		}
-		where(p, parent, ctx, sizeof(ctx));
+		gt_ptree__where(p, parent, ctx, sizeof(ctx));
 		if (total && time[i])
 			snprintf(pct, sizeof(pct), "%.1f%%", 100.0 * (double)time[i] / (double)total);
 		else
@@ -282,39 +181,12 @@ static const char *const pc_metrics[] = {
 static const char *const pc_labels[] = { "memory", "exec", "control", "sync", "issued", "not sel", "other" };
 #define PC_CLASSES (sizeof(pc_metrics) / sizeof(pc_metrics[0]))
 
-static int is_gpu_kernel_ph(const struct gt_profile *p, uint32_t i)
-{
-	const char *ph;
-
-	if (i == GT_NONE || p->nodes[i].kind != GT_PNODE_PLACEHOLDER)
-		return 0;
-	ph = gt_profile__str(p, p->nodes[i].name);
-	return ph && !strcmp(ph, "<gpu kernel>");
-}
-
-/* The kernel node above GPU node @i (a line, a loop, a GPU function), and
- * in @path the GPU context between them, innermost first ("" if none). */
-static uint32_t gpu_kernel_of(const struct gt_profile *p, uint32_t i, char *path, size_t cap)
-{
-	size_t len = 0;
-
-	path[0] = 0;
-	for (uint32_t v = p->nodes[i].parent; v != GT_NONE; v = p->nodes[v].parent) {
-		if (is_gpu_kernel_ph(p, p->nodes[v].parent))
-			return v;
-		if (len)
-			put_clean(path, cap, &len, " < ");
-		label(p, v, path, cap, &len);
-	}
-	return GT_NONE;
-}
-
 /* Under a ranked GPU line or loop: the GPU context it is in, then its
  * kernel and the kernel's launch site. */
 static void put_gpu_where(const struct gt_profile *p, FILE *f, uint32_t i)
 {
-	char path[WHERE_COLS + 512], ctx[WHERE_COLS + 512], what[256];
-	uint32_t kernel = gpu_kernel_of(p, i, path, sizeof(path)), site;
+	char path[GT_PTREE_WHERE_COLS + 512], ctx[GT_PTREE_WHERE_COLS + 512], what[256];
+	uint32_t kernel = gt_ptree__kernel_of(p, i, path, sizeof(path)), site;
 	size_t len = 0;
 
 	if (kernel == GT_NONE)
@@ -322,11 +194,11 @@ static void put_gpu_where(const struct gt_profile *p, FILE *f, uint32_t i)
 	if (path[0])
 		fprintf(f, "      in %s\n", path);
 	what[0] = 0;
-	label(p, kernel, what, sizeof(what), &len);
+	gt_ptree__label(p, kernel, what, sizeof(what), &len);
 	site = p->nodes[kernel].parent;
 	if (site != GT_NONE)
 		site = p->nodes[site].parent;
-	where(p, site, ctx, sizeof(ctx));
+	gt_ptree__where(p, site, ctx, sizeof(ctx));
 	fprintf(f, "      kernel %s < %s\n", what, ctx);
 }
 
@@ -341,7 +213,7 @@ static void put_pc_row(const struct gt_profile *p, FILE *f, uint32_t i, uint64_t
 	for (size_t c = 0; c < PC_CLASSES; c++)
 		fprintf(f, " %6.1f%%", n ? 100.0 * (double)cls[c][i] / (double)n : 0.0);
 	what[0] = 0;
-	label(p, i, what, sizeof(what), &len);
+	gt_ptree__label(p, i, what, sizeof(what), &len);
 	fprintf(f, "  %s\n", what);
 	put_gpu_where(p, f, i);
 }
@@ -359,13 +231,13 @@ static void put_pc_header(FILE *f, const char *what)
  * call sites and GPU functions), its kernel and launch site. */
 static int section_gpu_lines(const struct gt_profile *p, FILE *f, unsigned top)
 {
-	uint64_t *samples = excl_of(p, "GPC_SAMPLES"), *cls[PC_CLASSES] = { 0 }, total = 0;
+	uint64_t *samples = gt_ptree__excl(p, "GPC_SAMPLES"), *cls[PC_CLASSES] = { 0 }, total = 0;
 	struct row *rows = NULL;
 	uint32_t nr = 0, shown;
 	int err = -ENOMEM;
 
 	for (size_t c = 0; c < PC_CLASSES; c++)
-		if (!(cls[c] = excl_of(p, pc_metrics[c])))
+		if (!(cls[c] = gt_ptree__excl(p, pc_metrics[c])))
 			goto out_free;
 	if (!samples || (err = section_rows(p, samples, top, &rows, &nr, &shown)) || !nr)
 		goto out_free;
@@ -390,14 +262,14 @@ out_free:
  * kernels' control flow), by their inclusive samples. */
 static int section_gpu_loops(const struct gt_profile *p, FILE *f, unsigned top)
 {
-	uint64_t *samples = incl_of(p, "GPC_SAMPLES"), *all = excl_of(p, "GPC_SAMPLES"), *cls[PC_CLASSES] = { 0 };
+	uint64_t *samples = gt_ptree__incl(p, "GPC_SAMPLES"), *all = gt_ptree__excl(p, "GPC_SAMPLES"), *cls[PC_CLASSES] = { 0 };
 	uint64_t total = 0;
 	struct row *rows = NULL;
 	uint32_t nr = 0, shown;
 	int err = -ENOMEM;
 
 	for (size_t c = 0; c < PC_CLASSES; c++)
-		if (!(cls[c] = incl_of(p, pc_metrics[c])))
+		if (!(cls[c] = gt_ptree__incl(p, pc_metrics[c])))
 			goto out_free;
 	if (!samples || !all)
 		goto out_free;
@@ -486,18 +358,18 @@ static void put_mix(FILE *f, uint64_t *const *mix, uint32_t i, double I)
  */
 static int section_gpu_derived(const struct gt_profile *p, FILE *f, unsigned top, const struct gt_sections_run *run)
 {
-	uint64_t *s = incl_of(p, "GPC_SAMPLES"), *lat = incl_of(p, "GPC_LATENCY"), *iss = incl_of(p, "GPC_ISSUED");
-	uint64_t *ns = incl_of(p, "GPC_NOT_SELECTED"), *t = excl_of(p, "GKER"), *mix[GPI_CLASSES] = { 0 };
+	uint64_t *s = gt_ptree__incl(p, "GPC_SAMPLES"), *lat = gt_ptree__incl(p, "GPC_LATENCY"), *iss = gt_ptree__incl(p, "GPC_ISSUED");
+	uint64_t *ns = gt_ptree__incl(p, "GPC_NOT_SELECTED"), *t = gt_ptree__excl(p, "GKER"), *mix[GPI_CLASSES] = { 0 };
 	double w = run && run->pc_schedulers ? (double)run->pc_schedulers : 4.0;
 	struct row *rows = NULL;
 	uint32_t nr = 0, shown;
 	int err = -ENOMEM;
-	char ctx[WHERE_COLS + 512], what[256];
+	char ctx[GT_PTREE_WHERE_COLS + 512], what[256];
 
 	if (!s || !lat || !iss || !ns || !t)
 		goto out_free;
 	for (size_t c = 0; c < GPI_CLASSES; c++)
-		if (!(mix[c] = incl_of(p, gpi_metrics[c])))
+		if (!(mix[c] = gt_ptree__incl(p, gpi_metrics[c])))
 			goto out_free;
 	/* Kernel nodes only: their lines hold the samples, they hold the time. */
 	for (uint32_t i = 0; i < p->n_nodes; i++)
@@ -526,10 +398,10 @@ static int section_gpu_derived(const struct gt_profile *p, FILE *f, unsigned top
 				 100.0 * S * (double)run->pc_period * 1e6 /
 					 ((double)run->pc_clock_khz * (double)t[i] * (double)run->pc_sms));
 		what[0] = 0;
-		label(p, i, what, sizeof(what), &len);
+		gt_ptree__label(p, i, what, sizeof(what), &len);
 		if (site != GT_NONE)
 			site = p->nodes[site].parent;
-		where(p, site, ctx, sizeof(ctx));
+		gt_ptree__where(p, site, ctx, sizeof(ctx));
 		fprintf(f, "  %9" PRIu64 " %10.6f %6.1f%% %6.2f %7.1f%% %6.1f%% %7s %9s  %s < %s\n", s[i],
 			(double)t[i] / 1e9, 100.0 * wr, wr * w, 100.0 * e, 100.0 * (1.0 - pow(1.0 - e, w)), active, instr,
 			what, ctx);
@@ -590,24 +462,6 @@ static const char *stall_advice_of(const char *metric)
 	return NULL;
 }
 
-/* For each node under a kernel's node, that kernel node (GT_NONE else). */
-static uint32_t *kernel_of_nodes(const struct gt_profile *p)
-{
-	uint32_t *k = malloc((p->n_nodes ? p->n_nodes : 1) * sizeof(*k));
-
-	if (!k)
-		return NULL;
-	for (uint32_t i = 0; i < p->n_nodes; i++) {
-		k[i] = GT_NONE;
-		for (uint32_t v = i; v != GT_NONE; v = p->nodes[v].parent)
-			if (is_gpu_kernel_ph(p, p->nodes[v].parent)) {
-				k[i] = v;
-				break;
-			}
-	}
-	return k;
-}
-
 /*
  * Per kernel context, from the top (DRGPU's top-down tree, from the PC
  * samples alone): the share of its samples that issued, that could have,
@@ -616,21 +470,21 @@ static uint32_t *kernel_of_nodes(const struct gt_profile *p)
  */
 static int section_gpu_stall_trees(const struct gt_profile *p, FILE *f, unsigned top)
 {
-	uint64_t *s = incl_of(p, "GPC_SAMPLES"), *t = excl_of(p, "GKER"), *iss = incl_of(p, "GPC_ISSUED");
-	uint64_t *ns = incl_of(p, "GPC_NOT_SELECTED"), *cls[PC_CLASSES] = { 0 }, *r_incl[STALL_REASONS] = { 0 };
+	uint64_t *s = gt_ptree__incl(p, "GPC_SAMPLES"), *t = gt_ptree__excl(p, "GKER"), *iss = gt_ptree__incl(p, "GPC_ISSUED");
+	uint64_t *ns = gt_ptree__incl(p, "GPC_NOT_SELECTED"), *cls[PC_CLASSES] = { 0 }, *r_incl[STALL_REASONS] = { 0 };
 	uint64_t *r_excl[STALL_REASONS] = { 0 };
 	uint32_t *kern = NULL, nr = 0, shown;
 	struct row *rows = NULL;
-	char ctx[WHERE_COLS + 512], what[256], path[WHERE_COLS + 512];
+	char ctx[GT_PTREE_WHERE_COLS + 512], what[256], path[GT_PTREE_WHERE_COLS + 512];
 	int err = -ENOMEM;
 
-	if (!s || !t || !iss || !ns || !(kern = kernel_of_nodes(p)))
+	if (!s || !t || !iss || !ns || !(kern = gt_ptree__kernels(p)))
 		goto out_free;
 	for (size_t c = 0; c < PC_CLASSES; c++)
-		if (!(cls[c] = incl_of(p, pc_metrics[c])))
+		if (!(cls[c] = gt_ptree__incl(p, pc_metrics[c])))
 			goto out_free;
 	for (size_t r = 0; r < STALL_REASONS; r++)
-		if (!(r_incl[r] = incl_of(p, stall_reasons[r].metric)) || !(r_excl[r] = excl_of(p, stall_reasons[r].metric)))
+		if (!(r_incl[r] = gt_ptree__incl(p, stall_reasons[r].metric)) || !(r_excl[r] = gt_ptree__excl(p, stall_reasons[r].metric)))
 			goto out_free;
 	for (uint32_t i = 0; i < p->n_nodes; i++)
 		if (!t[i] || kern[i] != i)
@@ -649,10 +503,10 @@ static int section_gpu_stall_trees(const struct gt_profile *p, FILE *f, unsigned
 		size_t len = 0;
 
 		what[0] = 0;
-		label(p, i, what, sizeof(what), &len);
+		gt_ptree__label(p, i, what, sizeof(what), &len);
 		if (site != GT_NONE)
 			site = p->nodes[site].parent;
-		where(p, site, ctx, sizeof(ctx));
+		gt_ptree__where(p, site, ctx, sizeof(ctx));
 		fprintf(f, "  %s < %s: %" PRIu64 " samples\n", what, ctx, s[i]);
 		fprintf(f, "    %5.1f%% issued, %5.1f%% could issue (not selected), %5.1f%% stalled\n",
 			100.0 * (double)iss[i] / S, 100.0 * (double)ns[i] / S,
@@ -676,8 +530,8 @@ static int section_gpu_stall_trees(const struct gt_profile *p, FILE *f, unsigned
 				if (hot != GT_NONE) {
 					len = 0;
 					what[0] = 0;
-					label(p, hot, what, sizeof(what), &len);
-					gpu_kernel_of(p, hot, path, sizeof(path));
+					gt_ptree__label(p, hot, what, sizeof(what), &len);
+					gt_ptree__kernel_of(p, hot, path, sizeof(path));
 					fprintf(f, "             hottest: %s (%.1f%% of it)%s%s\n", what,
 						100.0 * (double)r_excl[r][hot] / (double)r_incl[r][i], path[0] ? " in " : "",
 						path);
@@ -726,7 +580,7 @@ static int section_gpu_blame(const struct gt_profile *p, FILE *f, unsigned top)
 
 	_Static_assert(sizeof(blame_labels) / sizeof(blame_labels[0]) == BLAME_KINDS, "a label per kind");
 	for (size_t b = 0; b < BLAME_KINDS; b++)
-		if (!(v[b] = excl_of(p, blame_metrics[b])))
+		if (!(v[b] = gt_ptree__excl(p, blame_metrics[b])))
 			goto out_free;
 	if (!(key = calloc(p->n_nodes ? p->n_nodes : 1, sizeof(*key))))
 		goto out_free;
@@ -755,7 +609,7 @@ static int section_gpu_blame(const struct gt_profile *p, FILE *f, unsigned top)
 			if (strcmp(blame_metrics[b], "GPB_SELF"))
 				fprintf(f, " %6.1f%%", 100.0 * (double)v[b][i] / (double)key[i]);
 		what[0] = 0;
-		label(p, i, what, sizeof(what), &len);
+		gt_ptree__label(p, i, what, sizeof(what), &len);
 		fprintf(f, "  %s\n", what);
 		put_gpu_where(p, f, i);
 	}
@@ -797,11 +651,11 @@ static const struct {
 
 static int section_advice(const struct gt_profile *p, FILE *f, unsigned top)
 {
-	char ctx[WHERE_COLS + 512];
+	char ctx[GT_PTREE_WHERE_COLS + 512];
 	int header = 0;
 
 	for (size_t c = 0; c < sizeof(checks) / sizeof(checks[0]); c++) {
-		uint64_t *v = excl_of(p, checks[c].metric), total = 0;
+		uint64_t *v = gt_ptree__excl(p, checks[c].metric), total = 0;
 		struct row *rows;
 		uint32_t nr, shown;
 
@@ -822,7 +676,7 @@ static int section_advice(const struct gt_profile *p, FILE *f, unsigned top)
 			fprintf(f, "  %s: %" PRIu64 "\n    %s\n", checks[c].metric, total, checks[c].advice);
 			shown = nr < top ? nr : top;
 			for (uint32_t k = 0; k < shown; k++) {
-				where(p, rows[k].node, ctx, sizeof(ctx));
+				gt_ptree__where(p, rows[k].node, ctx, sizeof(ctx));
 				fprintf(f, "    %8" PRIu64 "  %s\n", rows[k].key, ctx);
 			}
 			if (shown < nr)

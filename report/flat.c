@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "report/report.h"
+#include "report/next.h"
 #include "report/sections.h"
 
 #define MAX_DEVICES 64
@@ -62,17 +63,17 @@ static uint64_t flat__threads_at(const void *ctx, uint32_t node, uint32_t metric
 	return c ? c->thr.n : 0;
 }
 
-int gt_flat__write_sections(FILE *f, const struct gt_analysis *a, unsigned top)
+int gt_flat_profile__init(struct gt_flat_profile *fp, const struct gt_analysis *a)
 {
 	const struct gt_run *r = a->run;
-	struct gt_profile flat = *a->t;
-	struct gt_prof_thread thread = { .id = 0, .kind = GT_NONE };
-	struct gt_prof_value *v = NULL;
-	struct gt_sections_run run = { .threads_at = flat__threads_at, .ctx = r };
-	struct gt_sb busy = { 0 };
+	struct gt_prof_value *v;
 	uint64_t n = 0, wall = 0;
-	int err = -ENOMEM;
+	int err;
 
+	memset(fp, 0, sizeof(*fp));
+	fp->p = *a->t;
+	fp->thread = (struct gt_prof_thread){ .id = 0, .kind = GT_NONE };
+	fp->run = (struct gt_sections_run){ .threads_at = flat__threads_at, .ctx = r };
 	/* One value per (node, metric): the run's sum, on one thread; the
 	 * sections ask threads_at how many threads measured it. */
 	for (uint32_t i = 0; i < r->t.n_nodes; i++)
@@ -80,7 +81,7 @@ int gt_flat__write_sections(FILE *f, const struct gt_analysis *a, unsigned top)
 			n += r->cells[c].excl.sum != 0;
 	v = malloc((n ? n : 1) * sizeof(*v));
 	if (!v)
-		goto out_free;
+		return -ENOMEM;
 	n = 0;
 	for (uint32_t i = 0; i < r->t.n_nodes; i++)
 		for (uint32_t c = r->head[i]; c != GT_NONE; c = r->cells[c].next)
@@ -91,29 +92,65 @@ int gt_flat__write_sections(FILE *f, const struct gt_analysis *a, unsigned top)
 	for (uint32_t p = 0; p < r->n_procs; p++)
 		if (r->procs[p].wall_ns > wall)
 			wall = r->procs[p].wall_ns;
-	run.wall_ns = wall;
+	fp->run.wall_ns = wall;
+	fp->run.processes = r->n_merged;
 	for (uint32_t p = 0; p < r->n_procs; p++) {
 		const struct gt_proc *pr = &r->procs[p];
+		const char *bw;
 
-		if (pr->state != GT_PROC_MERGED || !gt_proc__meta(pr, "pc_period_cycles"))
+		if (pr->state != GT_PROC_MERGED)
 			continue;
-		run.pc_period = gt_proc__meta_u64(pr, "pc_period_cycles");
-		run.pc_clock_khz = gt_proc__meta_u64(pr, "pc_sm_clock_khz");
-		run.pc_sms = gt_proc__meta_u64(pr, "pc_sm_count");
-		run.pc_schedulers = gt_proc__meta_u64(pr, "pc_schedulers");
-		break;
+		if (!fp->run.dram_bytes_per_s && (bw = gt_proc__meta(pr, "gpu_dram_bytes_per_s"))) {
+			unsigned long d;
+			uint64_t bps;
+
+			if (gt_device_list__next(&bw, &d, &bps))
+				fp->run.dram_bytes_per_s = bps;
+		}
+		if (fp->run.pc_period || !gt_proc__meta(pr, "pc_period_cycles"))
+			continue;
+		fp->run.pc_period = gt_proc__meta_u64(pr, "pc_period_cycles");
+		fp->run.pc_clock_khz = gt_proc__meta_u64(pr, "pc_sm_clock_khz");
+		fp->run.pc_sms = gt_proc__meta_u64(pr, "pc_sm_count");
+		fp->run.pc_schedulers = gt_proc__meta_u64(pr, "pc_schedulers");
 	}
-	err = gpu_busy(r, &busy, &run.busy_wall_ns);
+	err = gpu_busy(r, &fp->busy, &fp->run.busy_wall_ns);
+	if (err) {
+		free(v);
+		free(fp->busy.s);
+		return err;
+	}
+	fp->run.gpu_busy = fp->busy.s;
+	fp->p.values = v;
+	fp->p.n_values = fp->p.cap_values = n;
+	fp->p.threads = &fp->thread;
+	fp->p.n_threads = fp->p.cap_threads = 1;
+	return 0;
+}
+
+void gt_flat_profile__fini(struct gt_flat_profile *fp)
+{
+	free(fp->busy.s);
+	free(fp->p.values);
+	fp->busy.s = NULL;
+	fp->p.values = NULL;
+}
+
+int gt_flat__write_sections(FILE *f, const struct gt_analysis *a, unsigned top)
+{
+	struct gt_flat_profile fp;
+	struct gt_next_list next;
+	int err = gt_flat_profile__init(&fp, a);
+
 	if (err)
-		goto out_free;
-	run.gpu_busy = busy.s;
-	flat.values = v;
-	flat.n_values = flat.cap_values = n;
-	flat.threads = &thread;
-	flat.n_threads = flat.cap_threads = 1;
-	err = gt_report__write_sections(&flat, f, top, &run);
-out_free:
-	free(busy.s);
-	free(v);
+		return err;
+	err = gt_next__build(&fp.p, &fp.run, &next);
+	if (!err) {
+		err = gt_next__write_text(&fp.p, &next, f, top ? top : GT_REPORT_TOP);
+		gt_next__fini(&next);
+	}
+	if (!err)
+		err = gt_report__write_sections(&fp.p, f, top, &fp.run);
+	gt_flat_profile__fini(&fp);
 	return err;
 }

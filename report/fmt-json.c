@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "report/next.h"
+#include "report/ptree.h"
 #include "report/report.h"
 #include "core/metrics.h"
 
@@ -279,6 +281,76 @@ static void importance(const struct js *j)
 	fputs("]}", f);
 }
 
+/*
+ * "advice": what to do next (report/next.h), ranked; each piece with its
+ * contexts as text too, since a compact page may leave their nodes out.
+ */
+static int advice(const struct js *j)
+{
+	struct gt_flat_profile fp;
+	struct gt_next_list l;
+	char buf[GT_PTREE_WHERE_COLS + 512];
+	FILE *f = j->f;
+	int err = gt_flat_profile__init(&fp, j->a);
+
+	if (err)
+		return err;
+	err = gt_next__build(&fp.p, &fp.run, &l);
+	if (err)
+		goto out;
+	fputs(",\n\"advice\":[", f);
+	for (uint32_t k = 0; k < l.n; k++) {
+		const struct gt_next *n = &l.v[k];
+		int kernel = n->kind <= GT_NEXT_GPU_OCCUPANCY;
+		size_t len = 0;
+
+		u64(f, k ? ",\n  {\"rank\":" : "\n  {\"rank\":", k + 1);
+		fputs(",\"kind\":", f);
+		str(j, gt_next__id(n->kind));
+		fputs(",\"title\":", f);
+		str(j, gt_next__title(n->kind));
+		u64(f, ",\"node\":", n->node);
+		buf[0] = 0;
+		gt_ptree__label(&fp.p, n->node, buf, sizeof(buf), &len);
+		fputs(",\"name\":", f);
+		str(j, buf);
+		gt_ptree__where(&fp.p, kernel ? gt_ptree__launch_site(&fp.p, n->node) : n->node, buf, sizeof(buf));
+		fputs(kernel ? ",\"launched_at\":" : ",\"at\":", f);
+		str(j, buf);
+		if (n->line != GT_NONE) {
+			u64(f, ",\"line_node\":", n->line);
+			len = 0;
+			buf[0] = 0;
+			if (kernel)
+				gt_ptree__label(&fp.p, n->line, buf, sizeof(buf), &len);
+			else
+				gt_ptree__where(&fp.p, n->line, buf, sizeof(buf));
+			fputs(kernel ? ",\"line\":" : ",\"cpu_work_at\":", f);
+			str(j, buf);
+		}
+		if (n->kernel_samples) {
+			u64(f, ",\"samples\":", n->samples);
+			u64(f, ",\"kernel_samples\":", n->kernel_samples);
+		}
+		u64(f, ",\"time_ns\":", n->time_ns);
+		fputs(",\"speedup\":", f);
+		num(f, n->speedup);
+		u64(f, ",\"saved_ns\":", n->saved_ns);
+		fputs(",\"program_speedup\":", f);
+		num(f, n->program);
+		fprintf(f, ",\"upper_bound\":%s,\"why\":", n->upper_bound ? "true" : "false");
+		str(j, n->why);
+		fputs(",\"try\":", f);
+		str(j, n->todo);
+		fputc('}', f);
+	}
+	fputc(']', f);
+	gt_next__fini(&l);
+out:
+	gt_flat_profile__fini(&fp);
+	return err;
+}
+
 int gt_json__write(FILE *f, const struct gt_analysis *a, const struct gt_out_opts *o, int html)
 {
 	const struct gt_run *r = a->run;
@@ -318,6 +390,9 @@ int gt_json__write(FILE *f, const struct gt_analysis *a, const struct gt_out_opt
 	}
 	fputs("],\n", f);
 	importance(&j);
+	if ((err = advice(&j)))
+		goto out_free;
+	err = -ENOMEM;
 	fputs(",\n\"imbalance\":{\"processes\":", f);
 	id_list(f, a->imb, a->n_imb);
 	fputs(",\"threads\":", f);

@@ -19,6 +19,7 @@
 
 #include "core/profile.h"
 #include "core/text.h"
+#include "report/sections.h"
 
 /* Runs of up to this many processes keep each process's value per context
  * (the per-rank tables); larger runs keep only the statistics. */
@@ -309,8 +310,20 @@ struct gt_out_opts {
 };
 
 int gt_text__write(FILE *f, const struct gt_analysis *a, const struct gt_out_opts *o);
-/* The per-process report's sections (report/sections.h) over the merged run. */
+/* The per-process report's sections (report/sections.h) over the merged
+ * run, after what to do next (report/next.h). */
 int gt_flat__write_sections(FILE *f, const struct gt_analysis *a, unsigned top);
+/* The merged run as one profile (borrowing a's tree, strings and metrics;
+ * one value per node and metric, the run's sum) and what the sections need
+ * to know of the run (flat.c). 0 or -ENOMEM. */
+struct gt_flat_profile {
+	struct gt_profile p;
+	struct gt_prof_thread thread;
+	struct gt_sections_run run;
+	struct gt_sb busy;
+};
+int gt_flat_profile__init(struct gt_flat_profile *fp, const struct gt_analysis *a);
+void gt_flat_profile__fini(struct gt_flat_profile *fp);
 /* compact: the HTML report's form (no per-thread statistics). */
 int gt_json__write(FILE *f, const struct gt_analysis *a, const struct gt_out_opts *o, int html_safe);
 int gt_folded__write(FILE *f, const struct gt_analysis *a);

@@ -32,6 +32,8 @@ struct gt_sections_run {
 	/* PC sampling's set-up (the first process's meta pc_*; 0: unknown):
 	 * the period in cycles, the SM clock, SMs, warp schedulers per SM. */
 	uint64_t pc_period, pc_clock_khz, pc_sms, pc_schedulers;
+	uint64_t dram_bytes_per_s; /* the first device's peak DRAM bandwidth (meta gpu_dram_bytes_per_s); 0: unknown */
+	uint32_t processes;        /* merged; the advice's gains are per process */
 };
 
 /*

@@ -270,17 +270,22 @@ static uint32_t round_up(uint32_t v, uint32_t unit)
 
 /*
  * The CUDA occupancy calculator's model: resident blocks per SM are bounded
- * by the SM's warp slots, its block slots, its registers (allocated per warp
+ * by the SM's warp slots and block slots, its registers (allocated per warp
  * in units of 256) and its shared memory (the block's static and dynamic
  * shared memory plus what the driver reserves per block, in units of 128
- * bytes). Occupancy is resident warps over warp slots. The carve-out the
- * driver picks for shared memory is not known here: the largest is assumed.
+ * bytes). Occupancy is resident warps over warp slots; lim[] gets what each
+ * bound alone allows (GT_OCC_SLOTS, _REGS, _SMEM; 1000 for a bound that
+ * does not apply), so that the report can name the limit and what lifting
+ * it gives. The carve-out the driver picks for shared memory is not known
+ * here: the largest is assumed.
  */
 uint32_t gt_cupti__occupancy(const struct gt_cupti_device *d, uint32_t threads, uint32_t regs,
-			     uint32_t smem)
+			     uint32_t smem, uint32_t lim[GT_OCC_LIMITS])
 {
-	uint32_t warp, warps, max_warps, blocks;
+	uint32_t warp, warps, max_warps, by[GT_OCC_LIMITS], blocks;
 
+	for (int i = 0; lim && i < GT_OCC_LIMITS; i++)
+		lim[i] = 0;
 	if (!d || !threads || d->warp_size <= 0 || d->max_threads_per_sm <= 0)
 		return 0;
 	warp = (uint32_t)d->warp_size;
@@ -288,24 +293,31 @@ uint32_t gt_cupti__occupancy(const struct gt_cupti_device *d, uint32_t threads, 
 	max_warps = (uint32_t)d->max_threads_per_sm / warp;
 	if (!max_warps || warps > max_warps)
 		return 0;
-	blocks = max_warps / warps;
-	if (d->max_blocks_per_sm > 0 && blocks > (uint32_t)d->max_blocks_per_sm)
-		blocks = (uint32_t)d->max_blocks_per_sm;
+	by[GT_OCC_SLOTS] = max_warps / warps;
+	if (d->max_blocks_per_sm > 0 && by[GT_OCC_SLOTS] > (uint32_t)d->max_blocks_per_sm)
+		by[GT_OCC_SLOTS] = (uint32_t)d->max_blocks_per_sm;
+	by[GT_OCC_REGS] = by[GT_OCC_SMEM] = by[GT_OCC_SLOTS];
 	if (regs && d->regs_per_sm > 0) {
 		uint32_t per_warp = round_up(regs * warp, 256);
-		uint32_t by_regs = (uint32_t)d->regs_per_sm / per_warp / warps;
 
 		if (d->regs_per_block > 0 && per_warp * warps > (uint32_t)d->regs_per_block)
 			return 0;
-		if (by_regs < blocks)
-			blocks = by_regs;
+		by[GT_OCC_REGS] = (uint32_t)d->regs_per_sm / per_warp / warps;
 	}
 	if (d->smem_per_sm > 0) {
 		uint32_t per_block = round_up(smem + (uint32_t)d->smem_reserved_per_block, 128);
-		uint32_t by_smem = per_block ? (uint32_t)d->smem_per_sm / per_block : blocks;
 
-		if (by_smem < blocks)
-			blocks = by_smem;
+		if (per_block)
+			by[GT_OCC_SMEM] = (uint32_t)d->smem_per_sm / per_block;
+	}
+	blocks = by[GT_OCC_SLOTS];
+	for (int i = 0; i < GT_OCC_LIMITS; i++) {
+		uint32_t b = by[i] < by[GT_OCC_SLOTS] ? by[i] : by[GT_OCC_SLOTS];
+
+		if (lim)
+			lim[i] = b * warps * 1000 / max_warps;
+		if (b < blocks)
+			blocks = b;
 	}
 	return blocks * warps * 1000 / max_warps;
 }
@@ -370,8 +382,8 @@ int gt_cupti__convert(const CUpti_Activity *r, struct gt_device_op *op)
 		    atomic_load_explicit(&gt_cupti_devices[k->deviceId].ready, memory_order_acquire))
 			d = &gt_cupti_devices[k->deviceId];
 		l->occupancy = gt_cupti__occupancy(d, l->block[0] * l->block[1] * l->block[2],
-						   l->registers,
-						   l->static_shared + l->dynamic_shared);
+						   l->registers, l->static_shared + l->dynamic_shared,
+						   l->occ_limit);
 		break;
 	}
 	case CUPTI_ACTIVITY_KIND_MEMCPY: {

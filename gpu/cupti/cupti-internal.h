@@ -125,6 +125,7 @@ struct gt_cupti_device {
 	int smem_per_sm, smem_reserved_per_block;
 	int clock_khz, mem_clock_khz;
 	char name[96];
+	int mem_bus_bits; /* last: recordings made before it have none (0) */
 };
 extern struct gt_cupti_device gt_cupti_devices[GT_CUPTI_MAX_DEVICES];
 
@@ -217,9 +218,10 @@ typedef int (*gt_cupti_next_fn)(uint8_t *buf, size_t valid, CUpti_Activity **rec
 void gt_cupti_activity__deliver(uint8_t *buf, size_t valid, gt_cupti_next_fn next);
 /* The tool's clock minus CUPTI's timestamps (0 when CUPTI reads the tool's). */
 int64_t gt_cupti_activity__offset(void);
-/* Theoretical occupancy in 1/1000 of the device's thread slots. */
+/* Theoretical occupancy in 1/1000 of the device's thread slots; lim (or
+ * NULL): what each bound alone allows (activity.c). */
 uint32_t gt_cupti__occupancy(const struct gt_cupti_device *d, uint32_t threads, uint32_t regs,
-			     uint32_t smem);
+			     uint32_t smem, uint32_t lim[GT_OCC_LIMITS]);
 /* One interned, demangled copy of a kernel name, keyed by CUPTI's pointer. */
 const char *gt_cupti__kernel_name(const char *cupti_name);
 /* The interned name of a copy from device src to device dst ("device 0 ->

@@ -182,6 +182,7 @@ void gt_cupti__device_probe(int ordinal)
 		A(RESERVED_SHARED_MEMORY_PER_BLOCK, smem_reserved_per_block),
 		A(CLOCK_RATE, clock_khz),
 		A(MEMORY_CLOCK_RATE, mem_clock_khz),
+		A(GLOBAL_MEMORY_BUS_WIDTH, mem_bus_bits),
 #undef A
 	};
 
@@ -229,6 +230,22 @@ static void devices__fact(void)
 	}
 	if (buf[0])
 		gt_tool__set_fact("cuda_devices", buf);
+	/* The peak DRAM bandwidth of each device, in bytes/s (double data
+	 * rate: two transfers per memory clock), for the report's advice. */
+	len = 0;
+	buf[0] = 0;
+	for (int i = 0; i < GT_CUPTI_MAX_DEVICES && len < sizeof(buf); i++) {
+		const struct gt_cupti_device *d = &gt_cupti_devices[i];
+
+		if (!atomic_load_explicit(&d->ready, memory_order_acquire) || d->mem_clock_khz <= 0 ||
+		    d->mem_bus_bits <= 0)
+			continue;
+		len += (size_t)snprintf(buf + len, sizeof(buf) - len, "%s%d:%llu", len ? " " : "", i,
+					2000ULL * (unsigned long long)d->mem_clock_khz *
+						(unsigned long long)d->mem_bus_bits / 8);
+	}
+	if (buf[0])
+		gt_tool__set_fact("gpu_dram_bytes_per_s", buf);
 }
 
 /* ---- flush and stop --------------------------------------------------------- */

@@ -574,12 +574,13 @@ int gt_cupti_record__replay(const char *path, const struct gt_cupti_replay *r)
 				}
 				break;
 			case C_DEVICE:
-				if (r->device && c.len >= 4 + sizeof(struct gt_cupti_device)) {
-					struct gt_cupti_device d;
+				/* Fields added at the end stay 0 from older files. */
+				if (r->device && c.len >= 4 + offsetof(struct gt_cupti_device, mem_bus_bits)) {
+					struct gt_cupti_device d = { 0 };
 					int32_t o;
 
 					memcpy(&o, p, 4);
-					memcpy(&d, p + 4, sizeof(d));
+					memcpy(&d, p + 4, c.len - 4 < sizeof(d) ? c.len - 4 : sizeof(d));
 					r->device(r->arg, o, &d);
 				}
 				break;

@@ -40,18 +40,28 @@ static const struct gt_cupti_device h100 = {
 
 static void test_occupancy(void)
 {
+	uint32_t lim[GT_OCC_LIMITS];
+
 	/* 8 blocks of 8 warps fill the 64 warp slots. */
-	CHECK_EQ_U(gt_cupti__occupancy(&h100, 256, 16, 0), 1000);
+	CHECK_EQ_U(gt_cupti__occupancy(&h100, 256, 16, 0, lim), 1000);
+	CHECK(lim[GT_OCC_SLOTS] == 1000 && lim[GT_OCC_REGS] == 1000 && lim[GT_OCC_SMEM] == 1000);
 	/* 64 registers: 2048 per warp, 32 warps fit: 4 blocks. */
-	CHECK_EQ_U(gt_cupti__occupancy(&h100, 256, 64, 0), 500);
-	/* 48 KiB + 1 KiB reserved per block: 4 blocks. */
-	CHECK_EQ_U(gt_cupti__occupancy(&h100, 256, 16, 48 << 10), 500);
+	CHECK_EQ_U(gt_cupti__occupancy(&h100, 256, 64, 0, lim), 500);
+	CHECK(lim[GT_OCC_SLOTS] == 1000 && lim[GT_OCC_REGS] == 500 && lim[GT_OCC_SMEM] == 1000);
+	/* 48 KiB + 1 KiB reserved per block: 4 blocks; with 64 registers too,
+	 * each bound alone allows half. */
+	CHECK_EQ_U(gt_cupti__occupancy(&h100, 256, 16, 48 << 10, lim), 500);
+	CHECK(lim[GT_OCC_REGS] == 1000 && lim[GT_OCC_SMEM] == 500);
+	CHECK_EQ_U(gt_cupti__occupancy(&h100, 256, 64, 100 << 10, lim), 250);
+	CHECK(lim[GT_OCC_REGS] == 500 && lim[GT_OCC_SMEM] == 250);
 	/* One warp per block: the 32 block slots bound it. */
-	CHECK_EQ_U(gt_cupti__occupancy(&h100, 32, 16, 0), 500);
+	CHECK_EQ_U(gt_cupti__occupancy(&h100, 32, 16, 0, lim), 500);
+	CHECK(lim[GT_OCC_SLOTS] == 500 && lim[GT_OCC_REGS] == 500);
 	/* 255 registers with 1024 threads do not fit at all. */
-	CHECK_EQ_U(gt_cupti__occupancy(&h100, 1024, 255, 0), 0);
-	CHECK_EQ_U(gt_cupti__occupancy(NULL, 256, 16, 0), 0);
-	CHECK_EQ_U(gt_cupti__occupancy(&h100, 0, 16, 0), 0);
+	CHECK_EQ_U(gt_cupti__occupancy(&h100, 1024, 255, 0, lim), 0);
+	CHECK(lim[GT_OCC_SLOTS] == 0);
+	CHECK_EQ_U(gt_cupti__occupancy(NULL, 256, 16, 0, NULL), 0);
+	CHECK_EQ_U(gt_cupti__occupancy(&h100, 0, 16, 0, NULL), 0);
 }
 
 static void test_names(void)

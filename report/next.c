@@ -1,0 +1,544 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What to do next (next.h). Each check reads metrics the run measured, by
+ * name; a profile without them gets no advice of that kind.
+ *
+ * Kernels (from their PC samples; seed 004's stall elimination and latency
+ * hiding, with the scheduler's issue cycles kept). Of a kernel context's S
+ * samples, L are latency samples (its scheduler issued nothing), so the
+ * schedulers issued in the share W_R = (S - L) / S of its cycles. A change
+ * that removes the share f of the warps' waiting keeps the issue cycles
+ * (the same instructions) and shrinks the others in proportion:
+ *   T' / T = W_R' + (1 - W_R) (1 - f)
+ * with W_R' = W_R less the issue cycles of the instructions the change
+ * removes. More resident warps (occupancy o -> o') hide latency instead:
+ *   T' / T = W_R + (1 - W_R) o / o'
+ * The kernel's estimated speedup is T / T'.
+ *
+ * The program: the GPU time a change saves shortens the run only where the
+ * CPU waited for it; blame shifting measured that wait per kernel
+ * (CPU_IDLE_CAUSE, docs/BLAME.md). Without it, the GPU time saved is an
+ * upper bound. The program's speedup is wall / (wall - saved), per process.
+ */
+#include "report/next.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report/ptree.h"
+
+#define MIN_SAMPLES 1000    /* a kernel context with fewer PC samples gets no advice */
+#define MIN_SHARE 0.10      /* the least share of a kernel's samples a stall advice explains */
+#define LATENCY_BOUND 0.20  /* occupancy advice only where this share of the cycles issued nothing */
+#define SCATTERED_BW 0.25   /* global accesses using under this share of the DRAM peak are scattered */
+#define MIN_PINNED 1048576u /* bytes of pinned copies a pinned bandwidth is measured from */
+#define LANE_BYTES 4        /* the bytes a thread's global access is assumed to move */
+
+static const struct {
+	const char *id, *title, *todo;
+} kinds[GT_NEXT_KINDS] = {
+	[GT_NEXT_GPU_GLOBAL] = { "gpu-global-memory", "scattered global memory accesses",
+				 "make a warp's 32 threads access consecutive addresses (coalesce: index with "
+				 "threadIdx.x in the fastest dimension, transpose the data or go through shared "
+				 "memory)" },
+	[GT_NEXT_GPU_LOCAL] = { "gpu-local-memory", "local memory (spilled registers or a local array)",
+				"keep the values in registers: index local arrays with constants (unrolled loops), "
+				"fewer live values, or allow more registers (__launch_bounds__, -maxrregcount)" },
+	[GT_NEXT_GPU_BARRIER] = { "gpu-barrier", "warps idle at a barrier",
+				  "give the block's warps equal work between barriers (spread the long "
+				  "path over all warps), or synchronize fewer threads (__syncwarp, cooperative "
+				  "groups)" },
+	[GT_NEXT_GPU_OCCUPANCY] = { "gpu-occupancy", "too few resident warps to hide latency",
+				    "raise the warps resident per SM" },
+	[GT_NEXT_PAGEABLE] = { "pageable-copies", "copies of pageable host memory",
+			       "pin the host buffer (cudaMallocHost, cudaHostRegister; an OpenMP allocator "
+			       "with the pinned trait), then copy with cudaMemcpyAsync" },
+	[GT_NEXT_OVERLAP] = { "cpu-gpu-overlap", "the CPU waits for the GPU while the GPU waits for the CPU",
+			      "overlap them: launch asynchronously and do the CPU work before the wait, or "
+			      "split the work and pipeline it over streams" },
+};
+
+const char *gt_next__id(enum gt_next_kind k)
+{
+	return k < GT_NEXT_KINDS ? kinds[k].id : "?";
+}
+
+const char *gt_next__title(enum gt_next_kind k)
+{
+	return k < GT_NEXT_KINDS ? kinds[k].title : "?";
+}
+
+/* The metrics the checks read, each per node (inclusive or exclusive). */
+enum col {
+	C_SAMPLES,
+	C_LATENCY,
+	C_ISSUED,
+	C_BARRIER,
+	C_LG_THROTTLE,
+	C_B_GLOBAL,
+	C_B_LOCAL,
+	C_I_GLOBAL,
+	C_I_LOCAL,
+	C_GKER,
+	C_COUNT,
+	C_OCC,
+	C_OCC_SLOTS,
+	C_OCC_REGS,
+	C_OCC_SMEM,
+	C_REGS,
+	C_SMEM_ST,
+	C_SMEM_DY,
+	C_IDLE_CAUSE,
+	C_CPU_IDLE,
+	C_GPU_IDLE_CAUSE,
+	C_PAGEABLE,
+	C_H2D,
+	C_H2D_BYTES,
+	C_D2H,
+	C_D2H_BYTES,
+	C_COLS
+};
+
+static const struct {
+	const char *metric;
+	int inclusive;
+} cols[C_COLS] = {
+	[C_SAMPLES] = { "GPC_SAMPLES", 1 },	      [C_LATENCY] = { "GPC_LATENCY", 1 },
+	[C_ISSUED] = { "GPC_ISSUED", 1 },	      [C_BARRIER] = { "GPS_BARRIER", 0 },
+	[C_LG_THROTTLE] = { "GPS_LG_THROTTLE", 0 },  [C_B_GLOBAL] = { "GPB_GLOBAL", 0 },
+	[C_B_LOCAL] = { "GPB_LOCAL", 0 },	      [C_I_GLOBAL] = { "GPI_GLOBAL", 0 },
+	[C_I_LOCAL] = { "GPI_LOCAL", 0 },	      [C_GKER] = { "GKER", 0 },
+	[C_COUNT] = { "GKER_COUNT", 0 },	      [C_OCC] = { "GKER_OCC_THR", 0 },
+	[C_OCC_SLOTS] = { "GKER_OCC_SLOTS", 0 },     [C_OCC_REGS] = { "GKER_OCC_REGS", 0 },
+	[C_OCC_SMEM] = { "GKER_OCC_SMEM", 0 },	      [C_REGS] = { "GKER_THR_REG", 0 },
+	[C_SMEM_ST] = { "GKER_STMEM", 0 },	      [C_SMEM_DY] = { "GKER_DYMEM", 0 },
+	[C_IDLE_CAUSE] = { "CPU_IDLE_CAUSE", 0 },    [C_CPU_IDLE] = { "CPU_IDLE", 0 },
+	[C_GPU_IDLE_CAUSE] = { "GPU_IDLE_CAUSE", 0 }, [C_PAGEABLE] = { "GXCOPY_PAGEABLE_BYTES", 0 },
+	[C_H2D] = { "GXCOPY_H2D", 0 },		      [C_H2D_BYTES] = { "GXCOPY_H2D_BYTES", 0 },
+	[C_D2H] = { "GXCOPY_D2H", 0 },		      [C_D2H_BYTES] = { "GXCOPY_D2H_BYTES", 0 },
+};
+
+struct ctx {
+	const struct gt_profile *p;
+	const struct gt_sections_run *run;
+	uint64_t *v[C_COLS];
+	uint32_t *kern; /* per node: its kernel context */
+	int blame;      /* CPU_IDLE_CAUSE was measured */
+	int oom;
+	struct gt_next_list *out;
+	uint32_t cap;
+};
+
+/* Per kernel context: the sums over the nodes under it of an exclusive
+ * column, and the hottest of those nodes. */
+static uint64_t under(const struct ctx *c, uint32_t k, enum col col, uint32_t *hot)
+{
+	uint64_t sum = 0;
+	uint32_t best = GT_NONE;
+
+	for (uint32_t i = 0; i < c->p->n_nodes; i++) {
+		uint64_t x = c->v[col][i];
+
+		if (c->kern[i] != k || !x)
+			continue;
+		sum += x;
+		if (best == GT_NONE || x > c->v[col][best])
+			best = i;
+	}
+	if (hot)
+		*hot = best;
+	return sum;
+}
+
+static struct gt_next *add(struct ctx *c, enum gt_next_kind kind, uint32_t node)
+{
+	struct gt_next *n;
+
+	if (c->out->n == c->cap) {
+		uint32_t cap = c->cap ? 2 * c->cap : 16;
+		struct gt_next *v = realloc(c->out->v, cap * sizeof(*v));
+
+		if (!v) {
+			c->oom = 1;
+			return NULL;
+		}
+		c->out->v = v;
+		c->cap = cap;
+	}
+	n = &c->out->v[c->out->n++];
+	memset(n, 0, sizeof(*n));
+	n->kind = kind;
+	n->node = node;
+	n->line = GT_NONE;
+	snprintf(n->todo, sizeof(n->todo), "%s", kinds[kind].todo);
+	return n;
+}
+
+/* The whole program's share of a time saved on the GPU by a kernel's change. */
+static void program_gain(const struct ctx *c, struct gt_next *n, uint64_t gpu_saved, uint64_t waited)
+{
+	uint32_t procs = c->run->processes ? c->run->processes : 1;
+	uint64_t saved = gpu_saved;
+
+	if (c->blame)
+		saved = waited < saved ? waited : saved;
+	else
+		n->upper_bound = 1;
+	n->saved_ns = saved / procs;
+	if (c->run->wall_ns > n->saved_ns)
+		n->program = (double)c->run->wall_ns / (double)(c->run->wall_ns - n->saved_ns);
+}
+
+/* A kernel change estimated as T'/T = ratio. */
+static void kernel_gain(const struct ctx *c, struct gt_next *n, uint32_t k, double ratio)
+{
+	uint64_t t = c->v[C_GKER][k];
+
+	if (ratio <= 0 || ratio >= 1)
+		ratio = 1;
+	n->time_ns = t;
+	n->speedup = 1.0 / ratio;
+	program_gain(c, n, (uint64_t)((double)t * (1.0 - ratio)), c->v[C_IDLE_CAUSE][k]);
+}
+
+static void check_kernel(struct ctx *c, uint32_t k)
+{
+	const uint64_t *const *v = (const uint64_t *const *)c->v;
+	double S = (double)v[C_SAMPLES][k], wr, iss = (double)v[C_ISSUED][k];
+	uint64_t count = v[C_COUNT][k] ? v[C_COUNT][k] : 1;
+	uint32_t hot;
+	struct gt_next *n;
+
+	if (S < MIN_SAMPLES || !v[C_GKER][k])
+		return;
+	wr = (S - (double)v[C_LATENCY][k]) / S;
+
+	/* Local memory: the dependency stalls blamed on local loads, and the
+	 * local share of the waits for the memory queue. */
+	{
+		double b = (double)under(c, k, C_B_LOCAL, &hot), il = (double)under(c, k, C_I_LOCAL, NULL);
+		double ig = (double)under(c, k, C_I_GLOBAL, NULL), lg = (double)under(c, k, C_LG_THROTTLE, NULL);
+		double f = (b + (il + ig > 0 ? lg * il / (il + ig) : 0)) / S;
+
+		if (f >= MIN_SHARE && hot != GT_NONE && (n = add(c, GT_NEXT_GPU_LOCAL, k))) {
+			n->line = hot;
+			n->samples = (uint64_t)(f * S + 0.5);
+			n->kernel_samples = (uint64_t)S;
+			kernel_gain(c, n, k, wr * (iss > 0 ? 1.0 - il / iss : 1.0) + (1.0 - wr) * (1.0 - f));
+			snprintf(n->why, sizeof(n->why),
+				 "%.1f%% of the kernel's PC samples wait on local memory; local loads and stores are "
+				 "%.1f%% of its instructions; %" PRIu64 " registers per thread",
+				 100.0 * f, iss > 0 ? 100.0 * il / iss : 0.0, v[C_REGS][k] / count);
+		}
+	}
+
+	/* Scattered global accesses: memory-bound on global loads while the
+	 * bytes the threads asked for use little of the DRAM's bandwidth. */
+	{
+		double b = (double)under(c, k, C_B_GLOBAL, &hot), ig = (double)under(c, k, C_I_GLOBAL, NULL);
+		double f = b / S, t = (double)v[C_GKER][k] / 1e9, bytes = 0, floor = 0;
+		const struct gt_sections_run *r = c->run;
+
+		if (r->pc_period && iss > 0 && r->dram_bytes_per_s && t > 0) {
+			double w = r->pc_schedulers ? (double)r->pc_schedulers : 4.0;
+
+			/* Equations 10-11 (report/advice.c): the global instructions
+			 * issued, a warp's 32 accesses each. */
+			bytes = (S - (double)v[C_LATENCY][k]) * w * (double)r->pc_period * ig / iss * 32 * LANE_BYTES;
+			floor = bytes / (double)r->dram_bytes_per_s / t;
+		}
+		if (f >= MIN_SHARE * 3 && bytes > 0 && floor < SCATTERED_BW && hot != GT_NONE &&
+		    (n = add(c, GT_NEXT_GPU_GLOBAL, k))) {
+			double ratio = wr + (1.0 - wr) * (1.0 - f);
+
+			n->line = hot;
+			n->samples = (uint64_t)b;
+			n->kernel_samples = (uint64_t)S;
+			/* No faster than the DRAM moves the bytes asked for. */
+			kernel_gain(c, n, k, ratio > floor ? ratio : floor);
+			snprintf(n->why, sizeof(n->why),
+				 "%.1f%% of the kernel's PC samples wait on global loads, while the %.3g bytes its "
+				 "threads access use %.1f%% of the DRAM's peak bandwidth over its run",
+				 100.0 * f, bytes, 100.0 * floor);
+		}
+	}
+
+	/* Barriers. */
+	{
+		double b = (double)under(c, k, C_BARRIER, &hot), f = b / S;
+
+		if (f >= MIN_SHARE && hot != GT_NONE && (n = add(c, GT_NEXT_GPU_BARRIER, k))) {
+			n->line = hot;
+			n->samples = (uint64_t)b;
+			n->kernel_samples = (uint64_t)S;
+			kernel_gain(c, n, k, wr + (1.0 - wr) * (1.0 - f));
+			snprintf(n->why, sizeof(n->why), "%.1f%% of the kernel's PC samples wait at barriers", 100.0 * f);
+		}
+	}
+
+	/* Occupancy, where the kernel is latency-bound: what lifting its
+	 * tightest bound gives, up to the next one. */
+	if (v[C_OCC][k] && 1.0 - wr >= LATENCY_BOUND) {
+		static const char *const what[] = { "the block size", "the registers per thread",
+						    "the shared memory per block" };
+		double occ = (double)v[C_OCC][k] / (double)count, lim[3], next = 1000;
+		int tight = 0;
+
+		lim[0] = (double)v[C_OCC_SLOTS][k] / (double)count;
+		lim[1] = (double)v[C_OCC_REGS][k] / (double)count;
+		lim[2] = (double)v[C_OCC_SMEM][k] / (double)count;
+		for (int i = 1; i < 3; i++)
+			if (lim[i] > 0 && lim[i] < lim[tight])
+				tight = i;
+		for (int i = 0; i < 3; i++)
+			if (i != tight && lim[i] > 0 && lim[i] < next)
+				next = lim[i];
+		if (lim[tight] > 0 && occ < 1000 && next > occ * 1.25 && (n = add(c, GT_NEXT_GPU_OCCUPANCY, k))) {
+			n->samples = v[C_LATENCY][k];
+			n->kernel_samples = (uint64_t)S;
+			kernel_gain(c, n, k, wr + (1.0 - wr) * occ / next);
+			snprintf(n->why, sizeof(n->why),
+				 "%.1f%% of the schedulers' cycles issue nothing; %s bounds the occupancy at "
+				 "%.1f%%, the next bound is %.1f%%",
+				 100.0 * (1.0 - wr), what[tight], occ / 10, next / 10);
+			if (tight == 1)
+				snprintf(n->todo, sizeof(n->todo),
+					 "fewer registers per thread (now %" PRIu64 "): __launch_bounds__ or "
+					 "-maxrregcount, fewer live values",
+					 v[C_REGS][k] / count);
+			else if (tight == 2)
+				snprintf(n->todo, sizeof(n->todo),
+					 "less shared memory per block (now %" PRIu64 " bytes): smaller tiles, or "
+					 "fewer threads sharing more of it",
+					 (v[C_SMEM_ST][k] + v[C_SMEM_DY][k]) / count);
+			else
+				snprintf(n->todo, sizeof(n->todo),
+					 "larger blocks: the SM's block slots fill before its warp slots");
+		}
+	}
+}
+
+/* Pageable copies: at the pinned bandwidth the run measured itself, per direction. */
+static void check_pageable(struct ctx *c)
+{
+	const struct gt_profile *p = c->p;
+	const uint64_t *const *v = (const uint64_t *const *)c->v;
+	static const enum col dir[2][2] = { { C_H2D, C_H2D_BYTES }, { C_D2H, C_D2H_BYTES } };
+	double pinned[2] = { 0, 0 };
+
+	/* The copies with no pageable bytes, per direction. */
+	for (int d = 0; d < 2; d++) {
+		uint64_t b = 0, t = 0;
+
+		for (uint32_t i = 0; i < p->n_nodes; i++)
+			if (!v[C_PAGEABLE][i] && v[dir[d][1]][i]) {
+				b += v[dir[d][1]][i];
+				t += v[dir[d][0]][i];
+			}
+		if (b >= MIN_PINNED && t)
+			pinned[d] = (double)b / (double)t; /* bytes per ns */
+	}
+	for (uint32_t i = 0; i < p->n_nodes; i++) {
+		uint64_t bytes = v[C_H2D_BYTES][i] + v[C_D2H_BYTES][i], t = v[C_H2D][i] + v[C_D2H][i];
+		double after = 0;
+		int known = 1;
+		struct gt_next *n;
+
+		if (!v[C_PAGEABLE][i] || !bytes || !t)
+			continue;
+		/* A node holds copies of one direction or both: the pageable
+		 * share of each at the pinned rate, the rest as it was. */
+		for (int d = 0; d < 2; d++) {
+			uint64_t b = v[dir[d][1]][i], td = v[dir[d][0]][i];
+			double pb = (double)v[C_PAGEABLE][i] * (double)b / (double)bytes;
+
+			if (!b)
+				continue;
+			if (!pinned[d]) {
+				known = 0;
+				continue;
+			}
+			after += (double)td * (1.0 - pb / (double)b) + pb / pinned[d];
+		}
+		if (!(n = add(c, GT_NEXT_PAGEABLE, i)))
+			return;
+		n->time_ns = t;
+		if (known && after > 0 && after < (double)t) {
+			n->speedup = (double)t / after;
+			/* A pageable copy blocks the host thread: its time is the wait. */
+			program_gain(c, n, (uint64_t)((double)t - after), (uint64_t)((double)t - after));
+			n->upper_bound = 0;
+			snprintf(n->why, sizeof(n->why),
+				 "%" PRIu64 " bytes copied from or to pageable memory at %.2f GB/s; pinned copies of "
+				 "this run moved %.2f GB/s",
+				 v[C_PAGEABLE][i], (double)bytes / (double)t,
+				 (double)(v[C_H2D_BYTES][i] ? pinned[0] : pinned[1]));
+		} else {
+			snprintf(n->why, sizeof(n->why),
+				 "%" PRIu64 " bytes copied from or to pageable memory at %.2f GB/s; no pinned copy of "
+				 "this run to estimate the gain from",
+				 v[C_PAGEABLE][i], (double)bytes / (double)t);
+		}
+	}
+}
+
+/* The CPU waited at syncs (CPU_IDLE) and the GPU idled during CPU work
+ * (GPU_IDLE_CAUSE): overlapping them saves at most the smaller. */
+static void check_overlap(struct ctx *c)
+{
+	const struct gt_profile *p = c->p;
+	uint64_t idle = 0, gidle = 0, waited;
+	uint32_t at = GT_NONE, cpu = GT_NONE;
+	uint32_t procs = c->run->processes ? c->run->processes : 1;
+	struct gt_next *n;
+
+	for (uint32_t i = 0; i < p->n_nodes; i++) {
+		idle += c->v[C_CPU_IDLE][i];
+		gidle += c->v[C_GPU_IDLE_CAUSE][i];
+		if (c->v[C_CPU_IDLE][i] && (at == GT_NONE || c->v[C_CPU_IDLE][i] > c->v[C_CPU_IDLE][at]))
+			at = i;
+		if (c->v[C_GPU_IDLE_CAUSE][i] &&
+		    (cpu == GT_NONE || c->v[C_GPU_IDLE_CAUSE][i] > c->v[C_GPU_IDLE_CAUSE][cpu]))
+			cpu = i;
+	}
+	waited = idle < gidle ? idle : gidle;
+	if (at == GT_NONE || cpu == GT_NONE || !c->run->wall_ns ||
+	    (double)waited / procs < 0.01 * (double)c->run->wall_ns || !(n = add(c, GT_NEXT_OVERLAP, at)))
+		return;
+	n->line = cpu;
+	n->time_ns = waited;
+	n->upper_bound = 1;
+	n->saved_ns = waited / procs;
+	if (c->run->wall_ns > n->saved_ns)
+		n->program = (double)c->run->wall_ns / (double)(c->run->wall_ns - n->saved_ns);
+	n->speedup = n->program;
+	snprintf(n->why, sizeof(n->why),
+		 "the CPU waited %.3f s at synchronizations (CPU_IDLE) and did %.3f s of work while no GPU "
+		 "had anything to do (GPU_IDLE_CAUSE)",
+		 (double)idle / 1e9 / procs, (double)gidle / 1e9 / procs);
+}
+
+static int by_gain(const void *a, const void *b)
+{
+	const struct gt_next *x = a, *y = b;
+
+	if ((x->program > 0) != (y->program > 0))
+		return x->program > 0 ? -1 : 1;
+	if (x->saved_ns != y->saved_ns)
+		return x->saved_ns > y->saved_ns ? -1 : 1;
+	if (x->time_ns != y->time_ns)
+		return x->time_ns > y->time_ns ? -1 : 1;
+	if (x->node != y->node)
+		return x->node < y->node ? -1 : 1;
+	return (int)x->kind - (int)y->kind;
+}
+
+int gt_next__build(const struct gt_profile *p, const struct gt_sections_run *run, struct gt_next_list *out)
+{
+	struct ctx c = { .p = p, .run = run, .out = out };
+	int err = -ENOMEM;
+
+	out->v = NULL;
+	out->n = 0;
+	for (int i = 0; i < C_COLS; i++)
+		if (!(c.v[i] = cols[i].inclusive ? gt_ptree__incl(p, cols[i].metric) : gt_ptree__excl(p, cols[i].metric)))
+			goto out_free;
+	if (!(c.kern = gt_ptree__kernels(p)))
+		goto out_free;
+	c.blame = gt_profile__find_metric(p, "CPU_IDLE_CAUSE") != GT_NONE;
+	for (uint32_t i = 0; i < p->n_nodes; i++)
+		if (c.kern[i] == i)
+			check_kernel(&c, i);
+	check_pageable(&c);
+	check_overlap(&c);
+	if (c.oom)
+		goto out_free;
+	if (out->n)
+		qsort(out->v, out->n, sizeof(*out->v), by_gain);
+	err = 0;
+out_free:
+	for (int i = 0; i < C_COLS; i++)
+		free(c.v[i]);
+	free(c.kern);
+	if (err)
+		gt_next__fini(out);
+	return err;
+}
+
+void gt_next__fini(struct gt_next_list *l)
+{
+	free(l->v);
+	l->v = NULL;
+	l->n = 0;
+}
+
+static void put_time(FILE *f, uint64_t ns)
+{
+	if (ns >= 1000000000)
+		fprintf(f, "%.3f s", (double)ns / 1e9);
+	else if (ns >= 1000000)
+		fprintf(f, "%.3f ms", (double)ns / 1e6);
+	else
+		fprintf(f, "%.3f us", (double)ns / 1e3);
+}
+
+int gt_next__write_text(const struct gt_profile *p, const struct gt_next_list *l, FILE *f, unsigned top)
+{
+	char what[256], ctx[GT_PTREE_WHERE_COLS + 512], path[GT_PTREE_WHERE_COLS + 512];
+	uint32_t shown = l->n < top ? l->n : top;
+
+	if (!l->n)
+		return 0;
+	fprintf(f, "\nWhat to do next (%" PRIu32 " of %" PRIu32 ", by the estimated gain of the whole program;"
+		   " how each is estimated: docs/ADVICE.md)\n",
+		shown, l->n);
+	for (uint32_t k = 0; k < shown; k++) {
+		const struct gt_next *n = &l->v[k];
+		int kernel = n->kind <= GT_NEXT_GPU_OCCUPANCY;
+		size_t len = 0;
+
+		what[0] = 0;
+		gt_ptree__label(p, n->node, what, sizeof(what), &len);
+		fprintf(f, "  %2" PRIu32 ". ", k + 1);
+		if (n->program > 0) {
+			fprintf(f, "program %s%.3fx, saves ", n->upper_bound ? "up to " : "", n->program);
+			put_time(f, n->saved_ns);
+		} else {
+			fputs("gain not estimated", f);
+		}
+		fprintf(f, ": %s%s%s\n", kernel ? what : "", kernel ? ": " : "", kinds[n->kind].title);
+		if (n->line != GT_NONE && kernel) {
+			len = 0;
+			what[0] = 0;
+			gt_ptree__label(p, n->line, what, sizeof(what), &len);
+			gt_ptree__kernel_of(p, n->line, path, sizeof(path));
+			fprintf(f, "        at %s%s%s\n", what, path[0] ? " in " : "", path);
+		}
+		fprintf(f, "        %s\n", n->why);
+		if (n->speedup > 0 && kernel) {
+			fprintf(f, "        the kernel: %.2fx faster (", n->speedup);
+			put_time(f, n->time_ns);
+			fputs(" -> ", f);
+			put_time(f, (uint64_t)((double)n->time_ns / n->speedup));
+			fprintf(f, ")%s\n", n->upper_bound ? "; no blame measured: all of it counted as the program's" : "");
+		} else if (n->speedup > 0 && n->kind == GT_NEXT_PAGEABLE) {
+			fprintf(f, "        the copies: %.2fx faster (", n->speedup);
+			put_time(f, n->time_ns);
+			fputs(" -> ", f);
+			put_time(f, (uint64_t)((double)n->time_ns / n->speedup));
+			fputs(")\n", f);
+		}
+		fprintf(f, "        try: %s\n", n->todo);
+		gt_ptree__where(p, kernel ? gt_ptree__launch_site(p, n->node) : n->node, ctx, sizeof(ctx));
+		fprintf(f, "        %s %s\n", kernel ? "launched at" : "at", ctx);
+		if (n->kind == GT_NEXT_OVERLAP && n->line != GT_NONE) {
+			gt_ptree__where(p, n->line, ctx, sizeof(ctx));
+			fprintf(f, "        CPU work at %s\n", ctx);
+		}
+	}
+	if (shown < l->n)
+		fprintf(f, "  … %" PRIu32 " more (--top N shows N)\n", l->n - shown);
+	return 0;
+}

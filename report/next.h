@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef GT_REPORT_NEXT_H
+#define GT_REPORT_NEXT_H
+
+/*
+ * What to do next: advice on one profile's tree (a run merged into one, as
+ * the sections read it), each piece with the context and line it is about,
+ * the measurements it rests on, the estimated speedup of what it acts on
+ * (a kernel, a copy, the waits) and the whole program's estimated gain,
+ * ranked by that gain. docs/ADVICE.md gives the models.
+ */
+#include <stdint.h>
+#include <stdio.h>
+
+#include "core/profile.h"
+#include "report/sections.h"
+
+enum gt_next_kind {
+	GT_NEXT_GPU_GLOBAL,    /* scattered (uncoalesced) global memory accesses */
+	GT_NEXT_GPU_LOCAL,     /* local memory: register spills, local arrays */
+	GT_NEXT_GPU_BARRIER,   /* warps of a block waiting at a barrier */
+	GT_NEXT_GPU_OCCUPANCY, /* too few resident warps to hide latency */
+	GT_NEXT_PAGEABLE,      /* copies of pageable host memory */
+	GT_NEXT_OVERLAP,       /* the CPU waits for the GPU, which waits for the CPU */
+	GT_NEXT_KINDS
+};
+
+struct gt_next {
+	enum gt_next_kind kind;
+	uint32_t node; /* the context: a kernel's or a copy's node, a wait's call site */
+	uint32_t line; /* the line to look at (GT_NONE: none) */
+	uint64_t samples, kernel_samples; /* PC samples it explains, of its kernel's (0: none) */
+	uint64_t time_ns; /* the time the change acts on, summed over processes */
+	double speedup;   /* of that time; 0: not estimated */
+	uint64_t saved_ns; /* estimated wall time saved per process */
+	double program;   /* the program's estimated speedup; 0: not estimated */
+	int upper_bound;  /* saved_ns assumes the time saved is all on the critical path */
+	char why[240];    /* what the measurements say */
+	char todo[320];   /* what to change */
+};
+
+struct gt_next_list {
+	struct gt_next *v; /* by saved_ns, largest first; unestimated ones last */
+	uint32_t n;
+};
+
+/* The advice for profile p of the run described by run (its wall time,
+ * processes, PC sampling's set-up, the devices' DRAM bandwidth). 0 or
+ * -ENOMEM; out is empty when nothing applies. */
+int gt_next__build(const struct gt_profile *p, const struct gt_sections_run *run, struct gt_next_list *out);
+void gt_next__fini(struct gt_next_list *l);
+/* A short name of a kind ("gpu-local-memory") and its title. */
+const char *gt_next__id(enum gt_next_kind k);
+const char *gt_next__title(enum gt_next_kind k);
+/* The "What to do next" section of the text report (nothing when l is empty). */
+int gt_next__write_text(const struct gt_profile *p, const struct gt_next_list *l, FILE *f, unsigned top);
+
+#endif

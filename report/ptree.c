@@ -1,0 +1,152 @@
+/* SPDX-License-Identifier: MIT */
+/* Reading one profile's tree for the GPU sections and the advice (ptree.h). */
+#include "report/ptree.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static uint64_t *totals(const struct gt_profile *p, const char *name, int inclusive)
+{
+	uint64_t *v = calloc(p->n_nodes ? p->n_nodes : 1, sizeof(*v));
+	uint32_t m = gt_profile__find_metric(p, name);
+
+	if (v && m != GT_NONE &&
+	    gt_profile__metric_totals(p, m, inclusive ? NULL : v, inclusive ? v : NULL)) {
+		free(v);
+		return NULL;
+	}
+	return v;
+}
+
+uint64_t *gt_ptree__excl(const struct gt_profile *p, const char *name)
+{
+	return totals(p, name, 0);
+}
+
+uint64_t *gt_ptree__incl(const struct gt_profile *p, const char *name)
+{
+	return totals(p, name, 1);
+}
+
+static const char *base_name(const char *path)
+{
+	const char *s = strrchr(path, '/');
+
+	return s ? s + 1 : path;
+}
+
+/* Printable: control characters from the file become '?'. */
+void gt_ptree__put(char *out, size_t cap, size_t *len, const char *s)
+{
+	for (; *s && *len + 1 < cap; s++)
+		out[(*len)++] = ((unsigned char)*s < 0x20 || *s == 0x7f) ? '?' : *s;
+	out[*len] = 0;
+}
+
+void gt_ptree__putf(char *out, size_t cap, size_t *len, const char *fmt, uint64_t v)
+{
+	int n;
+
+	if (*len + 1 >= cap)
+		return;
+	n = snprintf(out + *len, cap - *len, fmt, v);
+	if (n > 0)
+		*len += (size_t)n < cap - *len ? (size_t)n : cap - *len - 1;
+}
+
+void gt_ptree__label(const struct gt_profile *p, uint32_t i, char *out, size_t cap, size_t *len)
+{
+	const struct gt_prof_node *n = &p->nodes[i];
+	const char *name = gt_profile__str(p, n->name), *file = gt_profile__str(p, n->file);
+	const char *mod = n->module == GT_NONE ? NULL : gt_profile__str(p, p->modules[n->module]);
+
+	if (!gt_pnode__is_frame(n->kind)) {
+		gt_ptree__put(out, cap, len, name ? name : "<unnamed>");
+		return;
+	}
+	if (name) {
+		gt_ptree__put(out, cap, len, name);
+	} else if (mod) {
+		gt_ptree__put(out, cap, len, base_name(mod));
+		gt_ptree__putf(out, cap, len, "+0x%" PRIx64, n->offset);
+	} else {
+		gt_ptree__putf(out, cap, len, "0x%" PRIx64, n->offset);
+	}
+	gt_ptree__put(out, cap, len, gt_pnode__marker(n->kind));
+	if (file) {
+		gt_ptree__put(out, cap, len, " (");
+		gt_ptree__put(out, cap, len, base_name(file));
+		if (n->line)
+			gt_ptree__putf(out, cap, len, ":%" PRIu64, n->line);
+		gt_ptree__put(out, cap, len, ")");
+	}
+}
+
+void gt_ptree__where(const struct gt_profile *p, uint32_t from, char *out, size_t cap)
+{
+	size_t len = 0;
+
+	out[0] = 0;
+	for (uint32_t v = from; v != GT_NONE && v != 0; v = p->nodes[v].parent) {
+		if (len)
+			gt_ptree__put(out, cap, &len, " < ");
+		if (len > GT_PTREE_WHERE_COLS) {
+			gt_ptree__put(out, cap, &len, "...");
+			return;
+		}
+		gt_ptree__label(p, v, out, cap, &len);
+	}
+	if (!len)
+		gt_ptree__put(out, cap, &len, "<root>");
+}
+
+int gt_ptree__is_kernel_ph(const struct gt_profile *p, uint32_t i)
+{
+	const char *ph;
+
+	if (i == GT_NONE || p->nodes[i].kind != GT_PNODE_PLACEHOLDER)
+		return 0;
+	ph = gt_profile__str(p, p->nodes[i].name);
+	return ph && !strcmp(ph, "<gpu kernel>");
+}
+
+uint32_t gt_ptree__kernel_of(const struct gt_profile *p, uint32_t i, char *path, size_t cap)
+{
+	size_t len = 0;
+
+	path[0] = 0;
+	for (uint32_t v = p->nodes[i].parent; v != GT_NONE; v = p->nodes[v].parent) {
+		if (gt_ptree__is_kernel_ph(p, p->nodes[v].parent))
+			return v;
+		if (len)
+			gt_ptree__put(path, cap, &len, " < ");
+		gt_ptree__label(p, v, path, cap, &len);
+	}
+	return GT_NONE;
+}
+
+uint32_t *gt_ptree__kernels(const struct gt_profile *p)
+{
+	uint32_t *k = malloc((p->n_nodes ? p->n_nodes : 1) * sizeof(*k));
+
+	if (!k)
+		return NULL;
+	for (uint32_t i = 0; i < p->n_nodes; i++) {
+		k[i] = GT_NONE;
+		for (uint32_t v = i; v != GT_NONE; v = p->nodes[v].parent)
+			if (gt_ptree__is_kernel_ph(p, p->nodes[v].parent)) {
+				k[i] = v;
+				break;
+			}
+	}
+	return k;
+}
+
+uint32_t gt_ptree__launch_site(const struct gt_profile *p, uint32_t k)
+{
+	uint32_t ph = p->nodes[k].parent;
+
+	return ph == GT_NONE ? GT_NONE : p->nodes[ph].parent;
+}
