@@ -107,6 +107,13 @@ int gt_flat_profile__init(struct gt_flat_profile *fp, const struct gt_analysis *
 			if (gt_device_list__next(&bw, &d, &bps))
 				fp->run.dram_bytes_per_s = bps;
 		}
+		if (!fp->run.warps_per_sm && (bw = gt_proc__meta(pr, "gpu_warps_per_sm"))) {
+			unsigned long d;
+			uint64_t w;
+
+			if (gt_device_list__next(&bw, &d, &w))
+				fp->run.warps_per_sm = w;
+		}
 		if (fp->run.pc_period || !gt_proc__meta(pr, "pc_period_cycles"))
 			continue;
 		fp->run.pc_period = gt_proc__meta_u64(pr, "pc_period_cycles");

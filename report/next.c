@@ -6,12 +6,17 @@
  * Kernels (from their PC samples; seed 004's stall elimination and latency
  * hiding, with the scheduler's issue cycles kept). Of a kernel context's S
  * samples, L are latency samples (its scheduler issued nothing), so the
- * schedulers issued in the share W_R = (S - L) / S of its cycles. A change
- * that removes the share f of the warps' waiting keeps the issue cycles
- * (the same instructions) and shrinks the others in proportion:
- *   T' / T = W_R' + (1 - W_R) (1 - f)
- * with W_R' = W_R less the issue cycles of the instructions the change
- * removes. More resident warps (occupancy o -> o') hide latency instead:
+ * schedulers issued in the share W_R = (S - L) / S of its cycles; the share
+ * w of the samples waited (neither issued nor eligible). A change that
+ * removes the share f of the samples, all waiting, keeps the issue cycles
+ * (less those of the instructions it removes, the share c of them) and
+ * shrinks the others as the waiting:
+ *   T' / T = W_R (1 - c) + (1 - W_R) (w - f) / w
+ * Where the change removes the waits' cause (local loads that become
+ * registers), the warps' other waits overlap instead: with n warps per
+ * scheduler each waiting the share w' = (w - f) / (1 - f) of its time,
+ *   T' / T = W_R (1 - c) / (1 - w'^n)
+ * More resident warps (occupancy o -> o') hide latency instead:
  *   T' / T = W_R + (1 - W_R) o / o'
  * The kernel's estimated speedup is T / T'.
  *
@@ -24,6 +29,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -75,6 +81,8 @@ enum col {
 	C_SAMPLES,
 	C_LATENCY,
 	C_ISSUED,
+	C_NOT_SELECTED,
+	C_LONG_SB,
 	C_BARRIER,
 	C_LG_THROTTLE,
 	C_B_GLOBAL,
@@ -106,7 +114,8 @@ static const struct {
 	int inclusive;
 } cols[C_COLS] = {
 	[C_SAMPLES] = { "GPC_SAMPLES", 1 },	      [C_LATENCY] = { "GPC_LATENCY", 1 },
-	[C_ISSUED] = { "GPC_ISSUED", 1 },	      [C_BARRIER] = { "GPS_BARRIER", 0 },
+	[C_ISSUED] = { "GPC_ISSUED", 1 },	      [C_NOT_SELECTED] = { "GPC_NOT_SELECTED", 1 },
+	[C_LONG_SB] = { "GPS_LONG_SCOREBOARD", 0 }, [C_BARRIER] = { "GPS_BARRIER", 0 },
 	[C_LG_THROTTLE] = { "GPS_LG_THROTTLE", 0 },  [C_B_GLOBAL] = { "GPB_GLOBAL", 0 },
 	[C_B_LOCAL] = { "GPB_LOCAL", 0 },	      [C_I_GLOBAL] = { "GPI_GLOBAL", 0 },
 	[C_I_LOCAL] = { "GPI_LOCAL", 0 },	      [C_GKER] = { "GKER", 0 },
@@ -203,30 +212,72 @@ static void kernel_gain(const struct ctx *c, struct gt_next *n, uint32_t k, doub
 	program_gain(c, n, (uint64_t)((double)t * (1.0 - ratio)), c->v[C_IDLE_CAUSE][k]);
 }
 
+/*
+ * T'/T for a change that removes the share f of the samples, all of them
+ * waiting, and the share cut of the issued instructions: the issue cycles
+ * shrink by cut, the others as the warps' waiting does (the samples that
+ * issued or could have are not waiting).
+ */
+static double stall_ratio(double wr, double waiting, double f, double cut)
+{
+	double left = waiting > 0 ? (waiting - f) / waiting : 1;
+
+	return wr * (1.0 - cut) + (1.0 - wr) * (left > 0 ? left : 0);
+}
+
+/*
+ * T'/T for a change that removes the share f of the samples, all waiting,
+ * and their cause with them (local loads that become registers): a warp
+ * then waits the share w' = (w - f) / (1 - f) of its time, and a
+ * scheduler with n resident warps, each waiting independently, issues in
+ * 1 - w'^n of its cycles, at most every cycle:
+ *   T' / T = W_R (1 - c) / (1 - w'^n)
+ */
+static double gone_ratio(double wr, double waiting, double f, double cut, double n)
+{
+	double w = f < 1 ? (waiting - f) / (1 - f) : 0;
+
+	if (w < 0)
+		w = 0;
+	if (w >= 1 || n < 1)
+		return stall_ratio(wr, waiting, f, cut);
+	return wr * (1.0 - cut) / (1.0 - pow(w, n));
+}
+
 static void check_kernel(struct ctx *c, uint32_t k)
 {
 	const uint64_t *const *v = (const uint64_t *const *)c->v;
-	double S = (double)v[C_SAMPLES][k], wr, iss = (double)v[C_ISSUED][k];
+	double S = (double)v[C_SAMPLES][k], wr, waiting, iss = (double)v[C_ISSUED][k];
 	uint64_t count = v[C_COUNT][k] ? v[C_COUNT][k] : 1;
+	double il, ig, mem, resident;
 	uint32_t hot;
 	struct gt_next *n;
 
 	if (S < MIN_SAMPLES || !v[C_GKER][k])
 		return;
 	wr = (S - (double)v[C_LATENCY][k]) / S;
+	waiting = 1.0 - (iss + (double)v[C_NOT_SELECTED][k]) / S;
+	/* The waits for the L1TEX path (long scoreboard, LG throttle), shared
+	 * between local and global memory as their instructions issued. */
+	il = (double)under(c, k, C_I_LOCAL, NULL);
+	ig = (double)under(c, k, C_I_GLOBAL, NULL);
+	mem = (double)(under(c, k, C_LONG_SB, NULL) + under(c, k, C_LG_THROTTLE, NULL)) / S;
+	/* Warps resident per scheduler: the theoretical occupancy of the SM's
+	 * warp slots (64 where the device is not known), over 4 schedulers. */
+	resident = (double)v[C_OCC][k] / (double)count / 1000.0 *
+		   (double)(c->run->warps_per_sm ? c->run->warps_per_sm : 64) /
+		   (double)(c->run->pc_schedulers ? c->run->pc_schedulers : 4);
 
-	/* Local memory: the dependency stalls blamed on local loads, and the
-	 * local share of the waits for the memory queue. */
-	{
-		double b = (double)under(c, k, C_B_LOCAL, &hot), il = (double)under(c, k, C_I_LOCAL, NULL);
-		double ig = (double)under(c, k, C_I_GLOBAL, NULL), lg = (double)under(c, k, C_LG_THROTTLE, NULL);
-		double f = (b + (il + ig > 0 ? lg * il / (il + ig) : 0)) / S;
+	/* Local memory: what the local loads and stores make the warps wait
+	 * for goes, and so do those instructions. */
+	if (il > 0 && (under(c, k, C_B_LOCAL, &hot), hot != GT_NONE)) {
+		double f = mem * il / (il + ig);
 
-		if (f >= MIN_SHARE && hot != GT_NONE && (n = add(c, GT_NEXT_GPU_LOCAL, k))) {
+		if (f >= MIN_SHARE && (n = add(c, GT_NEXT_GPU_LOCAL, k))) {
 			n->line = hot;
 			n->samples = (uint64_t)(f * S + 0.5);
 			n->kernel_samples = (uint64_t)S;
-			kernel_gain(c, n, k, wr * (iss > 0 ? 1.0 - il / iss : 1.0) + (1.0 - wr) * (1.0 - f));
+			kernel_gain(c, n, k, gone_ratio(wr, waiting, f, iss > 0 ? il / iss : 0, resident));
 			snprintf(n->why, sizeof(n->why),
 				 "%.1f%% of the kernel's PC samples wait on local memory; local loads and stores are "
 				 "%.1f%% of its instructions; %" PRIu64 " registers per thread",
@@ -236,9 +287,8 @@ static void check_kernel(struct ctx *c, uint32_t k)
 
 	/* Scattered global accesses: memory-bound on global loads while the
 	 * bytes the threads asked for use little of the DRAM's bandwidth. */
-	{
-		double b = (double)under(c, k, C_B_GLOBAL, &hot), ig = (double)under(c, k, C_I_GLOBAL, NULL);
-		double f = b / S, t = (double)v[C_GKER][k] / 1e9, bytes = 0, floor = 0;
+	if (ig > 0 && (under(c, k, C_B_GLOBAL, &hot), hot != GT_NONE)) {
+		double f = mem * ig / (il + ig), t = (double)v[C_GKER][k] / 1e9, bytes = 0, floor = 0;
 		const struct gt_sections_run *r = c->run;
 
 		if (r->pc_period && iss > 0 && r->dram_bytes_per_s && t > 0) {
@@ -249,17 +299,16 @@ static void check_kernel(struct ctx *c, uint32_t k)
 			bytes = (S - (double)v[C_LATENCY][k]) * w * (double)r->pc_period * ig / iss * 32 * LANE_BYTES;
 			floor = bytes / (double)r->dram_bytes_per_s / t;
 		}
-		if (f >= MIN_SHARE * 3 && bytes > 0 && floor < SCATTERED_BW && hot != GT_NONE &&
-		    (n = add(c, GT_NEXT_GPU_GLOBAL, k))) {
-			double ratio = wr + (1.0 - wr) * (1.0 - f);
+		if (f >= MIN_SHARE * 3 && bytes > 0 && floor < SCATTERED_BW && (n = add(c, GT_NEXT_GPU_GLOBAL, k))) {
+			double ratio = stall_ratio(wr, waiting, f, 0);
 
 			n->line = hot;
-			n->samples = (uint64_t)b;
+			n->samples = (uint64_t)(f * S + 0.5);
 			n->kernel_samples = (uint64_t)S;
 			/* No faster than the DRAM moves the bytes asked for. */
 			kernel_gain(c, n, k, ratio > floor ? ratio : floor);
 			snprintf(n->why, sizeof(n->why),
-				 "%.1f%% of the kernel's PC samples wait on global loads, while the %.3g bytes its "
+				 "%.1f%% of the kernel's PC samples wait on global memory, while the %.3g bytes its "
 				 "threads access use %.1f%% of the DRAM's peak bandwidth over its run",
 				 100.0 * f, bytes, 100.0 * floor);
 		}
@@ -273,7 +322,7 @@ static void check_kernel(struct ctx *c, uint32_t k)
 			n->line = hot;
 			n->samples = (uint64_t)b;
 			n->kernel_samples = (uint64_t)S;
-			kernel_gain(c, n, k, wr + (1.0 - wr) * (1.0 - f));
+			kernel_gain(c, n, k, stall_ratio(wr, waiting, f, 0));
 			snprintf(n->why, sizeof(n->why), "%.1f%% of the kernel's PC samples wait at barriers", 100.0 * f);
 		}
 	}

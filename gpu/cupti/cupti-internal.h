@@ -131,6 +131,8 @@ extern struct gt_cupti_device gt_cupti_devices[GT_CUPTI_MAX_DEVICES];
 
 /* Fills devices[ordinal] through libcuda, once. */
 void gt_cupti__device_probe(int ordinal);
+/* The facts of the devices probed: cuda_devices, gpu_dram_bytes_per_s. */
+void gt_cupti__devices_fact(void);
 
 /* ---- counters ---------------------------------------------------------- */
 

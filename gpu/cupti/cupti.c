@@ -212,7 +212,7 @@ out_unlock:
 }
 
 /* "cuda_devices": each device once, in the report header. */
-static void devices__fact(void)
+void gt_cupti__devices_fact(void)
 {
 	char buf[224];
 	size_t len = 0;
@@ -246,6 +246,20 @@ static void devices__fact(void)
 	}
 	if (buf[0])
 		gt_tool__set_fact("gpu_dram_bytes_per_s", buf);
+	/* The warp slots of an SM, for the advice's warps per scheduler. */
+	len = 0;
+	buf[0] = 0;
+	for (int i = 0; i < GT_CUPTI_MAX_DEVICES && len < sizeof(buf); i++) {
+		const struct gt_cupti_device *d = &gt_cupti_devices[i];
+
+		if (!atomic_load_explicit(&d->ready, memory_order_acquire) || d->warp_size <= 0 ||
+		    d->max_threads_per_sm <= 0)
+			continue;
+		len += (size_t)snprintf(buf + len, sizeof(buf) - len, "%s%d:%d", len ? " " : "", i,
+					d->max_threads_per_sm / d->warp_size);
+	}
+	if (buf[0])
+		gt_tool__set_fact("gpu_warps_per_sm", buf);
 }
 
 /* ---- flush and stop --------------------------------------------------------- */
@@ -333,7 +347,7 @@ static void facts(void)
 {
 	char buf[224];
 
-	devices__fact();
+	gt_cupti__devices_fact();
 	snprintf(buf, sizeof(buf),
 		 "%llu records, %llu dropped by CUPTI, %llu of calls not seen, %llu evicted from "
 		 "the correlation table, %llu calls failed; %llu buffers",

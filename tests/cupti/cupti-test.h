@@ -23,6 +23,13 @@ uint64_t tree_sum(struct gt_thread *t, enum gt_placeholder ph, enum gt_metric m)
 int replay(const char *path, unsigned short_launches);
 int replay_blame(const char *path);
 int replay_pc(const char *path, const char *source);
+int replay_advice(const char *path);
+/* The activity side of a replay (replay.c): cb's activity callbacks set and
+ * the monitor started, the thread the tree is built in; then, after
+ * gt_cupti_record__replay, every activity applied to that tree. */
+struct gt_cupti_replay;
+struct gt_thread *replay_activity_begin(struct gt_cupti_replay *cb);
+void replay_activity_end(void);
 /* smclock-test.c: the SM clock through a stand-in NVML. */
 void test_smclock_idle(void);
 void test_smclock_busy(void);

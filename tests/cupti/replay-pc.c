@@ -417,6 +417,73 @@ static int check_gpucalls(struct gt_thread *t, const char *source, struct kernel
 	return 0;
 }
 
+/* A CUPTI that hands back what was recorded. */
+static void pc_fake_cupti(void)
+{
+	pc_fake_install();
+	gt_cupti_lib.cuptiPCSamplingGetNumStallReasons = num_reasons;
+	gt_cupti_lib.cuptiPCSamplingGetStallReasons = get_reasons;
+	gt_cupti_lib.cuptiPCSamplingGetData = get_data;
+	gt_cupti_lib.cuptiGetCubinCrc = cubin_crc;
+	gt_cupti_lib.cuptiGetSassToSourceCorrelation = sass_line;
+}
+
+/* The recorded samples through the backend: a context, its modules, the
+ * modules' disassembly, then the samples placed in the trees. */
+static void pc_feed(void)
+{
+	gt_cupti_pcsamp__context_created((CUcontext)0x1);
+	CHECK(rp.buf);
+	for (uint32_t i = 0; i < rp.n_cubins; i++) {
+		static const uint8_t module[16] = { 0x7f, 'E', 'L', 'F' };
+
+		rp.crc_now = rp.cubin[i].crc;
+		gt_cupti_pcsamp__module_loaded(module, sizeof(module));
+	}
+	for (uint32_t i = 0; i < rp.n_sass; i++)
+		gt_cupti_pcsamp__disassembly(rp.sass[i].crc, rp.sass[i].text, rp.sass[i].len);
+	gt_cupti_pcsamp__finish();
+	CHECK(rp.next == rp.n_batches);
+	gt_cupti_pcsamp__settle();
+}
+
+static void write_profile(const char *path)
+{
+	struct gt_profile prof;
+	FILE *out = fopen(path, "w");
+
+	gt_profile__init(&prof);
+	CHECK(out && gt_output__build(&prof) == 0 && gt_profile__write(&prof, out) == 0);
+	fclose(out);
+	gt_profile__fini(&prof);
+}
+
+/*
+ * A recording of a whole run, activity and PC samples: the activity builds
+ * the tree as at the run (kernels under their call sites, with their times
+ * and launch facts), the samples go under the kernels, and the profile is
+ * written to GT_REPLAY_PROFILE for `gputool report` (its advice).
+ */
+int replay_advice(const char *path)
+{
+	struct gt_cupti_replay cb = {
+		.cubin = on_cubin, .reasons = on_reasons, .pcs = on_pcs, .line = on_line, .sass = on_sass,
+	};
+	const char *prof = getenv("GT_REPLAY_PROFILE");
+
+	CHECK(prof);
+	replay_activity_begin(&cb);
+	CHECK(gt_cupti_record__replay(path, &cb) == 0);
+	replay_activity_end();
+	CHECK(rp.n_reasons && rp.n_batches && rp.n_cubins && rp.n_sass);
+	pc_fake_cupti();
+	pc_feed();
+	gt_cupti__devices_fact();
+	write_profile(prof);
+	printf("replay-advice: %u batches, %u disassembled modules\n", rp.n_batches, rp.n_sass);
+	return 0;
+}
+
 int replay_pc(const char *path, const char *source)
 {
 	static const struct gt_cupti_replay cb = {
@@ -446,13 +513,7 @@ int replay_pc(const char *path, const char *source)
 					    gt_cupti_pcsamp__class_of(rp.names[j]) < 7)
 						rp.recorded += rp.batch[b].pPcData[i].stallReason[s].samples;
 
-	pc_fake_install();
-	gt_cupti_lib.cuptiPCSamplingGetNumStallReasons = num_reasons;
-	gt_cupti_lib.cuptiPCSamplingGetStallReasons = get_reasons;
-	gt_cupti_lib.cuptiPCSamplingGetData = get_data;
-	gt_cupti_lib.cuptiGetCubinCrc = cubin_crc;
-	gt_cupti_lib.cuptiGetSassToSourceCorrelation = sass_line;
-
+	pc_fake_cupti();
 	/* One launch per kernel sampled, under a call site of its own. */
 	for (uint32_t b = 0; b < rp.n_batches; b++) {
 		for (size_t i = 0; i < rp.batch[b].totalNumPcs; i++) {
@@ -470,28 +531,10 @@ int replay_pc(const char *path, const char *source)
 			n_k++;
 		}
 	}
-	gt_cupti_pcsamp__context_created((CUcontext)0x1);
-	CHECK(rp.buf);
-	for (uint32_t i = 0; i < rp.n_cubins; i++) {
-		static const uint8_t module[16] = { 0x7f, 'E', 'L', 'F' };
-
-		rp.crc_now = rp.cubin[i].crc;
-		gt_cupti_pcsamp__module_loaded(module, sizeof(module));
-	}
-	for (uint32_t i = 0; i < rp.n_sass; i++)
-		gt_cupti_pcsamp__disassembly(rp.sass[i].crc, rp.sass[i].text, rp.sass[i].len);
-	gt_cupti_pcsamp__finish();
-	CHECK(rp.next == rp.n_batches);
-	gt_cupti_pcsamp__settle();
+	pc_feed();
 	/* GT_REPLAY_PROFILE=FILE: the trees as a profile, for `gputool report`. */
-	if (getenv("GT_REPLAY_PROFILE")) {
-		struct gt_profile prof;
-		FILE *out = fopen(getenv("GT_REPLAY_PROFILE"), "w");
-
-		CHECK(out && gt_output__build(&prof) == 0 && gt_profile__write(&prof, out) == 0);
-		fclose(out);
-		gt_profile__fini(&prof);
-	}
+	if (getenv("GT_REPLAY_PROFILE"))
+		write_profile(getenv("GT_REPLAY_PROFILE"));
 
 	/* Sums per kernel, from the lines under each kernel's node. */
 	for (struct gt_cct_node *site = t->cct.root->children; site; site = site->sibling) {

@@ -165,24 +165,38 @@ static uint64_t sum(struct replay *r, const char *fn, enum gt_placeholder ph, co
  * kernels (0.3 s in cudaDeviceSynchronize, 0.2 s in a blocking cudaMemcpy)
  * are charged on to their launch (CPU_IDLE_CAUSE).
  */
-int replay_blame(const char *path)
-{
-	static struct replay r;
-	const struct gt_cupti_replay cb = {
-		.api = replay__api, .op = replay__op, .buffer = replay__buffer,
-		.device = replay__device, .wait = replay__wait, .arg = &r,
-	};
-	uint64_t sync, copy, cause, idle;
-	int failed = 0;
+static struct replay r;
 
-	gt_cupti_lib.demangle = NULL;
+struct gt_thread *replay_activity_begin(struct gt_cupti_replay *cb)
+{
+	cb->api = replay__api;
+	cb->op = replay__op;
+	cb->buffer = replay__buffer;
+	cb->device = replay__device;
+	cb->arg = &r;
+	gt_cupti_lib.demangle = NULL; /* names as CUPTI gives them (mangled) */
 	gt_cupti_corr__reset();
 	CHECK(gt_monitor__start() == 0);
 	r.t = gt_thread__self(GT_THREAD_INITIAL);
-	CHECK(gt_cupti_record__replay(path, &cb) == 0);
-	gt_monitor__flush();
+	return r.t;
+}
+
+void replay_activity_end(void)
+{
 	gt_monitor__flush();
 	gt_monitor__drain(r.t);
+}
+
+int replay_blame(const char *path)
+{
+	struct gt_cupti_replay cb = { .wait = replay__wait };
+	uint64_t sync, copy, cause, idle;
+	int failed = 0;
+
+	replay_activity_begin(&cb);
+	CHECK(gt_cupti_record__replay(path, &cb) == 0);
+	gt_monitor__flush();
+	replay_activity_end();
 	sync = sum(&r, "wait_all", GT_PH_GPU_SYNC, NULL, GT_M_CPU_IDLE);
 	copy = sum(&r, "copy_back", GT_PH_GPU_COPY_D2H, NULL, GT_M_CPU_IDLE);
 	idle = tree_sum(r.t, GT_PH_GPU_SYNC, GT_M_CPU_IDLE) + tree_sum(r.t, GT_PH_GPU_COPY_D2H, GT_M_CPU_IDLE) +
@@ -205,21 +219,13 @@ int replay_blame(const char *path)
 
 int replay(const char *path, unsigned short_launches)
 {
-	static struct replay r;
-	const struct gt_cupti_replay cb = {
-		.api = replay__api, .op = replay__op, .buffer = replay__buffer,
-		.device = replay__device, .arg = &r,
-	};
+	struct gt_cupti_replay cb = { 0 };
 	struct gt_monitor_stats st;
 	int failed = 0;
 
-	gt_cupti_lib.demangle = NULL; /* names as CUPTI gives them (mangled) */
-	gt_cupti_corr__reset();
-	CHECK(gt_monitor__start() == 0);
-	r.t = gt_thread__self(GT_THREAD_INITIAL);
+	replay_activity_begin(&cb);
 	CHECK(gt_cupti_record__replay(path, &cb) == 0);
-	gt_monitor__flush();
-	gt_monitor__drain(r.t);
+	replay_activity_end();
 	printf("%s: %zu operations from %zu call sites\n", path, r.n, r.n_sites);
 	EXPECT(sum(&r, "upload", GT_PH_GPU_COPY_H2D, NULL, GT_M_GXCOPY_H2D_BYTES), 4u << 20);
 	EXPECT(sum(&r, "upload", GT_PH_GPU_COPY_H2D, NULL, GT_M_GXCOPY_H2D_COUNT), 4);

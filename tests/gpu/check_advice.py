@@ -6,6 +6,11 @@ blamer must name local memory for the spilling kernel, and the occupancy
 of the kernel that reserves shared memory must show its limit. Prints the
 speedups the program measured for each fix, beside the samples' shares.
 
+Then the report's "what to do next" list: each pair's slow side must get
+the advice of its kind at its line (the fast side none of that kind), and
+the table of estimated against measured speedups is printed; the pairs in
+ESTIMATED must come within 25 %.
+
 Usage: check_advice.py GPUTOOL OUTDIR PROGRAM_OUTPUT SOURCE"""
 import os
 import re
@@ -27,7 +32,7 @@ def test_advice():
     p = profiles(GPUTOOL, OUTDIR)[0]
     speedup = {m.group(1): float(m.group(2)) for m in
                re.finditer(r"^pair (\w+) .* speedup ([\d.]+)", open(STDOUT).read(), re.M)}
-    check(len(speedup) == 5, "the program's five pairs: %s" % speedup)
+    check(len(speedup) == 8, "the program's eight pairs: %s" % speedup)
     reasons = [m["name"] for m in p.doc["metrics"] if m["name"].startswith("GPS_")]
 
     kernels = {}
@@ -77,4 +82,60 @@ def test_advice():
               (kernel, r, line, "/".join(want), " or ".join(want_lines)))
 
 
-main([("advice pairs: the samples name each inefficiency at its line", test_advice)])
+# Pair: (slow side, fast side (kernel names or the copy's line tag), the
+# advice's kind, the tags of the lines it may name (None: a kernel-wide one)).
+PAIRS = (("coalesce", "copy_strided", "copy_plain", "gpu-global-memory", ("STRIDED",)),
+         ("spill", "sums_local", "sums_registers", "gpu-local-memory", ("LOCAL",)),
+         ("registers", "rotate<8>", "rotate<1>", "gpu-local-memory", ("SPILLED",)),
+         ("balance", "barrier_skewed", "barrier_even", "gpu-barrier", ("BARRIER", "STEPS")),
+         ("occupancy", "chain_reserved", "chain_open", "gpu-occupancy", None),
+         ("pinned", "PAGEABLE", None, "pageable-copies", None))
+# The pairs whose estimate must come within 25 % of the measured speedup.
+ESTIMATED = ("coalesce", "registers", "balance", "occupancy", "pinned")
+# Changes that do not pay here, which the advice must not suggest: the
+# pair's name, the kernel, the advice's kind.
+NEGATIVE = (("occupancy_regs", "chain_kept<1>", "gpu-occupancy"),)
+
+
+def test_next():
+    p = profiles(GPUTOOL, OUTDIR)[0]
+    speedup = {m.group(1): float(m.group(2)) for m in
+               re.finditer(r"^pair (\w+) .* speedup ([\d.]+)", open(STDOUT).read(), re.M)}
+    advice = p.doc.get("advice", [])
+    check(advice, "the report has advice")
+
+    def about(a, side):
+        if side.isupper():  # a copy, by its call site's line
+            return ("advice.cu:%s)" % marked(side).split(":")[1]) in a.get("at", "")
+        return re.search(r"\b%s\(" % re.escape(side), a["name"]) is not None
+
+    print("  %-14s %-14s %-18s %9s %9s %7s  %s" % ("pair", "slow side", "advice", "measured", "estimate", "error",
+                                                  "at"))
+    bad = []
+    for pair, slow, fast, kind, tags in PAIRS:
+        got = [a for a in advice if a["kind"] == kind and about(a, slow)]
+        check(len(got) == 1, "%s: one piece of %s advice for %s, got %d" % (pair, kind, slow, len(got)))
+        a = got[0]
+        if tags:
+            check(a.get("line") in [marked(t) for t in tags],
+                  "%s: %s advice at %s, expected %s" % (pair, kind, a.get("line"), " or ".join(marked(t) for t in tags)))
+        if fast:
+            check(not [x for x in advice if x["kind"] == kind and about(x, fast)],
+                  "%s: no %s advice for %s" % (pair, kind, fast))
+        est, meas = a["speedup"], speedup.get(pair, 0)
+        err = est / meas - 1 if meas and est else float("nan")
+        print("  %-14s %-14s %-18s %8.2fx %8.2fx %+6.1f%%  %s" % (pair, slow, kind, meas, est, 100 * err,
+                                                                a.get("line") or a.get("at", "")[:40]))
+        if pair in ESTIMATED and not abs(err) <= 0.25:
+            bad.append("%s: estimated %.2fx against %.2fx measured" % (pair, est, meas))
+    for pair, kernel, kind in NEGATIVE:
+        got = [a for a in advice if a["kind"] == kind and about(a, kernel)]
+        print("  %-14s %-14s %-18s %8.2fx %9s" % (pair, kernel, "(none)" if not got else kind,
+                                                 speedup.get(pair, 0), "-" if not got else "%.2fx" % got[0]["speedup"]))
+        if got:
+            bad.append("%s: %s advised for %s, whose fix measured %.2fx" % (pair, kind, kernel, speedup.get(pair, 0)))
+    check(not bad, "; ".join(bad))
+
+
+main([("advice pairs: the samples name each inefficiency at its line", test_advice),
+      ("what to do next: each pair's advice, its estimate against the measured speedup", test_next)])

@@ -92,11 +92,16 @@ sed -n '/^GPU loops/,/^$/p' "$TMP"/gpucalls/*.txt | head -16
 
 note "samples/cuda/advice: pairs of kernels whose fix is known, what the PC samples say of the slow ones"
 "$D/advice" >"$TMP/advice-bare.out" 2>&1 || fail "advice exits $? without the tool"
-GPUTOOL_PC_SAMPLING=1 under_tool "$TMP/advice" "$D/advice" >"$TMP/advice.out" 2>"$TMP/advice.err" ||
-	fail "advice exits $? under the tool"
+GPUTOOL_CUPTI_RECORD=$TMP/advrec GPUTOOL_PC_SAMPLING=1 under_tool "$TMP/advice" "$D/advice" >"$TMP/advice.out" \
+	2>"$TMP/advice.err" || fail "advice exits $? under the tool"
+cat "$TMP/advice-bare.out"
 python3 "$SRC/tests/gpu/check_advice.py" "$D/gputool" "$TMP/advice" "$TMP/advice-bare.out" \
 	"$SRC/samples/cuda/advice.cu" || fail "check_advice.py"
 cp "$TMP"/advice/*.txt "$OUT/advice-report.txt"
+cp "$TMP"/advice/*.gtprof "$OUT/advice.gtprof"
+cp "$TMP/advice-bare.out" "$OUT/advice-bare.out"
+cp "$(ls "$TMP"/advrec/cupti-*.rec | head -1)" "$OUT/advice.rec"
+GT_REPLAY_PROFILE=$TMP/advice-replay.gtprof "$D/test_cupti" replay-advice "$OUT/advice.rec" || fail "replay of advice.rec"
 
 if command -v ncu >/dev/null; then
 	note "instructions derived from the samples (equations 10, 11) against Nsight Compute's counts"
