@@ -23,7 +23,7 @@ uint64_t tree_sum(struct gt_thread *t, enum gt_placeholder ph, enum gt_metric m)
 int replay(const char *path, unsigned short_launches);
 int replay_blame(const char *path);
 int replay_pc(const char *path, const char *source);
-int replay_advice(const char *path);
+int replay_advice(const char *path, unsigned period_log2);
 /* The activity side of a replay (replay.c): cb's activity callbacks set and
  * the monitor started, the thread the tree is built in; then, after
  * gt_cupti_record__replay, every activity applied to that tree. */

@@ -24,6 +24,7 @@
 #include "core/output.h"
 #include "core/profile.h"
 #include "core/thread.h"
+#include "core/tool.h"
 #include "gpu/cupti/cupti-internal.h"
 #include "gpu/device-op.h"
 #include "tests/cupti/cupti-test.h"
@@ -452,7 +453,16 @@ static void write_profile(const char *path)
 	struct gt_profile prof;
 	FILE *out = fopen(path, "w");
 
+	/* The facts the report reads of the run, as the profile at exit has them. */
+	static const char *const facts[] = {
+		"cuda_devices",	    "gpu_dram_bytes_per_s", "gpu_warps_per_sm", "pc_period_cycles",
+		"pc_sm_clock_khz", "pc_sm_count",	   "pc_schedulers",	"pc_sampling",
+	};
+
 	gt_profile__init(&prof);
+	for (size_t i = 0; i < sizeof(facts) / sizeof(facts[0]); i++)
+		if (gt_tool__fact(facts[i]))
+			gt_profile__set_meta(&prof, facts[i], gt_tool__fact(facts[i]));
 	CHECK(out && gt_output__build(&prof) == 0 && gt_profile__write(&prof, out) == 0);
 	fclose(out);
 	gt_profile__fini(&prof);
@@ -462,9 +472,10 @@ static void write_profile(const char *path)
  * A recording of a whole run, activity and PC samples: the activity builds
  * the tree as at the run (kernels under their call sites, with their times
  * and launch facts), the samples go under the kernels, and the profile is
- * written to GT_REPLAY_PROFILE for `gputool report` (its advice).
+ * written to GT_REPLAY_PROFILE for `gputool report` (its advice). The run
+ * sampled every 2^period_log2 cycles.
  */
-int replay_advice(const char *path)
+int replay_advice(const char *path, unsigned period_log2)
 {
 	struct gt_cupti_replay cb = {
 		.cubin = on_cubin, .reasons = on_reasons, .pcs = on_pcs, .line = on_line, .sass = on_sass,
@@ -477,6 +488,8 @@ int replay_advice(const char *path)
 	replay_activity_end();
 	CHECK(rp.n_reasons && rp.n_batches && rp.n_cubins && rp.n_sass);
 	pc_fake_cupti();
+	/* The recording does not hold the sampling period: the run's, as told. */
+	gt_config.pc_sampling = (int)period_log2;
 	pc_feed();
 	gt_cupti__devices_fact();
 	write_profile(prof);

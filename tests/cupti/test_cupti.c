@@ -955,8 +955,8 @@ int main(int argc, char **argv)
 
 	if (argc > 3 && !strcmp(argv[1], "replay"))
 		return replay(argv[2], (unsigned)atoi(argv[3])) ? 1 : 0;
-	if (argc > 2 && !strcmp(argv[1], "replay-advice"))
-		return replay_advice(argv[2]) ? 1 : 0;
+	if (argc > 3 && !strcmp(argv[1], "replay-advice"))
+		return replay_advice(argv[2], (unsigned)atoi(argv[3])) ? 1 : 0;
 	if (argc > 3 && !strcmp(argv[1], "replay-pc"))
 		return replay_pc(argv[2], argv[3]) ? 1 : 0;
 	if (argc > 2 && !strcmp(argv[1], "replay-blame"))

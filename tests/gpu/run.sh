@@ -101,7 +101,7 @@ cp "$TMP"/advice/*.txt "$OUT/advice-report.txt"
 cp "$TMP"/advice/*.gtprof "$OUT/advice.gtprof"
 cp "$TMP/advice-bare.out" "$OUT/advice-bare.out"
 cp "$(ls "$TMP"/advrec/cupti-*.rec | head -1)" "$OUT/advice.rec"
-GT_REPLAY_PROFILE=$TMP/advice-replay.gtprof "$D/test_cupti" replay-advice "$OUT/advice.rec" || fail "replay of advice.rec"
+GT_REPLAY_PROFILE=$TMP/advice-replay.gtprof "$D/test_cupti" replay-advice "$OUT/advice.rec" 11 || fail "replay of advice.rec"
 
 if command -v ncu >/dev/null; then
 	note "instructions derived from the samples (equations 10, 11) against Nsight Compute's counts"

@@ -1,0 +1,140 @@
+# SPDX-License-Identifier: MIT
+"""The report's "what to do next" on a replayed run of samples/cuda/advice:
+the recording (activity, PC samples and nvdisasm's text) goes through the
+backend's real code (test_cupti replay-advice) into a profile, and `gputool
+report` must advise each pair's slow side at the line its source marks, the
+fast side not of that kind, no occupancy change for the kernel whose fix
+does not pay, and give each kernel the speedup docs/ADVICE.md's model gives
+from the profile's own metrics (recomputed here).
+
+Usage: check_report_advice.py TEST_CUPTI GPUTOOL RECORDING SOURCE OUTDIR"""
+import json
+import os
+import re
+import subprocess
+import sys
+
+TEST_CUPTI, GPUTOOL, REC, SRC, OUT = sys.argv[1:6]
+bad = []
+
+
+def check(cond, what):
+    print("  %-78s %s" % (what, "ok" if cond else "FAIL"))
+    if not cond:
+        bad.append(what)
+
+
+os.makedirs(OUT, exist_ok=True)
+prof = os.path.join(OUT, "advice.gtprof")
+# The run sampled at CUPTI's default period on the H100: 2^11 cycles.
+subprocess.run([TEST_CUPTI, "replay-advice", REC, "11"], env=dict(os.environ, GT_REPLAY_PROFILE=prof), check=True,
+               stdout=subprocess.DEVNULL)
+doc = json.loads(subprocess.run([GPUTOOL, "report", prof, "--format", "json"], check=True, capture_output=True,
+                                text=True).stdout)
+text = subprocess.run([GPUTOOL, "report", prof], check=True, capture_output=True, text=True).stdout
+nodes = {n["id"]: n for n in doc["nodes"]}
+meta = doc["processes"][0]["meta"]
+advice = doc["advice"]
+
+
+def incl(n, m):
+    return n.get("metrics", {}).get(m, {}).get("incl", {}).get("sum", 0)
+
+
+def marked(tag):
+    got = [i + 1 for i, line in enumerate(open(SRC)) if re.search(r"// %s\b" % tag, line)]
+    return "advice.cu:%d" % got[0] if len(got) == 1 else None
+
+
+# The replay keeps CUPTI's (mangled) names: templates as the mangling spells them.
+MANGLED = {"rotate<8>": "rotateILi8E", "rotate<1>": "rotateILi1E", "chain_kept<1>": "chain_keptILi1E"}
+
+
+def kernel(name):
+    ks = [n for n in doc["nodes"] if n.get("parent") is not None and
+          nodes[n["parent"]].get("name") == "<gpu kernel>" and
+          (name in (n.get("name") or "") or MANGLED.get(name, "-") in (n.get("name") or ""))]
+    return ks[0] if len(ks) == 1 else None
+
+
+def first(key, default):
+    v = meta.get(key)
+    return float(v.split()[0].split(":")[-1]) if v else default
+
+
+def model(a, k):
+    """The kernel's T/T' by docs/ADVICE.md, from the profile's metrics."""
+    S = incl(k, "GPC_SAMPLES")
+    wr = (S - incl(k, "GPC_LATENCY")) / S
+    iss = incl(k, "GPC_ISSUED")
+    waiting = 1 - (iss + incl(k, "GPC_NOT_SELECTED")) / S
+    il, ig = incl(k, "GPI_LOCAL"), incl(k, "GPI_GLOBAL")
+    mem = (incl(k, "GPS_LONG_SCOREBOARD") + incl(k, "GPS_LG_THROTTLE")) / S
+    count = incl(k, "GKER_COUNT") or 1
+    occ = incl(k, "GKER_OCC_THR") / count
+
+    def stall(f, cut):
+        return wr * (1 - cut) + (1 - wr) * max(0.0, (waiting - f) / waiting)
+
+    if a["kind"] == "gpu-local-memory":
+        f, cut = mem * il / (il + ig), il / iss
+        w = max(0.0, (waiting - f) / (1 - f))
+        n = occ / 1000 * first("gpu_warps_per_sm", 64) / first("pc_schedulers", 4)
+        r = wr * (1 - cut) / (1 - w ** n)
+    elif a["kind"] == "gpu-global-memory":
+        r = stall(mem * ig / (il + ig), 0)
+        t = incl(k, "GKER") / 1e9
+        floor = ((S - incl(k, "GPC_LATENCY")) * first("pc_schedulers", 4) * first("pc_period_cycles", 0) *
+                 ig / iss * 32 * 4 / first("gpu_dram_bytes_per_s", 1) / t)
+        r = max(r, floor)
+    elif a["kind"] == "gpu-barrier":
+        r = stall(incl(k, "GPS_BARRIER") / S, 0)
+    else:
+        lim = [incl(k, m) / count for m in ("GKER_OCC_SLOTS", "GKER_OCC_REGS", "GKER_OCC_SMEM")]
+        tight = min(range(3), key=lambda i: (lim[i] <= 0, lim[i]))
+        nxt = min([1000] + [x for i, x in enumerate(lim) if i != tight and x > 0])
+        r = wr + (1 - wr) * occ / nxt
+    return 1 / r
+
+
+check("What to do next (" in text, "the text report's section")
+check(meta.get("gpu_dram_bytes_per_s") and meta.get("gpu_warps_per_sm"), "the devices' facts in the profile")
+# The barrier's samples may come at the line of the loop that holds it.
+for kind, slow, fast, tags in (("gpu-global-memory", "copy_strided", "copy_plain", ("STRIDED",)),
+                               ("gpu-local-memory", "sums_local", "sums_registers", ("LOCAL",)),
+                               ("gpu-local-memory", "rotate<8>", "rotate<1>", ("SPILLED",)),
+                               ("gpu-barrier", "barrier_skewed", "barrier_even", ("BARRIER", "STEPS")),
+                               ("gpu-occupancy", "chain_reserved", "chain_open", ())):
+    k = kernel(slow)
+    got = [a for a in advice if a["kind"] == kind and a["node"] == (k or {}).get("id")]
+    check(k is not None and len(got) == 1, "%s: one piece of %s advice" % (slow, kind))
+    if not got:
+        continue
+    a = got[0]
+    if tags:
+        want = [marked(t) for t in tags]
+        check(a.get("line") in want, "%s: at %s (%s)" % (slow, " or ".join(want), a.get("line")))
+    want = model(a, k)
+    check(abs(a["speedup"] - want) <= 1e-6 * want, "%s: kernel %.4fx, the model's %.4fx" % (slow, a["speedup"], want))
+    kf = kernel(fast)
+    check(kf is not None and not [x for x in advice if x["kind"] == kind and x["node"] == kf["id"]],
+          "%s: no %s advice" % (fast, kind))
+kk = kernel("chain_kept<1>")
+check(kk is not None and not [a for a in advice if a["kind"] == "gpu-occupancy" and a["node"] == kk["id"]],
+      "chain_kept<1>: no occupancy advice (its fix measured 0.97x)")
+# Pageable copies: their time against the bytes at the pinned copies' rate.
+pg = [a for a in advice if a["kind"] == "pageable-copies"]
+check(len(pg) == 1 and ("advice.cu:%s)" % marked("PAGEABLE").split(":")[1]) in pg[0]["at"],
+      "one piece of pageable-copies advice, at %s" % marked("PAGEABLE"))
+if pg:
+    copies = [n for n in doc["nodes"] if n.get("name") == "<gpu copy h2d>"]
+    page = [n for n in copies if incl(n, "GXCOPY_PAGEABLE_BYTES")]
+    pinned = [n for n in copies if not incl(n, "GXCOPY_PAGEABLE_BYTES")]
+    rate = sum(incl(n, "GXCOPY_H2D_BYTES") for n in pinned) / sum(incl(n, "GXCOPY_H2D") for n in pinned)
+    want = incl(page[0], "GXCOPY_H2D") / (incl(page[0], "GXCOPY_PAGEABLE_BYTES") / rate)
+    check(len(page) == 1 and abs(pg[0]["speedup"] - want) <= 1e-6 * want,
+          "pageable copies %.4fx, at the pinned rate %.4fx" % (pg[0]["speedup"], want))
+occ = [a for a in advice if a["kind"] == "gpu-occupancy"]
+check(occ and "shared memory" in occ[0]["try"], "chain_reserved: the shared memory named as the bound")
+print("%d failures" % len(bad))
+sys.exit(1 if bad else 0)
