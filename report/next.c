@@ -278,10 +278,14 @@ static void check_kernel(struct ctx *c, uint32_t k)
 			n->samples = (uint64_t)(f * S + 0.5);
 			n->kernel_samples = (uint64_t)S;
 			kernel_gain(c, n, k, gone_ratio(wr, waiting, f, iss > 0 ? il / iss : 0, resident));
-			snprintf(n->why, sizeof(n->why),
-				 "%.1f%% of the kernel's PC samples wait on local memory; local loads and stores are "
-				 "%.1f%% of its instructions; %" PRIu64 " registers per thread",
-				 100.0 * f, iss > 0 ? 100.0 * il / iss : 0.0, v[C_REGS][k] / count);
+			int len = snprintf(n->why, sizeof(n->why),
+					   "%.1f%% of the kernel's PC samples wait on local memory; local loads and "
+					   "stores are %.1f%% of its instructions",
+					   100.0 * f, iss > 0 ? 100.0 * il / iss : 0.0);
+
+			if (v[C_REGS][k] && len > 0 && (size_t)len < sizeof(n->why))
+				snprintf(n->why + len, sizeof(n->why) - (size_t)len, "; %" PRIu64 " registers per thread",
+					 v[C_REGS][k] / count);
 		}
 	}
 

@@ -20,7 +20,7 @@ import tempfile
 U64_MAX = 2**64 - 1
 MS = 1000000
 TOP = ["format", "version", "source", "metric", "run", "metrics", "processes", "importance",
-       "imbalance", "modules", "nodes"]
+       "advice", "imbalance", "modules", "nodes"]
 NODE_FIELDS = ["id", "parent", "kind", "name", "file", "line", "module", "offset", "label",
                "metrics", "importance"]
 

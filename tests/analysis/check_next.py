@@ -1,0 +1,129 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""What to do next (report/next.c) on profiles with known metrics: each
+check's advice, its estimate by docs/ADVICE.md's models computed here, the
+program's gain through the blame metrics (or an upper bound without them),
+the ranking, and nothing where a check does not apply.
+
+Usage: check_next.py GPUTOOL OUTDIR"""
+import json
+import os
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import gtfiles  # noqa: E402
+
+GPUTOOL, OUT = sys.argv[1:3]
+bad = []
+WALL = 1000000000
+FACTS = {"wall_ns": str(WALL), "pc_period_cycles": "2048", "pc_schedulers": "4",
+         "gpu_warps_per_sm": "0:64", "gpu_dram_bytes_per_s": "0:3352320000000"}
+
+
+def check(cond, what):
+    print("  %-76s %s" % (what, "ok" if cond else "FAIL"))
+    if not cond:
+        bad.append(what)
+
+
+def near(a, b):
+    return abs(a - b) <= 2e-8 * max(abs(a), abs(b), 1)  # the JSON has 9 digits
+
+
+def kernel(p, site, name, gker, samples, lat, issued, notsel, occ=1000, lines=()):
+    """A kernel context under site with its PC samples spread on lines
+    (line, {metric: value}); the classes' counts on its first line."""
+    k = p.node(p.ph(site, "<gpu kernel>"), gtfiles.NAME, name)
+    for m, v in (("GKER", gker), ("GKER_COUNT", 1), ("GKER_OCC_THR", occ)):
+        p.value(k, 0, m, v)
+    first = None
+    for line, vals in lines:
+        n = p.node(k, gtfiles.NAME, "k.cu:%d" % line)
+        first = first or n
+        for m, v in vals.items():
+            p.value(n, 0, m, v)
+    for m, v in (("GPC_SAMPLES", samples), ("GPC_LATENCY", lat), ("GPC_ISSUED", issued),
+                 ("GPC_NOT_SELECTED", notsel)):
+        p.value(first, 0, m, v)
+    return k
+
+
+def report(p, name):
+    path = os.path.join(OUT, name + ".gtprof")
+    p.write(path)
+    r = subprocess.run([GPUTOOL, "report", path, "--format", "json"], capture_output=True, text=True)
+    check(r.returncode == 0, "%s: gputool report (%s)" % (name, r.stderr.strip()[:60]))
+    text = subprocess.run([GPUTOOL, "report", path], capture_output=True, text=True).stdout
+    return json.loads(r.stdout)["advice"], text
+
+
+os.makedirs(OUT, exist_ok=True)
+
+# ---- a run with blame: a barrier-bound kernel, pageable and pinned copies, waits ----
+p = gtfiles.Profile(dict(FACTS))
+main = p.frame(0, "main", line=1)
+kb = kernel(p, p.frame(main, "step", line=10), "k_barrier", 100000000, 10000, 7000, 1000, 500,
+            lines=((30, {"GPS_BARRIER": 6000}), (31, {"GPS_WAIT": 2000})))
+p.value(kb, 0, "CPU_IDLE_CAUSE", 30000000)
+kernel(p, p.frame(main, "tiny", line=11), "k_few", 1000000, 900, 800, 10, 10, lines=((40, {"GPS_BARRIER": 850}),))
+pg = p.ph(p.frame(main, "upload", line=12), "<gpu copy h2d>")
+for m, v in (("GXCOPY_H2D", 40000000), ("GXCOPY_H2D_BYTES", 400000000), ("GXCOPY_PAGEABLE_BYTES", 400000000)):
+    p.value(pg, 0, m, v)
+pn = p.ph(p.frame(main, "upload_pinned", line=13), "<gpu copy h2d>")
+for m, v in (("GXCOPY_H2D", 10000000), ("GXCOPY_H2D_BYTES", 500000000)):
+    p.value(pn, 0, m, v)
+p.value(p.ph(p.frame(main, "wait", line=14), "<gpu sync>"), 0, "CPU_IDLE", 50000000)
+p.value(p.frame(main, "prepare", line=15), 0, "GPU_IDLE_CAUSE", 20000000)
+advice, text = report(p, "blame")
+kinds = [a["kind"] for a in advice]
+check(kinds == ["pageable-copies", "gpu-barrier", "cpu-gpu-overlap"],
+      "ranked by the time saved: %s" % kinds)
+by = {a["kind"]: a for a in advice}
+a = by.get("pageable-copies", {})
+# 400 MB at the pinned copies' 50 bytes/ns: 8 ms instead of 40.
+check(near(a.get("speedup", 0), 5.0) and a.get("saved_ns") == 32000000 and not a.get("upper_bound"),
+      "pageable copies: 5x, 32 ms saved (%s, %s)" % (a.get("speedup"), a.get("saved_ns")))
+check(near(a.get("program_speedup", 0), WALL / (WALL - 32000000)), "pageable copies: the program's speedup")
+a = by.get("gpu-barrier", {})
+wr, waiting, f = 0.3, 0.85, 0.6
+ratio = wr + (1 - wr) * (waiting - f) / waiting
+check(near(a.get("speedup", 0), 1 / ratio), "barrier: %.6fx by the first model (%.6f)" % (1 / ratio, a.get("speedup", 0)))
+# The GPU time saved (49.4 ms) is more than the CPU waited for the kernel: the wait is the gain.
+check(a.get("saved_ns") == 30000000 and not a.get("upper_bound"), "barrier: the CPU's 30 ms wait saved, no more")
+check(a.get("line") == "k.cu:30" and a.get("samples") == 6000 and a.get("kernel_samples") == 10000,
+      "barrier: at its line, 6000 of 10000 samples")
+check("k_few" not in text.split("What to do next")[1].split("\n\n")[0], "no advice for a kernel of 900 samples")
+a = by.get("cpu-gpu-overlap", {})
+check(a.get("saved_ns") == 20000000 and a.get("upper_bound") and a.get("cpu_work_at", "").startswith("prepare"),
+      "overlap: up to the 20 ms the GPU idled, the CPU work named")
+check("What to do next (3 of 3" in text and "program up to" in text, "the text section")
+
+# ---- no blame: occupancy and local memory, upper bounds ----
+p = gtfiles.Profile(dict(FACTS))
+main = p.frame(0, "main", line=1)
+ko = kernel(p, p.frame(main, "a", line=10), "k_occ", 100000000, 5000, 2500, 2000, 100, occ=250,
+            lines=((50, {"GPS_WAIT": 2500}),))
+for m, v in (("GKER_OCC_SLOTS", 1000), ("GKER_OCC_REGS", 500), ("GKER_OCC_SMEM", 250), ("GKER_DYMEM", 65536)):
+    p.value(ko, 0, m, v)
+kl = kernel(p, p.frame(main, "b", line=11), "k_local", 200000000, 20000, 16000, 1000, 1000,
+            lines=((60, {"GPS_LONG_SCOREBOARD": 8000, "GPB_LOCAL": 7000, "GPI_LOCAL": 600}),
+                   (61, {"GPS_LG_THROTTLE": 9000, "GPI_GLOBAL": 200, "GPB_GLOBAL": 1000, "GPI_FP32": 200})))
+advice, text = report(p, "noblame")
+by = {a["kind"]: a for a in advice}
+a = by.get("gpu-occupancy", {})
+# Shared memory holds it at 25 %; registers, the next bound, allow 50 %.
+check(near(a.get("speedup", 0), 1 / (0.5 + 0.5 * 0.25 / 0.5)) and a.get("upper_bound") and
+      a.get("saved_ns") == 100000000 - int(100000000 / (1 / 0.75)), "occupancy: 1.33x to the registers' 50 %")
+check("shared memory" in a.get("try", "") and "65536" in a.get("try", ""), "occupancy: the bytes to cut")
+a = by.get("gpu-local-memory", {})
+S, wr, waiting = 20000.0, 0.2, 0.9
+f = (8000 + 9000) / S * 600 / 800
+cut = 600 / 1000.0
+w = (waiting - f) / (1 - f)
+want = 1 / (wr * (1 - cut) / (1 - w ** 16))
+check(near(a.get("speedup", 0), want), "local memory: %.6fx by the second model (%.6f)" % (want, a.get("speedup", 0)))
+check(a.get("line") == "k.cu:60", "local memory: at the line its waits are blamed on")
+check("gpu-global-memory" not in by, "no scattered-access advice where global waits are a quarter")
+print("%d failures" % len(bad))
+sys.exit(1 if bad else 0)
