@@ -16,8 +16,10 @@
  * registers), the warps' other waits overlap instead: with n warps per
  * scheduler each waiting the share w' = (w - f) / (1 - f) of its time,
  *   T' / T = W_R (1 - c) / (1 - w'^n)
- * More resident warps (occupancy o -> o') hide latency instead:
- *   T' / T = W_R + (1 - W_R) o / o'
+ * More resident warps (occupancy o -> o') hide latency instead, but for
+ * the memory's (the share m of the waiting), whose bandwidth the samples
+ * do not show:
+ *   T' / T = W_R + (1 - W_R) (m + (1 - m) o / o')
  * The kernel's estimated speedup is T / T'.
  *
  * The program: the GPU time a change saves shortens the run only where the
@@ -38,6 +40,7 @@
 #define MIN_SAMPLES 1000    /* a kernel context with fewer PC samples gets no advice */
 #define MIN_SHARE 0.10      /* the least share of a kernel's samples a stall advice explains */
 #define LATENCY_BOUND 0.20  /* occupancy advice only where this share of the cycles issued nothing */
+#define MIN_SPEEDUP 1.05    /* occupancy advice only where it gains this much */
 #define SCATTERED_BW 0.25   /* global accesses using under this share of the DRAM peak are scattered */
 #define MIN_PINNED 1048576u /* bytes of pinned copies a pinned bandwidth is measured from */
 #define LANE_BYTES 4        /* the bytes a thread's global access is assumed to move */
@@ -82,6 +85,7 @@ enum col {
 	C_LATENCY,
 	C_ISSUED,
 	C_NOT_SELECTED,
+	C_MEMORY,
 	C_LONG_SB,
 	C_BARRIER,
 	C_LG_THROTTLE,
@@ -115,7 +119,8 @@ static const struct {
 } cols[C_COLS] = {
 	[C_SAMPLES] = { "GPC_SAMPLES", 1 },	      [C_LATENCY] = { "GPC_LATENCY", 1 },
 	[C_ISSUED] = { "GPC_ISSUED", 1 },	      [C_NOT_SELECTED] = { "GPC_NOT_SELECTED", 1 },
-	[C_LONG_SB] = { "GPS_LONG_SCOREBOARD", 0 }, [C_BARRIER] = { "GPS_BARRIER", 0 },
+	[C_MEMORY] = { "GPC_MEMORY", 1 },	      [C_LONG_SB] = { "GPS_LONG_SCOREBOARD", 0 },
+	[C_BARRIER] = { "GPS_BARRIER", 0 },
 	[C_LG_THROTTLE] = { "GPS_LG_THROTTLE", 0 },  [C_B_GLOBAL] = { "GPB_GLOBAL", 0 },
 	[C_B_LOCAL] = { "GPB_LOCAL", 0 },	      [C_I_GLOBAL] = { "GPI_GLOBAL", 0 },
 	[C_I_LOCAL] = { "GPI_LOCAL", 0 },	      [C_GKER] = { "GKER", 0 },
@@ -348,10 +353,17 @@ static void check_kernel(struct ctx *c, uint32_t k)
 		for (int i = 0; i < 3; i++)
 			if (i != tight && lim[i] > 0 && lim[i] < next)
 				next = lim[i];
-		if (lim[tight] > 0 && occ < 1000 && next > occ * 1.25 && (n = add(c, GT_NEXT_GPU_OCCUPANCY, k))) {
+		/* Waits for memory are left as they are: more warps hide them
+		 * only up to the memory's bandwidth, which the samples do not
+		 * show (a random-access kernel gains nothing). */
+		double m = waiting > 0 ? (double)v[C_MEMORY][k] / S / waiting : 0;
+		double ratio = wr + (1.0 - wr) * (m + (1.0 - m) * occ / next);
+
+		if (lim[tight] > 0 && occ < 1000 && next > occ * 1.25 && ratio <= 1.0 / MIN_SPEEDUP &&
+		    (n = add(c, GT_NEXT_GPU_OCCUPANCY, k))) {
 			n->samples = v[C_LATENCY][k];
 			n->kernel_samples = (uint64_t)S;
-			kernel_gain(c, n, k, wr + (1.0 - wr) * occ / next);
+			kernel_gain(c, n, k, ratio);
 			snprintf(n->why, sizeof(n->why),
 				 "%.1f%% of the schedulers' cycles issue nothing; %s bounds the occupancy at "
 				 "%.1f%%, the next bound is %.1f%%",
@@ -399,7 +411,8 @@ static void check_pageable(struct ctx *c)
 		int known = 1;
 		struct gt_next *n;
 
-		if (!v[C_PAGEABLE][i] || !bytes || !t)
+		/* Copies of under 0.1 % of the run's wall time are not worth a line. */
+		if (!v[C_PAGEABLE][i] || !bytes || !t || (double)t < 0.001 * (double)c->run->wall_ns)
 			continue;
 		/* A node holds copies of one direction or both: the pageable
 		 * share of each at the pinned rate, the rest as it was. */
@@ -452,12 +465,13 @@ static void check_overlap(struct ctx *c)
 		gidle += c->v[C_GPU_IDLE_CAUSE][i];
 		if (c->v[C_CPU_IDLE][i] && (at == GT_NONE || c->v[C_CPU_IDLE][i] > c->v[C_CPU_IDLE][at]))
 			at = i;
-		if (c->v[C_GPU_IDLE_CAUSE][i] &&
+		/* The root holds samples no context was found for: no place to name. */
+		if (i && c->v[C_GPU_IDLE_CAUSE][i] &&
 		    (cpu == GT_NONE || c->v[C_GPU_IDLE_CAUSE][i] > c->v[C_GPU_IDLE_CAUSE][cpu]))
 			cpu = i;
 	}
 	waited = idle < gidle ? idle : gidle;
-	if (at == GT_NONE || cpu == GT_NONE || !c->run->wall_ns ||
+	if (at == GT_NONE || !gidle || !c->run->wall_ns ||
 	    (double)waited / procs < 0.01 * (double)c->run->wall_ns || !(n = add(c, GT_NEXT_OVERLAP, at)))
 		return;
 	n->line = cpu;

@@ -642,7 +642,13 @@ void CUPTIAPI gt_cupti__callback(void *userdata, CUpti_CallbackDomain domain,
 		return;
 	if (domain == CUPTI_CB_DOMAIN_RESOURCE) {
 		const CUpti_ResourceData *rd = data;
+		/* What these do (probing devices, setting up PC sampling in
+		 * CUPTI's profiler libraries, reading modules) is the tool's
+		 * time: the samples that land in it count as the tool's. */
+		struct gt_thread *t = gt_thread__peek();
 
+		if (t)
+			gt_thread__enter(t);
 		if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED) {
 			int n = 0;
 
@@ -658,6 +664,8 @@ void CUPTIAPI gt_cupti__callback(void *userdata, CUpti_CallbackDomain domain,
 
 			gt_cupti_pcsamp__module_loaded(m->pCubin, m->cubinSize);
 		}
+		if (t)
+			gt_thread__leave(t);
 		return;
 	}
 	cls = gt_cupti__class(domain, cbid);

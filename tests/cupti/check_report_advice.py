@@ -93,7 +93,8 @@ def model(a, k):
         lim = [incl(k, m) / count for m in ("GKER_OCC_SLOTS", "GKER_OCC_REGS", "GKER_OCC_SMEM")]
         tight = min(range(3), key=lambda i: (lim[i] <= 0, lim[i]))
         nxt = min([1000] + [x for i, x in enumerate(lim) if i != tight and x > 0])
-        r = wr + (1 - wr) * occ / nxt
+        m = incl(k, "GPC_MEMORY") / S / waiting
+        r = wr + (1 - wr) * (m + (1 - m) * occ / nxt)
     return 1 / r
 
 
