@@ -1,13 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * bench_enqueue [OPS [BATCH [ITEMS [runtime-work]]]]: enqueues a tiny kernel
+ * bench_enqueue [OPS [BATCH [ITEMS [MODE]]]]: enqueues a tiny kernel
  * (ITEMS work-items, default 64) OPS times on an in-order queue, waiting with
  * clFinish after every BATCH launches, and prints the time per launch.
  *
  * With "runtime-work" the program itself asks the runtime for what gputool
  * asks for each launch (a profiling queue, an event, a completion callback
  * that reads the event's times, the event released afterwards), without any
- * tool: the part of gputool's overhead that the OpenCL runtime spends.
+ * tool: the part of gputool's overhead that the OpenCL runtime spends;
+ * "runtime-events" leaves the callback out, "runtime-profiling" the event
+ * too (a profiling queue only), to tell the parts apart.
  * run-bench.sh runs the three ways; docs/OPENCL.md has the figures.
  */
 #define CL_TARGET_OPENCL_VERSION 300
@@ -53,9 +55,10 @@ static void launches(cl_command_queue q, cl_kernel k, long ops, long batch, size
 	cl_event prev = NULL, ev;
 
 	for (long i = 0; i < ops; i++) {
-		CHECK(clEnqueueNDRangeKernel(q, k, 1, NULL, &global, NULL, 0, NULL, runtime_work ? &ev : NULL));
-		if (runtime_work) {
-			CHECK(clSetEventCallback(ev, CL_COMPLETE, on_complete, NULL));
+		CHECK(clEnqueueNDRangeKernel(q, k, 1, NULL, &global, NULL, 0, NULL, runtime_work >= 2 ? &ev : NULL));
+		if (runtime_work >= 2) {
+			if (runtime_work == 3)
+				CHECK(clSetEventCallback(ev, CL_COMPLETE, on_complete, NULL));
 			if (prev)
 				CHECK(clReleaseEvent(prev));
 			prev = ev;
@@ -84,7 +87,12 @@ int main(int argc, char **argv)
 	int *host;
 	double t0, t1;
 
-	runtime_work = argc > 4 && !strcmp(argv[4], "runtime-work");
+	/* 1: profiling; 2: and an event per launch; 3: and its callback. */
+	runtime_work = argc <= 4				  ? 0
+		       : !strcmp(argv[4], "runtime-work")	  ? 3
+		       : !strcmp(argv[4], "runtime-events")	  ? 2
+		       : !strcmp(argv[4], "runtime-profiling") ? 1
+								  : 0;
 	if (ops < 1 || batch < 1 || items < 1 || !(host = calloc(items, sizeof(*host))))
 		return 2;
 	if (runtime_work)
