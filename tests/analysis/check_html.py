@@ -251,6 +251,33 @@ def main():
         print("FAIL --view bottom-up: the page did not open on that tab")
     else:
         print("ok   --view bottom-up")
+    # What to do next: a run with pageable and pinned copies has advice,
+    # and its tab shows it (first among the tabs, with what to try).
+    a = os.path.join(tmp, "advice")
+    os.mkdir(a)
+    p = gtfiles.Profile({"exe": "/bin/app", "wall_ns": "1000000000"})
+    m = p.frame(0, "main", line=3)
+    for fn, t, pageable in (("upload", 40000000, 1), ("upload_pinned", 10000000, 0)):
+        c = p.ph(p.frame(m, fn, line=4), "<gpu copy h2d>")
+        p.value(c, 0, "GXCOPY_H2D", t)
+        p.value(c, 0, "GXCOPY_H2D_BYTES", 400000000)
+        if pageable:
+            p.value(c, 0, "GXCOPY_PAGEABLE_BYTES", 400000000)
+    p.write(os.path.join(a, "app-0-1.gtprof"))
+    src = os.path.join(tmp, "report-advice.html")
+    subprocess.run([GPUTOOL, "report", a, "--format", "html", "-o", src], check=True)
+    r = subprocess.run([chrome, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                        "--disable-component-update", "--no-first-run", "--user-data-dir=" + os.path.join(tmp, "p-adv"),
+                        "--virtual-time-budget=5000", "--dump-dom", "file://" + src + "#advice"],
+                       capture_output=True, text=True, timeout=120)
+    tabs = re.findall(r"<button[^>]*>([^<]*)</button>", r.stdout)
+    if ('data-status="ok"' not in r.stdout or "rendered advice" not in r.stdout or tabs[:1] != ["What to do next"]
+            or "copies of pageable host memory" not in r.stdout or "try: pin the host buffer" not in r.stdout
+            or "4.00x" not in r.stdout or "1.031x" not in r.stdout):
+        failed += 1
+        print("FAIL what to do next: the tab (tabs %s) does not show the pageable copies' advice" % tabs)
+    else:
+        print("ok   what to do next: its tab first, the pageable copies' advice with the program's estimate")
     (status, text), console = clicks(chrome, tmp, page)
     if status != "ok" or console:
         failed += 1
