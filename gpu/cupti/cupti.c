@@ -211,6 +211,40 @@ out_unlock:
 	pthread_mutex_unlock(&probe_lock);
 }
 
+/* The peak DRAM bandwidth in bytes/s (double data rate: two transfers per
+ * memory clock), and the warp slots of an SM, for the report's advice. */
+static uint64_t dram_bytes_per_s(const struct gt_cupti_device *d)
+{
+	return d->mem_clock_khz > 0 && d->mem_bus_bits > 0
+		       ? 2000ULL * (uint64_t)d->mem_clock_khz * (uint64_t)d->mem_bus_bits / 8
+		       : 0;
+}
+
+static uint64_t warps_per_sm(const struct gt_cupti_device *d)
+{
+	return d->warp_size > 0 && d->max_threads_per_sm > 0 ? (uint64_t)(d->max_threads_per_sm / d->warp_size) : 0;
+}
+
+/* Fact key: "index:value" per device probed, where value() knows it. */
+static void device_list_fact(const char *key, uint64_t (*value)(const struct gt_cupti_device *d))
+{
+	char buf[224];
+	size_t len = 0;
+
+	buf[0] = 0;
+	for (int i = 0; i < GT_CUPTI_MAX_DEVICES && len < sizeof(buf); i++) {
+		const struct gt_cupti_device *d = &gt_cupti_devices[i];
+		uint64_t v;
+
+		if (!atomic_load_explicit(&d->ready, memory_order_acquire) || !(v = value(d)))
+			continue;
+		len += (size_t)snprintf(buf + len, sizeof(buf) - len, "%s%d:%llu", len ? " " : "", i,
+					(unsigned long long)v);
+	}
+	if (buf[0])
+		gt_tool__set_fact(key, buf);
+}
+
 /* "cuda_devices": each device once, in the report header. */
 void gt_cupti__devices_fact(void)
 {
@@ -230,36 +264,8 @@ void gt_cupti__devices_fact(void)
 	}
 	if (buf[0])
 		gt_tool__set_fact("cuda_devices", buf);
-	/* The peak DRAM bandwidth of each device, in bytes/s (double data
-	 * rate: two transfers per memory clock), for the report's advice. */
-	len = 0;
-	buf[0] = 0;
-	for (int i = 0; i < GT_CUPTI_MAX_DEVICES && len < sizeof(buf); i++) {
-		const struct gt_cupti_device *d = &gt_cupti_devices[i];
-
-		if (!atomic_load_explicit(&d->ready, memory_order_acquire) || d->mem_clock_khz <= 0 ||
-		    d->mem_bus_bits <= 0)
-			continue;
-		len += (size_t)snprintf(buf + len, sizeof(buf) - len, "%s%d:%llu", len ? " " : "", i,
-					2000ULL * (unsigned long long)d->mem_clock_khz *
-						(unsigned long long)d->mem_bus_bits / 8);
-	}
-	if (buf[0])
-		gt_tool__set_fact("gpu_dram_bytes_per_s", buf);
-	/* The warp slots of an SM, for the advice's warps per scheduler. */
-	len = 0;
-	buf[0] = 0;
-	for (int i = 0; i < GT_CUPTI_MAX_DEVICES && len < sizeof(buf); i++) {
-		const struct gt_cupti_device *d = &gt_cupti_devices[i];
-
-		if (!atomic_load_explicit(&d->ready, memory_order_acquire) || d->warp_size <= 0 ||
-		    d->max_threads_per_sm <= 0)
-			continue;
-		len += (size_t)snprintf(buf + len, sizeof(buf) - len, "%s%d:%d", len ? " " : "", i,
-					d->max_threads_per_sm / d->warp_size);
-	}
-	if (buf[0])
-		gt_tool__set_fact("gpu_warps_per_sm", buf);
+	device_list_fact("gpu_dram_bytes_per_s", dram_bytes_per_s);
+	device_list_fact("gpu_warps_per_sm", warps_per_sm);
 }
 
 /* ---- flush and stop --------------------------------------------------------- */

@@ -8,37 +8,19 @@ does not pay, and give each kernel the speedup docs/ADVICE.md's model gives
 from the profile's own metrics (recomputed here).
 
 Usage: check_report_advice.py TEST_CUPTI GPUTOOL RECORDING SOURCE OUTDIR"""
-import json
 import os
 import re
-import subprocess
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from pcreport import check, finish, incl, replay_report  # noqa: E402
+
 TEST_CUPTI, GPUTOOL, REC, SRC, OUT = sys.argv[1:6]
-bad = []
-
-
-def check(cond, what):
-    print("  %-78s %s" % (what, "ok" if cond else "FAIL"))
-    if not cond:
-        bad.append(what)
-
-
-os.makedirs(OUT, exist_ok=True)
-prof = os.path.join(OUT, "advice.gtprof")
 # The run sampled at CUPTI's default period on the H100: 2^11 cycles.
-subprocess.run([TEST_CUPTI, "replay-advice", REC, "11"], env=dict(os.environ, GT_REPLAY_PROFILE=prof), check=True,
-               stdout=subprocess.DEVNULL)
-doc = json.loads(subprocess.run([GPUTOOL, "report", prof, "--format", "json"], check=True, capture_output=True,
-                                text=True).stdout)
-text = subprocess.run([GPUTOOL, "report", prof], check=True, capture_output=True, text=True).stdout
+doc, text = replay_report(TEST_CUPTI, GPUTOOL, ["replay-advice", REC, "11"], OUT, "advice")
 nodes = {n["id"]: n for n in doc["nodes"]}
 meta = doc["processes"][0]["meta"]
 advice = doc["advice"]
-
-
-def incl(n, m):
-    return n.get("metrics", {}).get(m, {}).get("incl", {}).get("sum", 0)
 
 
 def marked(tag):
@@ -137,5 +119,4 @@ if pg:
           "pageable copies %.4fx, at the pinned rate %.4fx" % (pg[0]["speedup"], want))
 occ = [a for a in advice if a["kind"] == "gpu-occupancy"]
 check(occ and "shared memory" in occ[0]["try"], "chain_reserved: the shared memory named as the bound")
-print("%d failures" % len(bad))
-sys.exit(1 if bad else 0)
+finish()

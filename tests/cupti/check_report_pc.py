@@ -8,37 +8,17 @@ calling context of work()'s hottest line, its loop, and a stall tree whose
 shares are the metrics'.
 
 Usage: check_report_pc.py TEST_CUPTI GPUTOOL RECORDING SOURCE OUTDIR"""
-import json
 import os
 import re
-import subprocess
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from pcreport import check, finish, incl, replay_report  # noqa: E402
+
 TEST_CUPTI, GPUTOOL, REC, SRC, OUT = sys.argv[1:6]
-bad = []
-
-
-def check(cond, what):
-    print("  %-70s %s" % (what, "ok" if cond else "FAIL"))
-    if not cond:
-        bad.append(what)
-
-
-os.makedirs(OUT, exist_ok=True)
-prof = os.path.join(OUT, "gpucalls.gtprof")
-env = dict(os.environ, GT_REPLAY_PROFILE=prof)
-subprocess.run([TEST_CUPTI, "replay-pc", REC, SRC], env=env, check=True, stdout=subprocess.DEVNULL)
-doc = json.loads(subprocess.run([GPUTOOL, "report", prof, "--format", "json"], check=True,
-                                capture_output=True, text=True).stdout)
-text = subprocess.run([GPUTOOL, "report", prof], check=True, capture_output=True, text=True).stdout
+doc, text = replay_report(TEST_CUPTI, GPUTOOL, ["replay-pc", REC, SRC], OUT, "gpucalls")
 nodes = {n["id"]: n for n in doc["nodes"]}
 names = [m["name"] for m in doc["metrics"]]
-
-
-def incl(n, m):
-    return n.get("metrics", {}).get(m, {}).get("incl", {}).get("sum", 0)
-
-
 reasons = [m for m in names if m.startswith("GPS_")]
 kernels = [n for n in doc["nodes"] if n.get("parent") is not None and
            nodes[n["parent"]].get("name") == "<gpu kernel>" and incl(n, "GPC_SAMPLES")]
@@ -73,5 +53,4 @@ rec = next(k for k in kernels if "recursive" in k["name"])
 local = [n for n in doc["nodes"] if n.get("metrics", {}).get("GPB_LOCAL")]
 check(local and incl(rec, "GPB_LOCAL") > 0, "recursive: stalls caused by local memory (%d)" % incl(rec, "GPB_LOCAL"))
 check("GPU stalls by their cause (" in text, "the blamer's section")
-print("%d failures" % len(bad))
-sys.exit(1 if bad else 0)
+finish()

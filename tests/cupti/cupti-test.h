@@ -34,8 +34,17 @@ void replay_activity_end(void);
 void test_smclock_idle(void);
 void test_smclock_busy(void);
 /* A CUPTI whose PC-sampling enable, disable and configuration succeed
- * (GPUTOOL_PC_SAMPLING on); the data buffer the backend configured. */
-void pc_fake_install(void);
+ * (GPUTOOL_PC_SAMPLING on), and whose stall reasons, samples, modules'
+ * CRCs and source lines come from data's functions; the data buffer the
+ * backend configured. */
+struct pc_fake {
+	CUptiResult(CUPTIAPI *num_reasons)(CUpti_PCSamplingGetNumStallReasonsParams *p);
+	CUptiResult(CUPTIAPI *get_reasons)(CUpti_PCSamplingGetStallReasonsParams *p);
+	CUptiResult(CUPTIAPI *get_data)(CUpti_PCSamplingGetDataParams *p);
+	CUptiResult(CUPTIAPI *cubin_crc)(CUpti_GetCubinCrcParams *p);
+	CUptiResult(CUPTIAPI *sass_line)(CUpti_GetSassToSourceCorrelationParams *p);
+};
+void pc_fake_install(const struct pc_fake *data);
 /* A launch of the kernel CUPTI names @cupti_name, @ns long, at call site
  * @site under @t's root; its kernel node. */
 struct gt_cct_node *pc_kernel_launch(struct gt_thread *t, uint64_t site, const char *cupti_name, uint64_t ns);

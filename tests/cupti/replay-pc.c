@@ -145,8 +145,13 @@ static CUptiResult CUPTIAPI ok_enable(CUpti_PCSamplingEnableParams *p);
 static CUptiResult CUPTIAPI ok_disable(CUpti_PCSamplingDisableParams *p);
 static CUptiResult CUPTIAPI configure(CUpti_PCSamplingConfigurationInfoParams *p);
 
-void pc_fake_install(void)
+void pc_fake_install(const struct pc_fake *data)
 {
+	gt_cupti_lib.cuptiPCSamplingGetNumStallReasons = data->num_reasons;
+	gt_cupti_lib.cuptiPCSamplingGetStallReasons = data->get_reasons;
+	gt_cupti_lib.cuptiPCSamplingGetData = data->get_data;
+	gt_cupti_lib.cuptiGetCubinCrc = data->cubin_crc;
+	gt_cupti_lib.cuptiGetSassToSourceCorrelation = data->sass_line;
 	gt_config.pc_sampling = 1;
 	gt_cupti_lib.cuptiPCSamplingEnable = ok_enable;
 	gt_cupti_lib.cuptiPCSamplingDisable = ok_disable;
@@ -421,12 +426,12 @@ static int check_gpucalls(struct gt_thread *t, const char *source, struct kernel
 /* A CUPTI that hands back what was recorded. */
 static void pc_fake_cupti(void)
 {
-	pc_fake_install();
-	gt_cupti_lib.cuptiPCSamplingGetNumStallReasons = num_reasons;
-	gt_cupti_lib.cuptiPCSamplingGetStallReasons = get_reasons;
-	gt_cupti_lib.cuptiPCSamplingGetData = get_data;
-	gt_cupti_lib.cuptiGetCubinCrc = cubin_crc;
-	gt_cupti_lib.cuptiGetSassToSourceCorrelation = sass_line;
+	static const struct pc_fake recorded = {
+		.num_reasons = num_reasons, .get_reasons = get_reasons, .get_data = get_data,
+		.cubin_crc = cubin_crc, .sass_line = sass_line,
+	};
+
+	pc_fake_install(&recorded);
 }
 
 /* The recorded samples through the backend: a context, its modules, the

@@ -901,12 +901,8 @@ static void test_pc_sampling(void)
 	CHECK(gt_cupti_pcsamp__class_of(pc_reasons[1]) == 0 && gt_cupti_pcsamp__class_of(pc_reasons[2]) == 7 &&
 	      gt_cupti_pcsamp__class_of(pc_reasons[0]) < 0 &&
 	      gt_cupti_pcsamp__class_of("smsp__pcsamp_warps_issue_stalled_something_new") == 6);
-	pc_fake_install();
-	gt_cupti_lib.cuptiPCSamplingGetNumStallReasons = pc_num_reasons;
-	gt_cupti_lib.cuptiPCSamplingGetStallReasons = pc_get_reasons;
-	gt_cupti_lib.cuptiPCSamplingGetData = pc_get_data;
-	gt_cupti_lib.cuptiGetCubinCrc = pc_crc;
-	gt_cupti_lib.cuptiGetSassToSourceCorrelation = pc_line;
+	pc_fake_install(&(const struct pc_fake){ .num_reasons = pc_num_reasons, .get_reasons = pc_get_reasons,
+						 .get_data = pc_get_data, .cubin_crc = pc_crc, .sass_line = pc_line });
 	CHECK(gt_cupti_pcsamp__on());
 	a = pc_kernel_launch(t, 0xa, pc_function, 3000);
 	b = pc_kernel_launch(t, 0xb, pc_function, 1000);
