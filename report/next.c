@@ -115,23 +115,37 @@ enum col {
 
 static const struct {
 	const char *metric;
-	int inclusive;
+	int inclusive, per_kernel; /* per_kernel: summed over each kernel context's nodes */
 } cols[C_COLS] = {
-	[C_SAMPLES] = { "GPC_SAMPLES", 1 },	      [C_LATENCY] = { "GPC_LATENCY", 1 },
-	[C_ISSUED] = { "GPC_ISSUED", 1 },	      [C_NOT_SELECTED] = { "GPC_NOT_SELECTED", 1 },
-	[C_MEMORY] = { "GPC_MEMORY", 1 },	      [C_LONG_SB] = { "GPS_LONG_SCOREBOARD", 0 },
-	[C_BARRIER] = { "GPS_BARRIER", 0 },
-	[C_LG_THROTTLE] = { "GPS_LG_THROTTLE", 0 },  [C_B_GLOBAL] = { "GPB_GLOBAL", 0 },
-	[C_B_LOCAL] = { "GPB_LOCAL", 0 },	      [C_I_GLOBAL] = { "GPI_GLOBAL", 0 },
-	[C_I_LOCAL] = { "GPI_LOCAL", 0 },	      [C_GKER] = { "GKER", 0 },
-	[C_COUNT] = { "GKER_COUNT", 0 },	      [C_OCC] = { "GKER_OCC_THR", 0 },
-	[C_OCC_SLOTS] = { "GKER_OCC_SLOTS", 0 },     [C_OCC_REGS] = { "GKER_OCC_REGS", 0 },
-	[C_OCC_SMEM] = { "GKER_OCC_SMEM", 0 },	      [C_REGS] = { "GKER_THR_REG", 0 },
-	[C_SMEM_ST] = { "GKER_STMEM", 0 },	      [C_SMEM_DY] = { "GKER_DYMEM", 0 },
-	[C_IDLE_CAUSE] = { "CPU_IDLE_CAUSE", 0 },    [C_CPU_IDLE] = { "CPU_IDLE", 0 },
-	[C_GPU_IDLE_CAUSE] = { "GPU_IDLE_CAUSE", 0 }, [C_PAGEABLE] = { "GXCOPY_PAGEABLE_BYTES", 0 },
-	[C_H2D] = { "GXCOPY_H2D", 0 },		      [C_H2D_BYTES] = { "GXCOPY_H2D_BYTES", 0 },
-	[C_D2H] = { "GXCOPY_D2H", 0 },		      [C_D2H_BYTES] = { "GXCOPY_D2H_BYTES", 0 },
+	[C_SAMPLES] = { "GPC_SAMPLES", 1, 0 },
+	[C_LATENCY] = { "GPC_LATENCY", 1, 0 },
+	[C_ISSUED] = { "GPC_ISSUED", 1, 0 },
+	[C_NOT_SELECTED] = { "GPC_NOT_SELECTED", 1, 0 },
+	[C_MEMORY] = { "GPC_MEMORY", 1, 0 },
+	[C_LONG_SB] = { "GPS_LONG_SCOREBOARD", 0, 1 },
+	[C_BARRIER] = { "GPS_BARRIER", 0, 1 },
+	[C_LG_THROTTLE] = { "GPS_LG_THROTTLE", 0, 1 },
+	[C_B_GLOBAL] = { "GPB_GLOBAL", 0, 1 },
+	[C_B_LOCAL] = { "GPB_LOCAL", 0, 1 },
+	[C_I_GLOBAL] = { "GPI_GLOBAL", 0, 1 },
+	[C_I_LOCAL] = { "GPI_LOCAL", 0, 1 },
+	[C_GKER] = { "GKER", 0, 0 },
+	[C_COUNT] = { "GKER_COUNT", 0, 0 },
+	[C_OCC] = { "GKER_OCC_THR", 0, 0 },
+	[C_OCC_SLOTS] = { "GKER_OCC_SLOTS", 0, 0 },
+	[C_OCC_REGS] = { "GKER_OCC_REGS", 0, 0 },
+	[C_OCC_SMEM] = { "GKER_OCC_SMEM", 0, 0 },
+	[C_REGS] = { "GKER_THR_REG", 0, 0 },
+	[C_SMEM_ST] = { "GKER_STMEM", 0, 0 },
+	[C_SMEM_DY] = { "GKER_DYMEM", 0, 0 },
+	[C_IDLE_CAUSE] = { "CPU_IDLE_CAUSE", 0, 0 },
+	[C_CPU_IDLE] = { "CPU_IDLE", 0, 0 },
+	[C_GPU_IDLE_CAUSE] = { "GPU_IDLE_CAUSE", 0, 0 },
+	[C_PAGEABLE] = { "GXCOPY_PAGEABLE_BYTES", 0, 0 },
+	[C_H2D] = { "GXCOPY_H2D", 0, 0 },
+	[C_H2D_BYTES] = { "GXCOPY_H2D_BYTES", 0, 0 },
+	[C_D2H] = { "GXCOPY_D2H", 0, 0 },
+	[C_D2H_BYTES] = { "GXCOPY_D2H_BYTES", 0, 0 },
 };
 
 struct ctx {
@@ -139,31 +153,50 @@ struct ctx {
 	const struct gt_sections_run *run;
 	uint64_t *v[C_COLS];
 	uint32_t *kern; /* per node: its kernel context */
+	uint64_t *sum[C_COLS]; /* per kernel context, of the per_kernel columns */
+	uint32_t *hot[C_COLS];
 	int blame;      /* CPU_IDLE_CAUSE was measured */
 	int oom;
 	struct gt_next_list *out;
 	uint32_t cap;
 };
 
-/* Per kernel context: the sums over the nodes under it of an exclusive
- * column, and the hottest of those nodes. */
+/* Per kernel context: the sum over the nodes under it of an exclusive
+ * column, and the hottest of those nodes (the first of equals). */
 static uint64_t under(const struct ctx *c, uint32_t k, enum col col, uint32_t *hot)
 {
-	uint64_t sum = 0;
-	uint32_t best = GT_NONE;
-
-	for (uint32_t i = 0; i < c->p->n_nodes; i++) {
-		uint64_t x = c->v[col][i];
-
-		if (c->kern[i] != k || !x)
-			continue;
-		sum += x;
-		if (best == GT_NONE || x > c->v[col][best])
-			best = i;
-	}
 	if (hot)
-		*hot = best;
-	return sum;
+		*hot = c->hot[col][k];
+	return c->sum[col][k];
+}
+
+/* The sums and hottest nodes of the columns read per kernel, in one pass. */
+static int under__build(struct ctx *c)
+{
+	const struct gt_profile *p = c->p;
+	size_t n = p->n_nodes ? p->n_nodes : 1;
+
+	for (int col = 0; col < C_COLS; col++) {
+		if (!cols[col].per_kernel)
+			continue;
+		c->sum[col] = calloc(n, sizeof(*c->sum[col]));
+		c->hot[col] = malloc(n * sizeof(*c->hot[col]));
+		if (!c->sum[col] || !c->hot[col])
+			return -ENOMEM;
+		for (uint32_t i = 0; i < p->n_nodes; i++)
+			c->hot[col][i] = GT_NONE;
+		for (uint32_t i = 0; i < p->n_nodes; i++) {
+			uint32_t k = c->kern[i];
+			uint64_t x = c->v[col][i];
+
+			if (k == GT_NONE || !x)
+				continue;
+			c->sum[col][k] += x;
+			if (c->hot[col][k] == GT_NONE || x > c->v[col][c->hot[col][k]])
+				c->hot[col][k] = i;
+		}
+	}
+	return 0;
 }
 
 static struct gt_next *add(struct ctx *c, enum gt_next_kind kind, uint32_t node)
@@ -512,7 +545,7 @@ int gt_next__build(const struct gt_profile *p, const struct gt_sections_run *run
 	for (int i = 0; i < C_COLS; i++)
 		if (!(c.v[i] = cols[i].inclusive ? gt_ptree__incl(p, cols[i].metric) : gt_ptree__excl(p, cols[i].metric)))
 			goto out_free;
-	if (!(c.kern = gt_ptree__kernels(p)))
+	if (!(c.kern = gt_ptree__kernels(p)) || under__build(&c))
 		goto out_free;
 	c.blame = gt_profile__find_metric(p, "CPU_IDLE_CAUSE") != GT_NONE;
 	for (uint32_t i = 0; i < p->n_nodes; i++)
@@ -526,8 +559,11 @@ int gt_next__build(const struct gt_profile *p, const struct gt_sections_run *run
 		qsort(out->v, out->n, sizeof(*out->v), by_gain);
 	err = 0;
 out_free:
-	for (int i = 0; i < C_COLS; i++)
+	for (int i = 0; i < C_COLS; i++) {
 		free(c.v[i]);
+		free(c.sum[i]);
+		free(c.hot[i]);
+	}
 	free(c.kern);
 	if (err)
 		gt_next__fini(out);
