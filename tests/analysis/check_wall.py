@@ -79,12 +79,15 @@ def main():
         print("WALLTIME (ms): %s; measured by the program: a %.1f b %.1f others %.1f compute %.1f life %.1f" % (
             {k: round(v / 1e6, 1) for k, v in w.items()}, a / 1e6, b / 1e6, other / 1e6, comp / 1e6, life / 1e6))
         # Waits measured whole, inside the program's own intervals: at least
-        # 98 % of what it measured. At most that, but for a wall-clock sample
-        # or two of the code between the waits, which the program does not
-        # count (slow under a sanitizer).
+        # 98 % of what it measured, or what it measured less 1 ms for each of
+        # a site's 6 waits, whichever is less: a busy machine may preempt the
+        # program between its clock reads and the wait (seen: 61.2 ms against
+        # 63.1 for site B's 6 waits under ASan beside other builds). At most
+        # that, but for a wall-clock sample or two of the code between the
+        # waits, which the program does not count (slow under a sanitizer).
         for name, want in (("site_a", a), ("site_b", b), ("others", other)):
-            check(0.98 * want <= w[name] <= want + 2 * PERIOD, "WALLTIME of %s: %d ns, the program measured %d" %
-                  (name, w[name], want))
+            check(min(0.98 * want, want - 6e6) <= w[name] <= want + 2 * PERIOD,
+                  "WALLTIME of %s: %d ns, the program measured %d" % (name, w[name], want))
         check(w["site_b"] and abs(w["site_a"] / w["site_b"] - a / b) < 0.05 * (a / b),
               "site A : site B = %.3f, the program's %.3f" % (w["site_a"] / max(w["site_b"], 1), a / b))
         # Sampled: within 10 % and three periods.
