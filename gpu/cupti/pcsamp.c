@@ -295,6 +295,7 @@ void gt_cupti_pcsamp__module_loaded(const void *cubin, size_t size)
 {
 	CUpti_GetCubinCrcParams cp = { .size = CUpti_GetCubinCrcParamsSize };
 	struct pc_cubin *grown;
+	uint64_t t0 = gt_clock__now();
 
 	if (!gt_cupti_pcsamp__on() || !cubin || !size || !gt_cupti_lib.cuptiGetCubinCrc)
 		return;
@@ -322,6 +323,9 @@ void gt_cupti_pcsamp__module_loaded(const void *cubin, size_t size)
 	}
 out:
 	pthread_mutex_unlock(&gt_pcs.lock);
+	/* What a module's load costs here (GPUTOOL_VERBOSE=2). */
+	gt_info("cupti", "module of %zu bytes kept for its PC samples in %.2f ms", size,
+		(double)(gt_clock__now() - t0) / 1e6);
 }
 
 static uint64_t mix(uint64_t x)
