@@ -291,8 +291,14 @@ static int advice(const struct js *j)
 	struct gt_next_list l;
 	char buf[GT_PTREE_WHERE_COLS + 512];
 	FILE *f = j->f;
-	int err = gt_flat_profile__init(&fp, j->a);
+	int err;
 
+	/* The run's tree holds its metrics: no flat copy when nothing applies. */
+	if (!gt_next__applies(j->a->t)) {
+		fputs(",\n\"advice\":[]", f);
+		return 0;
+	}
+	err = gt_flat_profile__init(&fp, j->a);
 	if (err)
 		return err;
 	err = gt_next__build(&fp.p, &fp.run, &l);

@@ -535,6 +535,14 @@ static int by_gain(const void *a, const void *b)
 	return (int)x->kind - (int)y->kind;
 }
 
+int gt_next__applies(const struct gt_profile *p)
+{
+	/* What every check starts from: PC samples, pageable copies, waits. */
+	return gt_profile__find_metric(p, "GPC_SAMPLES") != GT_NONE ||
+	       gt_profile__find_metric(p, "GXCOPY_PAGEABLE_BYTES") != GT_NONE ||
+	       gt_profile__find_metric(p, "CPU_IDLE") != GT_NONE;
+}
+
 int gt_next__build(const struct gt_profile *p, const struct gt_sections_run *run, struct gt_next_list *out)
 {
 	struct ctx c = { .p = p, .run = run, .out = out };
@@ -542,6 +550,8 @@ int gt_next__build(const struct gt_profile *p, const struct gt_sections_run *run
 
 	out->v = NULL;
 	out->n = 0;
+	if (!gt_next__applies(p))
+		return 0;
 	for (int i = 0; i < C_COLS; i++)
 		if (!(c.v[i] = cols[i].inclusive ? gt_ptree__incl(p, cols[i].metric) : gt_ptree__excl(p, cols[i].metric)))
 			goto out_free;

@@ -49,6 +49,8 @@ struct gt_next_list {
  * -ENOMEM; out is empty when nothing applies. */
 int gt_next__build(const struct gt_profile *p, const struct gt_sections_run *run, struct gt_next_list *out);
 void gt_next__fini(struct gt_next_list *l);
+/* Whether p has a metric any check reads (else the list is empty). */
+int gt_next__applies(const struct gt_profile *p);
 /* A short name of a kind ("gpu-local-memory") and its title. */
 const char *gt_next__id(enum gt_next_kind k);
 const char *gt_next__title(enum gt_next_kind k);
