@@ -621,73 +621,6 @@ out_free:
 	return err;
 }
 
-/* ---- GPU advice: OpenCL's best-practice checks, pageable copies ---- */
-
-static const struct {
-	const char *metric;
-	const char *advice;
-} checks[] = {
-	{ "SINGLE_DEVICE_USE_AOT_COMPILATION",
-	  "compiled from source at run time though one device is used: compile ahead of time for it "
-	  "(an offline compiler, or a binary cached with clGetProgramInfo and clCreateProgramWithBinary)" },
-	{ "OUTPUT_OF_KERNEL_INPUT_TO_ANOTHER_KERNEL",
-	  "data read back from the device goes back unchanged: keep it on the device and pass the buffer to "
-	  "the next kernel" },
-	{ "KERNEL_PARAMS_NOT_ALIASED",
-	  "the buffer arguments never overlap: declare the kernel's pointer parameters restrict, so that "
-	  "the compiler may reorder their accesses" },
-	{ "KERNEL_TO_MULTIPLE_QUEUES_MULTIPLE_CONTEXTS",
-	  "the kernel runs in more than one context and is compiled for each: put its queues in one context" },
-	{ "INORDER_QUEUE",
-	  "an in-order queue runs its commands one at a time: where they are independent, use "
-	  "CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE and events for the dependencies" },
-	{ "ALL_DEVICES_NOT_USED",
-	  "devices of the platforms stay unused: share the work among them, in proportion to their speed" },
-	{ "GXCOPY_PAGEABLE_BYTES",
-	  "bytes copied to or from pageable host memory, which the driver stages and cannot overlap with "
-	  "other work: pin the host buffer (cudaMallocHost or cudaHostRegister, then cudaMemcpyAsync; in "
-	  "OpenMP, an allocator with the pinned trait)" },
-};
-
-static int section_advice(const struct gt_profile *p, FILE *f, unsigned top)
-{
-	char ctx[GT_PTREE_WHERE_COLS + 512];
-	int header = 0;
-
-	for (size_t c = 0; c < sizeof(checks) / sizeof(checks[0]); c++) {
-		uint64_t *v = gt_ptree__excl(p, checks[c].metric), total = 0;
-		struct row *rows;
-		uint32_t nr, shown;
-
-		if (!v)
-			return -ENOMEM;
-		rows = ranked(p, v, NULL, NULL, &nr);
-		if (!rows) {
-			free(v);
-			return -ENOMEM;
-		}
-		for (uint32_t k = 0; k < nr; k++)
-			total += rows[k].key;
-		if (nr && !header) {
-			fputs("\nGPU advice (best-practice checks: what was found, then where, innermost first)\n", f);
-			header = 1;
-		}
-		if (nr) {
-			fprintf(f, "  %s: %" PRIu64 "\n    %s\n", checks[c].metric, total, checks[c].advice);
-			shown = nr < top ? nr : top;
-			for (uint32_t k = 0; k < shown; k++) {
-				gt_ptree__where(p, rows[k].node, ctx, sizeof(ctx));
-				fprintf(f, "    %8" PRIu64 "  %s\n", rows[k].key, ctx);
-			}
-			if (shown < nr)
-				fprintf(f, "    (%" PRIu32 " more contexts)\n", nr - shown);
-		}
-		free(rows);
-		free(v);
-	}
-	return 0;
-}
-
 int gt_report__gpu_sections(const struct gt_profile *p, FILE *f, unsigned top, const struct gt_sections_run *run)
 {
 	int err;
@@ -703,7 +636,5 @@ int gt_report__gpu_sections(const struct gt_profile *p, FILE *f, unsigned top, c
 		err = section_gpu_derived(p, f, top, run);
 	if (!err)
 		err = section_gpu_stall_trees(p, f, top);
-	if (!err)
-		err = section_gpu_blame(p, f, top);
-	return err ? err : section_advice(p, f, top);
+	return err ? err : section_gpu_blame(p, f, top);
 }

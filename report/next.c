@@ -67,6 +67,31 @@ static const struct {
 	[GT_NEXT_OVERLAP] = { "cpu-gpu-overlap", "the CPU waits for the GPU while the GPU waits for the CPU",
 			      "overlap them: launch asynchronously and do the CPU work before the wait, or "
 			      "split the work and pipeline it over streams" },
+	[GT_NEXT_OCL_AOT] = { "opencl-aot-compilation", "compiled from source at run time though one device is used",
+			      "compile ahead of time for it (an offline compiler, or a binary cached with "
+			      "clGetProgramInfo and clCreateProgramWithBinary)" },
+	[GT_NEXT_OCL_RESEND] = { "opencl-resent-data", "data read back from the device goes back unchanged",
+				 "keep it on the device and pass the buffer to the next kernel" },
+	[GT_NEXT_OCL_RESTRICT] = { "opencl-restrict", "buffer arguments that never overlap, not declared restrict",
+				   "declare the kernel's pointer parameters restrict, so that the compiler may "
+				   "reorder their accesses" },
+	[GT_NEXT_OCL_CONTEXTS] = { "opencl-contexts", "a kernel run in more than one context, compiled for each",
+				   "put its queues in one context" },
+	[GT_NEXT_OCL_INORDER] = { "opencl-inorder-queue", "an in-order queue runs its commands one at a time",
+				  "where they are independent, use CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE and "
+				  "events for the dependencies" },
+	[GT_NEXT_OCL_DEVICES] = { "opencl-unused-devices", "devices of the platforms stay unused",
+				  "share the work among them, in proportion to their speed" },
+};
+
+/* The OpenCL layer's counts (core/metrics.h), by kind. */
+static const char *const ocl_metrics[] = {
+	[GT_NEXT_OCL_AOT - GT_NEXT_OCL_AOT] = "SINGLE_DEVICE_USE_AOT_COMPILATION",
+	[GT_NEXT_OCL_RESEND - GT_NEXT_OCL_AOT] = "OUTPUT_OF_KERNEL_INPUT_TO_ANOTHER_KERNEL",
+	[GT_NEXT_OCL_RESTRICT - GT_NEXT_OCL_AOT] = "KERNEL_PARAMS_NOT_ALIASED",
+	[GT_NEXT_OCL_CONTEXTS - GT_NEXT_OCL_AOT] = "KERNEL_TO_MULTIPLE_QUEUES_MULTIPLE_CONTEXTS",
+	[GT_NEXT_OCL_INORDER - GT_NEXT_OCL_AOT] = "INORDER_QUEUE",
+	[GT_NEXT_OCL_DEVICES - GT_NEXT_OCL_AOT] = "ALL_DEVICES_NOT_USED",
 };
 
 const char *gt_next__id(enum gt_next_kind k)
@@ -520,6 +545,65 @@ static void check_overlap(struct ctx *c)
 		 (double)idle / 1e9 / procs, (double)gidle / 1e9 / procs);
 }
 
+/*
+ * OpenCL's best-practice checks, one piece of advice per context that
+ * showed one. Two have a time to save: a run-time build (its host time,
+ * GJIT, at its <gpu jit> node: an ahead-of-time binary loads in a part of
+ * it, so the whole is an upper bound) and data sent back unchanged (the
+ * upload's time at its <gpu copy h2d> node, saved whole if the data stays
+ * on the device). The others are given without an estimate.
+ */
+static int check_opencl(struct ctx *c)
+{
+	const struct gt_profile *p = c->p;
+	uint32_t procs = c->run->processes ? c->run->processes : 1;
+	uint64_t *jit = gt_ptree__excl(p, "GJIT"), *up = gt_ptree__excl(p, "GXCOPY_H2D");
+	int err = -ENOMEM;
+
+	if (!jit || !up)
+		goto out;
+	for (enum gt_next_kind k = GT_NEXT_OCL_AOT; k <= GT_NEXT_OCL_DEVICES; k++) {
+		uint64_t *v = gt_ptree__excl(p, ocl_metrics[k - GT_NEXT_OCL_AOT]);
+
+		if (!v)
+			goto out;
+		for (uint32_t i = 0; i < p->n_nodes; i++) {
+			uint64_t t = k == GT_NEXT_OCL_AOT ? jit[i] : k == GT_NEXT_OCL_RESEND ? up[i] : 0;
+			struct gt_next *n;
+
+			if (!v[i])
+				continue;
+			if (!(n = add(c, k, i))) {
+				free(v);
+				goto out;
+			}
+			snprintf(n->why, sizeof(n->why), "%s: %" PRIu64,
+				 k == GT_NEXT_OCL_AOT	     ? "run-time builds of source or IL with one device in use"
+				 : k == GT_NEXT_OCL_RESEND   ? "uploads of bytes read back from a device, unchanged"
+				 : k == GT_NEXT_OCL_RESTRICT ? "launches with buffer arguments that do not overlap"
+				 : k == GT_NEXT_OCL_CONTEXTS ? "first launches in a context other than the kernel's first"
+				 : k == GT_NEXT_OCL_INORDER  ? "in-order queues created"
+							     : "contexts leaving a device of a platform unused",
+				 v[i]);
+			if (!t)
+				continue;
+			n->time_ns = t;
+			n->upper_bound = 1;
+			n->saved_ns = t / procs;
+			if (c->run->wall_ns > n->saved_ns) {
+				n->program = (double)c->run->wall_ns / (double)(c->run->wall_ns - n->saved_ns);
+				n->speedup = n->program;
+			}
+		}
+		free(v);
+	}
+	err = 0;
+out:
+	free(jit);
+	free(up);
+	return err;
+}
+
 static int by_gain(const void *a, const void *b)
 {
 	const struct gt_next *x = a, *y = b;
@@ -537,10 +621,16 @@ static int by_gain(const void *a, const void *b)
 
 int gt_next__applies(const struct gt_profile *p)
 {
-	/* What every check starts from: PC samples, pageable copies, waits. */
-	return gt_profile__find_metric(p, "GPC_SAMPLES") != GT_NONE ||
-	       gt_profile__find_metric(p, "GXCOPY_PAGEABLE_BYTES") != GT_NONE ||
-	       gt_profile__find_metric(p, "CPU_IDLE") != GT_NONE;
+	/* What every check starts from: PC samples, pageable copies, waits,
+	 * OpenCL's counts. */
+	if (gt_profile__find_metric(p, "GPC_SAMPLES") != GT_NONE ||
+	    gt_profile__find_metric(p, "GXCOPY_PAGEABLE_BYTES") != GT_NONE ||
+	    gt_profile__find_metric(p, "CPU_IDLE") != GT_NONE)
+		return 1;
+	for (size_t i = 0; i < sizeof(ocl_metrics) / sizeof(ocl_metrics[0]); i++)
+		if (gt_profile__find_metric(p, ocl_metrics[i]) != GT_NONE)
+			return 1;
+	return 0;
 }
 
 int gt_next__build(const struct gt_profile *p, const struct gt_sections_run *run, struct gt_next_list *out)
@@ -563,7 +653,7 @@ int gt_next__build(const struct gt_profile *p, const struct gt_sections_run *run
 			check_kernel(&c, i);
 	check_pageable(&c);
 	check_overlap(&c);
-	if (c.oom)
+	if (c.oom || check_opencl(&c))
 		goto out_free;
 	if (out->n)
 		qsort(out->v, out->n, sizeof(*out->v), by_gain);

@@ -22,6 +22,13 @@ enum gt_next_kind {
 	GT_NEXT_GPU_OCCUPANCY, /* too few resident warps to hide latency */
 	GT_NEXT_PAGEABLE,      /* copies of pageable host memory */
 	GT_NEXT_OVERLAP,       /* the CPU waits for the GPU, which waits for the CPU */
+	/* OpenCL's best-practice checks (gpu/opencl/advice.c), in their order there */
+	GT_NEXT_OCL_AOT,       /* compiled from source at run time, one device in use */
+	GT_NEXT_OCL_RESEND,    /* data read back, then sent to the device unchanged */
+	GT_NEXT_OCL_RESTRICT,  /* buffer arguments that never overlap, not declared restrict */
+	GT_NEXT_OCL_CONTEXTS,  /* a kernel compiled for several contexts */
+	GT_NEXT_OCL_INORDER,   /* an in-order queue */
+	GT_NEXT_OCL_DEVICES,   /* devices of the platforms left unused */
 	GT_NEXT_KINDS
 };
 

@@ -4,7 +4,7 @@
 
 /*
  * The sections of the text report that read one profile's tree: OpenMP
- * parallel regions, OpenACC constructs, GPU operations, GPU advice,
+ * parallel regions, OpenACC constructs, GPU operations,
  * blame shifting, CPU time by calling context and by function, and waits.
  * `gputool report` and the report at exit print them over a run's merged
  * tree (flat.c). Sections with nothing to show are left out; each lists at
@@ -49,11 +49,10 @@ int gt_report__write_sections(const struct gt_profile *p, FILE *f, unsigned top,
  * time, then host time. GPU source lines: the lines of kernels with the most
  * PC samples, their stall classes, kernel and launch site; per kernel
  * context, the rates derived from its samples (seed 000, equations 4-9):
- * warp issue rate, IPC, eligible rate, SM busy and GPU active rates. GPU
- * advice: for each best-practice metric the OpenCL layer recorded
- * (SINGLE_DEVICE_USE_AOT_COMPILATION, ...) and for copies of pageable host
- * memory (GXCOPY_PAGEABLE_BYTES), one line of advice and the contexts where
- * it showed. Returns 0, -ENOMEM or -EINVAL.
+ * warp issue rate, IPC, eligible rate, SM busy and GPU active rates; the
+ * GPU loops, stall trees and the stalls by their cause. (Advice, OpenCL's
+ * best-practice checks and pageable copies included, is report/next.h's.)
+ * Returns 0, -ENOMEM or -EINVAL.
  */
 int gt_report__gpu_sections(const struct gt_profile *p, FILE *f, unsigned top, const struct gt_sections_run *run);
 

@@ -125,5 +125,21 @@ want = 1 / (wr * (1 - cut) / (1 - w ** 16))
 check(near(a.get("speedup", 0), want), "local memory: %.6fx by the second model (%.6f)" % (want, a.get("speedup", 0)))
 check(a.get("line") == "k.cu:60", "local memory: at the line its waits are blamed on")
 check("gpu-global-memory" not in by, "no scattered-access advice where global waits are a quarter")
+# ---- OpenCL's checks: a run-time build's host time is the gain (up to), the others unestimated ----
+p = gtfiles.Profile(dict(FACTS))
+main = p.frame(0, "main", line=1)
+jit = p.ph(p.frame(main, "build", line=10), "<gpu jit>")
+for m, v in (("GJIT", 20000000), ("GJIT_COUNT", 1), ("SINGLE_DEVICE_USE_AOT_COMPILATION", 1)):
+    p.value(jit, 0, m, v)
+p.value(p.frame(main, "make_queue", line=11), 0, "INORDER_QUEUE", 1)
+advice, text = report(p, "opencl")
+kinds = [a["kind"] for a in advice]
+check(kinds == ["opencl-aot-compilation", "opencl-inorder-queue"], "OpenCL: ranked, the estimated first: %s" % kinds)
+if len(advice) == 2:
+    a, q = advice
+    check(a["saved_ns"] == 20000000 and a["upper_bound"] and near(a["program_speedup"], WALL / (WALL - 20000000)),
+          "run-time build: up to its 20 ms of host time")
+    check(q["program_speedup"] == 0 and q["saved_ns"] == 0 and q["at"].startswith("make_queue"),
+          "in-order queue: at its creation, not estimated")
 print("%d failures" % len(bad))
 sys.exit(1 if bad else 0)
