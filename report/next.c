@@ -248,19 +248,27 @@ static struct gt_next *add(struct ctx *c, enum gt_next_kind kind, uint32_t node)
 	return n;
 }
 
-/* The whole program's share of a time saved on the GPU by a kernel's change. */
-static void program_gain(const struct ctx *c, struct gt_next *n, uint64_t gpu_saved, uint64_t waited)
+/* The run's time saved (summed over its processes), per process, and the
+ * program's speedup; upper: the saving assumes all of it was on the
+ * critical path. */
+static void saves(const struct ctx *c, struct gt_next *n, uint64_t saved, int upper)
 {
 	uint32_t procs = c->run->processes ? c->run->processes : 1;
-	uint64_t saved = gpu_saved;
 
-	if (c->blame)
-		saved = waited < saved ? waited : saved;
-	else
-		n->upper_bound = 1;
+	n->upper_bound = upper;
 	n->saved_ns = saved / procs;
 	if (c->run->wall_ns > n->saved_ns)
 		n->program = (double)c->run->wall_ns / (double)(c->run->wall_ns - n->saved_ns);
+}
+
+/* The whole program's share of a time saved on the GPU by a kernel's
+ * change: what the CPU waited for the kernel, when blame measured it. */
+static void program_gain(const struct ctx *c, struct gt_next *n, uint64_t gpu_saved, uint64_t waited)
+{
+	if (c->blame)
+		saves(c, n, waited < gpu_saved ? waited : gpu_saved, 0);
+	else
+		saves(c, n, gpu_saved, 1);
 }
 
 /* A kernel change estimated as T'/T = ratio. */
@@ -492,8 +500,7 @@ static void check_pageable(struct ctx *c)
 		if (known && after > 0 && after < (double)t) {
 			n->speedup = (double)t / after;
 			/* A pageable copy blocks the host thread: its time is the wait. */
-			program_gain(c, n, (uint64_t)((double)t - after), (uint64_t)((double)t - after));
-			n->upper_bound = 0;
+			saves(c, n, (uint64_t)((double)t - after), 0);
 			snprintf(n->why, sizeof(n->why),
 				 "%" PRIu64 " bytes copied from or to pageable memory at %.2f GB/s; pinned copies of "
 				 "this run moved %.2f GB/s",
@@ -534,11 +541,7 @@ static void check_overlap(struct ctx *c)
 		return;
 	n->line = cpu;
 	n->time_ns = waited;
-	n->upper_bound = 1;
-	n->saved_ns = waited / procs;
-	if (c->run->wall_ns > n->saved_ns)
-		n->program = (double)c->run->wall_ns / (double)(c->run->wall_ns - n->saved_ns);
-	n->speedup = n->program;
+	saves(c, n, waited, 1);
 	snprintf(n->why, sizeof(n->why),
 		 "the CPU waited %.3f s at synchronizations (CPU_IDLE) and did %.3f s of work while no GPU "
 		 "had anything to do (GPU_IDLE_CAUSE)",
@@ -556,7 +559,6 @@ static void check_overlap(struct ctx *c)
 static int check_opencl(struct ctx *c)
 {
 	const struct gt_profile *p = c->p;
-	uint32_t procs = c->run->processes ? c->run->processes : 1;
 	uint64_t *jit = gt_ptree__excl(p, "GJIT"), *up = gt_ptree__excl(p, "GXCOPY_H2D");
 	int err = -ENOMEM;
 
@@ -588,12 +590,7 @@ static int check_opencl(struct ctx *c)
 			if (!t)
 				continue;
 			n->time_ns = t;
-			n->upper_bound = 1;
-			n->saved_ns = t / procs;
-			if (c->run->wall_ns > n->saved_ns) {
-				n->program = (double)c->run->wall_ns / (double)(c->run->wall_ns - n->saved_ns);
-				n->speedup = n->program;
-			}
+			saves(c, n, t, 1);
 		}
 		free(v);
 	}
