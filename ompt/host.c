@@ -19,10 +19,16 @@ struct omp_thread *ompt__thread_state(struct gt_thread *t)
 	struct omp_thread *ot = t->ompt;
 
 	if (!ot) {
-		/* Cache-line aligned: the ring is read by the teams. */
+		/* Cache-line aligned: the sites and the ring are read by the
+		 * teams. */
 		ot = aligned_alloc(64, sizeof(*ot));
-		if (ot)
+		if (ot) {
 			memset(ot, 0, sizeof(*ot));
+			for (int i = 0; i < OMP_SITES; i++) {
+				ot->sites[i].owner = t;
+				ot->sites[i].ot = ot;
+			}
+		}
 		t->ompt = ot;
 	}
 	return ot;
@@ -144,6 +150,58 @@ static struct omp_task *task__new(struct omp_thread *ot)
 	return task;
 }
 
+/* Sites are 64-byte aligned: the low bits of a region's parallel_data
+ * carry its slot in the ring. */
+_Static_assert(OMP_REGION_RING <= 64 && !(OMP_REGION_RING & (OMP_REGION_RING - 1)),
+	       "a slot's index fits in a site's alignment");
+
+static void *region__tag(const struct omp_site *s, const struct omp_region *r)
+{
+	return (void *)((uintptr_t)s | (uintptr_t)(r - s->ot->regions));
+}
+
+static struct omp_site *tag__site(void *tag)
+{
+	return (struct omp_site *)((uintptr_t)tag & ~(uintptr_t)(OMP_REGION_RING - 1));
+}
+
+static struct omp_region *tag__region(void *tag)
+{
+	return &tag__site(tag)->ot->regions[(uintptr_t)tag & (OMP_REGION_RING - 1)];
+}
+
+/*
+ * The site for node: the one it had, or a free one along its probe, which
+ * it takes over. NULL if all are in use: nesting 64 levels deep.
+ */
+static struct omp_site *site__take(struct omp_thread *ot, struct gt_cct_node *node)
+{
+	unsigned h = (unsigned)(((uintptr_t)node * 0x9e3779b97f4a7c15ull) >> 58);
+
+	for (unsigned i = 0; i < OMP_SITES; i++) {
+		unsigned k = (h + i) % OMP_SITES;
+		struct omp_site *s = &ot->sites[k];
+
+		if (s->node != node) {
+			if (ot->site_busy[k])
+				continue;
+			/* The last team to read it did before its join, which
+			 * the runtime orders before this rewrite (released in
+			 * ompt__on_implicit_task). */
+			gt_tsan__acquire(s);
+			s->node = node;
+		}
+		ot->site_busy[k]++;
+		return s;
+	}
+	return NULL;
+}
+
+static void site__put(struct omp_thread *ot, const struct omp_site *s)
+{
+	ot->site_busy[s - ot->sites]--;
+}
+
 /* A free slot of the encountering thread's ring (slots of its own enclosing
  * regions are still active). NULL if all are: nesting 64 levels deep. */
 static struct omp_region *region__take(struct omp_thread *ot)
@@ -154,13 +212,7 @@ static struct omp_region *region__take(struct omp_thread *ot)
 
 		if (r->active)
 			continue;
-		/* The last use's team read the slot before its join, which the
-		 * runtime orders before this rewrite (released in
-		 * ompt__on_implicit_task). */
-		gt_tsan__acquire(r);
 		atomic_store_explicit(&r->t_end, 0, memory_order_relaxed);
-		/* Pairs with the workers' acquire loads of gen (see ompt-internal.h). */
-		atomic_store_explicit(&r->gen, g, memory_order_release);
 		r->active = 1;
 		return r;
 	}
@@ -170,19 +222,20 @@ static struct omp_region *region__take(struct omp_thread *ot)
 /*
  * When a worker's part of a region ended. LLVM reports it late (at the next
  * fork): the region's end, once known, is the answer and saves a clock read.
+ * The slot may hold a later instance by now (see ompt-internal.h).
  */
 static uint64_t region__member_end(const struct omp_task *task)
 {
 	struct omp_region *r = task->region;
-	uint64_t g1, end, g2;
+	uint64_t end, begin;
 
-	g1 = atomic_load_explicit(&r->gen, memory_order_acquire);
 	/* Pairs with the release store of t_end at the encountering thread's
-	 * implicit-task end. */
+	 * implicit-task end: the t_begin of the same use, or of a later one,
+	 * is seen. */
 	end = atomic_load_explicit(&r->t_end, memory_order_acquire);
-	g2 = atomic_load_explicit(&r->gen, memory_order_relaxed);
-	if (g1 != task->region_gen || g2 != g1 || !end)
-		return gt_clock__ticks();
+	begin = atomic_load_explicit(&r->t_begin, memory_order_relaxed);
+	if (!end || begin > task->t_begin || end < task->t_begin)
+		return task->woke;
 	return end;
 }
 
@@ -190,6 +243,71 @@ static void add(struct gt_thread *t, struct gt_cct_node *n, enum gt_metric m, ui
 {
 	if (n)
 		gt_cct__add(&t->cct, n, m, v, 0);
+}
+
+/* A wait of task that began at task->wait_t0 ended at now, busy ticks of it
+ * running explicit tasks: the rest is charged. Returns it. */
+static uint64_t wait__end(struct gt_thread *t, struct omp_task *task, uint64_t now, uint64_t busy)
+{
+	static const enum gt_metric m[] = { GT_M_OMP_WAIT, GT_M_OMP_WAIT_COUNT };
+	uint64_t d = now > task->wait_t0 ? now - task->wait_t0 : 0;
+
+	d = d > busy ? d - busy : 0;
+	{
+		const uint64_t v[] = { gt_clock__ticks_to_ns(d), 1 };
+
+		gt_cct__add_n(&t->cct, task->wait_node, m, v, 2, 0);
+	}
+	task->wait_ns += d;
+	task->wait_node = NULL;
+	return d;
+}
+
+/* An implicit task ended at now: its time and work, and its record freed. */
+static void implicit__end(struct gt_thread *t, struct omp_thread *ot, struct omp_task *task,
+			  uint64_t now)
+{
+	uint64_t d = now > task->t_begin ? now - task->t_begin : 0;
+
+	if (task->node) {
+		static const enum gt_metric m[] = { GT_M_OMP_TASK_TIME, GT_M_OMP_WORK };
+		const uint64_t v[] = {
+			gt_clock__ticks_to_ns(d),
+			gt_clock__ticks_to_ns(d > task->wait_ns ? d - task->wait_ns : 0),
+		};
+
+		gt_cct__add_n(&t->cct, task->node, m, v, 2, 0);
+	}
+	if (gt_tracer__on())
+		gt_tracer__span_ticks(t, GT_EV_REGION, "omp implicit task", task->node, task->t_begin,
+				      task->t_begin + d);
+	task->next_free = ot->free_tasks;
+	ot->free_tasks = task;
+}
+
+/* A member's implicit task, and its region's barrier, end at the region's
+ * end, read now (omp_thread.settle). Under gt_thread__enter. */
+static void member__settle(struct gt_thread *t, struct omp_thread *ot)
+{
+	struct omp_task *task = ot->settle;
+	uint64_t end = region__member_end(task);
+
+	ot->settle = NULL;
+	if (task->wait_deferred && task->wait_node)
+		(void)wait__end(t, task, end, task->wait_busy);
+	implicit__end(t, ot, task, end);
+}
+
+/* A member's end, reported at the next fork: settled later. */
+static void member__defer(struct gt_thread *t, struct omp_thread *ot, struct omp_task *task)
+{
+	if (ot->settle && ot->settle != task)
+		member__settle(t, ot);
+	if (!task->woke)
+		task->woke = gt_clock__ticks();
+	/* The line arrives while the next region runs. */
+	__builtin_prefetch((const void *)&task->region->t_end);
+	ot->settle = task;
 }
 
 /* Durations are measured in ticks (core/clock.h) and recorded in ns. */
@@ -214,8 +332,16 @@ void ompt__on_thread_end(ompt_data_t *thread_data)
 {
 	struct gt_thread *t = thread_data->ptr;
 
+	struct omp_thread *ot;
+
 	if (!t)
 		return;
+	ot = t->ompt;
+	if (ot && ot->settle) {
+		gt_thread__enter(t);
+		member__settle(t, ot);
+		gt_thread__leave(t);
+	}
 	gt_thread__exit(t);
 }
 
@@ -225,32 +351,40 @@ void ompt__on_parallel_begin(ompt_data_t *encountering_task_data,
 {
 	uintptr_t key = GT_UNWIND_KEY();
 	struct gt_thread *t = thread_of(GT_THREAD_OTHER);
+	struct omp_thread *ot;
+	struct gt_cct_node *node;
 	struct omp_region *r;
-	struct gt_cct_node *ctx;
+	struct omp_site *s;
+	void *tag;
 
-	if (!t) {
-		data_set(parallel_data, NULL);
+	data_set(parallel_data, NULL);
+	if (!t)
 		return;
-	}
+	ot = t->ompt;
 	gt_thread__enter(t);
-	r = region__take(t->ompt);
+	node = gt_cct__placeholder(&t->cct,
+				   ompt__context_of(t, codeptr_ra, key, task_of(encountering_task_data),
+						    encountering_task_frame),
+				   GT_PH_OMP_PARALLEL);
+	s = node ? site__take(ot, node) : NULL;
+	if (!s)
+		goto out;
+	r = region__take(ot);
 	if (!r) {
-		data_set(parallel_data, NULL);
+		site__put(ot, s);
 		goto out;
 	}
-	ctx = ompt__context_of(t, codeptr_ra, key, task_of(encountering_task_data),
-			 encountering_task_frame);
-	r->node = gt_cct__placeholder(&t->cct, ctx, GT_PH_OMP_PARALLEL);
-	r->owner = t;
+	r->site = s;
 	r->team = requested_parallelism;
-	r->t_begin = gt_clock__ticks();
+	atomic_store_explicit(&r->t_begin, gt_clock__ticks(), memory_order_relaxed);
+	tag = region__tag(s, r);
 	if (flags & ompt_parallel_league)
-		((struct omp_thread *)t->ompt)->league = r;
-	/* The fork hands r to the team: the runtime orders these writes before
-	 * the members' implicit tasks begin. It copies parallel_data into the
-	 * team, so the hand-over is told on r itself, not on parallel_data. */
-	gt_tsan__release(r);
-	data_set(parallel_data, r);
+		ot->league = tag;
+	/* The fork hands the site to the team: the runtime orders these writes
+	 * before the members' implicit tasks begin. It copies parallel_data
+	 * into the team, so the hand-over is told on the site itself. */
+	gt_tsan__release(s);
+	data_set(parallel_data, tag);
 out:
 	gt_thread__leave(t);
 }
@@ -259,31 +393,39 @@ void ompt__on_parallel_end(ompt_data_t *parallel_data, ompt_data_t *encountering
 			   int flags, const void *codeptr_ra)
 {
 	struct gt_thread *t = gt_thread__peek();
-	struct omp_region *r = data_get(parallel_data);
-	uint64_t now;
+	void *tag = data_get(parallel_data);
+	struct omp_thread *ot;
+	struct omp_region *r;
+	struct omp_site *s;
+	uint64_t now, begin;
 
 	(void)encountering_task_data, (void)flags, (void)codeptr_ra;
-	if (!t || !r || r->owner != t)
+	if (!t || !tag || tag__site(tag)->owner != t)
 		return;
+	ot = t->ompt;
+	s = tag__site(tag);
+	r = tag__region(tag);
 	/* The encountering thread's implicit task ended just before: its end
 	 * is the region's (a clock read saved on the join's critical path). */
 	now = atomic_load_explicit(&r->t_end, memory_order_relaxed);
 	if (!now)
 		now = gt_clock__ticks();
+	begin = atomic_load_explicit(&r->t_begin, memory_order_relaxed);
 	r->active = 0;
-	if (((struct omp_thread *)t->ompt)->league == r)
-		((struct omp_thread *)t->ompt)->league = NULL;
+	if (ot->league == tag)
+		ot->league = NULL;
 	gt_thread__enter(t);
 	{
 		static const enum gt_metric m[] = { GT_M_OMP_PAR_TIME, GT_M_OMP_PAR_COUNT,
 						    GT_M_OMP_PAR_THREADS };
-		const uint64_t v[] = { gt_clock__ticks_to_ns(now - r->t_begin), 1, r->team };
+		const uint64_t v[] = { gt_clock__ticks_to_ns(now - begin), 1, r->team };
 
-		if (r->node)
-			gt_cct__add_n(&t->cct, r->node, m, v, 3, 0);
+		if (s->node)
+			gt_cct__add_n(&t->cct, s->node, m, v, 3, 0);
 	}
 	if (gt_tracer__on())
-		gt_tracer__span_ticks(t, GT_EV_REGION, "omp parallel", r->node, r->t_begin, now);
+		gt_tracer__span_ticks(t, GT_EV_REGION, "omp parallel", s->node, begin, now);
+	site__put(ot, s);
 	/* parallel_data keeps r: the slot is not reused before the next
 	 * parallel_begin that gets this parallel_data sets it anew, and a
 	 * store here would take the team's cache line back at the join. */
@@ -296,7 +438,7 @@ void ompt__on_implicit_task(ompt_scope_endpoint_t endpoint, ompt_data_t *paralle
 {
 	struct gt_thread *t = thread_of(GT_THREAD_OTHER);
 	struct omp_thread *ot;
-	struct omp_region *r, *league = NULL;
+	void *tag, *league = NULL;
 	struct omp_task *task;
 	uint64_t now;
 
@@ -320,63 +462,52 @@ void ompt__on_implicit_task(ompt_scope_endpoint_t endpoint, ompt_data_t *paralle
 	}
 	gt_thread__enter(t);
 	if (endpoint == ompt_scope_begin) {
-		r = league ? league : data_get(parallel_data);
-		if (r)
-			gt_tsan__acquire(r); /* the fork's hand-over (parallel_begin) */
+		struct omp_site *s = NULL;
+
+		tag = league ? league : data_get(parallel_data);
+		if (tag) {
+			s = tag__site(tag);
+			gt_tsan__acquire(s); /* the fork's hand-over (parallel_begin) */
+		}
 		task = task__new(ot);
 		if (task) {
 			now = 0;
-			if (!r) {
+			if (!s) {
 				task->node = t->cct.root;
-			} else if (r->owner == t) {
-				task->node = r->node;
-				task->region = r;
-				now = r->t_begin;
+			} else if (s->owner == t) {
+				task->node = s->node;
+				task->region = tag__region(tag);
+				now = atomic_load_explicit(&task->region->t_begin, memory_order_relaxed);
+				/* Member 0; it alone writes team. */
+				if (index == 0)
+					task->region->team = actual_parallelism;
 			} else {
-				task->node = gt_thread__import(t, r->node);
-				task->region = r;
-				/* The fork ordered this use's gen before us. */
-				task->region_gen = atomic_load_explicit(&r->gen, memory_order_relaxed);
+				/* Nothing of the instance is read here: the
+				 * encountering thread has just written it. */
+				task->node = gt_thread__import(t, s->node);
+				task->region = tag__region(tag);
 				task->is_member = 1;
 			}
 			task->t_begin = now ? now : gt_clock__ticks();
 		}
-		/* The encountering thread is member 0; it alone writes team. */
-		if (r && index == 0 && r->owner == t)
-			r->team = actual_parallelism;
-		/* This member is done reading r before the join (region__take). */
-		if (r)
-			gt_tsan__release(r);
+		/* This member is done reading the site before the join
+		 * (site__take). */
+		if (s)
+			gt_tsan__release(s);
 		data_set(task_data, task);
 	} else {
 		task = task_of(task_data);
 		if (task && task != &ot->initial) {
-			uint64_t d;
-
 			if (task->is_member) {
-				now = region__member_end(task);
+				member__defer(t, ot, task);
 			} else {
 				now = gt_clock__ticks();
 				/* The encountering thread: its end is the region's. */
 				if (task->region)
 					atomic_store_explicit(&task->region->t_end, now,
 							      memory_order_release);
+				implicit__end(t, ot, task, now);
 			}
-			d = now > task->t_begin ? now - task->t_begin : 0;
-			if (task->node) {
-				static const enum gt_metric m[] = { GT_M_OMP_TASK_TIME, GT_M_OMP_WORK };
-				const uint64_t v[] = {
-					gt_clock__ticks_to_ns(d),
-					gt_clock__ticks_to_ns(d > task->wait_ns ? d - task->wait_ns : 0),
-				};
-
-				gt_cct__add_n(&t->cct, task->node, m, v, 2, 0);
-			}
-			if (gt_tracer__on())
-				gt_tracer__span_ticks(t, GT_EV_REGION, "omp implicit task", task->node,
-						      task->t_begin, task->t_begin + d);
-			task->next_free = ot->free_tasks;
-			ot->free_tasks = task;
 			data_set(task_data, NULL);
 		}
 	}
@@ -478,6 +609,9 @@ void ompt__on_sync_region_wait(ompt_sync_region_t kind, ompt_scope_endpoint_t en
 		struct gt_cct_node *ctx;
 		enum gt_placeholder ph;
 
+		/* Off the fork's path: the line was fetched meanwhile. */
+		if (ot->settle)
+			member__settle(t, ot);
 		now = gt_clock__ticks();
 		if (kind == ompt_sync_region_barrier_implicit_parallel ||
 		    kind == ompt_sync_region_barrier_teams) {
@@ -523,25 +657,19 @@ out_waits:
 		task->wait_busy0 = ot->explicit_ns;
 	} else if (task->wait_node) {
 		uint64_t busy = ot->explicit_ns - task->wait_busy0;
-		uint64_t d;
 
-		if (kind == ompt_sync_region_barrier_implicit_parallel && task->is_member)
-			now = region__member_end(task);
-		else
-			now = gt_clock__ticks();
-		d = now > task->wait_t0 ? now - task->wait_t0 : 0;
-		d = d > busy ? d - busy : 0;
-		{
-			static const enum gt_metric m[] = { GT_M_OMP_WAIT, GT_M_OMP_WAIT_COUNT };
-			const uint64_t v[] = { gt_clock__ticks_to_ns(d), 1 };
-
-			gt_cct__add_n(&t->cct, task->wait_node, m, v, 2, 0);
+		if (kind == ompt_sync_region_barrier_implicit_parallel && task->is_member) {
+			/* Reported at the next fork: it ended with the region,
+			 * whose end is read when the task is settled. */
+			task->wait_busy = busy;
+			task->wait_deferred = 1;
+			task->woke = gt_clock__ticks();
+		} else {
+			if ((kind == ompt_sync_region_taskwait || kind == ompt_sync_region_taskgroup) &&
+			    !busy)
+				sync_node = task->wait_node;
+			wait_ticks = wait__end(t, task, gt_clock__ticks(), busy);
 		}
-		task->wait_ns += d;
-		if (kind == ompt_sync_region_taskwait || kind == ompt_sync_region_taskgroup)
-			sync_node = busy ? NULL : task->wait_node;
-		wait_ticks = d;
-		task->wait_node = NULL;
 	}
 	gt_thread__leave(t);
 	/* A taskwait or taskgroup of a process that uses a device may be

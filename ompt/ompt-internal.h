@@ -11,32 +11,50 @@
 #include "ompt/ompt-events.h"
 
 /*
- * A parallel region instance. The encountering thread takes a slot of its
- * own ring (struct omp_thread) at parallel_begin; team members read `node`,
- * written before the fork and so ordered before any member's implicit task.
+ * A parallel region, in two parts that the encountering thread keeps in its
+ * own struct omp_thread.
+ *
+ * The site (struct omp_site) holds the construct's node, which every member
+ * reads on its way into the region. Sites are chosen by the node, so a region
+ * that repeats finds its site as it left it and the line is rewritten only
+ * when another construct takes the site. Were it written at every fork, each
+ * member's first read would be a transfer from the encountering thread's
+ * cache on the fork's critical path (docs/PERFORMANCE.md).
+ *
+ * The instance (struct omp_region), a slot of a ring, holds the begin, the
+ * end and the team's size. The runtime's parallel_data carries the site with
+ * the slot's index in its low bits, so a member finds its instance without
+ * reading anything the fork has just written.
  *
  * LLVM's libomp reports a worker's end of the region's barrier and of its
  * implicit task only when the worker wakes for the next region (or at
  * shutdown), so a worker takes the region's end from `t_end`, which the
  * encountering thread sets when its own implicit task ends. Slots are reused
- * (the ring never frees), so a worker checks `gen`, seqlock-style:
- *   encountering thread: t_end = 0; gen = G (release)  ... t_end = E (release)
- *   worker:              gen (acquire) == G, t_end (acquire), gen == G again
- * A t_end from a later use of the slot is published after that use's gen, so
- * the second gen load sees the change; 0 means "not known", and the worker
- * reads the clock instead. Nothing is written by workers: no cache line
- * bounces back to the encountering thread.
+ * (the ring never frees), so the worker checks that the slot still holds its
+ * instance, the one that began no later than its own implicit task:
+ *   encountering thread: t_end = 0; t_begin = B   ...   t_end = E (release)
+ *   worker:              t_end (acquire) = E != 0; t_begin <= its own begin
+ * A later use's t_end is published after that use's t_begin, which is later
+ * than the worker's begin: the worker reads the clock instead. Nothing is
+ * written by workers: no cache line bounces back to the encountering thread.
  */
+#define OMP_REGION_RING 64
+#define OMP_SITES 64
+
+struct omp_site {
+	_Alignas(64) struct gt_cct_node *node; /* <omp parallel> in the owner's tree */
+	struct gt_thread *owner;
+	struct omp_thread *ot;                 /* the owner's, which holds the ring */
+};
+
 struct omp_region {
 	/* A cache line each: the encountering thread writes the next slot
-	 * while the team still reads this one. */
-	_Alignas(64) struct gt_cct_node *node; /* <omp parallel> in the encountering thread's tree */
-	struct gt_thread *owner;
-	uint64_t t_begin;         /* ticks */
-	_Atomic uint64_t t_end;   /* ticks; 0 until the encountering thread's implicit task ends */
-	_Atomic uint64_t gen;     /* which use of the slot this is */
+	 * while a team may still read this one. */
+	_Alignas(64) _Atomic uint64_t t_begin; /* ticks */
+	_Atomic uint64_t t_end;               /* ticks; 0 until the encountering thread's implicit task ends */
+	struct omp_site *site;
 	uint32_t team;
-	int active;               /* between parallel_begin and _end (encountering thread only) */
+	int active;                           /* between parallel_begin and _end (encountering thread only) */
 };
 
 /* A construct timed from its begin to its end callback. */
@@ -60,8 +78,11 @@ struct omp_task {
 	struct gt_cct_node *wait_node;
 	struct omp_scope ws, red; /* the worksharing construct and reduction in progress */
 	struct omp_region *region; /* implicit tasks: their region */
-	uint64_t region_gen;       /* workers: region->gen at the task's begin */
 	int is_member;             /* a worker, not the encountering thread */
+	/* Members: their end, reported late, waits in omp_thread.settle. */
+	int wait_deferred;   /* the region's barrier ended too; its end is the region's */
+	uint64_t wait_busy;  /* explicit-task time inside that barrier wait */
+	uint64_t woke;       /* ticks at the late report: the end if the region's is lost */
 	int is_explicit;
 	/* A deferred target task (target nowait, ...): node is its creation
 	 * site, under which its target construct hangs (ompt/target.c). */
@@ -76,25 +97,32 @@ struct omp_task {
 	struct omp_task *next_free;
 };
 
-#define OMP_REGION_RING 64
-
 struct omp_thread {
 	struct omp_task initial;
+	struct omp_site sites[OMP_SITES];
 	struct omp_region regions[OMP_REGION_RING];
 	/* What follows is written by the owner only; apart from the ring. */
 	_Alignas(64)
 	uint64_t region_gen;
+	/* Instances of each site between parallel_begin and _end: a site in
+	 * use keeps its node. */
+	uint8_t site_busy[OMP_SITES];
 	/* Time this thread spent executing explicit tasks. A thread that waits
 	 * at a barrier or taskwait runs queued tasks meanwhile: that is work,
 	 * and is taken out of the wait. */
 	uint64_t explicit_ns;
 	struct omp_task *free_tasks;
+	/* The implicit task of a region this thread was a member of, reported
+	 * ended at the next fork. The region's end is read from the
+	 * encountering thread's ring later, when this thread next waits or
+	 * ends: a read at the fork would be a cache miss on its critical path. */
+	struct omp_task *settle;
 	/* The last implicit barrier's node and the context it hangs under:
 	 * a region repeats, and so does its barrier. */
 	struct gt_cct_node *ibar_parent, *ibar_node;
 	/* The league (teams) this thread began and has not ended: LLVM's
 	 * libomp gives a league of one team's initial task no parallel_data. */
-	struct omp_region *league;
+	void *league; /* its parallel_data (region__tag) */
 	/* Target regions and operations of this thread (ompt/target.c). */
 	struct omp_target_thread *target;
 };

@@ -67,6 +67,11 @@ static void *receiver(void *arg)
 		/* Acquire: pairs with the sender's release store. */
 		while ((v = atomic_load_explicit(&passed, memory_order_acquire)) == 0)
 			;
+		/* rdtsc does not wait for earlier loads: a fence keeps
+		 * the read after the one of v. */
+#if defined(__x86_64__)
+		__builtin_ia32_lfence();
+#endif
 		if (gt_clock__ticks() < v)
 			(*behind)++;
 		atomic_store_explicit(&passed, 0, memory_order_release);
