@@ -137,17 +137,41 @@ static struct gt_cct_node *foreign_create_context(struct gt_thread *t, const voi
 	return t->cct.root;
 }
 
+/*
+ * Task records come from the thread's own free list, and go back to the
+ * list of the thread that ends them: an explicit task made on one thread
+ * and run on another lands on the second's list, which makes its next tasks
+ * from it. Balanced programs (task trees, taskloops run by the team) thus
+ * recycle warm records without a lock; a list holds at most OMP_FREE_TASKS,
+ * past which records go back to malloc (one thread making every task).
+ * Records are cache-line aligned: two threads never write one line.
+ */
+#define OMP_FREE_TASKS 1024
+
 static struct omp_task *task__new(struct omp_thread *ot)
 {
 	struct omp_task *task = ot->free_tasks;
 
-	if (task)
+	if (task) {
 		ot->free_tasks = task->next_free;
-	else
-		task = malloc(sizeof(*task));
+		ot->n_free_tasks--;
+	} else {
+		task = aligned_alloc(64, sizeof(*task));
+	}
 	if (task)
 		memset(task, 0, sizeof(*task));
 	return task;
+}
+
+static void task__free(struct omp_thread *ot, struct omp_task *task)
+{
+	if (ot->n_free_tasks >= OMP_FREE_TASKS) {
+		free(task);
+		return;
+	}
+	task->next_free = ot->free_tasks;
+	ot->free_tasks = task;
+	ot->n_free_tasks++;
 }
 
 /* Sites are 64-byte aligned: the low bits of a region's parallel_data
@@ -281,8 +305,7 @@ static void implicit__end(struct gt_thread *t, struct omp_thread *ot, struct omp
 	if (gt_tracer__on())
 		gt_tracer__span_ticks(t, GT_EV_REGION, "omp implicit task", task->node, task->t_begin,
 				      task->t_begin + d);
-	task->next_free = ot->free_tasks;
-	ot->free_tasks = task;
+	task__free(ot, task);
 }
 
 /* A member's implicit task, and its region's barrier, end at the region's
@@ -712,8 +735,8 @@ void ompt__on_task_create(ompt_data_t *encountering_task_data,
 	data_set(new_task_data, NULL);
 	if (!t || !(flags & (ompt_task_explicit | ompt_task_target)))
 		return;
-	/* Explicit tasks may end on another thread: plain malloc/free. */
-	task = calloc(1, sizeof(*task));
+	/* Explicit tasks may end on another thread, whose list takes it. */
+	task = task__new(t->ompt);
 	if (!task)
 		return;
 	gt_thread__enter(t);
@@ -763,7 +786,7 @@ void ompt__on_task_schedule(ompt_data_t *prior_task_data, ompt_task_status_t pri
 		if (prior_task_status == ompt_task_complete || prior_task_status == ompt_task_cancel ||
 		    prior_task_status == ompt_task_late_fulfill) {
 			data_set(prior_task_data, NULL);
-			free(prior);
+			task__free(t->ompt, prior);
 		}
 	}
 	if (next && next->is_explicit) {

@@ -69,7 +69,7 @@ struct omp_scope {
  * move, if untied) on others; the runtime's task queues order each hand-over.
  */
 struct omp_task {
-	struct gt_cct_node *node;    /* context in the executing thread's tree; NULL: the initial task */
+	_Alignas(64) struct gt_cct_node *node;    /* context in the executing thread's tree; NULL: the initial task */
 	struct gt_cct_node *creator; /* explicit: <omp task> in the creating thread's tree */
 	uint64_t t_begin;            /* implicit: begin; explicit: last start or resume (ticks) */
 	uint64_t wait_ns;            /* ticks waited inside this task so far */
@@ -112,6 +112,7 @@ struct omp_thread {
 	 * and is taken out of the wait. */
 	uint64_t explicit_ns;
 	struct omp_task *free_tasks;
+	uint32_t n_free_tasks;
 	/* The implicit task of a region this thread was a member of, reported
 	 * ended at the next fork. The region's end is read from the
 	 * encountering thread's ring later, when this thread next waits or
