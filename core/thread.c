@@ -49,7 +49,7 @@ uint64_t gt_thread__refused(void)
 	return atomic_load_explicit(&n_refused, memory_order_relaxed);
 }
 
-static __thread struct gt_thread *self __attribute__((tls_model("initial-exec")));
+__thread struct gt_thread *gt_thread_self __attribute__((tls_model("initial-exec")));
 
 /*
  * Records of ended threads, for the next thread that no OpenMP runtime
@@ -177,14 +177,9 @@ static void exit_key__init(void)
 	have_exit_key = !pthread_key_create(&exit_key, thread__end);
 }
 
-struct gt_thread *gt_thread__peek(void)
+struct gt_thread *gt_thread__self_slow(enum gt_thread_kind kind)
 {
-	return self;
-}
-
-struct gt_thread *gt_thread__self(enum gt_thread_kind kind)
-{
-	struct gt_thread *t = self;
+	struct gt_thread *t = gt_thread_self;
 	unsigned idx;
 
 	if (t)
@@ -219,7 +214,7 @@ struct gt_thread *gt_thread__self(enum gt_thread_kind kind)
 	atomic_store_explicit(&slots[idx], t, memory_order_release);
 own:
 	gt_unwind__thread_init();
-	self = t;
+	gt_thread_self = t;
 	pthread_once(&exit_key_once, exit_key__init);
 	if (have_exit_key)
 		pthread_setspecific(exit_key, t);
@@ -239,7 +234,7 @@ void gt_thread__exit(struct gt_thread *t)
 	for (unsigned i = 0; i < n; i++)
 		exit_hooks[i](t);
 	gt_sample__thread_stop(t);
-	pooled = t == self && pool__fits(t);
+	pooled = t == gt_thread_self && pool__fits(t);
 	/*
 	 * Give back what only a running thread needs. The tree stays where it
 	 * is: other threads' import maps and the finalizer point into it. The
@@ -270,7 +265,7 @@ void gt_thread__exit(struct gt_thread *t)
 	 * of a layer starts a record of its own, and the key's destructor
 	 * does not end the record's next thread.
 	 */
-	self = NULL;
+	gt_thread_self = NULL;
 	atomic_signal_fence(memory_order_seq_cst);
 	if (have_exit_key)
 		pthread_setspecific(exit_key, NULL);

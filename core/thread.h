@@ -109,10 +109,24 @@ struct gt_thread {
 	struct gt_thread *next_free; /* the pool's list; under its lock */
 };
 
+/* The calling thread's state; initial-exec TLS, read without a call. */
+extern __thread struct gt_thread *gt_thread_self __attribute__((tls_model("initial-exec")));
+
+struct gt_thread *gt_thread__self_slow(enum gt_thread_kind kind);
+
 /* The calling thread's state, created on first use. Not for signal handlers. */
-struct gt_thread *gt_thread__self(enum gt_thread_kind kind);
+static inline struct gt_thread *gt_thread__self(enum gt_thread_kind kind)
+{
+	struct gt_thread *t = gt_thread_self;
+
+	return t ? t : gt_thread__self_slow(kind);
+}
+
 /* The calling thread's state or NULL. Async-signal-safe. */
-struct gt_thread *gt_thread__peek(void);
+static inline struct gt_thread *gt_thread__peek(void)
+{
+	return gt_thread_self;
+}
 /*
  * The calling thread ends: runs the layers' exit hooks, stops its CPU-time
  * sampling, gives back its caches and unused memory, and marks its tree

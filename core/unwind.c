@@ -41,7 +41,7 @@
  * reached through other callers at the same depth. Up to MEMO_VARIANTS of
  * them live side by side in the table, so alternating callers do not evict
  * each other. The table is an open-addressed hash (linear probing, entries
- * never removed) that doubles at 3/4 load up to MEMO_MAX_CAP: its size
+ * never removed) that doubles at half load up to MEMO_MAX_CAP: its size
  * follows the program's number of contexts, not a fixed guess.
  *
  * Owned by one thread, used only in normal context (not by the sampling
@@ -498,7 +498,10 @@ static struct memo_entry *memo__slot_for(struct gt_unwind_memo *memo, uintptr_t 
 	struct memo_entry *variants[MEMO_VARIANTS];
 	uint32_t mask, h, nv = 0;
 
-	if ((memo->used + 1) * 4 > memo->cap * 3 && memo->cap < MEMO_MAX_CAP)
+	/* Half full at most while it may grow: linear probing's walks stay
+	 * short (1.5 entries for a hit, 2.5 for a miss; at three quarters,
+	 * 2.5 and 8.5). */
+	if ((memo->used + 1) * 2 > memo->cap && memo->cap < MEMO_MAX_CAP)
 		memo__grow(memo);
 	mask = memo->cap - 1;
 	for (h = memo_hash(ra, depth, base) & mask; memo->e[h].node; h = (h + 1) & mask) {

@@ -591,25 +591,32 @@ void ompt__on_work(ompt_work_t work_type, ompt_scope_endpoint_t endpoint,
 	      GT_M_OMP_WS_COUNT);
 }
 
-void ompt__on_sync_region(ompt_sync_region_t kind, ompt_scope_endpoint_t endpoint,
-			  ompt_data_t *parallel_data, ompt_data_t *task_data,
-			  const void *codeptr_ra)
+static __attribute__((noinline)) void reduction(ompt_scope_endpoint_t endpoint, ompt_data_t *task_data,
+						 const void *codeptr_ra, uintptr_t key)
 {
-	uintptr_t key = GT_UNWIND_KEY();
-	struct gt_thread *t;
-	struct omp_task *task;
+	struct gt_thread *t = gt_thread__peek();
+	struct omp_task *task = task_of(task_data);
 
-	(void)parallel_data;
-	/* Waits are measured by sync_region_wait; this one times reductions
-	 * (and returns at once for every barrier). */
-	if (kind != ompt_sync_region_reduction)
-		return;
-	t = gt_thread__peek();
-	task = task_of(task_data);
 	if (!t || !t->ompt || !task)
 		return;
 	scope(t, task, &task->red, endpoint, codeptr_ra, key, GT_PH_OMP_REDUCTION, GT_M_OMP_REDUCTION_TIME,
 	      GT_M_OMP_REDUCTION_COUNT);
+}
+
+void ompt__on_sync_region(ompt_sync_region_t kind, ompt_scope_endpoint_t endpoint,
+			  ompt_data_t *parallel_data, ompt_data_t *task_data,
+			  const void *codeptr_ra)
+{
+	(void)parallel_data;
+	/* Waits are measured by sync_region_wait; this one times reductions
+	 * and returns at once for every barrier (four calls a region), before
+	 * any register is saved. The key is this callback's frame, as for
+	 * every other construct. */
+	if (kind == ompt_sync_region_reduction) {
+		reduction(endpoint, task_data, codeptr_ra, GT_UNWIND_KEY());
+		/* Not a tail call: this frame stays where the key says. */
+		__asm__ volatile("" ::: "memory");
+	}
 }
 
 void ompt__on_sync_region_wait(ompt_sync_region_t kind, ompt_scope_endpoint_t endpoint,

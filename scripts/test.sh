@@ -6,6 +6,10 @@ cd "$(dirname "$0")/.."
 scripts/install-deps.sh --test
 # The format tests load the output in the tools installed above: missing, they fail.
 export GT_REQUIRE_FORMAT_TOOLS=1
+# The tests' scratch directories go to one of their own, removed once every
+# suite has passed (kept after a failure, to look at).
+scratch=$(mktemp -d "${TMPDIR:-/tmp}/gt.XXXXXX")
+export TMPDIR=$scratch
 jobs=$(nproc)
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build
@@ -25,3 +29,4 @@ cmake --build build-asan
 cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGT_TSAN=ON >/dev/null
 cmake --build build-tsan --target gputool_lib gputool tasks_mix
 (cd build-tsan && ctest --output-on-failure -L tsan-omp)
+rm -rf "$scratch"
