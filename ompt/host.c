@@ -24,10 +24,8 @@ struct omp_thread *ompt__thread_state(struct gt_thread *t)
 		ot = aligned_alloc(64, sizeof(*ot));
 		if (ot) {
 			memset(ot, 0, sizeof(*ot));
-			for (int i = 0; i < OMP_SITES; i++) {
-				ot->sites[i].owner = t;
+			for (int i = 0; i < OMP_SITES; i++)
 				ot->sites[i].ot = ot;
-			}
 		}
 		t->ompt = ot;
 	}
@@ -354,7 +352,6 @@ void ompt__on_thread_begin(ompt_thread_t type, ompt_data_t *thread_data)
 void ompt__on_thread_end(ompt_data_t *thread_data)
 {
 	struct gt_thread *t = thread_data->ptr;
-
 	struct omp_thread *ot;
 
 	if (!t)
@@ -397,7 +394,6 @@ void ompt__on_parallel_begin(ompt_data_t *encountering_task_data,
 		site__put(ot, s);
 		goto out;
 	}
-	r->site = s;
 	r->team = requested_parallelism;
 	atomic_store_explicit(&r->t_begin, gt_clock__ticks(), memory_order_relaxed);
 	tag = region__tag(s, r);
@@ -423,7 +419,7 @@ void ompt__on_parallel_end(ompt_data_t *parallel_data, ompt_data_t *encountering
 	uint64_t now, begin;
 
 	(void)encountering_task_data, (void)flags, (void)codeptr_ra;
-	if (!t || !tag || tag__site(tag)->owner != t)
+	if (!t || !tag || tag__site(tag)->ot != t->ompt)
 		return;
 	ot = t->ompt;
 	s = tag__site(tag);
@@ -449,9 +445,9 @@ void ompt__on_parallel_end(ompt_data_t *parallel_data, ompt_data_t *encountering
 	if (gt_tracer__on())
 		gt_tracer__span_ticks(t, GT_EV_REGION, "omp parallel", s->node, begin, now);
 	site__put(ot, s);
-	/* parallel_data keeps r: the slot is not reused before the next
-	 * parallel_begin that gets this parallel_data sets it anew, and a
-	 * store here would take the team's cache line back at the join. */
+	/* parallel_data keeps the tag: the slot is not reused before the
+	 * next parallel_begin that gets this parallel_data sets it anew, and
+	 * a store here would take the team's cache line back at the join. */
 	gt_thread__leave(t);
 }
 
@@ -497,7 +493,7 @@ void ompt__on_implicit_task(ompt_scope_endpoint_t endpoint, ompt_data_t *paralle
 			now = 0;
 			if (!s) {
 				task->node = t->cct.root;
-			} else if (s->owner == t) {
+			} else if (s->ot == ot) {
 				task->node = s->node;
 				task->region = tag__region(tag);
 				now = atomic_load_explicit(&task->region->t_begin, memory_order_relaxed);

@@ -42,9 +42,8 @@
 #define OMP_SITES 64
 
 struct omp_site {
-	_Alignas(64) struct gt_cct_node *node; /* <omp parallel> in the owner's tree */
-	struct gt_thread *owner;
-	struct omp_thread *ot;                 /* the owner's, which holds the ring */
+	_Alignas(64) struct gt_cct_node *node; /* <omp parallel> in the encountering thread's tree */
+	struct omp_thread *ot;                 /* the encountering thread's, which holds the ring */
 };
 
 struct omp_region {
@@ -52,7 +51,6 @@ struct omp_region {
 	 * while a team may still read this one. */
 	_Alignas(64) _Atomic uint64_t t_begin; /* ticks */
 	_Atomic uint64_t t_end;               /* ticks; 0 until the encountering thread's implicit task ends */
-	struct omp_site *site;
 	uint32_t team;
 	int active;                           /* between parallel_begin and _end (encountering thread only) */
 };
