@@ -307,6 +307,8 @@ struct gt_cct_node *gt_thread__import(struct gt_thread *t, struct gt_cct_node *f
 
 	if (!foreign)
 		return t->cct.root;
+	if (gt_cct__owns(&t->cct, foreign))
+		return foreign;
 	/* A worker imports the same region's node at every instance. */
 	if (foreign == t->last_import)
 		return t->last_import_own;

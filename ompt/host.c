@@ -476,6 +476,7 @@ void ompt__on_implicit_task(ompt_scope_endpoint_t endpoint, ompt_data_t *paralle
 		if (endpoint == ompt_scope_begin ? !league : !task || task == &ot->initial) {
 			if (endpoint == ompt_scope_begin)
 				data_set(task_data, &ot->initial);
+			ot->running = endpoint == ompt_scope_begin ? &ot->initial : NULL;
 			return;
 		}
 	}
@@ -509,6 +510,7 @@ void ompt__on_implicit_task(ompt_scope_endpoint_t endpoint, ompt_data_t *paralle
 			}
 			task->t_begin = now ? now : gt_clock__ticks();
 		}
+		ot->running = task;
 		/* This member is done reading the site before the join
 		 * (site__take). */
 		if (s)
@@ -516,6 +518,10 @@ void ompt__on_implicit_task(ompt_scope_endpoint_t endpoint, ompt_data_t *paralle
 		data_set(task_data, task);
 	} else {
 		task = task_of(task_data);
+		/* LLVM reports a member's end at its next fork: what then runs
+		 * is reported next. */
+		if (ot->running == task)
+			ot->running = NULL;
 		if (task && task != &ot->initial) {
 			if (task->is_member) {
 				member__defer(t, ot, task);
@@ -730,7 +736,7 @@ void ompt__on_task_create(ompt_data_t *encountering_task_data,
 {
 	uintptr_t key = GT_UNWIND_KEY();
 	struct gt_thread *t = thread_of(GT_THREAD_OTHER);
-	struct omp_task *task;
+	struct omp_task *task, *enc;
 	struct gt_cct_node *ctx;
 	ompt_data_t *current = NULL;
 
@@ -743,13 +749,18 @@ void ompt__on_task_create(ompt_data_t *encountering_task_data,
 	if (!task)
 		return;
 	gt_thread__enter(t);
-	if (gt_ompt_get_task_info(0, NULL, &current, NULL, NULL, NULL) == 2 && current &&
+	enc = task_of(encountering_task_data);
+	/* The encountering task is the one this thread runs, unless a helper
+	 * of a taskloop creates it (foreign_create_context): asked of the
+	 * runtime only when this thread's callbacks do not tell. */
+	if ((!enc || enc != ((struct omp_thread *)t->ompt)->running) &&
+	    gt_ompt_get_task_info(0, NULL, &current, NULL, NULL, NULL) == 2 && current &&
 	    current != encountering_task_data)
 		ctx = foreign_create_context(t, codeptr_ra, task_of(current));
 	else
-		ctx = ompt__context_of(t, codeptr_ra, key, task_of(encountering_task_data),
-				       encountering_task_frame);
+		ctx = ompt__context_of(t, codeptr_ra, key, enc, encountering_task_frame);
 	task->is_explicit = 1;
+	task->is_untied = !!(flags & ompt_task_untied);
 	task->create_ra = codeptr_ra;
 	if (flags & ompt_task_target) {
 		/* Its target construct hangs right under the call site, as if
@@ -765,18 +776,43 @@ void ompt__on_task_create(ompt_data_t *encountering_task_data,
 	gt_thread__leave(t);
 }
 
+/*
+ * What the thread runs after a switch from prior to next. A tied task runs
+ * to completion nested in the one its thread left for it, and LLVM names
+ * no next task when a deferred one completes: the one it left resumes.
+ * Untied tasks move between threads: not followed.
+ */
+static void running__switch(struct omp_thread *ot, struct omp_task *prior,
+			    ompt_task_status_t status, struct omp_task *next)
+{
+	struct omp_task *run = next;
+
+	if ((prior && prior->is_untied) || (next && next->is_untied)) {
+		ot->running = NULL;
+		return;
+	}
+	if (status == ompt_task_complete && prior && !next)
+		run = prior->resumes;
+	else if (next && next->is_explicit && status != ompt_task_complete)
+		next->resumes = prior;
+	ot->running = run;
+}
+
 void ompt__on_task_schedule(ompt_data_t *prior_task_data, ompt_task_status_t prior_task_status,
 			    ompt_data_t *next_task_data)
 {
 	struct gt_thread *t = thread_of(GT_THREAD_OTHER);
 	struct omp_task *prior, *next;
+	struct omp_thread *ot;
 	uint64_t now = gt_clock__ticks();
 
 	if (!t)
 		return;
+	ot = t->ompt;
 	prior = task_of(prior_task_data);
 	next = task_of(next_task_data);
 	gt_thread__enter(t);
+	running__switch(ot, prior, prior_task_status, next);
 	if (prior && prior->is_explicit) {
 		if (prior->node) {
 			/* A target task's time is its construct's (OMP_TGT_TIME). */
@@ -789,7 +825,7 @@ void ompt__on_task_schedule(ompt_data_t *prior_task_data, ompt_task_status_t pri
 		if (prior_task_status == ompt_task_complete || prior_task_status == ompt_task_cancel ||
 		    prior_task_status == ompt_task_late_fulfill) {
 			data_set(prior_task_data, NULL);
-			task__free(t->ompt, prior);
+			task__free(ot, prior);
 		}
 	}
 	if (next && next->is_explicit) {

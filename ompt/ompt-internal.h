@@ -91,6 +91,10 @@ struct omp_task {
 	struct gt_cct_node *target_dev;
 	struct gt_thread *target_owner;
 	const void *create_ra; /* explicit: its construct's return address */
+	int is_untied;
+	/* Explicit: the task its thread ran before it, which resumes when it
+	 * completes (tied tasks nest on their thread's stack). */
+	struct omp_task *resumes;
 	uintptr_t exit_frame;  /* where its outlined body begins; 0: not asked yet */
 	struct omp_task *next_free;
 };
@@ -111,6 +115,10 @@ struct omp_thread {
 	uint64_t explicit_ns;
 	struct omp_task *free_tasks;
 	uint32_t n_free_tasks;
+	/* The task this thread runs, as its callbacks tell; NULL: not known
+	 * (after an implicit task's end, around untied tasks). Spares asking
+	 * the runtime at every task creation. */
+	struct omp_task *running;
 	/* The implicit task of a region this thread was a member of, reported
 	 * ended at the next fork. The region's end is read from the
 	 * encountering thread's ring later, when this thread next waits or
