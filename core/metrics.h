@@ -202,6 +202,10 @@ enum gt_metric_class gt_metric__class_by_name(const char *name);
 	  "copies in other or unknown directions")                                      \
 	X(GXCOPY_PAGEABLE_BYTES, "GXCOPY_PAGEABLE_BYTES", "bytes", BYTES,                      \
 	  "bytes copied between a device and pageable (not pinned) host memory")        \
+	X(GXCOPY_RESENT_BYTES, "GXCOPY_RESENT_BYTES", "bytes", BYTES,                          \
+	  "bytes copied host to device again unchanged: the host buffer held the same bytes at its previous upload") \
+	X(GXCOPY_RESENT_COUNT, "GXCOPY_RESENT_COUNT", "count", ADVICE,                         \
+	  "host-to-device copies of the same bytes as the buffer's previous upload")    \
 	X(GMSET, "GMSET", "ns", DEVICE, "GPU memset time")                                      \
 	X(GMSET_COUNT, "GMSET_COUNT", "count", COUNT, "GPU memsets")                           \
 	X(GMSET_BYTES, "GMSET_BYTES", "bytes", BYTES, "bytes set by GPU memsets")              \

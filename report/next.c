@@ -67,6 +67,10 @@ static const struct {
 	[GT_NEXT_OVERLAP] = { "cpu-gpu-overlap", "the CPU waits for the GPU while the GPU waits for the CPU",
 			      "overlap them: launch asynchronously and do the CPU work before the wait, or "
 			      "split the work and pipeline it over streams" },
+	[GT_NEXT_RESENT] = { "resent-data", "the same host bytes uploaded to the device again",
+			     "keep the data on the device between uses (OpenMP: a target data region or "
+			     "target enter/exit data around the loop; CUDA: copy once, reuse the device "
+			     "buffer), and send only what changed" },
 	[GT_NEXT_OCL_AOT] = { "opencl-aot-compilation", "compiled from source at run time though one device is used",
 			      "compile ahead of time for it (an offline compiler, or a binary cached with "
 			      "clGetProgramInfo and clCreateProgramWithBinary)" },
@@ -135,6 +139,12 @@ enum col {
 	C_H2D_BYTES,
 	C_D2H,
 	C_D2H_BYTES,
+	C_RESENT,
+	C_RESENT_COUNT,
+	C_OMP_H2D,
+	C_OMP_H2D_BYTES,
+	C_H2D_COUNT,
+	C_OMP_H2D_COUNT,
 	C_COLS
 };
 
@@ -171,6 +181,12 @@ static const struct {
 	[C_H2D_BYTES] = { "GXCOPY_H2D_BYTES", 0, 0 },
 	[C_D2H] = { "GXCOPY_D2H", 0, 0 },
 	[C_D2H_BYTES] = { "GXCOPY_D2H_BYTES", 0, 0 },
+	[C_RESENT] = { "GXCOPY_RESENT_BYTES", 0, 0 },
+	[C_RESENT_COUNT] = { "GXCOPY_RESENT_COUNT", 0, 0 },
+	[C_OMP_H2D] = { "OMP_TGT_H2D_TIME", 0, 0 },
+	[C_OMP_H2D_BYTES] = { "OMP_TGT_H2D_BYTES", 0, 0 },
+	[C_H2D_COUNT] = { "GXCOPY_H2D_COUNT", 0, 0 },
+	[C_OMP_H2D_COUNT] = { "OMP_TGT_H2D_COUNT", 0, 0 },
 };
 
 struct ctx {
@@ -515,6 +531,43 @@ static void check_pageable(struct ctx *c)
 	}
 }
 
+/*
+ * Uploads of the same host bytes as the buffer's previous upload
+ * (GXCOPY_RESENT_BYTES, gpu/resend.h), at the copy's node: kept on the
+ * device, they cost nothing. Their time is their share of the node's upload
+ * time: OpenMP's transfers (OMP_TGT_H2D_TIME) are host time the thread
+ * spent in them; CUDA's (GXCOPY_H2D) device time, which an asynchronous
+ * copy may overlap with the host's work (an upper bound).
+ */
+static void check_resent(struct ctx *c)
+{
+	const struct gt_profile *p = c->p;
+	const uint64_t *const *v = (const uint64_t *const *)c->v;
+
+	for (uint32_t i = 0; i < p->n_nodes; i++) {
+		int omp = v[C_OMP_H2D_BYTES][i] != 0;
+		uint64_t t = omp ? v[C_OMP_H2D][i] : v[C_H2D][i];
+		uint64_t b = omp ? v[C_OMP_H2D_BYTES][i] : v[C_H2D_BYTES][i];
+		uint64_t r = v[C_RESENT][i];
+		double share;
+		struct gt_next *n;
+
+		/* Under 0.1 % of the run's wall time: not worth a line. */
+		if (!r || !b || !t || (double)t < 0.001 * (double)c->run->wall_ns)
+			continue;
+		share = r < b ? (double)r / (double)b : 1.0;
+		if (!(n = add(c, GT_NEXT_RESENT, i)))
+			return;
+		n->time_ns = t;
+		saves(c, n, (uint64_t)((double)t * share), !omp);
+		snprintf(n->why, sizeof(n->why),
+			 "%" PRIu64 " of %" PRIu64 " uploads here (%.1f %% of the %" PRIu64
+			 " bytes) sent the bytes the same host buffer held at its previous upload",
+			 v[C_RESENT_COUNT][i],
+			 omp ? v[C_OMP_H2D_COUNT][i] : v[C_H2D_COUNT][i], 100.0 * share, b);
+	}
+}
+
 /* The CPU waited at syncs (CPU_IDLE) and the GPU idled during CPU work
  * (GPU_IDLE_CAUSE): overlapping them saves at most the smaller. */
 static void check_overlap(struct ctx *c)
@@ -618,10 +671,11 @@ static int by_gain(const void *a, const void *b)
 
 int gt_next__applies(const struct gt_profile *p)
 {
-	/* What every check starts from: PC samples, pageable copies, waits,
-	 * OpenCL's counts. */
+	/* What every check starts from: PC samples, pageable or resent
+	 * copies, waits, OpenCL's counts. */
 	if (gt_profile__find_metric(p, "GPC_SAMPLES") != GT_NONE ||
 	    gt_profile__find_metric(p, "GXCOPY_PAGEABLE_BYTES") != GT_NONE ||
+	    gt_profile__find_metric(p, "GXCOPY_RESENT_BYTES") != GT_NONE ||
 	    gt_profile__find_metric(p, "CPU_IDLE") != GT_NONE)
 		return 1;
 	for (size_t i = 0; i < sizeof(ocl_metrics) / sizeof(ocl_metrics[0]); i++)
@@ -649,6 +703,7 @@ int gt_next__build(const struct gt_profile *p, const struct gt_sections_run *run
 		if (c.kern[i] == i)
 			check_kernel(&c, i);
 	check_pageable(&c);
+	check_resent(&c);
 	check_overlap(&c);
 	if (c.oom || check_opencl(&c))
 		goto out_free;

@@ -22,6 +22,7 @@ enum gt_next_kind {
 	GT_NEXT_GPU_OCCUPANCY, /* too few resident warps to hide latency */
 	GT_NEXT_PAGEABLE,      /* copies of pageable host memory */
 	GT_NEXT_OVERLAP,       /* the CPU waits for the GPU, which waits for the CPU */
+	GT_NEXT_RESENT,        /* the same host bytes uploaded again (CUDA, OpenMP target) */
 	/* OpenCL's best-practice checks (gpu/opencl/advice.c), in their order there */
 	GT_NEXT_OCL_AOT,       /* compiled from source at run time, one device in use */
 	GT_NEXT_OCL_RESEND,    /* data read back, then sent to the device unchanged */

@@ -40,6 +40,7 @@
  * (generated_cuda_meta.h, generated_cuda_runtime_api_meta.h). */
 #include "gpu/cupti/cupti-internal.h"
 #include "gpu/monitor.h"
+#include "gpu/resend.h"
 
 #define CUPTI_FRAMES 320
 #define CUPTI_MEMO 64 /* a power of two */
@@ -181,6 +182,55 @@ static enum gt_placeholder class_placeholder(enum gt_cupti_class cls, CUpti_Call
 	}
 }
 
+/*
+ * The host bytes a copy to a device reads, for the calls that name them (a
+ * contiguous copy whose direction the call says); 0 for the others.
+ */
+static uint64_t upload_of(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void *p,
+			  const void **src)
+{
+#define UP(name, s, n)                                                                      \
+	case CUPTI_RUNTIME_TRACE_CBID_##name:                                               \
+		if (((const name##_params *)p)->kind != cudaMemcpyHostToDevice)             \
+			return 0;                                                           \
+		*src = ((const name##_params *)p)->s;                                       \
+		return ((const name##_params *)p)->n;
+#define UP_DRV(name)                                                                        \
+	case CUPTI_DRIVER_TRACE_CBID_##name:                                                \
+		*src = ((const name##_params *)p)->srcHost;                                 \
+		return ((const name##_params *)p)->ByteCount;
+
+	if (!p)
+		return 0;
+	if (domain == CUPTI_CB_DOMAIN_RUNTIME_API) {
+		switch (cbid) {
+			UP(cudaMemcpy_v3020, src, count)
+			UP(cudaMemcpy_ptds_v7000, src, count)
+			UP(cudaMemcpyAsync_v3020, src, count)
+			UP(cudaMemcpyAsync_ptsz_v7000, src, count)
+			UP(cudaMemcpyToSymbol_v3020, src, count)
+			UP(cudaMemcpyToSymbol_ptds_v7000, src, count)
+			UP(cudaMemcpyToSymbolAsync_v3020, src, count)
+			UP(cudaMemcpyToSymbolAsync_ptsz_v7000, src, count)
+		default:
+			return 0;
+		}
+	}
+	if (domain == CUPTI_CB_DOMAIN_DRIVER_API) {
+		switch (cbid) {
+			UP_DRV(cuMemcpyHtoD_v2)
+			UP_DRV(cuMemcpyHtoD_v2_ptds)
+			UP_DRV(cuMemcpyHtoDAsync_v2)
+			UP_DRV(cuMemcpyHtoDAsync_v2_ptsz)
+		default:
+			return 0;
+		}
+	}
+	return 0;
+#undef UP
+#undef UP_DRV
+}
+
 /* Operations measured at the API, not by an activity record. */
 static int api_measured(enum gt_cupti_class cls)
 {
@@ -230,6 +280,8 @@ struct cupti_thread {
 	int device_wide;	  /* the outermost call waits for the whole device */
 	CUcontext last_ctx;	  /* the device of the last context seen */
 	int last_device;
+	const void *up_src;	  /* an upload's host bytes (gpu/resend.h), up_n of them */
+	uint64_t up_n;
 	int capture_calls;	  /* capture functions in progress (nesting) */
 	int capturing;		  /* stream captures begun and not ended */
 	uint32_t hits, slow_budget;
@@ -533,6 +585,9 @@ static void enter(struct cupti_thread *ct, CUpti_CallbackDomain domain, CUpti_Ca
 		from_ctx = 1;
 	}
 	ct->node = node;
+	/* An upload of a programming model's construct is the construct's. */
+	ct->up_src = NULL;
+	ct->up_n = from_ctx ? upload_of(domain, cbid, cb->functionParams, &ct->up_src) : 0;
 	ct->device = device_of(ct, cb->context);
 	ct->stream = 0;
 	ct->id = gt_cupti__issue(t, node, GT_PH__COUNT, api_measured(cls) ? 0 : cb->correlationId,
@@ -599,6 +654,15 @@ static void leave(struct cupti_thread *ct, const CUpti_CallbackData *cb)
 		ct->wait0 = 0;
 		blame_wait(ct, ct->id, ct->node, wait0, gt_clock__now(), 0);
 	}
+	/* The bytes stay as they were until the copy is done (the
+	 * application may not change them before): hashed now, exactly. */
+	if (ct->up_n && !(ret && *ret) && gt_resend__upload(ct->up_src, ct->up_n)) {
+		gt_thread__enter(ct->t);
+		gt_cct__add(&ct->t->cct, ct->node, GT_M_GXCOPY_RESENT_BYTES, ct->up_n, 0);
+		gt_cct__add(&ct->t->cct, ct->node, GT_M_GXCOPY_RESENT_COUNT, 1, 0);
+		gt_thread__leave(ct->t);
+	}
+	ct->up_n = 0;
 	if (gt_tracer__on() && ct->t0)
 		gt_tracer__span(ct->t, GT_EV_API, cb->functionName, ct->node, ct->t0, gt_clock__now(), ct->id);
 	memset(&op, 0, sizeof(op));

@@ -25,68 +25,8 @@
 #include <string.h>
 
 #include "core/thread.h"
+#include "gpu/resend.h"
 #include "gpu/opencl/ocl-internal.h"
-
-/* ---- hashing host data ---- */
-
-#define HASH_FULL_MAX (64ull << 20) /* above: sampled */
-#define HASH_CHUNK (64u << 10)
-#define HASH_CHUNKS 1024u
-
-static inline uint64_t rotl(uint64_t x, int r)
-{
-	return (x << r) | (x >> (64 - r));
-}
-
-static inline uint64_t load64(const unsigned char *p)
-{
-	uint64_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
-
-/* Four independent lanes, so that it runs near memory speed. */
-static uint64_t hash_run(const unsigned char *p, uint64_t n, uint64_t seed)
-{
-	const uint64_t k1 = 0x9e3779b185ebca87ull, k2 = 0xc2b2ae3d27d4eb4full;
-	uint64_t a = seed + k1, b = seed + k2, c = seed ^ k1, d = seed - k2;
-	uint64_t i = 0;
-
-	for (; i + 32 <= n; i += 32) {
-		a = rotl(a + load64(p + i) * k2, 31) * k1;
-		b = rotl(b + load64(p + i + 8) * k2, 31) * k1;
-		c = rotl(c + load64(p + i + 16) * k2, 31) * k1;
-		d = rotl(d + load64(p + i + 24) * k2, 31) * k1;
-	}
-	a = rotl(a, 1) + rotl(b, 7) + rotl(c, 12) + rotl(d, 18);
-	for (; i < n; i++)
-		a = (a ^ p[i]) * k1;
-	a ^= a >> 33;
-	a *= k2;
-	a ^= a >> 29;
-	return a;
-}
-
-/*
- * Up to 64 MiB every byte counts; beyond, 1024 chunks of 64 KiB spread over
- * the data (a change confined to the bytes between them goes unseen: a
- * false "unchanged" is possible for such sizes only).
- */
-uint64_t gt_ocl__hash(const void *p, uint64_t n)
-{
-	const unsigned char *b = p;
-	uint64_t h = n;
-
-	if (n <= HASH_FULL_MAX)
-		return hash_run(b, n, h);
-	for (uint64_t i = 0; i < HASH_CHUNKS; i++) {
-		uint64_t at = i == HASH_CHUNKS - 1 ? n - HASH_CHUNK : (n - HASH_CHUNK) / (HASH_CHUNKS - 1) * i;
-
-		h = hash_run(b + at, HASH_CHUNK, h);
-	}
-	return h;
-}
 
 /* ---- reads, then writes of the same bytes ---- */
 
@@ -111,7 +51,7 @@ void gt_ocl__note_read(struct ocl_thread *ot, const void *ptr, uint64_t size, cl
 	r->q = done ? NULL : q;
 	r->ev = done ? NULL : ev;
 	if (done)
-		r->hash = gt_ocl__hash(ptr, size);
+		r->hash = gt_resend__hash(ptr, size);
 }
 
 void gt_ocl__reads_visible(struct ocl_thread *ot, cl_command_queue q, const cl_event *list, cl_uint n)
@@ -127,7 +67,7 @@ void gt_ocl__reads_visible(struct ocl_thread *ot, cl_command_queue q, const cl_e
 		for (cl_uint j = 0; !now && list && r->ev && j < n; j++)
 			now = list[j] == r->ev;
 		if (now) {
-			r->hash = gt_ocl__hash(r->ptr, r->size);
+			r->hash = gt_resend__hash(r->ptr, r->size);
 			r->q = NULL;
 			r->ev = NULL;
 		}
@@ -142,7 +82,7 @@ int gt_ocl__is_resend(struct ocl_thread *ot, const void *ptr, uint64_t size)
 		const struct ocl_read *r = &ot->reads[i];
 
 		if (r->ptr == ptr && r->size == size && !r->q)
-			return gt_ocl__hash(ptr, size) == r->hash;
+			return gt_resend__hash(ptr, size) == r->hash;
 	}
 	return 0;
 }

@@ -251,7 +251,6 @@ extern struct ocl_thread *_Atomic gt_ocl_threads;
 
 /* ---- best-practice checks (advice.c) ---- */
 
-uint64_t gt_ocl__hash(const void *p, uint64_t n);
 /* Scans OpenCL C source for kernels whose parameters say restrict. */
 void gt_ocl__scan_source(struct ocl_program *pr, cl_uint count, const char **strings,
 			 const size_t *lengths);

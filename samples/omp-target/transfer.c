@@ -15,6 +15,9 @@
  * device; update copies UPD_TO * 8 to and UPD_FROM * 8 from the device;
  * exit data copies N * 8 back and releases both arrays.
  *
+ * a does not change between calls of site(): its uploads after the first
+ * send the same bytes again (c's change at every call).
+ *
  * Build: clang -fopenmp -fopenmp-targets=x86_64-pc-linux-gnu (host offload)
  *        clang -fopenmp --offload-arch=sm_90 -fopenmp-target-jit (NVIDIA)
  */

@@ -407,6 +407,73 @@ static void test_callbacks(void)
 	atomic_store(&gt_cupti_live, 0);
 }
 
+/* Uploads of the same host bytes again: counted at the copy's call site,
+ * from the runtime's call (not again for the driver call inside it) and
+ * from the driver's; failed calls and downloads are not uploads. */
+static unsigned char up_small[4096];
+static unsigned char up_big[3 << 20];
+
+static void driver_copy_small(void)
+{
+	cuMemcpyHtoD_v2_params p = { .srcHost = up_small, .ByteCount = sizeof(up_small) };
+
+	api(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoD_v2, 0, &p, 0, NULL);
+}
+
+static void test_resent_uploads(void)
+{
+	cudaMemcpy_v3020_params h2d = { .src = up_small, .count = sizeof(up_small),
+					.kind = cudaMemcpyHostToDevice };
+	cudaMemcpy_v3020_params d2h = { .dst = up_small, .src = up_small, .count = sizeof(up_small),
+					.kind = cudaMemcpyDeviceToHost };
+	cuMemcpyHtoDAsync_v2_params big = { .srcHost = up_big, .ByteCount = sizeof(up_big) };
+	struct gt_thread *t;
+	uint32_t cid = 200;
+
+	gt_cupti_corr__reset();
+	CHECK(gt_monitor__start() == 0);
+	t = gt_thread__self(GT_THREAD_INITIAL);
+	gt_cupti_lib.cuptiEnableCallback = enable;
+	CHECK(gt_cupti__enable_callbacks(NULL) == CUPTI_SUCCESS);
+	atomic_store(&gt_cupti_live, 1);
+	for (size_t i = 0; i < sizeof(up_big); i++)
+		up_big[i] = (unsigned char)(i * 31);
+	/* 4 KiB, all in the sample: the 2nd and 3rd upload are resent; a
+	 * download between them is not an upload; the 4th changed. */
+	for (int i = 0; i < 3; i++) {
+		api(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020, cid++, &h2d, 0,
+		    driver_copy_small);
+		api(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020, cid++, &d2h, 0,
+		    NULL);
+	}
+	up_small[100] = 1;
+	api(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020, cid++, &h2d, 0,
+	    driver_copy_small);
+	/* A failed call: neither counted nor remembered. */
+	up_small[100] = 2;
+	api(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020, cid++, &h2d, 1,
+	    NULL);
+	up_small[100] = 1;
+	api(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020, cid++, &h2d, 0,
+	    driver_copy_small);
+	/* 3 MiB from the driver: the whole hash is taken at the 2nd upload,
+	 * so the 3rd and 4th are resent; a change between the sampled bytes
+	 * makes the 5th new. */
+	for (int i = 0; i < 4; i++)
+		api(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoDAsync_v2, cid++, &big,
+		    0, NULL);
+	up_big[(3 << 19) + 77] ^= 1;
+	api(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoDAsync_v2, cid++, &big, 0,
+	    NULL);
+	gt_monitor__drain(t);
+
+	CHECK_EQ_U(tree_sum(t, GT_PH_GPU_COPY_H2D, GT_M_GXCOPY_RESENT_COUNT), 3 + 2);
+	CHECK_EQ_U(tree_sum(t, GT_PH_GPU_COPY_H2D, GT_M_GXCOPY_RESENT_BYTES),
+		   3 * sizeof(up_small) + 2 * sizeof(up_big));
+	CHECK_EQ_U(tree_sum(t, GT_PH_GPU_COPY_D2H, GT_M_GXCOPY_RESENT_COUNT), 0);
+	atomic_store(&gt_cupti_live, 0);
+}
+
 /* ---- inlined runtime code --------------------------------------------------------- */
 
 static void test_inline_runtime(void)
@@ -942,6 +1009,7 @@ int main(int argc, char **argv)
 		{ "correlation table", test_corr },
 		{ "records through the monitor", test_synthetic },
 		{ "API callbacks: nesting, API-measured operations, failures", test_callbacks },
+		{ "uploads of unchanged host bytes", test_resent_uploads },
 		{ "blocking copies: CPU_IDLE and CPU_IDLE_CAUSE", test_implicit_sync },
 		{ "a stream of another device than the current one: its device's blame", test_stream_device },
 		{ "runtime code inlined into the program", test_inline_runtime },

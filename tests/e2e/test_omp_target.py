@@ -6,6 +6,7 @@ callback); the profile must show the bytes, counts and contexts the samples
 are known to produce. Bare OMP_TOOL_LIBRARIES, where libomptarget cannot
 find libomp.so, must say so once, with the fix.
 Usage: test_omp_target.py BUILD_DIR"""
+import json
 import os
 import re
 import subprocess
@@ -14,7 +15,7 @@ import tempfile
 
 sys.path.insert(0, os.path.dirname(__file__))
 import gtrun  # noqa: E402
-from gtrun import inclusive, no_runtime_frames, Fail, check, main, profiles, run_gputool, run_under_tool  # noqa: E402
+from gtrun import inclusive, no_runtime_frames, Fail, check, main, profiles, run, run_gputool, run_under_tool  # noqa: E402
 
 BUILD = os.path.abspath(sys.argv[1])
 LIB = os.path.join(BUILD, "libgputool.so")
@@ -114,8 +115,8 @@ def site_bytes(calls, n):
             "OMP_TGT_DELETE_COUNT": 3 * calls, "OMP_TGT_KERNEL_COUNT": calls}
 
 
-def run_tool(exe, env=ENV):
-    return run_gputool(GPUTOOL, exe, env=env)
+def run_tool(exe, env=ENV, args=()):
+    return run_gputool(GPUTOOL, exe, args=args, env=env)
 
 
 def test_transfer():
@@ -139,6 +140,12 @@ def test_transfer():
         check(len(devs) == 1 and devs[0]["name"] == "device 0 (generic-64bit)",
               "device nodes %s" % [d.get("name") for d in devs])
         expect(totals(p, rs), site_bytes(calls, n), caller)
+        # a is uploaded unchanged at every call: resent from the 2nd call
+        # where it fits the 4 KiB sample (n = 256), from the 3rd where the
+        # whole hash is needed (n = 1024); c changes at every call.
+        again = calls - 1 if n * D <= 4096 else calls - 2
+        expect(totals(p, rs), {"GXCOPY_RESENT_COUNT": again, "GXCOPY_RESENT_BYTES": again * n * D},
+               caller + " resent")
         # The kernel hangs under its construct's device node.
         kernels = [k for k in p.children.get(devs[0]["id"], []) if k["name"] == "<omp kernel>"]
         check(len(kernels) == 1 and p.excl(kernels[0], "OMP_TGT_KERNEL_COUNT") == calls,
@@ -156,6 +163,8 @@ def test_transfer():
            {"OMP_TGT_COUNT": 1, "OMP_TGT_D2H_COUNT": 1, "OMP_TGT_D2H_BYTES": N * D,
             "OMP_TGT_DELETE_COUNT": 2, "OMP_TGT_ALLOC_COUNT": 0, "OMP_TGT_H2D_COUNT": 0},
            "exit data")
+    check(not totals(p, constructs(p, "<omp target enter data>", "resident")).get("GXCOPY_RESENT_COUNT")
+          and not totals(p, updates).get("GXCOPY_RESENT_COUNT"), "resident(): new bytes called resent")
     # The kernel on present data moves nothing.
     expect(totals(p, constructs(p, "<omp target>", "resident")),
            {"OMP_TGT_COUNT": 1, "OMP_TGT_KERNEL_COUNT": 1, "OMP_TGT_ALLOC_COUNT": 0,
@@ -306,8 +315,41 @@ def test_bare_tool_hint():
     expect(inclusive(p.nodes[0]), {"OMP_TGT_COUNT": 13, "OMP_TGT_KERNEL_COUNT": 9}, "with LD_LIBRARY_PATH")
 
 
+def test_resend():
+    """The same input mapped at every step of a time loop: its uploads after
+    the first are resent (from the 3rd: 8 MiB needs the whole hash), the
+    changing array's are not; the report advises keeping it on the device,
+    at the construct. The fixed program sends it once: no advice."""
+    steps, n, m = 20, 1 << 20, 1024
+    src = open(os.path.join(os.path.dirname(__file__), "..", "..", "samples", "omp-target", "resend.c")).read()
+    lines = src.splitlines()
+    line = [i + 1 for i, l in enumerate(lines) if "map(to : x[0:N]) map(tofrom" in l][0]
+    # clang's -O2 line tables put the offload call at the line of the
+    # construct or of its function's opening.
+    where = ["step (resend.c:%d)" % k for k in (line, line - 1)]
+    outdir, err = run_tool(sample("resend"))
+    p = one_profile(outdir)
+    total = inclusive(p.nodes[0])
+    expect(total, {"GXCOPY_RESENT_COUNT": steps - 2, "GXCOPY_RESENT_BYTES": (steps - 2) * n * D,
+                   "OMP_TGT_H2D_COUNT": 2 * steps, "OMP_TGT_H2D_BYTES": steps * (n + m) * D}, "resend")
+    for node in p.doc["nodes"]:
+        if p.excl(node, "GXCOPY_RESENT_COUNT"):
+            check(node.get("name") == "<omp copy h2d>", "resent at %s" % "/".join(p.names(node)))
+    code, out, _ = run([GPUTOOL, "report", outdir, "--format", "json"])
+    check(code == 0, "gputool report failed")
+    advice = [a for a in json.loads(out).get("advice", []) if a["kind"] == "resent-data"]
+    check(advice, "no resent-data advice: %s" % [a["kind"] for a in json.loads(out).get("advice", [])])
+    check(all(any(w in a["at"] for w in where) and "< loop" in a["at"] for a in advice),
+          "advice not at the construct (line %d): %s" % (line, [a["at"] for a in advice]))
+    check(any(a.get("saved_ns", 0) > 0 for a in advice), "no estimated gain: %s" % advice)
+    outdir, err = run_tool(sample("resend"), args=("fixed",))
+    total = inclusive(one_profile(outdir).nodes[0])
+    expect(total, {"GXCOPY_RESENT_COUNT": 0, "OMP_TGT_H2D_BYTES": (n + steps * m) * D}, "resend fixed")
+
+
 main([
     ("transfer: bytes per direction and context, counts, devices", test_transfer),
+    ("the same input uploaded at every step: resent, and advice", test_resend),
     ("nowait targets under their call site", test_nowait),
     ("targets from every thread of a parallel region", test_threads),
     ("sampling off: same counts", test_sampling_off_same_numbers),

@@ -161,34 +161,6 @@ static void test_scan_source(void)
 	free(pr.restrict_names);
 }
 
-static void test_hash(void)
-{
-	size_t n = 100003, big = (80u << 20) + 12345;
-	unsigned char *a = malloc(n), *b = malloc(big);
-	uint64_t h;
-
-	for (size_t i = 0; i < n; i++)
-		a[i] = (unsigned char)(i * 7);
-	h = gt_ocl__hash(a, n);
-	CHECK(h == gt_ocl__hash(a, n));
-	a[n - 1] ^= 1;
-	CHECK(h != gt_ocl__hash(a, n));
-	a[n - 1] ^= 1;
-	a[12345] ^= 0x80;
-	CHECK(h != gt_ocl__hash(a, n));
-	CHECK(gt_ocl__hash(a, n - 1) != gt_ocl__hash(a, n));
-	/* Sampled above 64 MiB: the chunks it reads, including both ends, count. */
-	memset(b, 3, big);
-	h = gt_ocl__hash(b, big);
-	b[0] = 4;
-	CHECK(h != gt_ocl__hash(b, big));
-	b[0] = 3;
-	b[big - 1] = 4;
-	CHECK(h != gt_ocl__hash(b, big));
-	free(a);
-	free(b);
-}
-
 static void test_resend(void)
 {
 	static struct ocl_thread ot;
@@ -228,5 +200,4 @@ TEST_MAIN({ "map: put, find, replace, delete", test_map_basic },
 	  { "map: lock-free readers during rebuilds", test_map_concurrent },
 	  { "interned names", test_intern },
 	  { "restrict found in kernel source", test_scan_source },
-	  { "host data hash", test_hash },
 	  { "read back, then sent back unchanged", test_resend })

@@ -1,0 +1,113 @@
+/* SPDX-License-Identifier: MIT */
+/* gpu/resend.c: the host-data hash, and which uploads are the same bytes
+ * as the buffer's previous one. */
+#include <stdint.h>
+
+#include "gpu/resend.h"
+#include "test.h"
+
+static void test_hash(void)
+{
+	size_t n = 100003, big = (80u << 20) + 12345;
+	unsigned char *a = malloc(n), *b = malloc(big);
+	uint64_t h;
+
+	CHECK(a && b);
+	for (size_t i = 0; i < n; i++)
+		a[i] = (unsigned char)(i * 7);
+	h = gt_resend__hash(a, n);
+	CHECK(h == gt_resend__hash(a, n));
+	a[n - 1] ^= 1;
+	CHECK(h != gt_resend__hash(a, n));
+	a[n - 1] ^= 1;
+	a[12345] ^= 0x80;
+	CHECK(h != gt_resend__hash(a, n));
+	CHECK(gt_resend__hash(a, n - 1) != gt_resend__hash(a, n));
+	/* Sampled above 64 MiB: the chunks it reads, including both ends, count. */
+	memset(b, 3, big);
+	h = gt_resend__hash(b, big);
+	b[0] = 4;
+	CHECK(h != gt_resend__hash(b, big));
+	b[0] = 3;
+	b[big - 1] = 4;
+	CHECK(h != gt_resend__hash(b, big));
+	free(a);
+	free(b);
+}
+
+/* A buffer within the sample: resent from its second unchanged upload. */
+static void test_small(void)
+{
+	static float x[1000], y[1000];
+
+	for (int i = 0; i < 1000; i++)
+		x[i] = (float)i;
+	CHECK(!gt_resend__upload(x, sizeof(x)));
+	CHECK(gt_resend__upload(x, sizeof(x)));
+	CHECK(gt_resend__upload(x, sizeof(x)));
+	x[999] = -1;
+	CHECK(!gt_resend__upload(x, sizeof(x)));
+	CHECK(gt_resend__upload(x, sizeof(x)));
+	/* Another size, or another buffer with the same bytes: not a resend. */
+	CHECK(!gt_resend__upload(x, sizeof(x) - 4));
+	memcpy(y, x, sizeof(x));
+	CHECK(!gt_resend__upload(y, sizeof(y)));
+	CHECK(!gt_resend__upload(NULL, 8));
+	CHECK(!gt_resend__upload(x, 0));
+}
+
+/* A larger one: the sample says unchanged, the whole hash decides; a change
+ * between the sampled bytes is seen. */
+static void test_large(void)
+{
+	size_t n = 3u << 20;
+	unsigned char *a = malloc(n);
+
+	CHECK(a);
+	for (size_t i = 0; i < n; i++)
+		a[i] = (unsigned char)(i * 13 + 1);
+	CHECK(!gt_resend__upload(a, n)); /* first: sample only */
+	CHECK(!gt_resend__upload(a, n)); /* the sample repeats: whole hash taken */
+	CHECK(gt_resend__upload(a, n));
+	CHECK(gt_resend__upload(a, n));
+	a[n / 2 + 77] ^= 0x10; /* not in the sample's chunks */
+	CHECK(!gt_resend__upload(a, n));
+	CHECK(gt_resend__upload(a, n));
+	a[0] ^= 1; /* in the sample */
+	CHECK(!gt_resend__upload(a, n));
+	CHECK(!gt_resend__upload(a, n));
+	CHECK(gt_resend__upload(a, n));
+	free(a);
+}
+
+/* Another layer's copies: neither answered nor remembered. */
+static void test_hold(void)
+{
+	static int z[64];
+
+	gt_resend__hold();
+	gt_resend__hold();
+	CHECK(!gt_resend__upload(z, sizeof(z)));
+	gt_resend__release();
+	CHECK(!gt_resend__upload(z, sizeof(z)));
+	gt_resend__release();
+	CHECK(!gt_resend__upload(z, sizeof(z))); /* the first it remembers */
+	CHECK(gt_resend__upload(z, sizeof(z)));
+	gt_resend__release(); /* unbalanced: ignored */
+	CHECK(gt_resend__upload(z, sizeof(z)));
+}
+
+/* More buffers than it keeps (64): the last 64 uploaded are remembered. */
+static void test_many(void)
+{
+	static int bufs[100][16];
+
+	for (int i = 0; i < 100; i++)
+		CHECK(!gt_resend__upload(bufs[i], sizeof(bufs[i])));
+	for (int i = 36; i < 100; i++)
+		CHECK(gt_resend__upload(bufs[i], sizeof(bufs[i])));
+	CHECK(!gt_resend__upload(bufs[0], sizeof(bufs[0])));
+}
+
+TEST_MAIN(TEST_CASE(test_hash), TEST_CASE(test_small), TEST_CASE(test_large), TEST_CASE(test_hold),
+	  TEST_CASE(test_many))
