@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Host bytes sent to a device again, unchanged (resend.h). A thread keeps
- * the last RESEND_BUFFERS buffers it uploaded: address, size, a hash of a
- * sample of the bytes and, once the sample repeated, a hash of them all.
+ * the last RESEND_BUFFERS buffers it uploaded: address, size and a hash of
+ * the bytes, or of a sample of them.
  */
 #include "gpu/resend.h"
 
@@ -15,8 +15,9 @@
 #define HASH_FULL_MAX (64ull << 20) /* above: sampled */
 #define HASH_CHUNK (64u << 10)
 #define HASH_CHUNKS 1024u
-#define SAMPLE_CHUNK 128u
-#define SAMPLE_CHUNKS 32u /* SAMPLE_CHUNK * SAMPLE_CHUNKS bytes: all of a smaller buffer */
+#define EXACT_MAX (64u << 10) /* uploads up to this size: every byte compared */
+#define SAMPLE_CHUNK 64u
+#define SAMPLE_CHUNKS 64u
 #define RESEND_BUFFERS 64u
 
 static inline uint64_t rotl(uint64_t x, int r)
@@ -75,9 +76,10 @@ uint64_t gt_resend__hash(const void *p, uint64_t n)
 	return hash_spread(p, n, HASH_CHUNK, HASH_CHUNKS);
 }
 
-static uint64_t sample_hash(const void *p, uint64_t n)
+/* All the bytes up to EXACT_MAX; beyond, SAMPLE_CHUNKS pieces spread over them. */
+static uint64_t upload_hash(const void *p, uint64_t n)
 {
-	if (n <= (uint64_t)SAMPLE_CHUNK * SAMPLE_CHUNKS)
+	if (n <= EXACT_MAX)
 		return hash_run(p, n, n);
 	return hash_spread(p, n, SAMPLE_CHUNK, SAMPLE_CHUNKS);
 }
@@ -85,8 +87,7 @@ static uint64_t sample_hash(const void *p, uint64_t n)
 struct upload {
 	const void *p;
 	uint64_t n;
-	uint64_t sample, full;
-	int has_full;
+	uint64_t hash;
 };
 
 struct resend_thread {
@@ -133,31 +134,22 @@ int gt_resend__upload(const void *p, uint64_t n)
 {
 	struct resend_thread *rt;
 	struct upload *u;
-	uint64_t sample, full;
-	int resent;
+	uint64_t h;
 
 	if (!p || !n || self_hold || !(rt = self()))
 		return 0;
-	sample = sample_hash(p, n);
+	h = upload_hash(p, n);
 	u = upload__find(rt, p, n);
 	if (!u) {
 		u = rt->used < RESEND_BUFFERS ? &rt->up[rt->used++] : &rt->up[rt->next++ % RESEND_BUFFERS];
-		*u = (struct upload){ .p = p, .n = n, .sample = sample };
+		*u = (struct upload){ .p = p, .n = n, .hash = h };
 		return 0;
 	}
-	if (u->sample != sample) {
-		u->sample = sample;
-		u->has_full = 0;
+	if (u->hash != h) {
+		u->hash = h;
 		return 0;
 	}
-	/* The sample is all the bytes: the same hash is the same bytes. */
-	if (n <= (uint64_t)SAMPLE_CHUNK * SAMPLE_CHUNKS)
-		return 1;
-	full = gt_resend__hash(p, n);
-	resent = u->has_full && u->full == full;
-	u->full = full;
-	u->has_full = 1;
-	return resent;
+	return 1;
 }
 
 void gt_resend__hold(void)

@@ -24,11 +24,12 @@ uint64_t gt_resend__hash(const void *p, uint64_t n);
  * (its layer's call, before the bytes may change). 1 if they are the bytes
  * of the previous upload of the same (p, n) on this thread, else 0.
  *
- * Most uploads change their data: a sample of the bytes (4 KiB) tells, and
- * is all that is read. Only where the sample is unchanged are all the
- * bytes hashed, so an upload is called resent when its whole hash equals
- * the previous upload's: from the third upload of a buffer larger than the
- * sample, from the second of a smaller one.
+ * Up to 64 KiB every byte is compared. A larger upload is compared by a
+ * sample of 4 KiB, 64 pieces of 64 bytes spread over it from its first
+ * byte to its last: hashing all of it would take longer than a copy over
+ * PCIe (a core hashes at about the speed it reads memory), at every
+ * upload. A change confined to the bytes between the pieces goes unseen:
+ * that upload is called resent though a part of it is new.
  */
 int gt_resend__upload(const void *p, uint64_t n);
 

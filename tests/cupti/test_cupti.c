@@ -438,7 +438,7 @@ static void test_resent_uploads(void)
 	atomic_store(&gt_cupti_live, 1);
 	for (size_t i = 0; i < sizeof(up_big); i++)
 		up_big[i] = (unsigned char)(i * 31);
-	/* 4 KiB, all in the sample: the 2nd and 3rd upload are resent; a
+	/* 4 KiB, every byte compared: the 2nd and 3rd upload are resent; a
 	 * download between them is not an upload; the 4th changed. */
 	for (int i = 0; i < 3; i++) {
 		api(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020, cid++, &h2d, 0,
@@ -456,20 +456,19 @@ static void test_resent_uploads(void)
 	up_small[100] = 1;
 	api(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020, cid++, &h2d, 0,
 	    driver_copy_small);
-	/* 3 MiB from the driver: the whole hash is taken at the 2nd upload,
-	 * so the 3rd and 4th are resent; a change between the sampled bytes
-	 * makes the 5th new. */
+	/* 3 MiB from the driver, compared by its sample: the 2nd to 4th are
+	 * resent; a change to its first byte makes the 5th new. */
 	for (int i = 0; i < 4; i++)
 		api(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoDAsync_v2, cid++, &big,
 		    0, NULL);
-	up_big[(3 << 19) + 77] ^= 1;
+	up_big[0] ^= 1;
 	api(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoDAsync_v2, cid++, &big, 0,
 	    NULL);
 	gt_monitor__drain(t);
 
-	CHECK_EQ_U(tree_sum(t, GT_PH_GPU_COPY_H2D, GT_M_GXCOPY_RESENT_COUNT), 3 + 2);
+	CHECK_EQ_U(tree_sum(t, GT_PH_GPU_COPY_H2D, GT_M_GXCOPY_RESENT_COUNT), 3 + 3);
 	CHECK_EQ_U(tree_sum(t, GT_PH_GPU_COPY_H2D, GT_M_GXCOPY_RESENT_BYTES),
-		   3 * sizeof(up_small) + 2 * sizeof(up_big));
+		   3 * sizeof(up_small) + 3 * sizeof(up_big));
 	CHECK_EQ_U(tree_sum(t, GT_PH_GPU_COPY_D2H, GT_M_GXCOPY_RESENT_COUNT), 0);
 	atomic_store(&gt_cupti_live, 0);
 }

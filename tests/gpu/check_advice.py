@@ -9,7 +9,8 @@ speedups the program measured for each fix, beside the samples' shares.
 Then the report's "what to do next" list: each pair's slow side must get
 the advice of its kind at its line (the fast side none of that kind), and
 the table of estimated against measured speedups is printed; the pairs in
-ESTIMATED must come within 25 %.
+ESTIMATED must come within 25 %. Last, the pinned pair's repeated uploads
+of unchanged buffers: counted, and advised at the copy.
 
 Usage: check_advice.py GPUTOOL OUTDIR PROGRAM_OUTPUT SOURCE"""
 import os
@@ -137,5 +138,23 @@ def test_next():
     check(not bad, "; ".join(bad))
 
 
+def test_resent():
+    """The pinned pair uploads the same 64 MiB ROUNDS (5) times from each
+    buffer: the uploads after each buffer's first send the same bytes
+    again, and the pageable side's copies get that advice at their line."""
+    p = profiles(GPUTOOL, OUTDIR)[0]
+    mib64, rounds = 64 << 20, 5
+    count = sum(p.excl(n, "GXCOPY_RESENT_COUNT") for n in p.doc["nodes"])
+    sent = sum(p.excl(n, "GXCOPY_RESENT_BYTES") for n in p.doc["nodes"])
+    print("  resent uploads %d, %d bytes" % (count, sent))
+    check(count == 2 * (rounds - 1) and sent == 2 * (rounds - 1) * mib64,
+          "resent uploads %d (%d bytes), expected %d" % (count, sent, 2 * (rounds - 1)))
+    line = marked("PAGEABLE")
+    got = [a for a in p.doc.get("advice", []) if a["kind"] == "resent-data" and (line + ")") in a.get("at", "")]
+    check(len(got) == 1, "one resent-data advice at %s: %s" % (line, [a.get("at") for a in p.doc.get("advice", [])]))
+    print("  resent-data at %s: saves %.3f ms (%s)" % (line, got[0]["saved_ns"] / 1e6, got[0]["why"]))
+
+
 main([("advice pairs: the samples name each inefficiency at its line", test_advice),
-      ("what to do next: each pair's advice, its estimate against the measured speedup", test_next)])
+      ("what to do next: each pair's advice, its estimate against the measured speedup", test_next),
+      ("the same bytes uploaded again: counted, and advised at the copy", test_resent)])

@@ -35,17 +35,17 @@ static void test_hash(void)
 	free(b);
 }
 
-/* A buffer within the sample: resent from its second unchanged upload. */
+/* Up to 64 KiB, every byte: resent from the second unchanged upload. */
 static void test_small(void)
 {
-	static float x[1000], y[1000];
+	static float x[16384], y[16384];
 
-	for (int i = 0; i < 1000; i++)
+	for (int i = 0; i < 16384; i++)
 		x[i] = (float)i;
 	CHECK(!gt_resend__upload(x, sizeof(x)));
 	CHECK(gt_resend__upload(x, sizeof(x)));
 	CHECK(gt_resend__upload(x, sizeof(x)));
-	x[999] = -1;
+	x[9999] = -1;
 	CHECK(!gt_resend__upload(x, sizeof(x)));
 	CHECK(gt_resend__upload(x, sizeof(x)));
 	/* Another size, or another buffer with the same bytes: not a resend. */
@@ -56,26 +56,26 @@ static void test_small(void)
 	CHECK(!gt_resend__upload(x, 0));
 }
 
-/* A larger one: the sample says unchanged, the whole hash decides; a change
- * between the sampled bytes is seen. */
+/* Larger: a sample of 64 pieces of 64 bytes, the first at 0 and the last
+ * at the end, tells. A change between them goes unseen, as documented. */
 static void test_large(void)
 {
-	size_t n = 3u << 20;
+	size_t n = 3u << 20, step = (n - 64) / 63;
 	unsigned char *a = malloc(n);
 
 	CHECK(a);
 	for (size_t i = 0; i < n; i++)
 		a[i] = (unsigned char)(i * 13 + 1);
-	CHECK(!gt_resend__upload(a, n)); /* first: sample only */
-	CHECK(!gt_resend__upload(a, n)); /* the sample repeats: whole hash taken */
-	CHECK(gt_resend__upload(a, n));
-	CHECK(gt_resend__upload(a, n));
-	a[n / 2 + 77] ^= 0x10; /* not in the sample's chunks */
 	CHECK(!gt_resend__upload(a, n));
 	CHECK(gt_resend__upload(a, n));
-	a[0] ^= 1; /* in the sample */
+	a[0] ^= 1;
 	CHECK(!gt_resend__upload(a, n));
+	a[n - 1] ^= 1;
 	CHECK(!gt_resend__upload(a, n));
+	a[step * 31 + 63] ^= 1; /* the last byte of the 32nd piece */
+	CHECK(!gt_resend__upload(a, n));
+	CHECK(gt_resend__upload(a, n));
+	a[step * 31 + 64] ^= 1; /* just past it */
 	CHECK(gt_resend__upload(a, n));
 	free(a);
 }
