@@ -339,6 +339,18 @@ static CUptiResult CUPTIAPI enable(uint32_t e, CUpti_SubscriberHandle h, CUpti_C
 	return CUPTI_SUCCESS;
 }
 
+/* The backend live on this thread, its API callbacks enabled. */
+static struct gt_thread *callbacks__start(void)
+{
+	gt_cupti_corr__reset();
+	CHECK(gt_monitor__start() == 0);
+	/* The class table is filled when callbacks are enabled. */
+	gt_cupti_lib.cuptiEnableCallback = enable;
+	CHECK(gt_cupti__enable_callbacks(NULL) == CUPTI_SUCCESS);
+	atomic_store(&gt_cupti_live, 1);
+	return gt_thread__self(GT_THREAD_INITIAL);
+}
+
 static void test_callbacks(void)
 {
 	cudaMemcpy_v3020_params h2d = { .count = 4096, .kind = cudaMemcpyHostToDevice };
@@ -350,13 +362,7 @@ static void test_callbacks(void)
 	CUpti_ActivityMemcpy6 *mr;
 	struct gt_monitor_stats st;
 
-	gt_cupti_corr__reset();
-	CHECK(gt_monitor__start() == 0);
-	t = gt_thread__self(GT_THREAD_INITIAL);
-	/* The class table is filled when callbacks are enabled. */
-	gt_cupti_lib.cuptiEnableCallback = enable;
-	CHECK(gt_cupti__enable_callbacks(NULL) == CUPTI_SUCCESS);
-	atomic_store(&gt_cupti_live, 1);
+	t = callbacks__start();
 	/* A runtime copy with the driver call it makes inside (CUPTI ids 101,
 	 * 102); an allocation; a synchronization; a launch that fails; a copy
 	 * whose direction only the activity knows (106). */
@@ -430,12 +436,7 @@ static void test_resent_uploads(void)
 	struct gt_thread *t;
 	uint32_t cid = 200;
 
-	gt_cupti_corr__reset();
-	CHECK(gt_monitor__start() == 0);
-	t = gt_thread__self(GT_THREAD_INITIAL);
-	gt_cupti_lib.cuptiEnableCallback = enable;
-	CHECK(gt_cupti__enable_callbacks(NULL) == CUPTI_SUCCESS);
-	atomic_store(&gt_cupti_live, 1);
+	t = callbacks__start();
 	for (size_t i = 0; i < sizeof(up_big); i++)
 		up_big[i] = (unsigned char)(i * 31);
 	/* 4 KiB, every byte compared: the 2nd and 3rd upload are resent; a
