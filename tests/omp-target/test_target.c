@@ -67,9 +67,12 @@ static void target(ompt_target_t kind, ompt_scope_endpoint_t ep, int device, omp
 static ompt_id_t data_op(ompt_data_t *td, ompt_target_data_op_t optype, int src, int dst,
 			 size_t bytes)
 {
-	static char host_buf[64], dev_buf[64];
+	/* As a runtime's: bytes of them at both ends (the tool reads the
+	 * host's to tell a resent upload). */
+	static char host_buf[4096], dev_buf[4096];
 	ompt_id_t id = 0;
 
+	CHECK(bytes <= sizeof(host_buf));
 	ompt__on_target_data_op_emi(ompt_scope_begin, NULL, td, &id, optype, host_buf, src, dev_buf,
 				    dst, bytes, NULL);
 	return id;
