@@ -96,7 +96,6 @@ struct resend_thread {
 };
 
 static __thread struct resend_thread *self_rt;
-static __thread int self_hold;
 
 /* At the thread's end (core/thread.c's exit hook). */
 static void thread__end(struct gt_thread *t)
@@ -136,7 +135,7 @@ int gt_resend__upload(const void *p, uint64_t n)
 	struct upload *u;
 	uint64_t h;
 
-	if (!p || !n || self_hold || !(rt = self()))
+	if (!p || !n || !(rt = self()))
 		return 0;
 	h = upload_hash(p, n);
 	u = upload__find(rt, p, n);
@@ -150,15 +149,4 @@ int gt_resend__upload(const void *p, uint64_t n)
 		return 0;
 	}
 	return 1;
-}
-
-void gt_resend__hold(void)
-{
-	self_hold++;
-}
-
-void gt_resend__release(void)
-{
-	if (self_hold > 0)
-		self_hold--;
 }

@@ -7,7 +7,9 @@
  * whose bytes are those of its previous upload (a time loop that maps or
  * copies the same input at every step). Per thread, for any programming
  * model's host-to-device copies; the copy's layer charges the counts
- * (GT_M_GXCOPY_RESENT_*) to its node.
+ * (GT_M_GXCOPY_RESENT_*) to its node. A copy a layer's runtime makes for
+ * it (OpenMP target's transfers, through CUDA) is the layer's: a backend
+ * leaves the uploads made inside a construct (core/construct.h) to it.
  */
 #include <stdint.h>
 
@@ -32,11 +34,5 @@ uint64_t gt_resend__hash(const void *p, uint64_t n);
  * that upload is called resent though a part of it is new.
  */
 int gt_resend__upload(const void *p, uint64_t n);
-
-/* Copies of one layer made by another on this thread (OpenMP target's
- * transfers, done by the CUDA driver) are that layer's: between hold and
- * release, gt_resend__upload answers 0 and remembers nothing. Nests. */
-void gt_resend__hold(void);
-void gt_resend__release(void);
 
 #endif

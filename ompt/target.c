@@ -123,7 +123,6 @@ struct tgt_op {
 	int host_op;		 /* a kernel or copy of the host device, reported to the monitor */
 	uint64_t bytes;		 /* a copy's */
 	enum op_what what;
-	int held;		 /* an upload: the copies under it are its (gpu/resend.h) */
 };
 
 /* Per thread; only that thread touches it (see `ended` for the exception). */
@@ -454,7 +453,6 @@ static uint64_t op__begin(struct gt_thread *t, struct omp_target_thread *ts, str
 	else if (!(op = malloc(sizeof(*op))))
 		return 0;
 	op->host_op = 0;
-	op->held = 0;
 	op->device = device;
 	op->bytes = bytes;
 	/* A traced device reports the operation back under this id: the
@@ -496,8 +494,6 @@ static void op__end(struct gt_thread *t, struct omp_target_thread *ts, uint64_t 
 			continue;
 		*p = op->next;
 		ts->n_ops--;
-		if (op->held)
-			gt_resend__release();
 		gt_thread__enter(t);
 		add(t, op->node, op_desc[op->what].time,
 		    gt_clock__ticks_to_ns(now > op->t0 ? now - op->t0 : 0));
@@ -596,7 +592,9 @@ void ompt__on_target_data_op_emi(ompt_scope_endpoint_t endpoint, ompt_data_t *ta
 	gt_thread__enter(t);
 	node = op__charge(t, op_parent(t, region_of(target_data), device, codeptr_ra, key), what,
 			  bytes);
-	/* The host bytes, unchanged since the buffer's previous upload? */
+	/* The host bytes, unchanged since the buffer's previous upload? The
+	 * device's runtime makes the copy inside this operation, which backends
+	 * see as the construct in progress and leave to it. */
 	if (node && what == OP_H2D && gt_resend__upload(src_addr, bytes)) {
 		add(t, node, GT_M_GXCOPY_RESENT_BYTES, bytes);
 		add(t, node, GT_M_GXCOPY_RESENT_COUNT, 1);
@@ -604,15 +602,6 @@ void ompt__on_target_data_op_emi(ompt_scope_endpoint_t endpoint, ompt_data_t *ta
 	gt_thread__leave(t);
 	if (node)
 		*host_op_id = op__begin(t, ts, node, what, device, bytes);
-	/* The device's runtime (CUDA) makes the copy: it is this one. */
-	if (*host_op_id && what == OP_H2D) {
-		struct tgt_op *op = ts->ops;
-
-		if (op && op->id == *host_op_id) {
-			op->held = 1;
-			gt_resend__hold();
-		}
-	}
 }
 
 void ompt__on_target_submit_emi(ompt_scope_endpoint_t endpoint, ompt_data_t *target_data,

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "core/cct.h"
+#include "core/construct.h"
 #include "core/config.h"
 #include "core/clock.h"
 #include "core/thread.h"
@@ -426,6 +427,23 @@ static void driver_copy_small(void)
 	api(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoD_v2, 0, &p, 0, NULL);
 }
 
+/* A programming model's operation in progress (core/construct.h): the
+ * uploads its runtime makes are the layer's to judge. */
+static struct gt_cct_node *in_construct;
+
+static struct gt_cct_node *construct_now(struct gt_thread *t)
+{
+	(void)t;
+	return in_construct;
+}
+
+static void all_sum__visit(struct gt_cct_node *n, void *arg)
+{
+	struct ph_sum *s = arg;
+
+	s->v += gt_cct__get(n, s->m);
+}
+
 static void test_resent_uploads(void)
 {
 	cudaMemcpy_v3020_params h2d = { .src = up_small, .count = sizeof(up_small),
@@ -465,8 +483,22 @@ static void test_resent_uploads(void)
 	up_big[0] ^= 1;
 	api(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoDAsync_v2, cid++, &big, 0,
 	    NULL);
+	/* Inside another layer's operation: neither counted here nor
+	 * remembered (the next upload outside is not a resend of it). */
+	CHECK(gt_construct__provide(construct_now) == 0);
+	in_construct = t->cct.root;
+	for (int i = 0; i < 2; i++)
+		api(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020, cid++, &h2d, 0,
+		    driver_copy_small);
+	in_construct = NULL;
 	gt_monitor__drain(t);
 
+	{
+		struct ph_sum all = { .m = GT_M_GXCOPY_RESENT_COUNT };
+
+		gt_cct__walk(t->cct.root, all_sum__visit, &all);
+		CHECK_EQ_U(all.v, 3 + 3);
+	}
 	CHECK_EQ_U(tree_sum(t, GT_PH_GPU_COPY_H2D, GT_M_GXCOPY_RESENT_COUNT), 3 + 3);
 	CHECK_EQ_U(tree_sum(t, GT_PH_GPU_COPY_H2D, GT_M_GXCOPY_RESENT_BYTES),
 		   3 * sizeof(up_small) + 3 * sizeof(up_big));

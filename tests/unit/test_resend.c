@@ -80,23 +80,6 @@ static void test_large(void)
 	free(a);
 }
 
-/* Another layer's copies: neither answered nor remembered. */
-static void test_hold(void)
-{
-	static int z[64];
-
-	gt_resend__hold();
-	gt_resend__hold();
-	CHECK(!gt_resend__upload(z, sizeof(z)));
-	gt_resend__release();
-	CHECK(!gt_resend__upload(z, sizeof(z)));
-	gt_resend__release();
-	CHECK(!gt_resend__upload(z, sizeof(z))); /* the first it remembers */
-	CHECK(gt_resend__upload(z, sizeof(z)));
-	gt_resend__release(); /* unbalanced: ignored */
-	CHECK(gt_resend__upload(z, sizeof(z)));
-}
-
 /* More buffers than it keeps (64): the last 64 uploaded are remembered. */
 static void test_many(void)
 {
@@ -109,5 +92,4 @@ static void test_many(void)
 	CHECK(!gt_resend__upload(bufs[0], sizeof(bufs[0])));
 }
 
-TEST_MAIN(TEST_CASE(test_hash), TEST_CASE(test_small), TEST_CASE(test_large), TEST_CASE(test_hold),
-	  TEST_CASE(test_many))
+TEST_MAIN(TEST_CASE(test_hash), TEST_CASE(test_small), TEST_CASE(test_large), TEST_CASE(test_many))
