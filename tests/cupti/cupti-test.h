@@ -30,6 +30,8 @@ int replay_advice(const char *path, unsigned period_log2);
 struct gt_cupti_replay;
 struct gt_thread *replay_activity_begin(struct gt_cupti_replay *cb);
 void replay_activity_end(void);
+/* pcsamp-test.c: PC samples through a stand-in CUPTI. */
+void test_pc_sampling(void);
 /* smclock-test.c: the SM clock through a stand-in NVML. */
 void test_smclock_idle(void);
 void test_smclock_busy(void);
