@@ -162,6 +162,10 @@ enum gt_metric_class gt_metric__class_by_name(const char *name);
 	  "occupancy the registers per thread allow, in 1/1000, summed over launches")  \
 	X(GKER_OCC_SMEM, "GKER_OCC_SMEM", "permille", COUNT,                                   \
 	  "occupancy the shared memory per block allows, in 1/1000, summed over launches") \
+	X(GKER_LAUNCH_GAP, "GKER_LAUNCH_GAP", "ns", BLAME,                                     \
+	  "time the kernel's stream stood idle right before it, the kernel already issued: its launch's own cost") \
+	X(GKER_LAUNCH_GAP_COUNT, "GKER_LAUNCH_GAP_COUNT", "count", COUNT,                      \
+	  "launches whose stream stood idle before the kernel began, the kernel already issued") \
 	X(GPC_SAMPLES, "GPC_SAMPLES", "count", COUNT,                                          \
 	  "GPU PC samples: warps sampled at this source line of the kernel")            \
 	X(GPC_MEMORY, "GPC_MEMORY", "count", COUNT,                                            \

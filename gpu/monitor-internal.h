@@ -28,9 +28,10 @@ struct mon_record {
 	 * MON_SYNC: the sync's node. */
 	struct gt_cct_node *placeholder;
 	/*
-	 * MON_ACTIVITY: the whole op. MON_CORRELATION: op.correlation, and
+	 * MON_ACTIVITY: the whole op. MON_CORRELATION: op.correlation,
 	 * op.device, the device the operation is counted in flight on
-	 * (GT_BLAME_NO_DEVICE: not counted). MON_SYNC: start_ns, end_ns,
+	 * (GT_BLAME_NO_DEVICE: not counted), and op.start_ns, when it was
+	 * issued (gt_clock__now()). MON_SYNC: start_ns, end_ns,
 	 * device (GT_BLAME_NO_DEVICE: all) and stream of the wait.
 	 */
 	struct gt_device_op op;
@@ -47,7 +48,9 @@ struct mon_measurement {
 	struct gt_device_op op;
 	uint32_t type;	 /* enum mon_measurement_type */
 	uint32_t metric; /* MEAS_BLAME: enum gt_metric */
-	uint64_t value;	 /* MEAS_BLAME */
+	/* MEAS_BLAME: the value. MEAS_OP: the time the op's stream stood
+	 * idle before it after its issue (GKER_LAUNCH_GAP; gpu/streams.h). */
+	uint64_t value;
 };
 
 /* Where a thread stands in the monitor's list of channels to poll. */
@@ -124,6 +127,8 @@ struct corr_entry {
 	 * counted in flight on, or GT_BLAME_NO_DEVICE, and its epoch there. */
 	uint32_t device;
 	uint64_t epoch;
+	uint64_t issued_ns;  /* when the operation was issued; 0: unknown */
+	uint32_t delivered;  /* activities delivered so far */
 };
 
 struct corr_parked {

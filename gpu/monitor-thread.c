@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/clock.h"
 #include "core/thread.h"
 #include "core/tool.h"
 #include "gpu/blame-internal.h"
@@ -84,6 +85,7 @@ uint64_t gt_monitor__correlate_device(struct gt_thread *t, struct gt_cct_node *p
 	r->type = MON_CORRELATION;
 	r->placeholder = placeholder;
 	r->op.correlation = id;
+	r->op.start_ns = gt_clock__now();
 	r->op.device = GT_BLAME_NO_DEVICE;
 	if (device >= 0 && device < GT_BLAME_MAX_DEVICES) {
 		/* Before the commit, whose release orders it before the
@@ -152,8 +154,10 @@ void gt_monitor__apply(void *payload, void *arg)
 	if (m->type == MEAS_BLAME)
 		gt_device_op__add(&t->cct, m->placeholder, &m->op, (enum gt_metric)m->metric,
 				  m->value);
-	else
-		gt_device_op__attribute(&t->cct, m->placeholder, &m->op);
+	else if (!gt_device_op__attribute(&t->cct, m->placeholder, &m->op) && m->value) {
+		gt_device_op__add(&t->cct, m->placeholder, &m->op, GT_M_GKER_LAUNCH_GAP, m->value);
+		gt_device_op__add(&t->cct, m->placeholder, &m->op, GT_M_GKER_LAUNCH_GAP_COUNT, 1);
+	}
 }
 
 size_t gt_monitor__drain(struct gt_thread *t)

@@ -34,6 +34,7 @@
 #include "gpu/blame.h"
 #include "gpu/monitor-internal.h"
 #include "gpu/monitor-state.h"
+#include "gpu/streams.h"
 
 _Static_assert(GT_MAX_THREADS <= (1ull << (64 - GT_CORRELATION_SEQ_BITS)),
 	       "thread indices must fit in the high bits of a correlation id");
@@ -158,14 +159,24 @@ static uint32_t trace_kind(const struct gt_device_op *op)
 	}
 }
 
-static void monitor__deliver(struct gt_gpu_thread *owner, struct gt_cct_node *placeholder,
-			     const struct gt_device_op *op)
+/*
+ * Sends @op, the next activity of @e, to its owner, with the time its
+ * stream stood idle before it after its issue (gpu/streams.h), and has
+ * blame shifting take it.
+ */
+static void monitor__deliver(struct corr_entry *e, const struct gt_device_op *op)
 {
-	monitor__send(owner, placeholder, op, MEAS_OP, 0, 0);
+	/* One activity, the whole of its issue: not a graph's or a region's. */
+	int single = !e->delivered && !(op->flags & GT_DEVOP_F_MORE);
+	uint64_t idle = gt_streams__idle_before(op, e->issued_ns, single);
+
+	e->delivered++;
+	monitor__send(e->owner, e->placeholder, op, MEAS_OP, 0, idle);
 	/* Every matched operation, with the id of its launch (the flow). */
 	if (gt_tracer__on() && op->start_ns && op->kind != GT_DEVOP_OTHER)
-		gt_tracer__device(trace_kind(op), op->kind == GT_DEVOP_FREE ? "free" : op->name, placeholder,
+		gt_tracer__device(trace_kind(op), op->kind == GT_DEVOP_FREE ? "free" : op->name, e->placeholder,
 				  op->start_ns, op->end_ns, op->correlation, op->device, op->stream);
+	gt_blame__finished(e, op);
 }
 
 void gt_monitor__send_blame(struct gt_gpu_thread *owner, struct gt_cct_node *placeholder,
@@ -175,7 +186,7 @@ void gt_monitor__send_blame(struct gt_gpu_thread *owner, struct gt_cct_node *pla
 }
 
 static void on_correlation(struct gt_gpu_thread *owner, uint64_t id,
-			   struct gt_cct_node *placeholder, uint32_t device)
+			   struct gt_cct_node *placeholder, uint32_t device, uint64_t issued_ns)
 {
 	struct corr_entry *e = gt_corrmap__find(&gt_mon.map, id);
 	struct gt_device_op op;
@@ -194,11 +205,11 @@ static void on_correlation(struct gt_gpu_thread *owner, uint64_t id,
 	}
 	e->owner = owner;
 	e->placeholder = placeholder;
+	e->issued_ns = issued_ns;
 	gt_blame__issued(e, device);
 	/* Activities that came first: deliver them in arrival order. */
 	while (gt_corrmap__unpark(&gt_mon.map, e, &op)) {
-		monitor__deliver(owner, placeholder, &op);
-		gt_blame__finished(e, &op);
+		monitor__deliver(e, &op);
 		if (!(op.flags & GT_DEVOP_F_MORE))
 			complete = 1;
 	}
@@ -248,8 +259,7 @@ static void on_activity(const struct gt_device_op *op)
 	if (!e)
 		e = route__find(op->correlation);
 	if (e && e->owner) {
-		monitor__deliver(e->owner, e->placeholder, op);
-		gt_blame__finished(e, op);
+		monitor__deliver(e, op);
 		if (!(op->flags & GT_DEVOP_F_MORE)) {
 			gt_blame__completed(e);
 			gt_corrmap__remove(&gt_mon.map, e);
@@ -294,7 +304,7 @@ static void on_record(void *payload, void *arg)
 	struct mon_record *r = payload;
 
 	if (r->type == MON_CORRELATION)
-		on_correlation(arg, r->op.correlation, r->placeholder, r->op.device);
+		on_correlation(arg, r->op.correlation, r->placeholder, r->op.device, r->op.start_ns);
 	else if (r->type == MON_SYNC)
 		on_sync(arg, r);
 	else
@@ -411,6 +421,7 @@ static void monitor__leftovers(void)
 	gt_mon.priv.unmatched += gt_mon.map.parked;
 	monitor__publish();
 	gt_corrmap__fini(&gt_mon.map);
+	gt_streams__fini();
 }
 
 static void *monitor__main(void *arg)

@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef GT_GPU_STREAMS_H
+#define GT_GPU_STREAMS_H
+
+/*
+ * Where each stream of each device last stood busy, for the launch-bound
+ * test: the monitor thread's own table (no other thread touches it).
+ *
+ * A kernel's stream may stand idle right before it although the kernel
+ * had already been issued, the previous operation of the stream still
+ * running when its launch began: that wait is the launch's own cost (the
+ * API call, the submission), which a CUDA graph or fusing the kernels
+ * takes away. gt_streams__idle_before() measures it:
+ *
+ *            issued           prev end      start
+ *   host  ─────┼───────────────────┼───────────┼────
+ *   GPU   ═══ prev op ═════════════╡  (idle)   ╞═ kernel ═
+ *                                   └─ counted ┘
+ *
+ * A kernel issued after its stream went idle is not counted (the host was
+ * elsewhere: what kept it is CPU time, blamed as GPU_IDLE_CAUSE); neither
+ * are the kernels of a graph launch (one issue for them all), nor a
+ * kernel that began before the previous operation of its stream ended
+ * (activities delivered out of order).
+ */
+#include <stdint.h>
+
+#include "gpu/device-op.h"
+
+/*
+ * Notes @op (a device operation with its device-side times: a kernel,
+ * copy or memset) as the latest of its stream, and returns the time its
+ * stream stood idle right before it, after it was issued at @issued_ns;
+ * 0 unless @op is a kernel, the only operation of its issue (@single),
+ * issued before the previous operation of its stream ended. Monitor
+ * thread only.
+ */
+uint64_t gt_streams__idle_before(const struct gt_device_op *op, uint64_t issued_ns, int single);
+
+/* Frees the table (the monitor's finalizer). */
+void gt_streams__fini(void);
+
+#endif
