@@ -66,6 +66,12 @@ uint64_t gt_monitor__correlate(struct gt_thread *t, struct gt_cct_node *placehol
 uint64_t gt_monitor__correlate_device(struct gt_thread *t, struct gt_cct_node *placeholder,
 				      int device)
 {
+	return gt_monitor__correlate_at(t, placeholder, device, 0);
+}
+
+uint64_t gt_monitor__correlate_at(struct gt_thread *t, struct gt_cct_node *placeholder, int device,
+				  uint64_t issued_ns)
+{
 	struct gt_gpu_thread *g;
 	struct mon_record *r;
 	uint64_t id;
@@ -85,7 +91,7 @@ uint64_t gt_monitor__correlate_device(struct gt_thread *t, struct gt_cct_node *p
 	r->type = MON_CORRELATION;
 	r->placeholder = placeholder;
 	r->op.correlation = id;
-	r->op.start_ns = gt_clock__now();
+	r->op.start_ns = issued_ns ? issued_ns : gt_clock__now();
 	r->op.device = GT_BLAME_NO_DEVICE;
 	if (device >= 0 && device < GT_BLAME_MAX_DEVICES) {
 		/* Before the commit, whose release orders it before the

@@ -99,6 +99,15 @@ uint64_t gt_monitor__correlate_device(struct gt_thread *t, struct gt_cct_node *p
 				      int device);
 
 /*
+ * gt_monitor__correlate_device, the operation issued at @issued_ns
+ * (gt_clock__now() time; 0: now). The monitor compares it with the times
+ * of the stream's previous operation (gpu/streams.h): a replay of a
+ * recording gives the recorded time.
+ */
+uint64_t gt_monitor__correlate_at(struct gt_thread *t, struct gt_cct_node *placeholder, int device,
+				  uint64_t issued_ns);
+
+/*
  * Sends a completed operation to the monitor; op->correlation names it. @t
  * is the calling thread (a vendor callback thread registers itself with
  * gt_thread__self(GT_THREAD_OTHER)). Wait-free. The monitor may sleep up to

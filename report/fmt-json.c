@@ -307,7 +307,7 @@ static int advice(const struct js *j)
 	fputs(",\n\"advice\":[", f);
 	for (uint32_t k = 0; k < l.n; k++) {
 		const struct gt_next *n = &l.v[k];
-		int kernel = n->kind <= GT_NEXT_GPU_OCCUPANCY;
+		int kernel = gt_next__of_kernel(n->kind);
 		size_t len = 0;
 
 		u64(f, k ? ",\n  {\"rank\":" : "\n  {\"rank\":", k + 1);

@@ -71,6 +71,10 @@ static const struct {
 			     "keep the data on the device between uses (OpenMP: a target data region or "
 			     "target enter/exit data around the loop; CUDA: copy once, reuse the device "
 			     "buffer), and send only what changed" },
+	[GT_NEXT_LAUNCH_BOUND] = { "launch-bound", "kernels shorter than their launches: the stream idles between them",
+				   "launch fewer, larger kernels: capture the sequence once in a CUDA graph and "
+				   "launch the graph (cudaStreamBeginCapture, cudaGraphInstantiate, "
+				   "cudaGraphLaunch), or fuse the kernels; OpenMP: fewer, larger target regions" },
 	[GT_NEXT_OCL_AOT] = { "opencl-aot-compilation", "compiled from source at run time though one device is used",
 			      "compile ahead of time for it (an offline compiler, or a binary cached with "
 			      "clGetProgramInfo and clCreateProgramWithBinary)" },
@@ -97,6 +101,11 @@ static const char *const ocl_metrics[] = {
 	[GT_NEXT_OCL_INORDER - GT_NEXT_OCL_AOT] = "INORDER_QUEUE",
 	[GT_NEXT_OCL_DEVICES - GT_NEXT_OCL_AOT] = "ALL_DEVICES_NOT_USED",
 };
+
+int gt_next__of_kernel(enum gt_next_kind k)
+{
+	return k <= GT_NEXT_GPU_OCCUPANCY || k == GT_NEXT_LAUNCH_BOUND;
+}
 
 const char *gt_next__id(enum gt_next_kind k)
 {
@@ -145,6 +154,8 @@ enum col {
 	C_OMP_H2D_BYTES,
 	C_H2D_COUNT,
 	C_OMP_H2D_COUNT,
+	C_LAUNCH_GAP,
+	C_LAUNCH_GAP_COUNT,
 	C_COLS
 };
 
@@ -187,6 +198,8 @@ static const struct {
 	[C_OMP_H2D_BYTES] = { "OMP_TGT_H2D_BYTES", 0, 0 },
 	[C_H2D_COUNT] = { "GXCOPY_H2D_COUNT", 0, 0 },
 	[C_OMP_H2D_COUNT] = { "OMP_TGT_H2D_COUNT", 0, 0 },
+	[C_LAUNCH_GAP] = { "GKER_LAUNCH_GAP", 0, 0 },
+	[C_LAUNCH_GAP_COUNT] = { "GKER_LAUNCH_GAP_COUNT", 0, 0 },
 };
 
 struct ctx {
@@ -570,6 +583,45 @@ static void check_resent(struct ctx *c)
 
 /* The CPU waited at syncs (CPU_IDLE) and the GPU idled during CPU work
  * (GPU_IDLE_CAUSE): overlapping them saves at most the smaller. */
+/*
+ * Launch-bound kernels: at a kernel's node, n of its N launches found their
+ * stream idle after the kernel had been issued, for G in all
+ * (GKER_LAUNCH_GAP: the launches' own cost, gpu/streams.h). Launched
+ * together (a graph, a fused kernel), those n kernels would run back to
+ * back: of their time now, their share of the kernel time D plus the
+ * gaps, only D n / N would remain:
+ *   T / T' = (D n / N + G) / (D n / N)
+ * The time saved is G: the host was issuing those launches, so the loop
+ * that issues them ends sooner by as much; an upper bound, as the host
+ * may have had other work to overlap.
+ */
+static void check_launch_bound(struct ctx *c)
+{
+	const struct gt_profile *p = c->p;
+	const uint64_t *const *v = (const uint64_t *const *)c->v;
+
+	for (uint32_t i = 0; i < p->n_nodes; i++) {
+		uint64_t g = v[C_LAUNCH_GAP][i], n = v[C_LAUNCH_GAP_COUNT][i], all = v[C_COUNT][i];
+		double busy, speedup;
+		struct gt_next *x;
+
+		/* Under 0.1 % of the run's wall time: not worth a line. */
+		if (!g || !n || all < n || !v[C_GKER][i] || (double)g < 0.001 * (double)c->run->wall_ns)
+			continue;
+		busy = (double)v[C_GKER][i] * (double)n / (double)all;
+		speedup = (busy + (double)g) / busy;
+		if (speedup < MIN_SPEEDUP || !(x = add(c, GT_NEXT_LAUNCH_BOUND, i)))
+			continue;
+		x->time_ns = (uint64_t)(busy + (double)g);
+		x->speedup = speedup;
+		saves(c, x, g, 1);
+		snprintf(x->why, sizeof(x->why),
+			 "%" PRIu64 " of %" PRIu64 " launches found their stream idle, %.2f us each on average after "
+			 "the previous operation ended, the kernel already issued; the kernel ran %.2f us",
+			 n, all, (double)g / (double)n / 1e3, (double)v[C_GKER][i] / (double)all / 1e3);
+	}
+}
+
 static void check_overlap(struct ctx *c)
 {
 	const struct gt_profile *p = c->p;
@@ -672,10 +724,11 @@ static int by_gain(const void *a, const void *b)
 int gt_next__applies(const struct gt_profile *p)
 {
 	/* What every check starts from: PC samples, pageable or resent
-	 * copies, waits, OpenCL's counts. */
+	 * copies, launch gaps, waits, OpenCL's counts. */
 	if (gt_profile__find_metric(p, "GPC_SAMPLES") != GT_NONE ||
 	    gt_profile__find_metric(p, "GXCOPY_PAGEABLE_BYTES") != GT_NONE ||
 	    gt_profile__find_metric(p, "GXCOPY_RESENT_BYTES") != GT_NONE ||
+	    gt_profile__find_metric(p, "GKER_LAUNCH_GAP") != GT_NONE ||
 	    gt_profile__find_metric(p, "CPU_IDLE") != GT_NONE)
 		return 1;
 	for (size_t i = 0; i < sizeof(ocl_metrics) / sizeof(ocl_metrics[0]); i++)
@@ -704,6 +757,7 @@ int gt_next__build(const struct gt_profile *p, const struct gt_sections_run *run
 			check_kernel(&c, i);
 	check_pageable(&c);
 	check_resent(&c);
+	check_launch_bound(&c);
 	check_overlap(&c);
 	if (c.oom || check_opencl(&c))
 		goto out_free;
@@ -751,7 +805,7 @@ int gt_next__write_text(const struct gt_profile *p, const struct gt_next_list *l
 		shown, l->n);
 	for (uint32_t k = 0; k < shown; k++) {
 		const struct gt_next *n = &l->v[k];
-		int kernel = n->kind <= GT_NEXT_GPU_OCCUPANCY;
+		int kernel = gt_next__of_kernel(n->kind);
 		size_t len = 0;
 
 		what[0] = 0;
@@ -773,7 +827,8 @@ int gt_next__write_text(const struct gt_profile *p, const struct gt_next_list *l
 		}
 		fprintf(f, "        %s\n", n->why);
 		if (n->speedup > 0 && kernel) {
-			fprintf(f, "        the kernel: %.2fx faster (", n->speedup);
+			fprintf(f, "        the %s: %.2fx faster (",
+				n->kind == GT_NEXT_LAUNCH_BOUND ? "kernels with their launches" : "kernel", n->speedup);
 			put_time(f, n->time_ns);
 			fputs(" -> ", f);
 			put_time(f, (uint64_t)((double)n->time_ns / n->speedup));

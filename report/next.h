@@ -23,6 +23,7 @@ enum gt_next_kind {
 	GT_NEXT_PAGEABLE,      /* copies of pageable host memory */
 	GT_NEXT_OVERLAP,       /* the CPU waits for the GPU, which waits for the CPU */
 	GT_NEXT_RESENT,        /* the same host bytes uploaded again (CUDA, OpenMP target) */
+	GT_NEXT_LAUNCH_BOUND,  /* kernels shorter than their launches: the stream idles between them */
 	/* OpenCL's best-practice checks (gpu/opencl/advice.c), in their order there */
 	GT_NEXT_OCL_AOT,       /* compiled from source at run time, one device in use */
 	GT_NEXT_OCL_RESEND,    /* data read back, then sent to the device unchanged */
@@ -59,6 +60,9 @@ int gt_next__build(const struct gt_profile *p, const struct gt_sections_run *run
 void gt_next__fini(struct gt_next_list *l);
 /* Whether p has a metric any check reads (else the list is empty). */
 int gt_next__applies(const struct gt_profile *p);
+/* Whether advice of kind k is about a kernel (named by it, at its launch
+ * site) rather than a copy or a wait. */
+int gt_next__of_kernel(enum gt_next_kind k);
 /* A short name of a kind ("gpu-local-memory") and its title. */
 const char *gt_next__id(enum gt_next_kind k);
 const char *gt_next__title(enum gt_next_kind k);

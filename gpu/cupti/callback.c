@@ -425,14 +425,13 @@ static struct gt_cct_node *context(struct cupti_thread *ct, enum gt_placeholder 
 }
 
 uint64_t gt_cupti__issue(struct gt_thread *t, struct gt_cct_node *node, enum gt_placeholder ph,
-			 uint32_t cupti_id, int32_t parts, int device)
+			 uint32_t cupti_id, int32_t parts, int device, uint64_t issued_ns)
 {
 	uint64_t id;
 
 	if (ph < GT_PH__COUNT && node)
 		node = gt_cct__placeholder(&t->cct, node, ph);
-	id = cupti_id ? gt_monitor__correlate_device(t, node, device)
-		      : gt_monitor__correlate(t, node);
+	id = gt_monitor__correlate_at(t, node, cupti_id ? device : -1, issued_ns);
 	if (id && cupti_id)
 		gt_cupti_corr__put(cupti_id, id, parts);
 	return id;
@@ -543,6 +542,7 @@ static void enter(struct cupti_thread *ct, CUpti_CallbackDomain domain, CUpti_Ca
 	struct gt_thread *t = ct->t;
 	struct gt_cct_node *node = NULL;
 	enum gt_placeholder ph;
+	uint64_t issued;
 	int from_ctx = 0;
 
 	if (ct->depth++ > 0) {
@@ -552,7 +552,7 @@ static void enter(struct cupti_thread *ct, CUpti_CallbackDomain domain, CUpti_Ca
 			gt_cupti_corr__put(cb->correlationId, ct->id, ct->parts);
 			if (gt_cupti_recording)
 				gt_cupti_record__api(cb->correlationId, ct->id, ct->parts,
-						     GT_PH__COUNT, 0);
+						     GT_PH__COUNT, 0, 0);
 		}
 		return;
 	}
@@ -590,15 +590,17 @@ static void enter(struct cupti_thread *ct, CUpti_CallbackDomain domain, CUpti_Ca
 	ct->up_n = from_ctx ? upload_of(domain, cbid, cb->functionParams, &ct->up_src) : 0;
 	ct->device = device_of(ct, cb->context);
 	ct->stream = 0;
+	/* A recording keeps the issue time the monitor gets. */
+	issued = gt_cupti_recording ? gt_clock__now() : 0;
 	ct->id = gt_cupti__issue(t, node, GT_PH__COUNT, api_measured(cls) ? 0 : cb->correlationId,
-				 ct->parts, ct->device);
+				 ct->parts, ct->device, issued);
 	gt_thread__leave(t);
 	if (!ct->id)
 		return;
 	atomic_fetch_add_explicit(&gt_cupti_stats.api_calls, 1, memory_order_relaxed);
 	if (gt_cupti_recording)
 		gt_cupti_record__api(api_measured(cls) ? 0 : cb->correlationId, ct->id, ct->parts,
-				     from_ctx ? ph : GT_PH__COUNT, from_ctx ? site_of(node, ph) : 0);
+				     from_ctx ? ph : GT_PH__COUNT, from_ctx ? site_of(node, ph) : 0, issued);
 	ct->device_wide = cls == GT_CUPTI_SYNC && device_wide(domain, cbid);
 	if (ct->device_wide)
 		ct->mark = gt_blame__mark(ct->device);

@@ -199,12 +199,12 @@ void gt_cupti_graph__instantiated(const void *params);
 int gt_cupti_graph__parts(uintptr_t exec);
 
 /* An operation issued by @t under @ctx (its placeholder @ph made there
- * first; GT_PH__COUNT: @ctx itself): correlated with the monitor, on
- * @device when it produces activities (@cupti_id != 0), whose CUPTI id is
- * filed in the table. Returns the monitor's id or 0. Shared by the callback
- * and the replay test. */
+ * first; GT_PH__COUNT: @ctx itself) at @issued_ns (0: now): correlated
+ * with the monitor, on @device when it produces activities (@cupti_id !=
+ * 0), whose CUPTI id is filed in the table. Returns the monitor's id or 0.
+ * Shared by the callback and the replay test. */
 uint64_t gt_cupti__issue(struct gt_thread *t, struct gt_cct_node *ctx, enum gt_placeholder ph,
-			 uint32_t cupti_id, int32_t parts, int device);
+			 uint32_t cupti_id, int32_t parts, int device, uint64_t issued_ns);
 
 /* ---- activity.c -------------------------------------------------------- */
 
@@ -286,8 +286,10 @@ int gt_cupti_smclock__mean_khz(uint64_t *khz, uint64_t *readings);
 /* 1 while GPUTOOL_CUPTI_RECORD writes a recording. */
 extern int gt_cupti_recording;
 int gt_cupti_record__open(const char *dir);
+/* @issued_ns: when the operation was issued (gt_clock__now() time; 0:
+ * not known); written on CUPTI's clock. */
 void gt_cupti_record__api(uint32_t cupti_id, uint64_t id, int32_t parts, enum gt_placeholder ph,
-			  uintptr_t site);
+			  uintptr_t site, uint64_t issued_ns);
 void gt_cupti_record__op(const struct gt_device_op *op);
 /* A host wait, as the backend blamed it. */
 struct gt_cupti_wait {
@@ -314,8 +316,10 @@ void gt_cupti_record__close(void);
 
 /* Reading a recording back: one call per chunk, in file order. */
 struct gt_cupti_replay {
+	/* @issued_ns: on the recorded buffers' clock (CUPTI's); 0 in
+	 * recordings older than the field. */
 	void (*api)(void *arg, uint32_t cupti_id, uint64_t id, int32_t parts,
-		    enum gt_placeholder ph, const char *site);
+		    enum gt_placeholder ph, const char *site, uint64_t issued_ns);
 	void (*op)(void *arg, const struct gt_device_op *op);
 	/* @rec: the records' offsets in @buf, names already patched in. */
 	void (*buffer)(void *arg, uint8_t *buf, size_t valid, const uint32_t *rec, size_t n);

@@ -11,7 +11,9 @@
  *
  *   API      struct rec_api: a CUPTI correlation id filed under an
  *            operation (its monitor id, the activities it expects, its
- *            placeholder, the call site's address, 0 when not unwound)
+ *            placeholder, the call site's address, 0 when not unwound,
+ *            and when it was issued, on CUPTI's clock; recordings before
+ *            that field end without it)
  *   OP       struct gt_device_op: an operation measured at the API
  *            (allocation, free, synchronization, a failed call)
  *   BUFFER   an activity buffer as CUPTI completed it (valid bytes)
@@ -63,6 +65,7 @@ struct rec_api {
 	uint64_t id;
 	uint32_t ph, pad;
 	uint64_t site;
+	uint64_t issued_ns; /* CUPTI's clock; 0: not known */
 };
 
 struct rec_pc {
@@ -106,9 +109,12 @@ int gt_cupti_record__open(const char *dir)
 }
 
 void gt_cupti_record__api(uint32_t cupti_id, uint64_t id, int32_t parts, enum gt_placeholder ph,
-			  uintptr_t site)
+			  uintptr_t site, uint64_t issued_ns)
 {
-	struct rec_api a = { cupti_id, parts, id, (uint32_t)ph, 0, site };
+	struct rec_api a = {
+		cupti_id, parts, id, (uint32_t)ph, 0, site,
+		issued_ns ? (uint64_t)((int64_t)issued_ns - gt_cupti_activity__offset()) : 0,
+	};
 
 	pthread_mutex_lock(&lock);
 	if (out) {
@@ -483,16 +489,16 @@ int gt_cupti_record__replay(const char *path, const struct gt_cupti_replay *r)
 			}
 			switch (c.type) {
 			case C_API: {
-				struct rec_api a;
+				struct rec_api a = { 0 };
 				const char *site = NULL;
 
-				memcpy(&a, p, sizeof(a));
+				memcpy(&a, p, c.len < sizeof(a) ? c.len : sizeof(a));
 				for (size_t i = 0; a.site && i < n_snames; i++)
 					if (snames[i].site == a.site)
 						site = snames[i].name;
 				if (r->api)
 					r->api(r->arg, a.cupti_id, a.id, a.parts, (enum gt_placeholder)a.ph,
-					       site);
+					       site, a.issued_ns);
 				break;
 			}
 			case C_OP: {

@@ -24,6 +24,8 @@ int replay(const char *path, unsigned short_launches);
 int replay_blame(const char *path);
 int replay_pc(const char *path, const char *source);
 int replay_advice(const char *path, unsigned period_log2);
+/* Replays a recording's activity alone into GT_REPLAY_PROFILE. */
+int replay_profile(const char *path);
 /* The activity side of a replay (replay.c): cb's activity callbacks set and
  * the monitor started, the thread the tree is built in; then, after
  * gt_cupti_record__replay, every activity applied to that tree. */

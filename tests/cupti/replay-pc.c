@@ -474,6 +474,26 @@ static void write_profile(const char *path)
 }
 
 /*
+ * A recording of a run's activity alone: the tree as at the run, written
+ * to GT_REPLAY_PROFILE for `gputool report` (the advice that needs no PC
+ * samples: launch-bound kernels, copies).
+ */
+int replay_profile(const char *path)
+{
+	struct gt_cupti_replay cb = { 0 };
+	const char *prof = getenv("GT_REPLAY_PROFILE");
+
+	CHECK(prof);
+	replay_activity_begin(&cb);
+	CHECK(gt_cupti_record__replay(path, &cb) == 0);
+	replay_activity_end();
+	gt_cupti__devices_fact();
+	write_profile(prof);
+	printf("replay-profile: %s\n", prof);
+	return 0;
+}
+
+/*
  * A recording of a whole run, activity and PC samples: the activity builds
  * the tree as at the run (kernels under their call sites, with their times
  * and launch facts), the samples go under the kernels, and the profile is

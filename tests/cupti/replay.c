@@ -47,7 +47,7 @@ static uint64_t replay__map(struct replay *r, uint64_t orig)
 }
 
 static void replay__api(void *arg, uint32_t cupti_id, uint64_t id, int32_t parts,
-			enum gt_placeholder ph, const char *site)
+			enum gt_placeholder ph, const char *site, uint64_t issued_ns)
 {
 	struct replay *r = arg;
 	struct gt_cct_node *node = r->t->cct.root;
@@ -67,7 +67,9 @@ static void replay__api(void *arg, uint32_t cupti_id, uint64_t id, int32_t parts
 		node = gt_cct__child(&r->t->cct, node, GT_NODE_NAME, (uintptr_t)r->sites[i], 0);
 	}
 	gt_thread__enter(r->t);
-	now = gt_cupti__issue(r->t, node, ph, cupti_id, parts, 0);
+	/* Issued when recorded, on the recorded buffers' clock as the
+	 * activities are. */
+	now = gt_cupti__issue(r->t, node, ph, cupti_id, parts, 0, issued_ns);
 	gt_thread__leave(r->t);
 	CHECK(now && r->n < MAX_OPS);
 	r->from[r->n] = id;

@@ -201,14 +201,14 @@ static void test_synthetic(void)
 	b = gt_cct__child(&t->cct, t->cct.root, GT_NODE_NAME, (uintptr_t)site_b, 0);
 	/* Two launches from a (CUPTI ids 11, 12), a copy and a memset from b
 	 * (13; 14 under a driver call too), and a graph of two kernels (15). */
-	CHECK(gt_cupti__issue(t, a, GT_PH_GPU_KERNEL, 11, 1, 0));
-	CHECK(gt_cupti__issue(t, a, GT_PH_GPU_KERNEL, 12, 1, 0));
-	CHECK(gt_cupti__issue(t, b, GT_PH__COUNT, 13, 1, 0));
-	gt_cupti_corr__put(14, gt_cupti__issue(t, b, GT_PH_GPU_MEMSET, 16, 1, 0), 1);
-	CHECK(gt_cupti__issue(t, b, GT_PH__COUNT, 15, 2, 0));
+	CHECK(gt_cupti__issue(t, a, GT_PH_GPU_KERNEL, 11, 1, 0, 0));
+	CHECK(gt_cupti__issue(t, a, GT_PH_GPU_KERNEL, 12, 1, 0, 0));
+	CHECK(gt_cupti__issue(t, b, GT_PH__COUNT, 13, 1, 0, 0));
+	gt_cupti_corr__put(14, gt_cupti__issue(t, b, GT_PH_GPU_MEMSET, 16, 1, 0, 0), 1);
+	CHECK(gt_cupti__issue(t, b, GT_PH__COUNT, 15, 2, 0, 0));
 	/* Peer copies (17, 18: device 0 to 1, twice; 19: 1 to 0). */
 	for (uint32_t id = 17; id <= 19; id++)
-		CHECK(gt_cupti__issue(t, b, GT_PH_GPU_COPY_D2D, id, 1, id == 19));
+		CHECK(gt_cupti__issue(t, b, GT_PH_GPU_COPY_D2D, id, 1, id == 19, 0));
 	gt_thread__leave(t);
 
 	for (int i = 0; i < 2; i++) {
@@ -927,6 +927,8 @@ int main(int argc, char **argv)
 		return replay(argv[2], (unsigned)atoi(argv[3])) ? 1 : 0;
 	if (argc > 3 && !strcmp(argv[1], "replay-advice"))
 		return replay_advice(argv[2], (unsigned)atoi(argv[3])) ? 1 : 0;
+	if (argc > 2 && !strcmp(argv[1], "replay-profile"))
+		return replay_profile(argv[2]) ? 1 : 0;
 	if (argc > 3 && !strcmp(argv[1], "replay-pc"))
 		return replay_pc(argv[2], argv[3]) ? 1 : 0;
 	if (argc > 2 && !strcmp(argv[1], "replay-blame"))

@@ -103,6 +103,21 @@ cp "$TMP/advice-bare.out" "$OUT/advice-bare.out"
 cp "$(ls "$TMP"/advrec/cupti-*.rec | head -1)" "$OUT/advice.rec"
 GT_REPLAY_PROFILE=$TMP/advice-replay.gtprof "$D/test_cupti" replay-advice "$OUT/advice.rec" 11 || fail "replay of advice.rec"
 
+note "samples/cuda/launches: a chain of tiny kernels launched one by one, then as a CUDA graph"
+"$D/launches" >"$TMP/launches-bare.out" 2>&1 || fail "launches exits $? without the tool"
+under_tool "$TMP/launches" "$D/launches" >"$TMP/launches.out" 2>"$TMP/launches.err" || fail "launches exits $? under the tool"
+echo "bare:       $(grep pair "$TMP/launches-bare.out")"
+echo "under tool: $(grep pair "$TMP/launches.out")"
+python3 "$SRC/tests/gpu/check_launches.py" "$D/gputool" "$TMP/launches" "$TMP/launches.out" "$TMP/launches-bare.out" \
+	"$SRC/samples/cuda/launches.cu" || fail "check_launches.py"
+sed -n '/^What to do next/,/^$/p' "$TMP"/launches/*.txt | head -12
+# A short run recorded, for the replay test (tests/cupti/data/launches-*.rec).
+GPUTOOL_CUPTI_RECORD=$TMP/lrec under_tool "$TMP/launches-rec" "$D/launches" 100 4 >/dev/null 2>&1 ||
+	fail "launches 100 4 exits $? while recording"
+cp "$(ls "$TMP"/lrec/cupti-*.rec | head -1)" "$OUT/launches.rec"
+python3 "$SRC/tests/cupti/check_report_launches.py" "$D/test_cupti" "$D/gputool" "$OUT/launches.rec" \
+	"$SRC/samples/cuda/launches.cu" "$TMP/lreplay" || fail "replay of launches.rec"
+
 if command -v ncu >/dev/null; then
 	note "instructions derived from the samples (equations 10, 11) against Nsight Compute's counts"
 	for s in pcsamp:pcsamp1 gpucalls:gpucalls; do
