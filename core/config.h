@@ -41,6 +41,10 @@
 	X(pc_sampling, "GPUTOOL_PC_SAMPLING", UINT, 0, 0, 31,                          \
 	  "GPU PC sampling (CUDA): 0 off; 1 on, at CUPTI's default period; 5-31 a sample " \
 	  "every 2^N cycles per SM")                                                  \
+	X(sass_counts, "GPUTOOL_SASS_COUNTS", BOOL, 0, 0, 1,                           \
+	  "CUDA kernels: count each instruction's executions by warps and by threads, per source " \
+	  "line (CUPTI's SASS metrics; the kernels run patched and one at a time, many times " \
+	  "slower): divergence")                                                     \
 	X(nvdisasm, "GPUTOOL_NVDISASM", STR, 0, 0, 0,                                 \
 	  "with GPU PC sampling: NVIDIA's nvdisasm, for GPU calling contexts, loops and " \
 	  "instruction classes (default: CUDA_HOME's, /usr/local/cuda's, PATH's); 0 off") \

@@ -182,6 +182,10 @@ enum gt_metric_class gt_metric__class_by_name(const char *name);
 	X(GPC_OTHER, "GPC_OTHER", "count", COUNT, "PC samples with another stall reason")         \
 	X(GPC_LATENCY, "GPC_LATENCY", "count", COUNT,                                          \
 	  "PC samples in which the warp's scheduler issued nothing (latency samples, part of GPC_SAMPLES)") \
+	X(GSC_INST, "GSC_INST", "count", COUNT,                                                \
+	  "warp instructions executed at this source line of the kernel (GPUTOOL_SASS_COUNTS)") \
+	X(GSC_THREAD_INST, "GSC_THREAD_INST", "count", COUNT,                                  \
+	  "thread instructions executed at this line: each warp instruction counts its active threads") \
 	GT_GPU_INSN_CLASSES(GT_GPI_METRIC, X)                                                  \
 	GT_GPU_STALL_REASONS(GT_GPS_METRIC, X)                                                 \
 	GT_GPU_BLAME_KINDS(GT_GPB_METRIC, X)                                                   \

@@ -61,6 +61,10 @@ static const struct {
 				  "groups)" },
 	[GT_NEXT_GPU_OCCUPANCY] = { "gpu-occupancy", "too few resident warps to hide latency",
 				    "raise the warps resident per SM" },
+	[GT_NEXT_GPU_DIVERGENCE] = { "gpu-divergence", "warps run with threads idle (divergent branches)",
+				     "make the threads of a warp take the same path: branch on a warp-uniform "
+				     "value (the warp's index, not threadIdx.x's low bits), sort or bin the work "
+				     "so that neighbouring threads do alike, or move the rare path out of the loop" },
 	[GT_NEXT_PAGEABLE] = { "pageable-copies", "copies of pageable host memory",
 			       "pin the host buffer (cudaMallocHost, cudaHostRegister; an OpenMP allocator "
 			       "with the pinned trait), then copy with cudaMemcpyAsync" },
@@ -104,7 +108,7 @@ static const char *const ocl_metrics[] = {
 
 int gt_next__of_kernel(enum gt_next_kind k)
 {
-	return k <= GT_NEXT_GPU_OCCUPANCY || k == GT_NEXT_LAUNCH_BOUND;
+	return k <= GT_NEXT_GPU_DIVERGENCE || k == GT_NEXT_LAUNCH_BOUND;
 }
 
 const char *gt_next__id(enum gt_next_kind k)
@@ -156,6 +160,8 @@ enum col {
 	C_OMP_H2D_COUNT,
 	C_LAUNCH_GAP,
 	C_LAUNCH_GAP_COUNT,
+	C_SC_INST,
+	C_SC_THREADS,
 	C_COLS
 };
 
@@ -200,6 +206,8 @@ static const struct {
 	[C_OMP_H2D_COUNT] = { "OMP_TGT_H2D_COUNT", 0, 0 },
 	[C_LAUNCH_GAP] = { "GKER_LAUNCH_GAP", 0, 0 },
 	[C_LAUNCH_GAP_COUNT] = { "GKER_LAUNCH_GAP_COUNT", 0, 0 },
+	[C_SC_INST] = { "GSC_INST", 0, 1 },
+	[C_SC_THREADS] = { "GSC_THREAD_INST", 0, 1 },
 };
 
 struct ctx {
@@ -210,6 +218,7 @@ struct ctx {
 	uint64_t *sum[C_COLS]; /* per kernel context, of the per_kernel columns */
 	uint32_t *hot[C_COLS];
 	int blame;      /* CPU_IDLE_CAUSE was measured */
+	int patched;    /* instructions were counted: the kernels ran patched, their times are not theirs */
 	int oom;
 	struct gt_next_list *out;
 	uint32_t cap;
@@ -300,7 +309,9 @@ static void program_gain(const struct ctx *c, struct gt_next *n, uint64_t gpu_sa
 		saves(c, n, gpu_saved, 1);
 }
 
-/* A kernel change estimated as T'/T = ratio. */
+/* A kernel change estimated as T'/T = ratio. A run that counted
+ * instructions ran its kernels patched: their speedup holds, their times
+ * are not theirs, and the program's gain is left unestimated. */
 static void kernel_gain(const struct ctx *c, struct gt_next *n, uint32_t k, double ratio)
 {
 	uint64_t t = c->v[C_GKER][k];
@@ -309,8 +320,10 @@ static void kernel_gain(const struct ctx *c, struct gt_next *n, uint32_t k, doub
 		ratio = 1;
 	n->time_ns = t;
 	n->speedup = 1.0 / ratio;
-	program_gain(c, n, (uint64_t)((double)t * (1.0 - ratio)), c->v[C_IDLE_CAUSE][k]);
+	if (!c->patched)
+		program_gain(c, n, (uint64_t)((double)t * (1.0 - ratio)), c->v[C_IDLE_CAUSE][k]);
 }
+
 
 /*
  * T'/T for a change that removes the share f of the samples, all of them
@@ -478,6 +491,66 @@ static void check_kernel(struct ctx *c, uint32_t k)
 					 "larger blocks: the SM's block slots fill before its warp slots");
 		}
 	}
+}
+
+/*
+ * Divergence, from instruction counts (GPUTOOL_SASS_COUNTS): a kernel
+ * context's warps executed W instructions, its threads Th. Full warps
+ * would have needed Th / 32: the share c = 1 - Th / (32 W) of the warp
+ * instructions ran for idle threads. With the issue cycles' share W_R
+ * from PC samples (a profile that has both), only those shrink:
+ *   T' / T = W_R (1 - c) + (1 - W_R)
+ * without them the kernel is taken as issue-bound, T' / T = 1 - c, an
+ * upper bound. The line named is the one with the most warp
+ * instructions run for idle threads.
+ */
+static void check_divergence(struct ctx *c)
+{
+	const struct gt_profile *p = c->p;
+	const uint64_t *const *v = (const uint64_t *const *)c->v;
+	uint32_t *hot = malloc((p->n_nodes ? p->n_nodes : 1) * sizeof(*hot));
+	double *lost = calloc(p->n_nodes ? p->n_nodes : 1, sizeof(*lost));
+
+	if (!hot || !lost) {
+		c->oom = 1;
+		goto out;
+	}
+	for (uint32_t i = 0; i < p->n_nodes; i++)
+		hot[i] = GT_NONE;
+	/* Each kernel context's line with the most instructions for idle threads. */
+	for (uint32_t i = 0; i < p->n_nodes; i++) {
+		uint32_t k = c->kern[i];
+		double l = (double)v[C_SC_INST][i] - (double)v[C_SC_THREADS][i] / 32.0;
+
+		if (k == GT_NONE || !v[C_SC_INST][i] || l <= 0)
+			continue;
+		if (hot[k] == GT_NONE || l > lost[k]) {
+			hot[k] = i;
+			lost[k] = l;
+		}
+	}
+	for (uint32_t k = 0; k < p->n_nodes; k++) {
+		double w = (double)under(c, k, C_SC_INST, NULL), th = (double)under(c, k, C_SC_THREADS, NULL);
+		double cut, ratio, S = (double)v[C_SAMPLES][k];
+		struct gt_next *n;
+
+		if (c->kern[k] != k || w <= 0 || hot[k] == GT_NONE)
+			continue;
+		cut = 1.0 - th / (32.0 * w);
+		if (cut < MIN_SHARE || !(n = add(c, GT_NEXT_GPU_DIVERGENCE, k)))
+			continue;
+		ratio = S >= MIN_SAMPLES ? stall_ratio((S - (double)v[C_LATENCY][k]) / S, 1.0, 0, cut) : 1.0 - cut;
+		n->line = hot[k];
+		kernel_gain(c, n, k, ratio);
+		snprintf(n->why, sizeof(n->why),
+			 "its warps ran %.1f %% of their instructions for threads left idle (%.0f of %.0f warp "
+			 "instructions at full warps); the most at the line named, %.1f %% of its own",
+			 100.0 * cut, th / 32.0, w,
+			 100.0 * lost[k] / (double)v[C_SC_INST][hot[k]]);
+	}
+out:
+	free(hot);
+	free(lost);
 }
 
 /* Pageable copies: at the pinned bandwidth the run measured itself, per direction. */
@@ -726,6 +799,7 @@ int gt_next__applies(const struct gt_profile *p)
 	/* What every check starts from: PC samples, pageable or resent
 	 * copies, launch gaps, waits, OpenCL's counts. */
 	if (gt_profile__find_metric(p, "GPC_SAMPLES") != GT_NONE ||
+	    gt_profile__find_metric(p, "GSC_INST") != GT_NONE ||
 	    gt_profile__find_metric(p, "GXCOPY_PAGEABLE_BYTES") != GT_NONE ||
 	    gt_profile__find_metric(p, "GXCOPY_RESENT_BYTES") != GT_NONE ||
 	    gt_profile__find_metric(p, "GKER_LAUNCH_GAP") != GT_NONE ||
@@ -752,9 +826,11 @@ int gt_next__build(const struct gt_profile *p, const struct gt_sections_run *run
 	if (!(c.kern = gt_ptree__kernels(p)) || under__build(&c))
 		goto out_free;
 	c.blame = gt_profile__find_metric(p, "CPU_IDLE_CAUSE") != GT_NONE;
+	c.patched = gt_profile__find_metric(p, "GSC_INST") != GT_NONE;
 	for (uint32_t i = 0; i < p->n_nodes; i++)
 		if (c.kern[i] == i)
 			check_kernel(&c, i);
+	check_divergence(&c);
 	check_pageable(&c);
 	check_resent(&c);
 	check_launch_bound(&c);

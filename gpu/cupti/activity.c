@@ -492,7 +492,7 @@ static uint64_t CUPTIAPI cupti__timestamp(void)
 
 int gt_cupti_activity__start(void)
 {
-	static const CUpti_ActivityKind kinds[] = {
+	CUpti_ActivityKind kinds[] = {
 #define X(kind) CUPTI_ACTIVITY_KIND_##kind,
 		GT_CUPTI_ACTIVITY_KINDS(X)
 #undef X
@@ -500,6 +500,13 @@ int gt_cupti_activity__start(void)
 	CUptiResult r;
 	uint64_t ts;
 
+	/* Counting instructions: the kernels' records of the serial kind.
+	 * With the concurrent kind, CUPTI's SASS metrics count nothing
+	 * (zeros at every instruction; CUDA 13.0, driver 580, H100). */
+	if (gt_cupti_sasscount__on())
+		for (size_t i = 0; i < sizeof(kinds) / sizeof(*kinds); i++)
+			if (kinds[i] == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)
+				kinds[i] = CUPTI_ACTIVITY_KIND_KERNEL;
 	r = gt_cupti_lib.cuptiActivityRegisterCallbacks(buffer__requested, buffer__completed);
 	if (r != CUPTI_SUCCESS)
 		goto out_fail;

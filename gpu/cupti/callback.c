@@ -91,7 +91,7 @@ CUptiResult gt_cupti__enable_callbacks(CUpti_SubscriberHandle sub)
 #undef GT_CUPTI_EN
 	EN(CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_CREATED)
 	EN(CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING)
-	if (gt_cupti_pcsamp__on()) {
+	if (gt_cupti_pcsamp__kept()) {
 		EN(CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_MODULE_LOADED)
 	}
 #undef EN
@@ -693,6 +693,8 @@ static void leave(struct cupti_thread *ct, const CUpti_CallbackData *cb)
 	ct->id = 0;
 	if (op.kind == GT_DEVOP_SYNC && ct->stream != UINT64_MAX)
 		blame_wait(ct, op.correlation, ct->node, op.start_ns, op.end_ns, ct->stream);
+	if (op.kind == GT_DEVOP_SYNC && gt_config.sass_counts)
+		gt_cupti_sasscount__synced();
 }
 
 void CUPTIAPI gt_cupti__callback(void *userdata, CUpti_CallbackDomain domain,

@@ -20,6 +20,9 @@
 
 #include <cupti.h>
 #include <cupti_pcsampling.h>
+#include <cupti_profiler_target.h>
+#include <cupti_sass_metrics.h>
+#include <cupti_target.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -63,7 +66,16 @@ struct gt_thread;
 	X(cuptiPCSamplingGetNumStallReasons, 0) \
 	X(cuptiPCSamplingGetStallReasons, 0)    \
 	X(cuptiGetSassToSourceCorrelation, 0)   \
-	X(cuptiGetCubinCrc, 0)
+	X(cuptiGetCubinCrc, 0)                  \
+	X(cuptiProfilerInitialize, 0)           \
+	X(cuptiDeviceGetChipName, 0)            \
+	X(cuptiSassMetricsGetProperties, 0)     \
+	X(cuptiSassMetricsSetConfig, 0)         \
+	X(cuptiSassMetricsUnsetConfig, 0)       \
+	X(cuptiSassMetricsEnable, 0)            \
+	X(cuptiSassMetricsDisable, 0)           \
+	X(cuptiSassMetricsGetDataProperties, 0) \
+	X(cuptiSassMetricsFlushData, 0)
 
 #define GT_CUDA_FNS(X)                      \
 	X(cuInit, 1)                        \
@@ -256,6 +268,14 @@ int gt_cupti_elide__inline(const char *function, const char *file);
 
 /* 1 when GPUTOOL_PC_SAMPLING asks for it and libcupti has the API. */
 int gt_cupti_pcsamp__on(void);
+/* 1 when GPUTOOL_SASS_COUNTS asks for instruction counts and libcupti has
+ * the SASS metrics API (sasscount.c). */
+int gt_cupti_sasscount__on(void);
+/* Either: the modules are kept, and what they measure placed at settle. */
+int gt_cupti_pcsamp__kept(void);
+/* A synchronization returned: what was counted so far is taken while the
+ * context surely lives (at exit CUPTI hands over only zeros). */
+void gt_cupti_sasscount__synced(void);
 /* The resource callbacks: a context (sampling starts on it), a module (its
  * cubin kept for source lines), a context about to go (its samples taken). */
 void gt_cupti_pcsamp__context_created(CUcontext ctx);

@@ -38,10 +38,13 @@ enum pc_counter {
 #define X(A, id, cls, desc) PR_##id,
 	GT_GPU_STALL_REASONS(X, _)
 #undef X
+	/* The executions counted by SASS metrics (sasscount.c), not samples. */
+	PI_INST,
+	PI_THREAD_INST,
 	PC__N
 };
 
-/* One instruction's samples. */
+/* One instruction's samples, or its counted executions. */
 struct pc_entry {
 	uint64_t crc, pc;
 	uint32_t function_index;
@@ -89,9 +92,29 @@ struct gt_pcs_state {
 	 * device of the first context. */
 	uint64_t period_cycles;
 	int device;
+	/* SASS metrics (sasscount.c): the context counting (NULL: none
+	 * yet), the devices configured (bit per CUPTI device index), the
+	 * metrics' ids. */
+	CUcontext counting;
+	uint64_t count_devices;
+	uint64_t count_metric[2];
+	int count_off;
+	uint64_t counted; /* instruction records taken */
 };
 
 extern struct gt_pcs_state gt_pcs;
+
+/* The entry of an instruction (the PC data's CRC, PC, function index
+ * and name), made on first use; NULL without memory (under the lock). */
+struct pc_entry *gt_cupti_pcsamp__entry(const CUpti_PCSamplingPCData *d);
+
+/* SASS metrics (sasscount.c), under the lock: counting starts on a new
+ * context (one at a time), and its counts are taken into the entries at
+ * synchronizations, when it ends, or at the end (which also undoes the
+ * devices' configuration). */
+void gt_cupti_sasscount__context_created(CUcontext ctx);
+void gt_cupti_sasscount__context_ending(CUcontext ctx);
+void gt_cupti_sasscount__finish(void);
 
 /* One copy of each text, for node keys that live to the end (under the lock). */
 const char *gt_cupti_pcsamp__intern(const char *text);

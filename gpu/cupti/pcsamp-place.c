@@ -40,6 +40,7 @@ static const enum gt_metric class_metric[PC__N] = {
 	[PC_CONTROL] = GT_M_GPC_CONTROL, [PC_SYNC] = GT_M_GPC_SYNC,
 	[PC_ISSUED] = GT_M_GPC_ISSUED,	 [PC_NOT_SELECTED] = GT_M_GPC_NOT_SELECTED,
 	[PC_OTHER] = GT_M_GPC_OTHER,	 [PC_LATENCY] = GT_M_GPC_LATENCY,
+	[PI_INST] = GT_M_GSC_INST,	 [PI_THREAD_INST] = GT_M_GSC_THREAD_INST,
 };
 
 /* The metric of each instruction class's issued samples. */
@@ -481,8 +482,11 @@ static int section__place(const uint32_t *idx, uint32_t n, const struct target *
 	if (!weight)
 		return err;
 	for (uint32_t k = 0; k < n; k++) {
+		/* Samples, or (a counting run) executions: how often each
+		 * instruction ran, for the calls' shares. */
 		for (int c = 0; c < PC_LATENCY; c++)
 			weight[gt_pcs.e[idx[k]].insn - S->first] += gt_pcs.e[idx[k]].n[c];
+		weight[gt_pcs.e[idx[k]].insn - S->first] += gt_pcs.e[idx[k]].n[PI_INST];
 		issued[gt_pcs.e[idx[k]].insn - S->first] += gt_pcs.e[idx[k]].n[PC_ISSUED];
 	}
 	if (gt_sass__gcct(s, sec, weight, issued, &g)) {
@@ -589,11 +593,25 @@ static void facts(void)
 	for (uint32_t i = 0; i < gt_pcs.n_e; i++)
 		for (int k = 0; k < PC_LATENCY; k++)
 			total += gt_pcs.e[i].n[k];
-	snprintf(buf, sizeof(buf), "%llu samples, %llu dropped%s; %u instructions; %llu samples of kernels "
-		 "without measured launches",
-		 (unsigned long long)total, (unsigned long long)gt_pcs.dropped,
-		 gt_pcs.buffer_full ? " (hardware buffer full)" : "", gt_pcs.n_e, (unsigned long long)gt_pcs.unplaced);
-	gt_tool__set_fact("pc_sampling", buf);
+	if (gt_pcs.n_ctx) {
+		snprintf(buf, sizeof(buf), "%llu samples, %llu dropped%s; %u instructions; %llu samples of kernels "
+			 "without measured launches",
+			 (unsigned long long)total, (unsigned long long)gt_pcs.dropped,
+			 gt_pcs.buffer_full ? " (hardware buffer full)" : "", gt_pcs.n_e,
+			 (unsigned long long)gt_pcs.unplaced);
+		gt_tool__set_fact("pc_sampling", buf);
+	}
+	if (gt_pcs.counted) {
+		uint64_t inst = 0, threads = 0;
+
+		for (uint32_t i = 0; i < gt_pcs.n_e; i++) {
+			inst += gt_pcs.e[i].n[PI_INST];
+			threads += gt_pcs.e[i].n[PI_THREAD_INST];
+		}
+		snprintf(buf, sizeof(buf), "%llu warp and %llu thread instructions counted, at %llu instructions",
+			 (unsigned long long)inst, (unsigned long long)threads, (unsigned long long)gt_pcs.counted);
+		gt_tool__set_fact("sass_counts", buf);
+	}
 }
 
 void gt_cupti_pcsamp__settle(void)
@@ -603,7 +621,7 @@ void gt_cupti_pcsamp__settle(void)
 
 	pthread_mutex_lock(&gt_pcs.lock);
 	if (!gt_pcs.n_e) {
-		if (gt_pcs.n_ctx)
+		if (gt_pcs.n_ctx || gt_pcs.counted)
 			facts();
 		goto out;
 	}

@@ -112,6 +112,11 @@ int gt_cupti_pcsamp__on(void)
 	       gt_cupti_lib.cuptiPCSamplingDisable;
 }
 
+int gt_cupti_pcsamp__kept(void)
+{
+	return gt_cupti_pcsamp__on() || gt_cupti_sasscount__on();
+}
+
 static const char *error_of(CUptiResult r)
 {
 	const char *s = NULL;
@@ -258,7 +263,14 @@ void gt_cupti_pcsamp__context_created(CUcontext ctx)
 	uint64_t t0;
 	CUptiResult r;
 
-	if (!gt_cupti_pcsamp__on() || !ctx)
+	if (!ctx)
+		return;
+	if (gt_cupti_sasscount__on()) {
+		pthread_mutex_lock(&gt_pcs.lock);
+		gt_cupti_sasscount__context_created(ctx);
+		pthread_mutex_unlock(&gt_pcs.lock);
+	}
+	if (!gt_cupti_pcsamp__on())
 		return;
 	pthread_mutex_lock(&gt_pcs.lock);
 	t0 = gt_clock__now();
@@ -297,7 +309,7 @@ void gt_cupti_pcsamp__module_loaded(const void *cubin, size_t size)
 	struct pc_cubin *grown;
 	uint64_t t0 = gt_clock__now();
 
-	if (!gt_cupti_pcsamp__on() || !cubin || !size || !gt_cupti_lib.cuptiGetCubinCrc)
+	if (!gt_cupti_pcsamp__kept() || !cubin || !size || !gt_cupti_lib.cuptiGetCubinCrc)
 		return;
 	cp.cubin = cubin;
 	cp.cubinSize = size;
@@ -399,7 +411,7 @@ static const char *line_of(uint64_t crc, const char *function, uint64_t pc)
 	return line;
 }
 
-static struct pc_entry *entry_of(const CUpti_PCSamplingPCData *d)
+struct pc_entry *gt_cupti_pcsamp__entry(const CUpti_PCSamplingPCData *d)
 {
 	uint64_t k = mix(d->cubinCrc ^ mix(d->pcOffset ^ ((uint64_t)d->functionIndex << 40))) | 1;
 	const uint64_t *v;
@@ -448,7 +460,7 @@ static void context__take(struct pc_context *c)
 	gt_pcs.buffer_full |= d->hardwareBufferFull;
 	for (size_t i = 0; i < d->totalNumPcs && i < PCS_PER_CALL; i++) {
 		const CUpti_PCSamplingPCData *p = &d->pPcData[i];
-		struct pc_entry *e = entry_of(p);
+		struct pc_entry *e = gt_cupti_pcsamp__entry(p);
 
 		for (size_t k = 0; e && k < p->stallReasonCount && k < c->n_reasons; k++) {
 			uint32_t idx = p->stallReason[k].pcSamplingStallReasonIndex;
@@ -503,6 +515,7 @@ void gt_cupti_pcsamp__context_ending(CUcontext ctx)
 	for (uint32_t i = 0; i < gt_pcs.n_ctx; i++)
 		if (gt_pcs.ctx[i].ctx && gt_pcs.ctx[i].ctx == ctx)
 			context__finish(&gt_pcs.ctx[i]);
+	gt_cupti_sasscount__context_ending(ctx);
 	pthread_mutex_unlock(&gt_pcs.lock);
 }
 
@@ -512,6 +525,7 @@ void gt_cupti_pcsamp__finish(void)
 	for (uint32_t i = 0; i < gt_pcs.n_ctx; i++)
 		if (gt_pcs.ctx[i].ctx)
 			context__finish(&gt_pcs.ctx[i]);
+	gt_cupti_sasscount__finish();
 	gt_cupti_smclock__stop();
 	/* Every sample is in: the kernels' structure now, while a recording
 	 * is still open to keep the disassembly. */

@@ -141,5 +141,52 @@ if len(advice) == 2:
           "run-time build: up to its 20 ms of host time")
     check(q["program_speedup"] == 0 and q["saved_ns"] == 0 and q["at"].startswith("make_queue"),
           "in-order queue: at its creation, not estimated")
+# ---- launch-bound kernels: the gaps after their issue, saved up to their total ----
+p = gtfiles.Profile(dict(FACTS))
+main = p.frame(0, "main", line=1)
+kt = p.node(p.ph(p.frame(main, "chain", line=10), "<gpu kernel>"), gtfiles.NAME, "k_tiny")
+for m, v in (("GKER", 10000000), ("GKER_COUNT", 10000), ("GKER_LAUNCH_GAP", 27000000),
+             ("GKER_LAUNCH_GAP_COUNT", 9000)):
+    p.value(kt, 0, m, v)
+# A long kernel whose stream idled a little before each launch: under 5 %.
+kw = p.node(p.ph(p.frame(main, "big", line=11), "<gpu kernel>"), gtfiles.NAME, "k_big")
+for m, v in (("GKER", 100000000), ("GKER_COUNT", 100), ("GKER_LAUNCH_GAP", 2000000),
+             ("GKER_LAUNCH_GAP_COUNT", 100)):
+    p.value(kw, 0, m, v)
+advice, text = report(p, "launches")
+lb = [a for a in advice if a["kind"] == "launch-bound"]
+check(len(lb) == 1 and lb[0]["name"] == "k_tiny", "launch-bound: the tiny kernel only (%s)" % [a["name"] for a in lb])
+if lb:
+    a = lb[0]
+    busy = 10000000 * 9000 / 10000.0
+    check(near(a["speedup"], (busy + 27000000) / busy), "launch-bound: (D n/N + G) / (D n/N) = %.6f (%.6f)" %
+          ((busy + 27000000) / busy, a["speedup"]))
+    check(a["saved_ns"] == 27000000 and a["upper_bound"] and a.get("launched_at", "").startswith("chain"),
+          "launch-bound: saves up to the gaps, named at its launch site")
+# ---- divergence: instruction counts (a patched run: speedups, no program gain) ----
+p = gtfiles.Profile(dict(FACTS))
+main = p.frame(0, "main", line=1)
+kd = p.node(p.ph(p.frame(main, "lanes", line=10), "<gpu kernel>"), gtfiles.NAME, "k_lanes")
+for m, v in (("GKER", 50000000), ("GKER_COUNT", 1)):
+    p.value(kd, 0, m, v)
+# Line 70 runs at half warps (16 of 32 threads), line 71 at full ones.
+for line, inst, threads in ((70, 3000, 3000 * 16), (71, 1000, 1000 * 32)):
+    p.value(p.node(kd, gtfiles.NAME, "k.cu:%d" % line), 0, "GSC_INST", inst)
+    p.value(p.node(kd, gtfiles.NAME, "k.cu:%d" % line), 0, "GSC_THREAD_INST", threads)
+ku = p.node(p.ph(p.frame(main, "warps", line=11), "<gpu kernel>"), gtfiles.NAME, "k_warps")
+p.value(ku, 0, "GKER", 20000000)
+p.value(ku, 0, "GKER_COUNT", 1)
+p.value(p.node(ku, gtfiles.NAME, "k.cu:80"), 0, "GSC_INST", 4000)
+p.value(p.node(ku, gtfiles.NAME, "k.cu:80"), 0, "GSC_THREAD_INST", 4000 * 31)
+advice, text = report(p, "divergence")
+dv = [a for a in advice if a["kind"] == "gpu-divergence"]
+check(len(dv) == 1 and dv[0]["name"] == "k_lanes", "divergence: the kernel at half warps only (%s)" %
+      [a["name"] for a in dv])
+if dv:
+    a = dv[0]
+    cut = 1 - (3000 * 16 + 1000 * 32) / 32.0 / 4000
+    check(near(a["speedup"], 1 / (1 - cut)), "divergence: 1 / (1 - c) = %.6f (%.6f)" % (1 / (1 - cut), a["speedup"]))
+    check(a.get("line") == "k.cu:70", "divergence: at the line with the most instructions for idle threads")
+    check(a["saved_ns"] == 0 and a["program_speedup"] == 0, "divergence: a patched run's times give no gain")
 print("%d failures" % len(bad))
 sys.exit(1 if bad else 0)

@@ -34,6 +34,7 @@ struct gt_thread *replay_activity_begin(struct gt_cupti_replay *cb);
 void replay_activity_end(void);
 /* pcsamp-test.c: PC samples through a stand-in CUPTI. */
 void test_pc_sampling(void);
+void test_sass_counts(void);
 /* smclock-test.c: the SM clock through a stand-in NVML. */
 void test_smclock_idle(void);
 void test_smclock_busy(void);

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "core/cct.h"
+#include "core/config.h"
 #include "core/thread.h"
 #include "core/tool.h"
 #include "gpu/cupti/cupti-internal.h"
@@ -138,4 +139,159 @@ void test_pc_sampling(void)
 	CHECK_EQ_U(metric_at(a, GT_M_GPC_SAMPLES), 0);
 	/* The header's count is the samples placed, latency not counted twice. */
 	CHECK(gt_tool__fact("pc_sampling") && !strncmp(gt_tool__fact("pc_sampling"), "640 samples, 0 dropped", 22));
+}
+
+/* ---- instruction counts (gpu/cupti/sasscount.c) ---- */
+
+/* A CUPTI whose SASS metrics counted two instructions of the kernel: 0x10
+ * (line 10) 400 times by warps, by 16 threads each; 0x20 (line 11) 100
+ * times by full warps. */
+enum { SC_INST = 7, SC_THREADS = 9 };
+static int sc_enabled, sc_disabled, sc_unsets;
+
+static CUptiResult CUPTIAPI sc_init(CUpti_Profiler_Initialize_Params *p)
+{
+	(void)p;
+	return CUPTI_SUCCESS;
+}
+
+static CUptiResult CUPTIAPI sc_chip(CUpti_Device_GetChipName_Params *p)
+{
+	p->pChipName = "GH100";
+	return CUPTI_SUCCESS;
+}
+
+static CUptiResult CUPTIAPI sc_props(CUpti_SassMetrics_GetProperties_Params *p)
+{
+	CHECK(!strcmp(p->pChipName, "GH100"));
+	p->metric.metricId = !strcmp(p->pMetricName, "smsp__sass_inst_executed") ? SC_INST : SC_THREADS;
+	return CUPTI_SUCCESS;
+}
+
+static CUptiResult CUPTIAPI sc_set(CUpti_SassMetricsSetConfig_Params *p)
+{
+	CHECK(p->numOfMetricConfig == 2 && p->deviceIndex == 0);
+	CHECK(p->pConfigs[0].outputGranularity == CUPTI_SASS_METRICS_OUTPUT_GRANULARITY_GPU);
+	return CUPTI_SUCCESS;
+}
+
+static CUptiResult CUPTIAPI sc_unset(CUpti_SassMetricsUnsetConfig_Params *p)
+{
+	CHECK(p->deviceIndex == 0);
+	sc_unsets++;
+	return CUPTI_SUCCESS;
+}
+
+static CUptiResult CUPTIAPI sc_enable(CUpti_SassMetricsEnable_Params *p)
+{
+	CHECK(p->ctx == (CUcontext)0x1 && p->enableLazyPatching);
+	sc_enabled++;
+	return CUPTI_SUCCESS;
+}
+
+static CUptiResult CUPTIAPI sc_disable(CUpti_SassMetricsDisable_Params *p)
+{
+	CHECK(p->ctx == (CUcontext)0x1);
+	sc_disabled++;
+	return CUPTI_SUCCESS;
+}
+
+static CUptiResult CUPTIAPI sc_data_props(CUpti_SassMetricsGetDataProperties_Params *p)
+{
+	p->numOfPatchedInstructionRecords = 3;
+	p->numOfInstances = 1;
+	return CUPTI_SUCCESS;
+}
+
+static CUptiResult CUPTIAPI sc_flush(CUpti_SassMetricsFlushData_Params *p)
+{
+	static const uint64_t v[2][2] = { { 400, 400 * 16 }, { 100, 100 * 32 } };
+
+	CHECK(p->numOfPatchedInstructionRecords == 3 && p->numOfInstances == 1);
+	/* Another kernel of the module at the same offset, with the same
+	 * function index (as CUDA 13.0 gives them): counted apart. */
+	p->pMetricsData[2].cubinCrc = 42;
+	p->pMetricsData[2].functionIndex = 3;
+	p->pMetricsData[2].functionName = "_Z5otherPf";
+	p->pMetricsData[2].pcOffset = 0x10;
+	p->pMetricsData[2].pInstanceValues[0] = (CUpti_SassMetrics_InstanceValue){ SC_INST, 1000 };
+	for (int i = 0; i < 2; i++) {
+		CUpti_SassMetrics_Data *d = &p->pMetricsData[i];
+
+		d->cubinCrc = 42;
+		d->functionIndex = 3;
+		d->functionName = pc_function;
+		d->pcOffset = i ? 0x20 : 0x10;
+		/* The thread count first: records name their metrics. */
+		d->pInstanceValues[0] = (CUpti_SassMetrics_InstanceValue){ SC_THREADS, v[i][1] };
+		d->pInstanceValues[1] = (CUpti_SassMetrics_InstanceValue){ SC_INST, v[i][0] };
+	}
+	return CUPTI_SUCCESS;
+}
+
+static CUptiResult CUPTIAPI sc_line(CUpti_GetSassToSourceCorrelationParams *p)
+{
+	if (strcmp(p->functionName, "_Z5otherPf"))
+		return pc_line(p);
+	p->fileName = strdup("k.cu");
+	p->dirName = strdup("/src");
+	p->lineNumber = 20;
+	return CUPTI_SUCCESS;
+}
+
+static CUptiResult CUPTIAPI sc_device(CUcontext ctx, uint32_t *dev)
+{
+	(void)ctx;
+	*dev = 0;
+	return CUPTI_SUCCESS;
+}
+
+/* Counting starts on the first context; the counts land at their lines,
+ * shared among the launch sites by GPU time (3:1), exactly; counting ends
+ * and the device's configuration is undone. */
+void test_sass_counts(void)
+{
+	static const uint8_t cubin[16] = { 0x7f, 'E', 'L', 'F' };
+	struct gt_thread *t = gt_thread__self(GT_THREAD_INITIAL);
+	struct gt_cct_node *a, *b;
+
+	gt_cupti_lib.cuptiGetCubinCrc = pc_crc;
+	gt_cupti_lib.cuptiGetSassToSourceCorrelation = sc_line;
+	gt_cupti_lib.cuptiGetDeviceId = sc_device;
+	gt_cupti_lib.cuptiProfilerInitialize = sc_init;
+	gt_cupti_lib.cuptiDeviceGetChipName = sc_chip;
+	gt_cupti_lib.cuptiSassMetricsGetProperties = sc_props;
+	gt_cupti_lib.cuptiSassMetricsSetConfig = sc_set;
+	gt_cupti_lib.cuptiSassMetricsUnsetConfig = sc_unset;
+	gt_cupti_lib.cuptiSassMetricsEnable = sc_enable;
+	gt_cupti_lib.cuptiSassMetricsDisable = sc_disable;
+	gt_cupti_lib.cuptiSassMetricsGetDataProperties = sc_data_props;
+	gt_cupti_lib.cuptiSassMetricsFlushData = sc_flush;
+	CHECK(!gt_cupti_sasscount__on() && !gt_cupti_pcsamp__kept());
+	gt_config.sass_counts = 1;
+	CHECK(gt_cupti_sasscount__on() && gt_cupti_pcsamp__kept() && !gt_cupti_pcsamp__on());
+	a = pc_kernel_launch(t, 0xa, pc_function, 3000);
+	b = pc_kernel_launch(t, 0xb, pc_function, 1000);
+	CHECK(a && b);
+	gt_cupti_pcsamp__context_created((CUcontext)0x1);
+	CHECK_EQ_U(sc_enabled, 1);
+	/* A second context waits: one counts at a time. */
+	gt_cupti_pcsamp__context_created((CUcontext)0x2);
+	CHECK_EQ_U(sc_enabled, 1);
+	gt_cupti_pcsamp__module_loaded(cubin, sizeof(cubin));
+	gt_cupti_pcsamp__finish();
+	CHECK_EQ_U(sc_disabled, 1);
+	CHECK_EQ_U(sc_unsets, 1);
+	gt_cupti_pcsamp__settle();
+
+	CHECK_EQ_U(metric_at(pc_line_node(a, "k.cu:10"), GT_M_GSC_INST), 300);
+	CHECK_EQ_U(metric_at(pc_line_node(a, "k.cu:10"), GT_M_GSC_THREAD_INST), 300 * 16);
+	CHECK_EQ_U(metric_at(pc_line_node(b, "k.cu:10"), GT_M_GSC_INST), 100);
+	CHECK_EQ_U(metric_at(pc_line_node(a, "k.cu:11"), GT_M_GSC_THREAD_INST), 75 * 32);
+	CHECK_EQ_U(metric_at(pc_line_node(b, "k.cu:11"), GT_M_GSC_INST), 25);
+	/* Counts are not samples. */
+	CHECK_EQ_U(metric_at(pc_line_node(a, "k.cu:10"), GT_M_GPC_SAMPLES), 0);
+	CHECK(!gt_tool__fact("pc_sampling"));
+	CHECK(gt_tool__fact("sass_counts") &&
+	      !strncmp(gt_tool__fact("sass_counts"), "1500 warp and 9600 thread instructions counted", 46));
 }

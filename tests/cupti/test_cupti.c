@@ -921,6 +921,7 @@ int main(int argc, char **argv)
 		{ "runtime code inlined into the program", test_inline_runtime },
 		{ "10,000 short-lived threads: every copy measured, memory flat", test_short_threads },
 		{ "PC samples: stall classes, source lines, shares by launch time", test_pc_sampling },
+		{ "instruction counts: warps and threads at their lines, shares by launch time", test_sass_counts },
 	};
 
 	if (argc > 3 && !strcmp(argv[1], "replay"))

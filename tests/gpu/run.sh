@@ -118,6 +118,22 @@ cp "$(ls "$TMP"/lrec/cupti-*.rec | head -1)" "$OUT/launches.rec"
 python3 "$SRC/tests/cupti/check_report_launches.py" "$D/test_cupti" "$D/gputool" "$OUT/launches.rec" \
 	"$SRC/samples/cuda/launches.cu" "$TMP/lreplay" || fail "replay of launches.rec"
 
+note "samples/cuda/diverge under GPUTOOL_SASS_COUNTS: warp and thread instruction counts, divergence"
+"$D/diverge" >"$TMP/diverge-bare.out" 2>&1 || fail "diverge exits $? without the tool"
+GPUTOOL_SASS_COUNTS=1 under_tool "$TMP/diverge" "$D/diverge" >"$TMP/diverge.out" 2>"$TMP/diverge.err" ||
+	fail "diverge exits $? under the tool"
+echo "bare:       $(cat "$TMP/diverge-bare.out")"
+echo "under tool: $(cat "$TMP/diverge.out") (patched)"
+sed 's/^/  /' "$TMP/diverge.err"
+ncsv=
+if command -v ncu >/dev/null; then
+	ncu --metrics smsp__inst_executed.sum,smsp__thread_inst_executed.sum --csv "$D/diverge" >"$TMP/ncu-diverge.csv" 2>/dev/null &&
+		ncsv=$TMP/ncu-diverge.csv
+fi
+python3 "$SRC/tests/gpu/check_divergence.py" "$D/gputool" "$TMP/diverge" "$TMP/diverge-bare.out" \
+	"$SRC/samples/cuda/diverge.cu" $ncsv || fail "check_divergence.py"
+sed -n '/^What to do next/,/^$/p' "$TMP"/diverge/*.txt | head -10
+
 if command -v ncu >/dev/null; then
 	note "instructions derived from the samples (equations 10, 11) against Nsight Compute's counts"
 	for s in pcsamp:pcsamp1 gpucalls:gpucalls; do
