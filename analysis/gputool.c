@@ -38,7 +38,7 @@ static int cmd_report(int argc, char **argv);
 static int cmd_help(int argc, char **argv);
 
 static const struct command commands[] = {
-	{ "run", "[-o DIR] [--force] [--trace] [--sample-hz N] [--sample cpu|wall|cpu,wall] [--pc-sampling[=N]] [--backends LIST] [--] PROGRAM [ARGS...]",
+	{ "run", "[-o DIR] [--force] [--trace] [--sample-hz N] [--sample cpu|wall|cpu,wall] [--pc-sampling[=N]] [--sass-counts] [--backends LIST] [--] PROGRAM [ARGS...]",
 	  "run PROGRAM measured by libgputool.so (works under mpirun; exits as PROGRAM does)", cmd_run },
 	{ "report",
 	  "PATH [--view top-down|bottom-up|flat] [--metric M] [--top N] [--format text|json|folded|chrome|html|speedscope|hatchet|pprof] "
@@ -63,6 +63,9 @@ static const char run_help[] =
 	"  --pc-sampling[=N]     CUDA kernels: sample their warps' PCs (a sample every 2^N cycles\n"
 	"                        per SM, N from 5 to 31; default CUPTI's) and report the hottest\n"
 	"                        source lines and what their warps waited for (GPUTOOL_PC_SAMPLING)\n"
+	"  --sass-counts         CUDA kernels: count every instruction's executions by warps and by\n"
+	"                        threads, per source line, for divergence; the kernels run patched,\n"
+	"                        one at a time, many times slower (GPUTOOL_SASS_COUNTS)\n"
 	"  --backends LIST       which of omp,acc,cuda,opencl to enable (default all)\n"
 	"  PROGRAM runs in gputool's place, with OMP_TOOL_LIBRARIES, ACC_PROFLIB, OPENCL_LAYERS\n"
 	"  and CUDA_INJECTION64_PATH naming libgputool.so (settings of your own are kept), and\n"

@@ -658,11 +658,12 @@ static int claim_dir(const char *dir, int force)
 	return claim_dir(dir, 0);
 }
 
-enum { OPT_TRACE = 256, OPT_FORCE, OPT_PCS, OPT_HZ, OPT_SAMPLE, OPT_BACKENDS };
+enum { OPT_TRACE = 256, OPT_FORCE, OPT_PCS, OPT_COUNTS, OPT_HZ, OPT_SAMPLE, OPT_BACKENDS };
 
 static const struct option run_options[] = {
 	{ "output", required_argument, NULL, 'o' },	{ "trace", no_argument, NULL, OPT_TRACE },
 	{ "force", no_argument, NULL, OPT_FORCE },	{ "pc-sampling", optional_argument, NULL, OPT_PCS },
+	{ "sass-counts", no_argument, NULL, OPT_COUNTS },
 	{ "sample-hz", required_argument, NULL, OPT_HZ }, { "sample", required_argument, NULL, OPT_SAMPLE },
 	{ "backends", required_argument, NULL, OPT_BACKENDS }, { "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -671,7 +672,7 @@ static const struct option run_options[] = {
 int gt_launch__main(int argc, char **argv)
 {
 	const char *out = NULL, *hz = NULL, *pcs = NULL, *what = NULL;
-	int trace = 0, force = 0, which = B_ALL, i, c;
+	int trace = 0, force = 0, counts = 0, which = B_ALL, i, c;
 	char lib[PATH_MAX], dir[PATH_MAX + 300];
 
 	quiet = gt_output__rank() != 0;
@@ -686,6 +687,7 @@ int gt_launch__main(int argc, char **argv)
 		switch (c) {
 		case 'o': out = v; break;
 		case OPT_TRACE: trace = 1; break;
+		case OPT_COUNTS: counts = 1; break;
 		case OPT_FORCE: force = 1; break;
 		case OPT_PCS:
 			pcs = v ? v : "1";
@@ -752,6 +754,8 @@ int gt_launch__main(int argc, char **argv)
 	if (what && setenv("GPUTOOL_SAMPLE", what, 1))
 		return fail("cannot set the environment: %s", strerror(errno));
 	if (pcs && setenv("GPUTOOL_PC_SAMPLING", pcs, 1))
+		return fail("cannot set the environment: %s", strerror(errno));
+	if (counts && setenv("GPUTOOL_SASS_COUNTS", "1", 1))
 		return fail("cannot set the environment: %s", strerror(errno));
 	if (trace && setenv("GPUTOOL_TRACE", "1", 1))
 		return fail("cannot set the environment: %s", strerror(errno));
