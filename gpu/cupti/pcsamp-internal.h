@@ -92,14 +92,7 @@ struct gt_pcs_state {
 	 * device of the first context. */
 	uint64_t period_cycles;
 	int device;
-	/* SASS metrics (sasscount.c): the context counting (NULL: none
-	 * yet), the devices configured (bit per CUPTI device index), the
-	 * metrics' ids. */
-	CUcontext counting;
-	uint64_t count_devices;
-	uint64_t count_metric[2];
-	int count_off;
-	uint64_t counted; /* instruction records taken */
+	uint64_t counted; /* SASS metrics' instruction records taken (sasscount.c) */
 };
 
 extern struct gt_pcs_state gt_pcs;
@@ -108,8 +101,9 @@ extern struct gt_pcs_state gt_pcs;
  * and name), made on first use; NULL without memory (under the lock). */
 struct pc_entry *gt_cupti_pcsamp__entry(const CUpti_PCSamplingPCData *d);
 
-/* SASS metrics (sasscount.c), under the lock: counting starts on a new
- * context (one at a time), and its counts are taken into the entries at
+/* SASS metrics (sasscount.c), never under the lock (they take their own,
+ * then this one to add their counts): counting starts on a new context
+ * (one at a time), and its counts are taken into the entries at
  * synchronizations, when it ends, or at the end (which also undoes the
  * devices' configuration). */
 void gt_cupti_sasscount__context_created(CUcontext ctx);

@@ -265,11 +265,8 @@ void gt_cupti_pcsamp__context_created(CUcontext ctx)
 
 	if (!ctx)
 		return;
-	if (gt_cupti_sasscount__on()) {
-		pthread_mutex_lock(&gt_pcs.lock);
+	if (gt_cupti_sasscount__on())
 		gt_cupti_sasscount__context_created(ctx);
-		pthread_mutex_unlock(&gt_pcs.lock);
-	}
 	if (!gt_cupti_pcsamp__on())
 		return;
 	pthread_mutex_lock(&gt_pcs.lock);
@@ -515,17 +512,17 @@ void gt_cupti_pcsamp__context_ending(CUcontext ctx)
 	for (uint32_t i = 0; i < gt_pcs.n_ctx; i++)
 		if (gt_pcs.ctx[i].ctx && gt_pcs.ctx[i].ctx == ctx)
 			context__finish(&gt_pcs.ctx[i]);
-	gt_cupti_sasscount__context_ending(ctx);
 	pthread_mutex_unlock(&gt_pcs.lock);
+	gt_cupti_sasscount__context_ending(ctx);
 }
 
 void gt_cupti_pcsamp__finish(void)
 {
+	gt_cupti_sasscount__finish();
 	pthread_mutex_lock(&gt_pcs.lock);
 	for (uint32_t i = 0; i < gt_pcs.n_ctx; i++)
 		if (gt_pcs.ctx[i].ctx)
 			context__finish(&gt_pcs.ctx[i]);
-	gt_cupti_sasscount__finish();
 	gt_cupti_smclock__stop();
 	/* Every sample is in: the kernels' structure now, while a recording
 	 * is still open to keep the disassembly. */

@@ -13,24 +13,53 @@
  * ratio over 32 is a line's thread efficiency: below 1, the warps ran
  * there with threads idle (divergence, or partial warps).
  *
- * Everything here runs under gt_pcs.lock.
+ * Everything here runs under its own lock, `sc.lock`, and never under
+ * gt_pcs.lock, which it takes after its own to add the counts: CUPTI's
+ * calls made here may call back into the backend (a module loads, a
+ * synchronization returns), and those callbacks take gt_pcs.lock, or come
+ * back here, where `inside` turns them away.
  */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "core/config.h"
 #include "core/log.h"
 #include "gpu/cupti/cupti-internal.h"
 #include "gpu/cupti/pcsamp-internal.h"
 
+static struct {
+	pthread_mutex_t lock;
+	CUcontext counting; /* the context counting; NULL: none */
+	uint64_t devices;   /* configured: bit per CUPTI device index */
+	uint64_t metric[2]; /* the metrics' ids */
+	int off;
+} sc = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+/* 1 while this thread holds sc.lock: CUPTI's callbacks from inside the
+ * calls made here return at once. */
+static __thread int inside;
+
+static void sc_lock(void)
+{
+	pthread_mutex_lock(&sc.lock);
+	inside = 1;
+}
+
+static void sc_unlock(void)
+{
+	inside = 0;
+	pthread_mutex_unlock(&sc.lock);
+}
+
 static const char *const metric_names[2] = {
 	"smsp__sass_inst_executed",
 	"smsp__sass_thread_inst_executed",
 };
 
-/* 1 once counting started: written under the lock, read without it by
+/* 1 once counting started: written under sc.lock, read without it by
  * gt_cupti_sasscount__synced (relaxed: a sync that reads 0 late leaves
  * the counts to the next one, or to the end). */
 static atomic_int started;
@@ -50,9 +79,9 @@ static void count_off(const char *what, CUptiResult r)
 {
 	const char *s = NULL;
 
-	if (gt_pcs.count_off)
+	if (sc.off)
 		return;
-	gt_pcs.count_off = 1;
+	sc.off = 1;
 	if (gt_cupti_lib.cuptiGetResultString)
 		gt_cupti_lib.cuptiGetResultString(r, &s);
 	gt_warn("cupti", "instruction counts off: %s: %s", what, s ? s : "unknown CUPTI error");
@@ -80,7 +109,7 @@ static CUptiResult device__configure(uint32_t dev)
 		r = gt_cupti_lib.cuptiSassMetricsGetProperties(&pp);
 		if (r != CUPTI_SUCCESS)
 			return r;
-		gt_pcs.count_metric[i] = pp.metric.metricId;
+		sc.metric[i] = pp.metric.metricId;
 		cfg[i].metricId = pp.metric.metricId;
 		cfg[i].outputGranularity = CUPTI_SASS_METRICS_OUTPUT_GRANULARITY_GPU;
 	}
@@ -101,7 +130,7 @@ static void enable(CUcontext ctx)
 	CUpti_SassMetricsEnable_Params ep = { .structSize = CUpti_SassMetricsEnable_Params_STRUCT_SIZE };
 	CUptiResult r;
 
-	if (gt_pcs.counting)
+	if (sc.counting)
 		return; /* one context at a time */
 	ep.ctx = ctx;
 	ep.enableLazyPatching = 1;
@@ -110,18 +139,18 @@ static void enable(CUcontext ctx)
 		count_off("cuptiSassMetricsEnable", r);
 		return;
 	}
-	gt_pcs.counting = ctx;
+	sc.counting = ctx;
 	atomic_store_explicit(&started, 1, memory_order_relaxed);
 	gt_info("cupti", "instruction counts on: the kernels run patched");
 }
 
-void gt_cupti_sasscount__context_created(CUcontext ctx)
+static void context__created(CUcontext ctx)
 {
 	static int initialized;
 	uint32_t dev = 0;
 	CUptiResult r;
 
-	if (gt_pcs.count_off)
+	if (sc.off)
 		return;
 	if (!initialized) {
 		CUpti_Profiler_Initialize_Params ip = { .structSize = CUpti_Profiler_Initialize_Params_STRUCT_SIZE };
@@ -138,7 +167,7 @@ void gt_cupti_sasscount__context_created(CUcontext ctx)
 		count_off("the context's device", r);
 		return;
 	}
-	if (gt_pcs.count_devices & (1ull << dev)) {
+	if (sc.devices & (1ull << dev)) {
 		enable(ctx);
 		return;
 	}
@@ -147,7 +176,7 @@ void gt_cupti_sasscount__context_created(CUcontext ctx)
 		count_off("the SASS metrics' configuration", r);
 		return;
 	}
-	gt_pcs.count_devices |= 1ull << dev;
+	sc.devices |= 1ull << dev;
 	enable(ctx);
 }
 
@@ -165,6 +194,15 @@ static uint32_t name_index(const char *name, uint32_t index)
 	while (name && *name)
 		h = (h ^ (unsigned char)*name++) * 16777619u;
 	return h ^ index;
+}
+
+void gt_cupti_sasscount__context_created(CUcontext ctx)
+{
+	if (inside)
+		return;
+	sc_lock();
+	context__created(ctx);
+	sc_unlock();
 }
 
 /* What CUPTI counted in @ctx so far, into the entries (CUPTI starts
@@ -196,6 +234,7 @@ static void context__flush(CUcontext ctx)
 	fp.pMetricsData = d;
 	if (gt_cupti_lib.cuptiSassMetricsFlushData(&fp) != CUPTI_SUCCESS)
 		goto out;
+	pthread_mutex_lock(&gt_pcs.lock);
 	for (size_t i = 0; i < n; i++) {
 		CUpti_PCSamplingPCData pc = {
 			.cubinCrc = d[i].cubinCrc,
@@ -206,13 +245,14 @@ static void context__flush(CUcontext ctx)
 		struct pc_entry *e = gt_cupti_pcsamp__entry(&pc);
 
 		for (size_t k = 0; e && k < per; k++) {
-			if (d[i].pInstanceValues[k].metricId == gt_pcs.count_metric[0])
+			if (d[i].pInstanceValues[k].metricId == sc.metric[0])
 				e->n[PI_INST] += d[i].pInstanceValues[k].value;
-			else if (d[i].pInstanceValues[k].metricId == gt_pcs.count_metric[1])
+			else if (d[i].pInstanceValues[k].metricId == sc.metric[1])
 				e->n[PI_THREAD_INST] += d[i].pInstanceValues[k].value;
 		}
 	}
 	gt_pcs.counted += n;
+	pthread_mutex_unlock(&gt_pcs.lock);
 out:
 	free(v);
 	free(d);
@@ -232,32 +272,60 @@ void gt_cupti_sasscount__synced(void)
 {
 	if (!atomic_load_explicit(&started, memory_order_relaxed))
 		return;
-	pthread_mutex_lock(&gt_pcs.lock);
-	if (gt_pcs.counting)
-		context__flush(gt_pcs.counting);
-	pthread_mutex_unlock(&gt_pcs.lock);
+	/* Busy: another thread takes the counts, or this one is inside
+	 * CUPTI's flush, whose own driver calls come back here. The next
+	 * synchronization, or the end, takes them. */
+	if (inside || pthread_mutex_trylock(&sc.lock))
+		return;
+	inside = 1;
+	if (sc.counting)
+		context__flush(sc.counting);
+	sc_unlock();
 }
 
 void gt_cupti_sasscount__context_ending(CUcontext ctx)
 {
-	if (!gt_pcs.counting || gt_pcs.counting != ctx)
+	if (inside)
 		return;
-	context__take(ctx);
-	gt_pcs.counting = NULL;
+	sc_lock();
+	if (sc.counting && sc.counting == ctx) {
+		context__take(ctx);
+		sc.counting = NULL;
+	}
+	sc_unlock();
 }
 
 void gt_cupti_sasscount__finish(void)
 {
-	if (gt_pcs.counting)
-		gt_cupti_sasscount__context_ending(gt_pcs.counting);
+	int tries = 0;
+
+	if (inside)
+		return;
+	/* The end may come from a signal while a thread is inside CUPTI's
+	 * flush: wait a second at most, then leave the counts. */
+	while (pthread_mutex_trylock(&sc.lock)) {
+		struct timespec ts = { 0, 10000000 };
+
+		if (++tries == 100) {
+			gt_warn("cupti", "instruction counts not taken at the end: a flush is in progress");
+			return;
+		}
+		nanosleep(&ts, NULL);
+	}
+	inside = 1;
+	if (sc.counting) {
+		context__take(sc.counting);
+		sc.counting = NULL;
+	}
 	for (uint32_t dev = 0; dev < 64; dev++) {
 		CUpti_SassMetricsUnsetConfig_Params up = {
 			.structSize = CUpti_SassMetricsUnsetConfig_Params_STRUCT_SIZE, .deviceIndex = dev,
 		};
 
-		if (!(gt_pcs.count_devices & (1ull << dev)))
+		if (!(sc.devices & (1ull << dev)))
 			continue;
 		gt_cupti_lib.cuptiSassMetricsUnsetConfig(&up);
-		gt_pcs.count_devices &= ~(1ull << dev);
+		sc.devices &= ~(1ull << dev);
 	}
+	sc_unlock();
 }
