@@ -678,8 +678,9 @@ static void check_launch_bound(struct ctx *c)
 		double busy, speedup;
 		struct gt_next *x;
 
-		/* Under 0.1 % of the run's wall time: not worth a line. */
-		if (!g || !n || all < n || !v[C_GKER][i] || (double)g < 0.001 * (double)c->run->wall_ns)
+		/* Under 1 % of the run's wall time: a stream's dispatch latency
+		 * before a few long kernels, not a launch-bound loop. */
+		if (!g || !n || all < n || !v[C_GKER][i] || (double)g < 0.01 * (double)c->run->wall_ns)
 			continue;
 		busy = (double)v[C_GKER][i] * (double)n / (double)all;
 		speedup = (busy + (double)g) / busy;

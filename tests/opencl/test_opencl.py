@@ -243,6 +243,37 @@ def test_loads_without_opencl():
     check(code == 0 and out.strip() == "False", "loading libgputool.so: %s %s" % (out, err))
 
 
+def test_launch_bound():
+    """samples/opencl/launches on PoCL: 30,000 kernels of one work-group
+    enqueued one by one, each shorter than the device's dispatch of the
+    next; the same work as one kernel per step. Exact counts at both call
+    sites; launch gaps at the chain's (its stream idled after kernels
+    already enqueued: the machine's timing, so at least one, not a
+    number); the launch-bound advice, if given, only there, with the
+    model's estimate from the profile's own metrics."""
+    p, _, err1 = run_both("launches")
+    m = re.search(r"pair fuse slow_ms ([\d.]+) fast_ms ([\d.]+) speedup ([\d.]+)", err1)
+    check(m, "the program's times: %s" % err1)
+    links = [n for n in p.find("link_axpy") if n.get("kind") == "name"]
+    fused = [n for n in p.find("chain_axpy") if n.get("kind") == "name"]
+    check(len(links) == 1 and "step" in funcs(p, links[0]), "link_axpy under step(): %s" % links)
+    check(len(fused) == 1 and "step_fused" in funcs(p, fused[0]), "chain_axpy under step_fused(): %s" % fused)
+    lk, fk = links[0], fused[0]
+    check(p.excl(lk, "GKER_COUNT") == 3 * 10 * 1000 and p.excl(fk, "GKER_COUNT") == 3 * 10,
+          "launches: %d and %d" % (p.excl(lk, "GKER_COUNT"), p.excl(fk, "GKER_COUNT")))
+    gaps, gap_ns = p.excl(lk, "GKER_LAUNCH_GAP_COUNT"), p.excl(lk, "GKER_LAUNCH_GAP")
+    check(0 < gaps <= 30000 and gap_ns > 0, "launch gaps at the chain: %d (%d ns)" % (gaps, gap_ns))
+    advice = [a for a in p.doc.get("advice", []) if a["kind"] == "launch-bound"]
+    check(all(a["node"] == lk["id"] for a in advice), "launch-bound advice only for the chain: %s" %
+          [a["name"] for a in advice])
+    for a in advice:
+        busy = p.excl(lk, "GKER") * gaps / p.excl(lk, "GKER_COUNT")
+        check(abs(a["speedup"] - (busy + gap_ns) / busy) <= 1e-6 * a["speedup"], "the model's estimate")
+    print("     %d of 30000 launches after an idle gap, %.2f us each; advice %s; the program measured fusion "
+          "at %sx" % (gaps, gap_ns / max(gaps, 1) / 1e3,
+                      "%.2fx" % advice[0]["speedup"] if advice else "none", m.group(3)))
+
+
 def platform_present():
     code, _, err = run_env([os.path.join(SAMPLES, "counts")], None)
     return code == 0 or "clGetPlatformIDs" not in err
@@ -257,5 +288,6 @@ if __name__ == "__main__":
           ("the same on one device", test_advice_one_device),
           ("the application's events, callbacks and profiling queries; kernel time", test_events_and_kernel_time),
           ("three threads, each its own queue: launches per thread", test_threads),
+          ("tiny kernels one by one, then fused: launch gaps and their advice", test_launch_bound),
           ("GPUTOOL_DISABLE=1 passes everything through", test_disabled),
           ("the library loads without OpenCL", test_loads_without_opencl)])
