@@ -199,24 +199,24 @@ __global__ void __launch_bounds__(128, MIN_BLOCKS) chain_kept(const float *in, f
 
 /* The mean time of ROUNDS runs of launch, by CUDA events: the same runs
  * the tool measures, all of them. */
+//
+// A side's time: CUDA events recorded on the default stream just before
+// and just after its launch (or copy), one pair per run, and the mean of
+// the ROUNDS runs' elapsed times (check.h's mean_event_ms). These are the
+// runs the tool measures: each estimate and the time the program measured
+// for it come from the same launches.
+//
+// The lines below this function keep their numbers: the recording
+// tests/cupti/data/advice-h100.rec names the call sites that follow by
+// file and line, and its replay test finds them by the marks on them
+// (PAGEABLE, STRIDED, ...). Moving them means making the recording again on a
+// GPU machine (tests/gpu/run.sh writes it as advice.rec), and the
+// numbers in docs/GPU-VALIDATION.md that name those lines change with
+// them.
+//
 static float mean_ms(void (*launch)(void *), void *arg)
 {
-	cudaEvent_t a, b;
-	float sum = 0, ms;
-
-	CHECK(cudaEventCreate(&a));
-	CHECK(cudaEventCreate(&b));
-	for (int r = 0; r < ROUNDS; r++) {
-		CHECK(cudaEventRecord(a));
-		launch(arg);
-		CHECK(cudaEventRecord(b));
-		CHECK(cudaEventSynchronize(b));
-		CHECK(cudaEventElapsedTime(&ms, a, b));
-		sum += ms;
-	}
-	CHECK(cudaEventDestroy(a));
-	CHECK(cudaEventDestroy(b));
-	return sum / ROUNDS;
+	return mean_event_ms(launch, arg, ROUNDS);
 }
 
 struct bufs {

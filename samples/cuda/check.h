@@ -19,4 +19,26 @@
 
 #define NOINLINE __attribute__((noinline))
 
+/* The mean time of @rounds runs of launch(arg) on the default stream, by
+ * CUDA events around each. */
+static inline float mean_event_ms(void (*launch)(void *), void *arg, int rounds)
+{
+	cudaEvent_t a, b;
+	float sum = 0, ms;
+
+	CHECK(cudaEventCreate(&a));
+	CHECK(cudaEventCreate(&b));
+	for (int r = 0; r < rounds; r++) {
+		CHECK(cudaEventRecord(a));
+		launch(arg);
+		CHECK(cudaEventRecord(b));
+		CHECK(cudaEventSynchronize(b));
+		CHECK(cudaEventElapsedTime(&ms, a, b));
+		sum += ms;
+	}
+	CHECK(cudaEventDestroy(a));
+	CHECK(cudaEventDestroy(b));
+	return sum / rounds;
+}
+
 #endif

@@ -49,33 +49,16 @@ __global__ void branch_warps(float *out, int n)
 	out[blockIdx.x * blockDim.x + threadIdx.x] = v;
 }
 
-static float mean_ms(void (*k)(float *, int), float *out)
-{
-	cudaEvent_t a, b;
-	float sum = 0, ms;
-
-	CHECK(cudaEventCreate(&a));
-	CHECK(cudaEventCreate(&b));
-	for (int r = 0; r < ROUNDS; r++) {
-		CHECK(cudaEventRecord(a));
-		k<<<BLOCKS, BLOCK>>>(out, STEPS);
-		CHECK(cudaEventRecord(b));
-		CHECK(cudaEventSynchronize(b));
-		CHECK(cudaEventElapsedTime(&ms, a, b));
-		sum += ms;
-	}
-	CHECK(cudaEventDestroy(a));
-	CHECK(cudaEventDestroy(b));
-	return sum / ROUNDS;
-}
+static void run_lanes(void *out) { branch_lanes<<<BLOCKS, BLOCK>>>((float *)out, STEPS); }
+static void run_warps(void *out) { branch_warps<<<BLOCKS, BLOCK>>>((float *)out, STEPS); }
 
 int main()
 {
 	float *out, s, f;
 
 	CHECK(cudaMalloc(&out, BLOCKS * BLOCK * sizeof(float)));
-	s = mean_ms(branch_lanes, out);
-	f = mean_ms(branch_warps, out);
+	s = mean_event_ms(run_lanes, out, ROUNDS);
+	f = mean_event_ms(run_warps, out, ROUNDS);
 	printf("pair divergence slow_ms %.4f fast_ms %.4f speedup %.3f\n", s, f, s / f);
 	CHECK(cudaFree(out));
 	return 0;
