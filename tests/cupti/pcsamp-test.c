@@ -14,6 +14,7 @@
 #include "core/thread.h"
 #include "core/tool.h"
 #include "gpu/cupti/cupti-internal.h"
+#include "gpu/cupti/pcsamp-internal.h"
 #include "tests/cupti/cupti-test.h"
 #include "tests/unit/test.h"
 
@@ -147,7 +148,7 @@ void test_pc_sampling(void)
  * (line 10) 400 times by warps, by 16 threads each; 0x20 (line 11) 100
  * times by full warps. */
 enum { SC_INST = 7, SC_THREADS = 9 };
-static int sc_enabled, sc_disabled, sc_unsets;
+static int sc_enabled, sc_disabled, sc_unsets, sc_flushes;
 
 static CUptiResult CUPTIAPI sc_init(CUpti_Profiler_Initialize_Params *p)
 {
@@ -198,7 +199,9 @@ static CUptiResult CUPTIAPI sc_disable(CUpti_SassMetricsDisable_Params *p)
 
 static CUptiResult CUPTIAPI sc_data_props(CUpti_SassMetricsGetDataProperties_Params *p)
 {
-	p->numOfPatchedInstructionRecords = 3;
+	/* Everything was counted before the first flush; CUPTI starts from
+	 * nothing after it. */
+	p->numOfPatchedInstructionRecords = sc_flushes ? 0 : 3;
 	p->numOfInstances = 1;
 	return CUPTI_SUCCESS;
 }
@@ -208,6 +211,12 @@ static CUptiResult CUPTIAPI sc_flush(CUpti_SassMetricsFlushData_Params *p)
 	static const uint64_t v[2][2] = { { 400, 400 * 16 }, { 100, 100 * 32 } };
 
 	CHECK(p->numOfPatchedInstructionRecords == 3 && p->numOfInstances == 1);
+	sc_flushes++;
+	/* CUPTI's own driver calls come back to the backend's callbacks from
+	 * inside the flush: a synchronization, a context's end. They must
+	 * return at once (the counting lock is this thread's). */
+	gt_cupti_sasscount__synced();
+	gt_cupti_sasscount__context_ending((CUcontext)0x1);
 	/* Another kernel of the module at the same offset, with the same
 	 * function index (as CUDA 13.0 gives them): counted apart. */
 	p->pMetricsData[2].cubinCrc = 42;
@@ -279,6 +288,10 @@ void test_sass_counts(void)
 	gt_cupti_pcsamp__context_created((CUcontext)0x2);
 	CHECK_EQ_U(sc_enabled, 1);
 	gt_cupti_pcsamp__module_loaded(cubin, sizeof(cubin));
+	/* A synchronization returned: the counts so far are taken. */
+	gt_cupti_sasscount__synced();
+	CHECK_EQ_U(sc_flushes, 1);
+	CHECK_EQ_U(sc_disabled, 0);
 	gt_cupti_pcsamp__finish();
 	CHECK_EQ_U(sc_disabled, 1);
 	CHECK_EQ_U(sc_unsets, 1);
@@ -294,4 +307,50 @@ void test_sass_counts(void)
 	CHECK(!gt_tool__fact("pc_sampling"));
 	CHECK(gt_tool__fact("sass_counts") &&
 	      !strncmp(gt_tool__fact("sass_counts"), "1500 warp and 9600 thread instructions counted", 46));
+}
+
+static int kinds_enabled[64];
+
+static CUptiResult CUPTIAPI ak_register(CUpti_BuffersCallbackRequestFunc req, CUpti_BuffersCallbackCompleteFunc done)
+{
+	(void)req;
+	(void)done;
+	return CUPTI_SUCCESS;
+}
+
+static CUptiResult CUPTIAPI ak_enable(CUpti_ActivityKind kind)
+{
+	if ((unsigned)kind < 64)
+		kinds_enabled[kind]++;
+	return CUPTI_SUCCESS;
+}
+
+/* Counting instructions, the kernels' activity is of the serial kind (with
+ * the concurrent kind CUPTI counted zeros); without it, the concurrent. */
+void test_counts_serial_kind(void)
+{
+	gt_cupti_lib.cuptiActivityRegisterCallbacks = ak_register;
+	gt_cupti_lib.cuptiActivityRegisterTimestampCallback = NULL;
+	gt_cupti_lib.cuptiGetTimestamp = NULL;
+	gt_cupti_lib.cuptiActivityEnable = ak_enable;
+	gt_cupti_lib.cuptiActivityFlushPeriod = NULL;
+	gt_config.sass_counts = 0;
+	CHECK(gt_cupti_activity__start() == 0);
+	CHECK(kinds_enabled[CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL] == 1 && !kinds_enabled[CUPTI_ACTIVITY_KIND_KERNEL]);
+	memset(kinds_enabled, 0, sizeof(kinds_enabled));
+	gt_config.sass_counts = 1;
+	gt_cupti_lib.cuptiProfilerInitialize = sc_init;
+	gt_cupti_lib.cuptiDeviceGetChipName = sc_chip;
+	gt_cupti_lib.cuptiSassMetricsGetProperties = sc_props;
+	gt_cupti_lib.cuptiSassMetricsSetConfig = sc_set;
+	gt_cupti_lib.cuptiSassMetricsUnsetConfig = sc_unset;
+	gt_cupti_lib.cuptiSassMetricsEnable = sc_enable;
+	gt_cupti_lib.cuptiSassMetricsDisable = sc_disable;
+	gt_cupti_lib.cuptiSassMetricsGetDataProperties = sc_data_props;
+	gt_cupti_lib.cuptiSassMetricsFlushData = sc_flush;
+	gt_cupti_lib.cuptiGetDeviceId = sc_device;
+	CHECK(gt_cupti_sasscount__on());
+	CHECK(gt_cupti_activity__start() == 0);
+	CHECK(kinds_enabled[CUPTI_ACTIVITY_KIND_KERNEL] == 1 && !kinds_enabled[CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL]);
+	CHECK(kinds_enabled[CUPTI_ACTIVITY_KIND_MEMCPY] == 1 && kinds_enabled[CUPTI_ACTIVITY_KIND_MEMSET] == 1);
 }

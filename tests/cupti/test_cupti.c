@@ -922,6 +922,7 @@ int main(int argc, char **argv)
 		{ "10,000 short-lived threads: every copy measured, memory flat", test_short_threads },
 		{ "PC samples: stall classes, source lines, shares by launch time", test_pc_sampling },
 		{ "instruction counts: warps and threads at their lines, shares by launch time", test_sass_counts },
+		{ "instruction counts: the kernels' activity of the serial kind", test_counts_serial_kind },
 	};
 
 	if (argc > 3 && !strcmp(argv[1], "replay"))
