@@ -78,7 +78,8 @@ static const struct {
 	[GT_NEXT_LAUNCH_BOUND] = { "launch-bound", "kernels shorter than their launches: the stream idles between them",
 				   "launch fewer, larger kernels: capture the sequence once in a CUDA graph and "
 				   "launch the graph (cudaStreamBeginCapture, cudaGraphInstantiate, "
-				   "cudaGraphLaunch), or fuse the kernels; OpenMP: fewer, larger target regions" },
+				   "cudaGraphLaunch), or fuse the kernels; OpenCL: fuse them, or record a "
+				   "command buffer (cl_khr_command_buffer); OpenMP: fewer, larger target regions" },
 	[GT_NEXT_OCL_AOT] = { "opencl-aot-compilation", "compiled from source at run time though one device is used",
 			      "compile ahead of time for it (an offline compiler, or a binary cached with "
 			      "clGetProgramInfo and clCreateProgramWithBinary)" },
