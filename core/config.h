@@ -46,8 +46,9 @@
 	  "line (CUPTI's SASS metrics; the kernels run patched and one at a time, many times " \
 	  "slower): divergence")                                                     \
 	X(nvdisasm, "GPUTOOL_NVDISASM", STR, 0, 0, 0,                                 \
-	  "with GPU PC sampling or instruction counts: NVIDIA's nvdisasm, for GPU calling contexts, loops and " \
-	  "instruction classes (default: CUDA_HOME's, /usr/local/cuda's, PATH's); 0 off") \
+	  "with GPU PC sampling or instruction counts: NVIDIA's nvdisasm, for GPU calling " \
+	  "contexts, loops and instruction classes (default: CUDA_HOME's, /usr/local/cuda's, " \
+	  "PATH's); 0 off")                                                          \
 	X(trace, "GPUTOOL_TRACE", BOOL, 0, 0, 1,                                       \
 	  "record a trace (<exe>-<rank>-<pid>.gttrace) for `gputool report --format chrome`") \
 	X(on_signal, "GPUTOOL_ON_SIGNAL", BOOL, 1, 0, 1,                               \
