@@ -258,6 +258,44 @@ out_free:
 	return err;
 }
 
+/* The kernel source lines that executed the most warp instructions
+ * (GPUTOOL_SASS_COUNTS), with their thread efficiency: the share of a
+ * full warp's 32 threads active at their instructions; under each, its GPU
+ * calling context, kernel and launch site. */
+static int section_gpu_counts(const struct gt_profile *p, FILE *f, unsigned top)
+{
+	uint64_t *inst = gt_ptree__excl(p, "GSC_INST"), *threads = gt_ptree__excl(p, "GSC_THREAD_INST"), total = 0;
+	struct row *rows = NULL;
+	uint32_t nr = 0, shown;
+	int err = -ENOMEM;
+
+	if (!inst || !threads || (err = section_rows(p, inst, top, &rows, &nr, &shown)) || !nr)
+		goto out_free;
+	for (uint32_t k = 0; k < nr; k++)
+		total += rows[k].key;
+	fprintf(f, "\nGPU source lines (instruction counts: %" PRIu32 " of %" PRIu32 " lines, by warp instructions"
+		   " executed; thread efficiency: the share of a warp's 32 threads active at them)\n",
+		shown, nr);
+	fprintf(f, "  %14s %6s %10s  %s\n", "warp instr", "%", "efficiency", "line");
+	for (uint32_t k = 0; k < shown; k++) {
+		uint32_t i = rows[k].node;
+		char what[256];
+		size_t len = 0;
+
+		what[0] = 0;
+		gt_ptree__label(p, i, what, sizeof(what), &len);
+		fprintf(f, "  %14" PRIu64 " %5.1f%% %9.1f%%  %s\n", inst[i],
+			total ? 100.0 * (double)inst[i] / (double)total : 0.0,
+			100.0 * (double)threads[i] / (32.0 * (double)inst[i]), what);
+		put_gpu_where(p, f, i);
+	}
+out_free:
+	free(rows);
+	free(inst);
+	free(threads);
+	return err;
+}
+
 /* The hottest GPU loops (nodes "loop at file:line", recovered from the
  * kernels' control flow), by their inclusive samples. */
 static int section_gpu_loops(const struct gt_profile *p, FILE *f, unsigned top)
@@ -630,6 +668,8 @@ int gt_report__gpu_sections(const struct gt_profile *p, FILE *f, unsigned top, c
 	err = section_gpu(p, f, top);
 	if (!err)
 		err = section_gpu_lines(p, f, top);
+	if (!err)
+		err = section_gpu_counts(p, f, top);
 	if (!err)
 		err = section_gpu_loops(p, f, top);
 	if (!err)

@@ -188,5 +188,10 @@ if dv:
     check(near(a["speedup"], 1 / (1 - cut)), "divergence: 1 / (1 - c) = %.6f (%.6f)" % (1 / (1 - cut), a["speedup"]))
     check(a.get("line") == "k.cu:70", "divergence: at the line with the most instructions for idle threads")
     check(a["saved_ns"] == 0 and a["program_speedup"] == 0, "divergence: a patched run's times give no gain")
+sec = text.split("GPU source lines (instruction counts")[1].split("\n\n")[0] if "(instruction counts" in text else ""
+rows = [l.split() for l in sec.splitlines() if "k.cu:" in l]
+check([(r[0], r[2], r[3]) for r in rows] == [("4000", "96.9%", "k.cu:80"), ("3000", "50.0%", "k.cu:70"),
+                                            ("1000", "100.0%", "k.cu:71")],
+      "the counted lines, by warp instructions, with their thread efficiency: %s" % rows)
 print("%d failures" % len(bad))
 sys.exit(1 if bad else 0)
