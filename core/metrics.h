@@ -222,6 +222,10 @@ enum gt_metric_class gt_metric__class_by_name(const char *name);
 	X(GMEM_BYTES, "GMEM_BYTES", "bytes", BYTES, "bytes of GPU memory allocated")           \
 	X(GSYNC, "GSYNC", "ns", GPU_HOST, "time in GPU synchronization operations")               \
 	X(GSYNC_COUNT, "GSYNC_COUNT", "count", COUNT, "GPU synchronization operations")      \
+	X(GSYNC_SERIAL, "GSYNC_SERIAL", "ns", BLAME,                                           \
+	  "after this wait for one stream, the thread's next operation ran on another stream: the time it could have run beside the waited work") \
+	X(GSYNC_SERIAL_COUNT, "GSYNC_SERIAL_COUNT", "count", COUNT,                            \
+	  "waits for one stream followed by an operation on another stream")            \
 	X(OMP_TGT_COUNT, "OMP_TGT_COUNT", "count", COUNT,                                      \
 	  "OpenMP target constructs (target, target enter/exit data, target update)")   \
 	X(OMP_TGT_TIME, "OMP_TGT_TIME", "ns", HOST,                                           \

@@ -12,6 +12,7 @@
 #include "channels/bichannel.h"
 #include "core/cct.h"
 #include "gpu/device-op.h"
+#include "gpu/streams.h"
 
 struct gt_thread;
 
@@ -102,6 +103,9 @@ struct gt_gpu_thread {
 	 * when the monitor retired it (a new owner makes it poll again). */
 	int state;
 	uint32_t retired_lives;
+	/* Monitor only: the thread's last wait for one stream, until the
+	 * thread issues its next operation (gpu/streams.h). */
+	struct gt_stream_wait wait;
 };
 
 /*
@@ -129,6 +133,9 @@ struct corr_entry {
 	uint64_t epoch;
 	uint64_t issued_ns;  /* when the operation was issued; 0: unknown */
 	uint32_t delivered;  /* activities delivered so far */
+	/* The wait its thread made for one stream right before issuing it
+	 * (wait.node NULL: none). */
+	struct gt_stream_wait wait;
 };
 
 struct corr_parked {

@@ -172,6 +172,17 @@ static void monitor__deliver(struct corr_entry *e, const struct gt_device_op *op
 
 	e->delivered++;
 	monitor__send(e->owner, e->placeholder, op, MEAS_OP, 0, idle);
+	if (e->wait.node) {
+		/* Issued right after a wait for another stream's work. */
+		uint64_t serial = single ? gt_streams__serialized(&e->wait, op) : 0;
+		struct gt_device_op sync_op = { .kind = GT_DEVOP_OTHER };
+
+		if (serial) {
+			monitor__send(e->owner, e->wait.node, &sync_op, MEAS_BLAME, GT_M_GSYNC_SERIAL, serial);
+			monitor__send(e->owner, e->wait.node, &sync_op, MEAS_BLAME, GT_M_GSYNC_SERIAL_COUNT, 1);
+		}
+		e->wait.node = NULL;
+	}
 	/* Every matched operation, with the id of its launch (the flow). */
 	if (gt_tracer__on() && op->start_ns && op->kind != GT_DEVOP_OTHER)
 		gt_tracer__device(trace_kind(op), op->kind == GT_DEVOP_FREE ? "free" : op->name, e->placeholder,
@@ -206,6 +217,13 @@ static void on_correlation(struct gt_gpu_thread *owner, uint64_t id,
 	e->owner = owner;
 	e->placeholder = placeholder;
 	e->issued_ns = issued_ns;
+	/* The thread's next device operation after a wait for one stream
+	 * takes the wait along (gpu/streams.h). */
+	if (device != GT_BLAME_NO_DEVICE) {
+		if (owner->wait.node && issued_ns >= owner->wait.end_ns)
+			e->wait = owner->wait;
+		owner->wait.node = NULL;
+	}
 	gt_blame__issued(e, device);
 	/* Activities that came first: deliver them in arrival order. */
 	while (gt_corrmap__unpark(&gt_mon.map, e, &op)) {
@@ -296,6 +314,15 @@ static void on_sync(struct gt_gpu_thread *owner, struct mon_record *r)
 		gt_mon.nested = 0;
 	}
 	gt_mon.want_poll = 1;
+	/* A wait for one stream (0: the device's every stream; UINT64_MAX:
+	 * none) is remembered until the thread issues its next operation. */
+	if (r->op.stream && r->op.stream != UINT64_MAX && r->op.end_ns > r->op.start_ns)
+		owner->wait = (struct gt_stream_wait){
+			.node = r->placeholder, .stream = r->op.stream, .end_ns = r->op.end_ns,
+			.ns = r->op.end_ns - r->op.start_ns, .device = r->op.device,
+		};
+	else
+		owner->wait.node = NULL;
 	gt_blame__on_sync(owner, r->placeholder, &r->op);
 }
 

@@ -42,6 +42,18 @@ uint64_t gt_streams__idle_before(const struct gt_device_op *op, uint64_t issued_
 	return idle;
 }
 
+uint64_t gt_streams__serialized(const struct gt_stream_wait *w, const struct gt_device_op *op)
+{
+	uint64_t ns;
+
+	if (!w->node || (op->kind != GT_DEVOP_KERNEL && op->kind != GT_DEVOP_COPY && op->kind != GT_DEVOP_MEMSET))
+		return 0;
+	if (op->device != w->device || op->stream == w->stream || op->end_ns <= op->start_ns)
+		return 0;
+	ns = op->end_ns - op->start_ns;
+	return ns < w->ns ? ns : w->ns;
+}
+
 void gt_streams__fini(void)
 {
 	gt_hmap__fini(&ends);

@@ -28,6 +28,26 @@
 #include "gpu/device-op.h"
 
 /*
+ * A thread's wait for one stream (a stream synchronization, clFinish on a
+ * queue): where it waited, for which stream of which device, and how long.
+ * When the thread's next operation runs on another stream of that device,
+ * the wait kept it from running beside the work waited for: had it been
+ * issued before the wait, it could have overlapped up to the wait's
+ * length, if it does not need that work's results. The monitor charges
+ * min(wait, the operation's time) as GSYNC_SERIAL at the wait's node.
+ */
+struct gt_stream_wait {
+	struct gt_cct_node *node; /* the wait's <gpu sync>; NULL: none */
+	uint64_t stream;
+	uint64_t end_ns, ns;
+	uint32_t device;
+};
+
+/* The time @op, issued right after @w, could have overlapped it: 0 unless
+ * @op is a kernel, copy or memset of @w's device on another stream. */
+uint64_t gt_streams__serialized(const struct gt_stream_wait *w, const struct gt_device_op *op);
+
+/*
  * Notes @op (a device operation with its device-side times: a kernel,
  * copy or memset) as the latest of its stream, and returns the time its
  * stream stood idle right before it, after it was issued at @issued_ns;

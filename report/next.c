@@ -80,6 +80,10 @@ static const struct {
 				   "launch the graph (cudaStreamBeginCapture, cudaGraphInstantiate, "
 				   "cudaGraphLaunch), or fuse the kernels; OpenCL: fuse them, or record a "
 				   "command buffer (cl_khr_command_buffer); OpenMP: fewer, larger target regions" },
+	[GT_NEXT_SERIAL_SYNC] = { "serializing-sync", "a wait for one stream holds back the next stream's work",
+				  "issue the other stream's work before the wait, and wait where its results are "
+				  "needed; where it needs the waited work, let the device order them "
+				  "(cudaStreamWaitEvent, an OpenCL event in its wait list) instead of the host" },
 	[GT_NEXT_OCL_AOT] = { "opencl-aot-compilation", "compiled from source at run time though one device is used",
 			      "compile ahead of time for it (an offline compiler, or a binary cached with "
 			      "clGetProgramInfo and clCreateProgramWithBinary)" },
@@ -163,6 +167,9 @@ enum col {
 	C_LAUNCH_GAP_COUNT,
 	C_SC_INST,
 	C_SC_THREADS,
+	C_SERIAL,
+	C_SERIAL_COUNT,
+	C_SYNC_COUNT,
 	C_COLS
 };
 
@@ -209,6 +216,9 @@ static const struct {
 	[C_LAUNCH_GAP_COUNT] = { "GKER_LAUNCH_GAP_COUNT", 0, 0 },
 	[C_SC_INST] = { "GSC_INST", 0, 1 },
 	[C_SC_THREADS] = { "GSC_THREAD_INST", 0, 1 },
+	[C_SERIAL] = { "GSYNC_SERIAL", 0, 0 },
+	[C_SERIAL_COUNT] = { "GSYNC_SERIAL_COUNT", 0, 0 },
+	[C_SYNC_COUNT] = { "GSYNC_COUNT", 0, 0 },
 };
 
 struct ctx {
@@ -697,6 +707,37 @@ static void check_launch_bound(struct ctx *c)
 	}
 }
 
+/*
+ * Waits for one stream after which the thread's next operation ran on
+ * another stream (GSYNC_SERIAL at the wait's node, gpu/streams.h): issued
+ * before the wait, that operation could have run beside the waited work,
+ * for the shorter of the two. The gain is not estimated: it needs the
+ * operation not to depend on the waited work, and the device to have room
+ * for both at once, and the measurements show neither (on PoCL's CPU
+ * device, one kernel filled it: samples/opencl/streams gained nothing).
+ */
+static void check_serial_sync(struct ctx *c)
+{
+	const struct gt_profile *p = c->p;
+	const uint64_t *const *v = (const uint64_t *const *)c->v;
+
+	for (uint32_t i = 0; i < p->n_nodes; i++) {
+		uint64_t g = v[C_SERIAL][i], n = v[C_SERIAL_COUNT][i];
+		struct gt_next *x;
+
+		/* Under 1 % of the run's wall time: not worth a line. */
+		if (!g || !n || (double)g < 0.01 * (double)c->run->wall_ns ||
+		    !(x = add(c, GT_NEXT_SERIAL_SYNC, i)))
+			continue;
+		x->time_ns = g;
+		snprintf(x->why, sizeof(x->why),
+			 "%" PRIu64 " of the %" PRIu64 " waits here were for one stream, and the work issued next "
+			 "ran on another: up to %.3f ms of it could have run beside the waited work, were it "
+			 "independent and the device free enough",
+			 n, v[C_SYNC_COUNT][i] ? v[C_SYNC_COUNT][i] : n, (double)g / 1e6);
+	}
+}
+
 static void check_overlap(struct ctx *c)
 {
 	const struct gt_profile *p = c->p;
@@ -805,6 +846,7 @@ int gt_next__applies(const struct gt_profile *p)
 	    gt_profile__find_metric(p, "GXCOPY_PAGEABLE_BYTES") != GT_NONE ||
 	    gt_profile__find_metric(p, "GXCOPY_RESENT_BYTES") != GT_NONE ||
 	    gt_profile__find_metric(p, "GKER_LAUNCH_GAP") != GT_NONE ||
+	    gt_profile__find_metric(p, "GSYNC_SERIAL") != GT_NONE ||
 	    gt_profile__find_metric(p, "CPU_IDLE") != GT_NONE)
 		return 1;
 	for (size_t i = 0; i < sizeof(ocl_metrics) / sizeof(ocl_metrics[0]); i++)
@@ -836,6 +878,7 @@ int gt_next__build(const struct gt_profile *p, const struct gt_sections_run *run
 	check_pageable(&c);
 	check_resent(&c);
 	check_launch_bound(&c);
+	check_serial_sync(&c);
 	check_overlap(&c);
 	if (c.oom || check_opencl(&c))
 		goto out_free;

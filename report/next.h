@@ -25,6 +25,7 @@ enum gt_next_kind {
 	GT_NEXT_OVERLAP,       /* the CPU waits for the GPU, which waits for the CPU */
 	GT_NEXT_RESENT,        /* the same host bytes uploaded again (CUDA, OpenMP target) */
 	GT_NEXT_LAUNCH_BOUND,  /* kernels shorter than their launches: the stream idles between them */
+	GT_NEXT_SERIAL_SYNC,   /* a wait for one stream keeps another stream's work from overlapping it */
 	/* OpenCL's best-practice checks (gpu/opencl/advice.c), in their order there */
 	GT_NEXT_OCL_AOT,       /* compiled from source at run time, one device in use */
 	GT_NEXT_OCL_RESEND,    /* data read back, then sent to the device unchanged */

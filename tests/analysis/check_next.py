@@ -193,5 +193,20 @@ rows = [l.split() for l in sec.splitlines() if "k.cu:" in l]
 check([(r[0], r[2], r[3]) for r in rows] == [("4000", "96.9%", "k.cu:80"), ("3000", "50.0%", "k.cu:70"),
                                             ("1000", "100.0%", "k.cu:71")],
       "the counted lines, by warp instructions, with their thread efficiency: %s" % rows)
+# ---- a wait for one stream, then work on another: listed, gain not estimated ----
+p = gtfiles.Profile(dict(FACTS))
+main = p.frame(0, "main", line=1)
+ws = p.ph(p.frame(main, "wait_first", line=20), "<gpu sync>")
+for m, v in (("GSYNC", 60000000), ("GSYNC_COUNT", 10), ("GSYNC_SERIAL", 50000000), ("GSYNC_SERIAL_COUNT", 10)):
+    p.value(ws, 0, m, v)
+wt = p.ph(p.frame(main, "wait_tiny", line=21), "<gpu sync>")
+for m, v in (("GSYNC", 1000000), ("GSYNC_COUNT", 10), ("GSYNC_SERIAL", 5000000), ("GSYNC_SERIAL_COUNT", 10)):
+    p.value(wt, 0, m, v)
+advice, text = report(p, "serial")
+ss = [a for a in advice if a["kind"] == "serializing-sync"]
+check(len(ss) == 1 and ss[0]["at"].split(" < ")[1].startswith("wait_first"),
+      "serializing waits: the one over 1 %% of the wall time only (%s)" % [a.get("at") for a in ss])
+check(all(a["saved_ns"] == 0 and a["program_speedup"] == 0 for a in ss) and "50.000 ms" in ss[0]["why"],
+      "serializing waits: the overlap bound said, no gain estimated (%s)" % [a.get("why") for a in ss])
 print("%d failures" % len(bad))
 sys.exit(1 if bad else 0)

@@ -12,6 +12,7 @@
 
 #include "core/clock.h"
 #include "core/thread.h"
+#include "gpu/blame.h"
 #include "gpu/monitor.h"
 #include "gpu/streams.h"
 #include "tests/unit/test.h"
@@ -149,11 +150,68 @@ static void monitor_cases(void)
 	gt_monitor__stop();
 }
 
+static void kernel_on(struct gt_thread *t, uint64_t id, uint64_t stream, uint64_t start, uint64_t end)
+{
+	activity(t, id, stream, start, end, 0);
+}
+
+/*
+ * A wait for stream 1, then a kernel on stream 2: it could have run beside
+ * the waited work for min(its time, the wait) (GSYNC_SERIAL at the wait's
+ * node). A wait for stream 1 followed by a kernel on stream 1, and a wait
+ * for the whole device followed by one on stream 2, serialize nothing.
+ */
+static void serial_cases(void)
+{
+	struct gt_thread *t = gt_thread__self(GT_THREAD_INITIAL);
+	struct gt_cct_node *site_a, *site_b, *w1, *w2, *w3;
+	uint64_t a, b, now;
+
+	CHECK(t);
+	CHECK(gt_monitor__start() == 0);
+	site_a = site(t, 0x1000);
+	site_b = site(t, 0x2000);
+	w1 = gt_cct__placeholder(&t->cct, gt_cct__child(&t->cct, t->cct.root, GT_NODE_FRAME, 0x3000, 0), GT_PH_GPU_SYNC);
+	w2 = gt_cct__placeholder(&t->cct, gt_cct__child(&t->cct, t->cct.root, GT_NODE_FRAME, 0x4000, 0), GT_PH_GPU_SYNC);
+	w3 = gt_cct__placeholder(&t->cct, gt_cct__child(&t->cct, t->cct.root, GT_NODE_FRAME, 0x5000, 0), GT_PH_GPU_SYNC);
+
+	now = gt_clock__now();
+	a = gt_monitor__correlate_device(t, site_a, 0);
+	kernel_on(t, a, 1, now - 900000, now - 600000);
+	gt_blame__sync(t, w1, now - 800000, now - 500000, 0, 1); /* 300 us for stream 1 */
+	b = gt_monitor__correlate_device(t, site_b, 0);
+	now = gt_clock__now();
+	kernel_on(t, b, 2, now + 1000, now + 101000); /* 100 us on stream 2 */
+
+	now = gt_clock__now();
+	a = gt_monitor__correlate_device(t, site_a, 0);
+	kernel_on(t, a, 1, now - 900000, now - 600000);
+	gt_blame__sync(t, w2, now - 800000, now - 500000, 0, 1);
+	b = gt_monitor__correlate_device(t, site_b, 0);
+	now = gt_clock__now();
+	kernel_on(t, b, 1, now + 1000, now + 101000); /* the same stream */
+
+	now = gt_clock__now();
+	gt_blame__sync(t, w3, now - 800000, now - 500000, 0, 0); /* the whole device */
+	b = gt_monitor__correlate_device(t, site_b, 0);
+	now = gt_clock__now();
+	kernel_on(t, b, 2, now + 1000, now + 101000);
+
+	gt_monitor__flush();
+	gt_monitor__drain(t);
+	CHECK_EQ_U(gt_cct__get(w1, GT_M_GSYNC_SERIAL), 100000);
+	CHECK_EQ_U(gt_cct__get(w1, GT_M_GSYNC_SERIAL_COUNT), 1);
+	CHECK_EQ_U(gt_cct__get(w2, GT_M_GSYNC_SERIAL_COUNT), 0);
+	CHECK_EQ_U(gt_cct__get(w3, GT_M_GSYNC_SERIAL_COUNT), 0);
+	gt_monitor__stop();
+}
+
 int main(int argc, char **argv)
 {
 	static const struct test_case cases[] = {
 		{ "the stream table, case by case", table_cases },
 		{ "through the monitor: a launch-bound chain, a graph, a late issue", monitor_cases },
+		{ "through the monitor: a wait for one stream, then work on another", serial_cases },
 	};
 
 	return test__main(cases, (int)(sizeof(cases) / sizeof(cases[0])), argc, argv);

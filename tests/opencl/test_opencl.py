@@ -274,6 +274,32 @@ def test_launch_bound():
                       "%.2fx" % advice[0]["speedup"] if advice else "none", m.group(3)))
 
 
+def test_serializing_waits():
+    """samples/opencl/streams on PoCL: 30 times the host waits for queue 1
+    and then feeds queue 2 (wait_first), and 30 times the reverse
+    (wait_second): every one of those waits is followed by work on the other
+    queue, exactly; the advice lists such a wait, without a gain (the device
+    may have no room for both, and on PoCL's CPU device it has none)."""
+    p, _, err1 = run_both("streams")
+    check(re.search(r"pair overlap slow_ms", err1), "the program's times: %s" % err1)
+    waits = {}
+    for n in p.find("<gpu sync>"):
+        f = funcs(p, n)
+        if f and f[-1] in ("wait_first", "wait_second"):
+            waits[f[-1]] = n
+    check(set(waits) == {"wait_first", "wait_second"}, "the two waits: %s" % list(waits))
+    for name, n in sorted(waits.items()):
+        check(p.excl(n, "GSYNC_COUNT") == 30 and p.excl(n, "GSYNC_SERIAL_COUNT") == 30 and p.excl(n, "GSYNC_SERIAL") > 0,
+              "%s: 30 waits, each followed by work on the other queue (%d, %d)" %
+              (name, p.excl(n, "GSYNC_COUNT"), p.excl(n, "GSYNC_SERIAL_COUNT")))
+    advice = [a for a in p.doc.get("advice", []) if a["kind"] == "serializing-sync"]
+    check(any(a["node"] == waits["wait_first"]["id"] for a in advice), "serializing-sync at wait_first: %s" %
+          [a.get("at") for a in advice])
+    check(all(a["saved_ns"] == 0 for a in advice), "no gain estimated")
+    m = re.search(r"speedup ([\d.]+)", err1)
+    print("     the program measured feeding both queues first at %sx" % (m.group(1) if m else "?"))
+
+
 def platform_present():
     code, _, err = run_env([os.path.join(SAMPLES, "counts")], None)
     return code == 0 or "clGetPlatformIDs" not in err
@@ -289,5 +315,6 @@ if __name__ == "__main__":
           ("the application's events, callbacks and profiling queries; kernel time", test_events_and_kernel_time),
           ("three threads, each its own queue: launches per thread", test_threads),
           ("tiny kernels one by one, then fused: launch gaps and their advice", test_launch_bound),
+          ("waits for one queue before feeding the other: counted, advised", test_serializing_waits),
           ("GPUTOOL_DISABLE=1 passes everything through", test_disabled),
           ("the library loads without OpenCL", test_loads_without_opencl)])
