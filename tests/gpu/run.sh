@@ -134,6 +134,14 @@ python3 "$SRC/tests/gpu/check_divergence.py" "$D/gputool" "$TMP/diverge" "$TMP/d
 	"$SRC/samples/cuda/diverge.cu" $ncsv || fail "check_divergence.py"
 sed -n '/^What to do next/,/^$/p' "$TMP"/diverge/*.txt | head -10
 
+note "samples/cuda/streams: waits for one stream before feeding the other"
+"$D/streams" >"$TMP/streams-bare.out" 2>&1 || fail "streams exits $? without the tool"
+under_tool "$TMP/streams" "$D/streams" >"$TMP/streams.out" 2>"$TMP/streams.err" || fail "streams exits $? under the tool"
+echo "bare:       $(cat "$TMP/streams-bare.out")"
+echo "under tool: $(cat "$TMP/streams.out")"
+python3 "$SRC/tests/gpu/check_streams.py" "$D/gputool" "$TMP/streams" "$TMP/streams.out" "$TMP/streams-bare.out" ||
+	fail "check_streams.py"
+
 if command -v ncu >/dev/null; then
 	note "instructions derived from the samples (equations 10, 11) against Nsight Compute's counts"
 	for s in pcsamp:pcsamp1 gpucalls:gpucalls; do
