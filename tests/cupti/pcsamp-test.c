@@ -255,6 +255,21 @@ static CUptiResult CUPTIAPI sc_device(CUcontext ctx, uint32_t *dev)
 	return CUPTI_SUCCESS;
 }
 
+/* The stand-in CUPTI's SASS metrics API, above. */
+static void sc_fake_install(void)
+{
+	gt_cupti_lib.cuptiProfilerInitialize = sc_init;
+	gt_cupti_lib.cuptiDeviceGetChipName = sc_chip;
+	gt_cupti_lib.cuptiSassMetricsGetProperties = sc_props;
+	gt_cupti_lib.cuptiSassMetricsSetConfig = sc_set;
+	gt_cupti_lib.cuptiSassMetricsUnsetConfig = sc_unset;
+	gt_cupti_lib.cuptiSassMetricsEnable = sc_enable;
+	gt_cupti_lib.cuptiSassMetricsDisable = sc_disable;
+	gt_cupti_lib.cuptiSassMetricsGetDataProperties = sc_data_props;
+	gt_cupti_lib.cuptiSassMetricsFlushData = sc_flush;
+	gt_cupti_lib.cuptiGetDeviceId = sc_device;
+}
+
 /* Counting starts on the first context; the counts land at their lines,
  * shared among the launch sites by GPU time (3:1), exactly; counting ends
  * and the device's configuration is undone. */
@@ -267,15 +282,7 @@ void test_sass_counts(void)
 	gt_cupti_lib.cuptiGetCubinCrc = pc_crc;
 	gt_cupti_lib.cuptiGetSassToSourceCorrelation = sc_line;
 	gt_cupti_lib.cuptiGetDeviceId = sc_device;
-	gt_cupti_lib.cuptiProfilerInitialize = sc_init;
-	gt_cupti_lib.cuptiDeviceGetChipName = sc_chip;
-	gt_cupti_lib.cuptiSassMetricsGetProperties = sc_props;
-	gt_cupti_lib.cuptiSassMetricsSetConfig = sc_set;
-	gt_cupti_lib.cuptiSassMetricsUnsetConfig = sc_unset;
-	gt_cupti_lib.cuptiSassMetricsEnable = sc_enable;
-	gt_cupti_lib.cuptiSassMetricsDisable = sc_disable;
-	gt_cupti_lib.cuptiSassMetricsGetDataProperties = sc_data_props;
-	gt_cupti_lib.cuptiSassMetricsFlushData = sc_flush;
+	sc_fake_install();
 	CHECK(!gt_cupti_sasscount__on() && !gt_cupti_pcsamp__kept());
 	gt_config.sass_counts = 1;
 	CHECK(gt_cupti_sasscount__on() && gt_cupti_pcsamp__kept() && !gt_cupti_pcsamp__on());
@@ -339,15 +346,7 @@ void test_counts_serial_kind(void)
 	CHECK(kinds_enabled[CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL] == 1 && !kinds_enabled[CUPTI_ACTIVITY_KIND_KERNEL]);
 	memset(kinds_enabled, 0, sizeof(kinds_enabled));
 	gt_config.sass_counts = 1;
-	gt_cupti_lib.cuptiProfilerInitialize = sc_init;
-	gt_cupti_lib.cuptiDeviceGetChipName = sc_chip;
-	gt_cupti_lib.cuptiSassMetricsGetProperties = sc_props;
-	gt_cupti_lib.cuptiSassMetricsSetConfig = sc_set;
-	gt_cupti_lib.cuptiSassMetricsUnsetConfig = sc_unset;
-	gt_cupti_lib.cuptiSassMetricsEnable = sc_enable;
-	gt_cupti_lib.cuptiSassMetricsDisable = sc_disable;
-	gt_cupti_lib.cuptiSassMetricsGetDataProperties = sc_data_props;
-	gt_cupti_lib.cuptiSassMetricsFlushData = sc_flush;
+	sc_fake_install();
 	gt_cupti_lib.cuptiGetDeviceId = sc_device;
 	CHECK(gt_cupti_sasscount__on());
 	CHECK(gt_cupti_activity__start() == 0);
