@@ -68,13 +68,14 @@ static int add_all(struct gt_cct *cct, struct gt_cct_node *node, const enum gt_m
 }
 
 static int attribute_kernel(struct gt_cct *cct, struct gt_cct_node *node,
-			    const struct gt_device_op *op, uint64_t ns)
+			    const struct gt_device_op *op, uint64_t ns, uint64_t gap)
 {
 	const struct gt_kernel_launch *l = &op->launch;
 	const enum gt_metric m[] = {
 		GT_M_GKER,	 GT_M_GKER_COUNT, GT_M_GKER_BLKS,  GT_M_GKER_BLK_THR,
 		GT_M_GKER_THR_REG, GT_M_GKER_STMEM, GT_M_GKER_DYMEM, GT_M_GKER_OCC_THR,
-		GT_M_GKER_OCC_SLOTS, GT_M_GKER_OCC_REGS, GT_M_GKER_OCC_SMEM,
+		GT_M_GKER_OCC_SLOTS, GT_M_GKER_OCC_REGS, GT_M_GKER_OCC_SMEM, GT_M_GKER_LAUNCH_GAP,
+		GT_M_GKER_LAUNCH_GAP_COUNT,
 	};
 	const uint64_t v[] = {
 		ns,
@@ -88,6 +89,8 @@ static int attribute_kernel(struct gt_cct *cct, struct gt_cct_node *node,
 		l->occ_limit[GT_OCC_SLOTS],
 		l->occ_limit[GT_OCC_REGS],
 		l->occ_limit[GT_OCC_SMEM],
+		gap,
+		gap != 0,
 	};
 
 	return add_all(cct, node, m, v, sizeof(m) / sizeof(m[0]));
@@ -105,6 +108,12 @@ static struct gt_cct_node *named(struct gt_cct *cct, struct gt_cct_node *node, c
 int gt_device_op__attribute(struct gt_cct *cct, struct gt_cct_node *placeholder,
 			    const struct gt_device_op *op)
 {
+	return gt_device_op__attribute_gap(cct, placeholder, op, 0);
+}
+
+int gt_device_op__attribute_gap(struct gt_cct *cct, struct gt_cct_node *placeholder,
+				const struct gt_device_op *op, uint64_t launch_gap)
+{
 	uint64_t ns = op->end_ns > op->start_ns ? op->end_ns - op->start_ns : 0;
 	struct gt_cct_node *node = placeholder ? placeholder : cct->root;
 
@@ -118,7 +127,7 @@ int gt_device_op__attribute(struct gt_cct *cct, struct gt_cct_node *placeholder,
 
 	switch (op->kind) {
 	case GT_DEVOP_KERNEL:
-		return attribute_kernel(cct, node, op, ns);
+		return attribute_kernel(cct, node, op, ns, launch_gap);
 	case GT_DEVOP_COPY: {
 		const uint64_t v[] = { ns, op->bytes, 1 };
 		unsigned dir = op->copy <= GT_COPY_D2D ? op->copy : GT_COPY_OTHER;

@@ -119,6 +119,14 @@ int gt_device_op__attribute(struct gt_cct *cct, struct gt_cct_node *placeholder,
 			    const struct gt_device_op *op);
 
 /*
+ * gt_device_op__attribute, and for a kernel whose stream stood idle
+ * @launch_gap ns before it after its issue (gpu/streams.h; 0: not),
+ * GKER_LAUNCH_GAP and one GKER_LAUNCH_GAP_COUNT in the same pass.
+ */
+int gt_device_op__attribute_gap(struct gt_cct *cct, struct gt_cct_node *placeholder,
+				const struct gt_device_op *op, uint64_t launch_gap);
+
+/*
  * Adds @value to metric @m at the node where gt_device_op__attribute charges
  * @op's own metrics under @placeholder (its kernel's name node, its GPU
  * placeholder), so that blame sits beside the time it explains; at

@@ -32,7 +32,7 @@ struct mon_record {
 	 * MON_ACTIVITY: the whole op. MON_CORRELATION: op.correlation,
 	 * op.device, the device the operation is counted in flight on
 	 * (GT_BLAME_NO_DEVICE: not counted), and op.start_ns, when it was
-	 * issued (gt_clock__now()). MON_SYNC: start_ns, end_ns,
+	 * issued (gt_clock__now(); 0 when not counted on a device). MON_SYNC: start_ns, end_ns,
 	 * device (GT_BLAME_NO_DEVICE: all) and stream of the wait.
 	 */
 	struct gt_device_op op;

@@ -91,9 +91,12 @@ uint64_t gt_monitor__correlate_at(struct gt_thread *t, struct gt_cct_node *place
 	r->type = MON_CORRELATION;
 	r->placeholder = placeholder;
 	r->op.correlation = id;
-	r->op.start_ns = issued_ns ? issued_ns : gt_clock__now();
 	r->op.device = GT_BLAME_NO_DEVICE;
+	r->op.start_ns = 0; /* the issue time: not known */
 	if (device >= 0 && device < GT_BLAME_MAX_DEVICES) {
+		/* Only device operations are compared with their stream's
+		 * times (gpu/streams.h): the others skip the clock. */
+		r->op.start_ns = issued_ns ? issued_ns : gt_clock__now();
 		/* Before the commit, whose release orders it before the
 		 * monitor's decrement. */
 		gt_blame__launched((uint32_t)device);
@@ -160,10 +163,8 @@ void gt_monitor__apply(void *payload, void *arg)
 	if (m->type == MEAS_BLAME)
 		gt_device_op__add(&t->cct, m->placeholder, &m->op, (enum gt_metric)m->metric,
 				  m->value);
-	else if (!gt_device_op__attribute(&t->cct, m->placeholder, &m->op) && m->value) {
-		gt_device_op__add(&t->cct, m->placeholder, &m->op, GT_M_GKER_LAUNCH_GAP, m->value);
-		gt_device_op__add(&t->cct, m->placeholder, &m->op, GT_M_GKER_LAUNCH_GAP_COUNT, 1);
-	}
+	else
+		gt_device_op__attribute_gap(&t->cct, m->placeholder, &m->op, m->value);
 }
 
 size_t gt_monitor__drain(struct gt_thread *t)

@@ -102,7 +102,8 @@ uint64_t gt_monitor__correlate_device(struct gt_thread *t, struct gt_cct_node *p
  * gt_monitor__correlate_device, the operation issued at @issued_ns
  * (gt_clock__now() time; 0: now). The monitor compares it with the times
  * of the stream's previous operation (gpu/streams.h): a replay of a
- * recording gives the recorded time.
+ * recording gives the recorded time. An operation not counted on a device
+ * (@device out of range) carries no issue time.
  */
 uint64_t gt_monitor__correlate_at(struct gt_thread *t, struct gt_cct_node *placeholder, int device,
 				  uint64_t issued_ns);

@@ -13,6 +13,12 @@
 
 static struct gt_hmap ends;
 
+/* An operation of a stream's own timeline (not a host-timed one). */
+static int on_stream(const struct gt_device_op *op)
+{
+	return op->kind == GT_DEVOP_KERNEL || op->kind == GT_DEVOP_COPY || op->kind == GT_DEVOP_MEMSET;
+}
+
 static uint64_t key_of(uint32_t device, uint64_t stream)
 {
 	return ((uint64_t)device + 1) << STREAM_BITS | (stream & ((1ull << STREAM_BITS) - 1));
@@ -22,9 +28,7 @@ uint64_t gt_streams__idle_before(const struct gt_device_op *op, uint64_t issued_
 {
 	uint64_t key, *end, prev, idle = 0;
 
-	if (op->kind != GT_DEVOP_KERNEL && op->kind != GT_DEVOP_COPY && op->kind != GT_DEVOP_MEMSET)
-		return 0;
-	if (!op->start_ns || op->end_ns < op->start_ns)
+	if (!on_stream(op) || !op->start_ns || op->end_ns < op->start_ns)
 		return 0;
 	key = key_of(op->device, op->stream);
 	end = gt_hmap__get(&ends, key);
@@ -46,7 +50,7 @@ uint64_t gt_streams__serialized(const struct gt_stream_wait *w, const struct gt_
 {
 	uint64_t ns;
 
-	if (!w->node || (op->kind != GT_DEVOP_KERNEL && op->kind != GT_DEVOP_COPY && op->kind != GT_DEVOP_MEMSET))
+	if (!w->node || !on_stream(op))
 		return 0;
 	if (op->device != w->device || op->stream == w->stream || op->end_ns <= op->start_ns)
 		return 0;

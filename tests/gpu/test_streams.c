@@ -110,7 +110,7 @@ static struct gt_cct_node *site(struct gt_thread *t, uint64_t pc)
 static void monitor_cases(void)
 {
 	struct gt_thread *t = gt_thread__self(GT_THREAD_INITIAL);
-	struct gt_cct_node *chain, *graph, *late;
+	struct gt_cct_node *chain, *graph, *late, *nodev;
 	uint64_t ids[100], base, gid, id, now;
 
 	CHECK(t);
@@ -118,28 +118,37 @@ static void monitor_cases(void)
 	chain = site(t, 0x1000);
 	graph = site(t, 0x2000);
 	late = site(t, 0x3000);
+	nodev = site(t, 0x6000);
 	/* A chain of 100 kernels issued now, run later 1 µs each, 4 µs apart:
 	 * 99 gaps of 3 µs, each after the kernel's issue. */
 	for (int k = 0; k < 100; k++)
-		ids[k] = gt_monitor__correlate(t, chain);
+		ids[k] = gt_monitor__correlate_device(t, chain, 0);
 	base = gt_clock__now() + 1000000;
 	for (int k = 0; k < 100; k++)
 		activity(t, ids[k], 1, base + 4000 * k, base + 4000 * k + 1000, 0);
 	/* A graph of 3 kernels on the same stream, 2 µs apart: one issue. */
-	gid = gt_monitor__correlate(t, graph);
+	gid = gt_monitor__correlate_device(t, graph, 0);
 	for (int k = 0; k < 3; k++)
 		activity(t, gid, 1, base + 500000 + 3000 * k, base + 500000 + 3000 * k + 1000,
 			 k < 2 ? GT_DEVOP_F_MORE : 0);
 	/* A kernel issued after its stream (2) went idle: the stream's last
 	 * operation ended before the issue. */
-	id = gt_monitor__correlate(t, late);
+	id = gt_monitor__correlate_device(t, late, 0);
 	activity(t, id, 2, base - 2000000, base - 1900000, 0);
-	id = gt_monitor__correlate(t, late);
+	id = gt_monitor__correlate_device(t, late, 0);
 	now = gt_clock__now();
 	activity(t, id, 2, now + 5000, now + 6000, 0);
+	/* Operations not counted on a device carry no issue time: the same
+	 * chain on stream 3, correlated without one, counts no gap. */
+	for (int k = 0; k < 10; k++)
+		ids[k] = gt_monitor__correlate(t, nodev);
+	for (int k = 0; k < 10; k++)
+		activity(t, ids[k], 3, base + 4000 * k, base + 4000 * k + 1000, 0);
 	gt_monitor__flush();
 	gt_monitor__drain(t);
 
+	CHECK_EQ_U(at(t, nodev, GT_M_GKER_COUNT), 10);
+	CHECK_EQ_U(at(t, nodev, GT_M_GKER_LAUNCH_GAP_COUNT), 0);
 	CHECK_EQ_U(at(t, chain, GT_M_GKER_COUNT), 100);
 	CHECK_EQ_U(at(t, chain, GT_M_GKER_LAUNCH_GAP_COUNT), 99);
 	CHECK_EQ_U(at(t, chain, GT_M_GKER_LAUNCH_GAP), 99 * 3000);
