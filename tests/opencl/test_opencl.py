@@ -259,18 +259,30 @@ def test_launch_bound():
     check(len(links) == 1 and "step" in funcs(p, links[0]), "link_axpy under step(): %s" % links)
     check(len(fused) == 1 and "step_fused" in funcs(p, fused[0]), "chain_axpy under step_fused(): %s" % fused)
     lk, fk = links[0], fused[0]
-    check(p.excl(lk, "GKER_COUNT") == 3 * 10 * 1000 and p.excl(fk, "GKER_COUNT") == 3 * 10,
-          "launches: %d and %d" % (p.excl(lk, "GKER_COUNT"), p.excl(fk, "GKER_COUNT")))
+    # Every command measured or said unmeasured, exactly: 30,030 kernels,
+    # a fill and a read per side and round. A busy machine can starve the
+    # monitor while 30,000 commands are enqueued: completions that come
+    # before their correlation wait in a bounded pool, and what does not fit
+    # is counted in the header as unmeasured, not lost silently.
+    counts = ("GKER_COUNT", "GMSET_COUNT", "GXCOPY_H2D_COUNT", "GXCOPY_D2H_COUNT", "GXCOPY_D2D_COUNT",
+              "GXCOPY_OTHER_COUNT")
+    measured = sum(total(p, m) for m in counts)
+    unmeasured = int(p.meta("ops_unmeasured") or 0)
+    check(measured + unmeasured == 30030 + 12, "commands: %d measured + %d unmeasured, expected 30042" %
+          (measured, unmeasured))
+    nl, nf = p.excl(lk, "GKER_COUNT"), p.excl(fk, "GKER_COUNT")
+    check(0 < nl <= 30000 and 0 < nf <= 30 and (unmeasured or (nl, nf) == (30000, 30)),
+          "launches: %d and %d (%d unmeasured)" % (nl, nf, unmeasured))
     gaps, gap_ns = p.excl(lk, "GKER_LAUNCH_GAP_COUNT"), p.excl(lk, "GKER_LAUNCH_GAP")
-    check(0 < gaps <= 30000 and gap_ns > 0, "launch gaps at the chain: %d (%d ns)" % (gaps, gap_ns))
+    check(0 < gaps <= nl and gap_ns > 0, "launch gaps at the chain: %d (%d ns)" % (gaps, gap_ns))
     advice = [a for a in p.doc.get("advice", []) if a["kind"] == "launch-bound"]
     check(all(a["node"] == lk["id"] for a in advice), "launch-bound advice only for the chain: %s" %
           [a["name"] for a in advice])
     for a in advice:
-        busy = p.excl(lk, "GKER") * gaps / p.excl(lk, "GKER_COUNT")
+        busy = p.excl(lk, "GKER") * gaps / nl
         check(abs(a["speedup"] - (busy + gap_ns) / busy) <= 1e-6 * a["speedup"], "the model's estimate")
-    print("     %d of 30000 launches after an idle gap, %.2f us each; advice %s; the program measured fusion "
-          "at %sx" % (gaps, gap_ns / max(gaps, 1) / 1e3,
+    print("     %d of %d measured launches after an idle gap, %.2f us each; advice %s; the program measured fusion "
+          "at %sx" % (gaps, nl, gap_ns / max(gaps, 1) / 1e3,
                       "%.2fx" % advice[0]["speedup"] if advice else "none", m.group(3)))
 
 
@@ -288,10 +300,15 @@ def test_serializing_waits():
         if f and f[-1] in ("wait_first", "wait_second"):
             waits[f[-1]] = n
     check(set(waits) == {"wait_first", "wait_second"}, "the two waits: %s" % list(waits))
+    # Exactly, unless the machine starved the monitor of room (commands said
+    # unmeasured in the header): then none more than the waits.
+    unmeasured = int(p.meta("ops_unmeasured") or 0)
     for name, n in sorted(waits.items()):
-        check(p.excl(n, "GSYNC_COUNT") == 30 and p.excl(n, "GSYNC_SERIAL_COUNT") == 30 and p.excl(n, "GSYNC_SERIAL") > 0,
-              "%s: 30 waits, each followed by work on the other queue (%d, %d)" %
-              (name, p.excl(n, "GSYNC_COUNT"), p.excl(n, "GSYNC_SERIAL_COUNT")))
+        serial = p.excl(n, "GSYNC_SERIAL_COUNT")
+        check(p.excl(n, "GSYNC_COUNT") == 30 and (serial == 30 or (unmeasured and 0 < serial <= 30)) and
+              p.excl(n, "GSYNC_SERIAL") > 0,
+              "%s: 30 waits, each followed by work on the other queue (%d, %d; %d unmeasured)" %
+              (name, p.excl(n, "GSYNC_COUNT"), serial, unmeasured))
     advice = [a for a in p.doc.get("advice", []) if a["kind"] == "serializing-sync"]
     check(any(a["node"] == waits["wait_first"]["id"] for a in advice), "serializing-sync at wait_first: %s" %
           [a.get("at") for a in advice])
