@@ -125,10 +125,27 @@ static void *endsig__writer(void *arg)
 	return NULL;
 }
 
+void gt_endsig__exiting(void)
+{
+	/* Seq_cst: pairs with the handler's exchange, in the same total order. */
+	int sig = atomic_load_explicit(&first, memory_order_seq_cst);
+	sigset_t one;
+
+	if (!sig || is_crash(sig))
+		return;
+	/* Ends the program now, even if this thread blocks the signal. */
+	sigemptyset(&one);
+	sigaddset(&one, sig);
+	pthread_sigmask(SIG_UNBLOCK, &one, NULL);
+	endsig__die(sig);
+}
+
 static void endsig__atfork_child(void)
 {
-	/* No writer here: a signal ends the child as if no tool were there. */
+	/* No writer here: a signal ends the child as if no tool were there,
+	 * and one the parent took before the fork is not the child's. */
 	atomic_store_explicit(&writer_alive, 0, memory_order_relaxed);
+	atomic_store_explicit(&first, 0, memory_order_seq_cst);
 	for (int sig = 1; sig < NSIG; sig++) {
 		struct sigaction now;
 

@@ -18,12 +18,19 @@
  * writer writes the output as at exit; the writer then restores the default
  * disposition and sends the signal again, which ends the program. A second
  * signal meanwhile ends the program at once; a program that exits
- * meanwhile waits for the write (gt_tool__stop).
+ * meanwhile waits for the write (gt_tool__stop) and then dies of the
+ * signal all the same (gt_endsig__exiting): its exit status is the one it
+ * would have had without the tool.
  */
 
 /* Installs the handlers and starts the writer; 0 or a negative errno (after
  * one log line: the tool goes on without it). Normal context, once. */
 int gt_endsig__init(void);
+
+/* At the program's exit, after the write: if a termination signal was taken
+ * (the program went on to exit before the writer sent it again), the program
+ * dies of it here, as it would have without the tool. Returns otherwise. */
+void gt_endsig__exiting(void);
 
 /* Crashes (SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL), when their disposition
  * is the default: the faulting thread waits for the writer at most this

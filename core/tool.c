@@ -62,6 +62,7 @@ static atomic_int n_facts;
 __attribute__((destructor)) static void tool__fini(void)
 {
 	gt_tool__stop();
+	gt_endsig__exiting();
 }
 
 static void tool__zero_visit(struct gt_cct_node *n, void *arg)
@@ -209,6 +210,7 @@ void gt_tool__before_exec(void)
 		return;
 	gt_info("exit", "the program execs another: writing the output first");
 	gt_tool__stop();
+	gt_endsig__exiting();
 }
 
 int gt_tool__stopping(void)

@@ -21,9 +21,13 @@
  *                     works; prints "prof ticks" when it saw some
  *   nofile            lowers RLIMIT_NOFILE to what is open now
  *   big-stdout        writes 4 MiB to stdout, then a line with its sum
+ *   raise-exit        raise(SIGTERM), then returns 0 from main
+ *   term-in-exit      returns 0 from main; a thread sends SIGTERM once the
+ *                     tool's output directory ($GPUTOOL_OUTPUT) has a file
  *
  * Prints "done" last (modes that return normally).
  */
+#include <dirent.h>
 #include <fcntl.h>
 #include <omp.h>
 #include <pthread.h>
@@ -69,6 +73,30 @@ __attribute__((noinline)) static void work(double s)
 			x += burn(i);
 		sink += x;
 	}
+}
+
+/* Sends SIGTERM once the directory $GPUTOOL_OUTPUT has an entry: the tool
+ * has begun to write its output at the program's exit. */
+static void *term_when_written(void *arg)
+{
+	const char *dir = arg;
+	struct timespec tick = { 0, 100000 };
+
+	for (;;) {
+		DIR *d = opendir(dir);
+		struct dirent *e;
+		int any = 0;
+
+		while (d && (e = readdir(d)))
+			any |= e->d_name[0] != '.';
+		if (d)
+			closedir(d);
+		if (any)
+			break;
+		nanosleep(&tick, NULL);
+	}
+	kill(getpid(), SIGTERM);
+	return NULL;
 }
 
 static void *exit_from_thread(void *arg)
@@ -223,6 +251,17 @@ int main(int argc, char **argv)
 			close(fd);
 		setrlimit(RLIMIT_NOFILE, &rl);
 		work(0.02);
+	} else if (!strcmp(mode, "raise-exit")) {
+		/* The signal's default action would end the program here; under
+		 * the tool it goes on to exit while the profile is written. */
+		raise(SIGTERM);
+		return 0;
+	} else if (!strcmp(mode, "term-in-exit") && getenv("GPUTOOL_OUTPUT")) {
+		pthread_t th;
+
+		if (pthread_create(&th, NULL, term_when_written, getenv("GPUTOOL_OUTPUT")))
+			return 1;
+		return 0;
 	} else if (!strcmp(mode, "big-stdout")) {
 		static char buf[4096];
 		unsigned long sum = 0;
