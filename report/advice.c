@@ -602,7 +602,7 @@ static const char *const blame_metrics[] = {
 	GT_GPU_BLAME_KINDS(X, _)
 #undef X
 };
-static const char *const blame_labels[] = { "global", "local", "shared", "sfu", "arith", "other", "self" };
+static const char *const blame_labels[] = { "global", "local", "shared", "sfu", "convert", "arith", "other", "self" };
 #define BLAME_KINDS (sizeof(blame_metrics) / sizeof(blame_metrics[0]))
 
 /* The lines whose instructions other instructions waited for, by the

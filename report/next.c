@@ -35,6 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "report/next-internal.h"
 #include "report/ptree.h"
 
 #define MIN_SAMPLES 1000    /* a kernel context with fewer PC samples gets no advice */
@@ -65,6 +66,20 @@ static const struct {
 				     "make the threads of a warp take the same path: branch on a warp-uniform "
 				     "value (the warp's index, not threadIdx.x's low bits), sort or bin the work "
 				     "so that neighbouring threads do alike, or move the rare path out of the loop" },
+	[GT_NEXT_GPU_UNROLL] = { "gpu-unroll", "a loop whose iterations wait one after the other",
+				 "unroll the loop (#pragma unroll N, or by hand with independent accumulators) so "
+				 "that one iteration's loads and arithmetic overlap another's waits; or load the next "
+				 "iteration's data before this one's use (software pipelining)" },
+	[GT_NEXT_GPU_INLINE] = { "gpu-inline", "waits in a device function that is called, not inlined",
+				 "inline the function (__forceinline__, or drop __noinline__; move it into the "
+				 "caller's translation unit or link with -dlto) so that its work can overlap the "
+				 "caller's; a recursive function cannot be: make the recursion a loop" },
+	[GT_NEXT_GPU_MATH] = { "gpu-math", "long-latency arithmetic: conversions and the math library's subroutines",
+			       "cheaper arithmetic for the same result: 32-bit integer indices instead of 64-bit "
+			       "(64-bit division and modulo are subroutine calls), division and modulo by a power of "
+			       "two as shifts and masks or by a reciprocal computed once, float constants (1.0f) in "
+			       "float expressions; where the precision allows, the intrinsics (__fdividef, __expf, "
+			       "__sinf) or -use_fast_math" },
 	[GT_NEXT_PAGEABLE] = { "pageable-copies", "copies of pageable host memory",
 			       "pin the host buffer (cudaMallocHost, cudaHostRegister; an OpenMP allocator "
 			       "with the pinned trait), then copy with cudaMemcpyAsync" },
@@ -113,7 +128,7 @@ static const char *const ocl_metrics[] = {
 
 int gt_next__of_kernel(enum gt_next_kind k)
 {
-	return k <= GT_NEXT_GPU_DIVERGENCE || k == GT_NEXT_LAUNCH_BOUND;
+	return k <= GT_NEXT_GPU_MATH || k == GT_NEXT_LAUNCH_BOUND;
 }
 
 const char *gt_next__id(enum gt_next_kind k)
@@ -125,53 +140,6 @@ const char *gt_next__title(enum gt_next_kind k)
 {
 	return k < GT_NEXT_KINDS ? kinds[k].title : "?";
 }
-
-/* The metrics the checks read, each per node (inclusive or exclusive). */
-enum col {
-	C_SAMPLES,
-	C_LATENCY,
-	C_ISSUED,
-	C_NOT_SELECTED,
-	C_MEMORY,
-	C_LONG_SB,
-	C_BARRIER,
-	C_LG_THROTTLE,
-	C_B_GLOBAL,
-	C_B_LOCAL,
-	C_I_GLOBAL,
-	C_I_LOCAL,
-	C_GKER,
-	C_COUNT,
-	C_OCC,
-	C_OCC_SLOTS,
-	C_OCC_REGS,
-	C_OCC_SMEM,
-	C_REGS,
-	C_SMEM_ST,
-	C_SMEM_DY,
-	C_IDLE_CAUSE,
-	C_CPU_IDLE,
-	C_GPU_IDLE_CAUSE,
-	C_PAGEABLE,
-	C_H2D,
-	C_H2D_BYTES,
-	C_D2H,
-	C_D2H_BYTES,
-	C_RESENT,
-	C_RESENT_COUNT,
-	C_OMP_H2D,
-	C_OMP_H2D_BYTES,
-	C_H2D_COUNT,
-	C_OMP_H2D_COUNT,
-	C_LAUNCH_GAP,
-	C_LAUNCH_GAP_COUNT,
-	C_SC_INST,
-	C_SC_THREADS,
-	C_SERIAL,
-	C_SERIAL_COUNT,
-	C_SYNC_COUNT,
-	C_COLS
-};
 
 static const struct {
 	const char *metric;
@@ -219,25 +187,15 @@ static const struct {
 	[C_SERIAL] = { "GSYNC_SERIAL", 0, 0 },
 	[C_SERIAL_COUNT] = { "GSYNC_SERIAL_COUNT", 0, 0 },
 	[C_SYNC_COUNT] = { "GSYNC_COUNT", 0, 0 },
+	[C_B_CONVERT] = { "GPB_CONVERT", 0, 1 },
+	[C_B_LOOP] = { "GPO_UNROLL", 0, 1 },
+	[C_LOOP_ISSUED] = { "GPC_ISSUED", 0, 0 },
 };
 
-struct ctx {
-	const struct gt_profile *p;
-	const struct gt_sections_run *run;
-	uint64_t *v[C_COLS];
-	uint32_t *kern; /* per node: its kernel context */
-	uint64_t *sum[C_COLS]; /* per kernel context, of the per_kernel columns */
-	uint32_t *hot[C_COLS];
-	int blame;      /* CPU_IDLE_CAUSE was measured */
-	int patched;    /* instructions were counted: the kernels ran patched, their times are not theirs */
-	int oom;
-	struct gt_next_list *out;
-	uint32_t cap;
-};
 
 /* Per kernel context: the sum over the nodes under it of an exclusive
  * column, and the hottest of those nodes (the first of equals). */
-static uint64_t under(const struct ctx *c, uint32_t k, enum col col, uint32_t *hot)
+uint64_t gt_next__under(const struct ctx *c, uint32_t k, enum col col, uint32_t *hot)
 {
 	if (hot)
 		*hot = c->hot[col][k];
@@ -273,7 +231,7 @@ static int under__build(struct ctx *c)
 	return 0;
 }
 
-static struct gt_next *add(struct ctx *c, enum gt_next_kind kind, uint32_t node)
+struct gt_next *gt_next__add(struct ctx *c, enum gt_next_kind kind, uint32_t node)
 {
 	struct gt_next *n;
 
@@ -323,7 +281,7 @@ static void program_gain(const struct ctx *c, struct gt_next *n, uint64_t gpu_sa
 /* A kernel change estimated as T'/T = ratio. A run that counted
  * instructions ran its kernels patched: their speedup holds, their times
  * are not theirs, and the program's gain is left unestimated. */
-static void kernel_gain(const struct ctx *c, struct gt_next *n, uint32_t k, double ratio)
+void gt_next__kernel_gain(const struct ctx *c, struct gt_next *n, uint32_t k, double ratio)
 {
 	uint64_t t = c->v[C_GKER][k];
 
@@ -342,7 +300,7 @@ static void kernel_gain(const struct ctx *c, struct gt_next *n, uint32_t k, doub
  * shrink by cut, the others as the warps' waiting does (the samples that
  * issued or could have are not waiting).
  */
-static double stall_ratio(double wr, double waiting, double f, double cut)
+double gt_next__stall_ratio(double wr, double waiting, double f, double cut)
 {
 	double left = waiting > 0 ? (waiting - f) / waiting : 1;
 
@@ -364,7 +322,7 @@ static double gone_ratio(double wr, double waiting, double f, double cut, double
 	if (w < 0)
 		w = 0;
 	if (w >= 1 || n < 1)
-		return stall_ratio(wr, waiting, f, cut);
+		return gt_next__stall_ratio(wr, waiting, f, cut);
 	return wr * (1.0 - cut) / (1.0 - pow(w, n));
 }
 
@@ -383,9 +341,9 @@ static void check_kernel(struct ctx *c, uint32_t k)
 	waiting = 1.0 - (iss + (double)v[C_NOT_SELECTED][k]) / S;
 	/* The waits for the L1TEX path (long scoreboard, LG throttle), shared
 	 * between local and global memory as their instructions issued. */
-	il = (double)under(c, k, C_I_LOCAL, NULL);
-	ig = (double)under(c, k, C_I_GLOBAL, NULL);
-	mem = (double)(under(c, k, C_LONG_SB, NULL) + under(c, k, C_LG_THROTTLE, NULL)) / S;
+	il = (double)gt_next__under(c, k, C_I_LOCAL, NULL);
+	ig = (double)gt_next__under(c, k, C_I_GLOBAL, NULL);
+	mem = (double)(gt_next__under(c, k, C_LONG_SB, NULL) + gt_next__under(c, k, C_LG_THROTTLE, NULL)) / S;
 	/* Warps resident per scheduler: the theoretical occupancy of the SM's
 	 * warp slots (64 where the device is not known), over 4 schedulers. */
 	resident = (double)v[C_OCC][k] / (double)count / 1000.0 *
@@ -394,14 +352,14 @@ static void check_kernel(struct ctx *c, uint32_t k)
 
 	/* Local memory: what the local loads and stores make the warps wait
 	 * for goes, and so do those instructions. */
-	if (il > 0 && (under(c, k, C_B_LOCAL, &hot), hot != GT_NONE)) {
+	if (il > 0 && (gt_next__under(c, k, C_B_LOCAL, &hot), hot != GT_NONE)) {
 		double f = mem * il / (il + ig);
 
-		if (f >= MIN_SHARE && (n = add(c, GT_NEXT_GPU_LOCAL, k))) {
+		if (f >= MIN_SHARE && (n = gt_next__add(c, GT_NEXT_GPU_LOCAL, k))) {
 			n->line = hot;
 			n->samples = (uint64_t)(f * S + 0.5);
 			n->kernel_samples = (uint64_t)S;
-			kernel_gain(c, n, k, gone_ratio(wr, waiting, f, iss > 0 ? il / iss : 0, resident));
+			gt_next__kernel_gain(c, n, k, gone_ratio(wr, waiting, f, iss > 0 ? il / iss : 0, resident));
 			int len = snprintf(n->why, sizeof(n->why),
 					   "%.1f%% of the kernel's PC samples wait on local memory; local loads and "
 					   "stores are %.1f%% of its instructions",
@@ -415,7 +373,7 @@ static void check_kernel(struct ctx *c, uint32_t k)
 
 	/* Scattered global accesses: memory-bound on global loads while the
 	 * bytes the threads asked for use little of the DRAM's bandwidth. */
-	if (ig > 0 && (under(c, k, C_B_GLOBAL, &hot), hot != GT_NONE)) {
+	if (ig > 0 && (gt_next__under(c, k, C_B_GLOBAL, &hot), hot != GT_NONE)) {
 		double f = mem * ig / (il + ig), t = (double)v[C_GKER][k] / 1e9, bytes = 0, floor = 0;
 		const struct gt_sections_run *r = c->run;
 
@@ -427,14 +385,14 @@ static void check_kernel(struct ctx *c, uint32_t k)
 			bytes = (S - (double)v[C_LATENCY][k]) * w * (double)r->pc_period * ig / iss * 32 * LANE_BYTES;
 			floor = bytes / (double)r->dram_bytes_per_s / t;
 		}
-		if (f >= MIN_SHARE * 3 && bytes > 0 && floor < SCATTERED_BW && (n = add(c, GT_NEXT_GPU_GLOBAL, k))) {
-			double ratio = stall_ratio(wr, waiting, f, 0);
+		if (f >= MIN_SHARE * 3 && bytes > 0 && floor < SCATTERED_BW && (n = gt_next__add(c, GT_NEXT_GPU_GLOBAL, k))) {
+			double ratio = gt_next__stall_ratio(wr, waiting, f, 0);
 
 			n->line = hot;
 			n->samples = (uint64_t)(f * S + 0.5);
 			n->kernel_samples = (uint64_t)S;
 			/* No faster than the DRAM moves the bytes asked for. */
-			kernel_gain(c, n, k, ratio > floor ? ratio : floor);
+			gt_next__kernel_gain(c, n, k, ratio > floor ? ratio : floor);
 			snprintf(n->why, sizeof(n->why),
 				 "%.1f%% of the kernel's PC samples wait on global memory, while the %.3g bytes its "
 				 "threads access use %.1f%% of the DRAM's peak bandwidth over its run",
@@ -444,13 +402,13 @@ static void check_kernel(struct ctx *c, uint32_t k)
 
 	/* Barriers. */
 	{
-		double b = (double)under(c, k, C_BARRIER, &hot), f = b / S;
+		double b = (double)gt_next__under(c, k, C_BARRIER, &hot), f = b / S;
 
-		if (f >= MIN_SHARE && hot != GT_NONE && (n = add(c, GT_NEXT_GPU_BARRIER, k))) {
+		if (f >= MIN_SHARE && hot != GT_NONE && (n = gt_next__add(c, GT_NEXT_GPU_BARRIER, k))) {
 			n->line = hot;
 			n->samples = (uint64_t)b;
 			n->kernel_samples = (uint64_t)S;
-			kernel_gain(c, n, k, stall_ratio(wr, waiting, f, 0));
+			gt_next__kernel_gain(c, n, k, gt_next__stall_ratio(wr, waiting, f, 0));
 			snprintf(n->why, sizeof(n->why), "%.1f%% of the kernel's PC samples wait at barriers", 100.0 * f);
 		}
 	}
@@ -479,10 +437,10 @@ static void check_kernel(struct ctx *c, uint32_t k)
 		double ratio = wr + (1.0 - wr) * (m + (1.0 - m) * occ / next);
 
 		if (lim[tight] > 0 && occ < 1000 && next > occ * 1.25 && ratio <= 1.0 / MIN_SPEEDUP &&
-		    (n = add(c, GT_NEXT_GPU_OCCUPANCY, k))) {
+		    (n = gt_next__add(c, GT_NEXT_GPU_OCCUPANCY, k))) {
 			n->samples = v[C_LATENCY][k];
 			n->kernel_samples = (uint64_t)S;
-			kernel_gain(c, n, k, ratio);
+			gt_next__kernel_gain(c, n, k, ratio);
 			snprintf(n->why, sizeof(n->why),
 				 "%.1f%% of the schedulers' cycles issue nothing; %s bounds the occupancy at "
 				 "%.1f%%, the next bound is %.1f%%",
@@ -541,18 +499,18 @@ static void check_divergence(struct ctx *c)
 		}
 	}
 	for (uint32_t k = 0; k < p->n_nodes; k++) {
-		double w = (double)under(c, k, C_SC_INST, NULL), th = (double)under(c, k, C_SC_THREADS, NULL);
+		double w = (double)gt_next__under(c, k, C_SC_INST, NULL), th = (double)gt_next__under(c, k, C_SC_THREADS, NULL);
 		double cut, ratio, S = (double)v[C_SAMPLES][k];
 		struct gt_next *n;
 
 		if (c->kern[k] != k || w <= 0 || hot[k] == GT_NONE)
 			continue;
 		cut = 1.0 - th / (32.0 * w);
-		if (cut < MIN_SHARE || !(n = add(c, GT_NEXT_GPU_DIVERGENCE, k)))
+		if (cut < MIN_SHARE || !(n = gt_next__add(c, GT_NEXT_GPU_DIVERGENCE, k)))
 			continue;
-		ratio = S >= MIN_SAMPLES ? stall_ratio((S - (double)v[C_LATENCY][k]) / S, 1.0, 0, cut) : 1.0 - cut;
+		ratio = S >= MIN_SAMPLES ? gt_next__stall_ratio((S - (double)v[C_LATENCY][k]) / S, 1.0, 0, cut) : 1.0 - cut;
 		n->line = hot[k];
-		kernel_gain(c, n, k, ratio);
+		gt_next__kernel_gain(c, n, k, ratio);
 		snprintf(n->why, sizeof(n->why),
 			 "its warps ran %.1f %% of their instructions for threads left idle (%.0f of %.0f warp "
 			 "instructions at full warps); the most at the line named, %.1f %% of its own",
@@ -607,7 +565,7 @@ static void check_pageable(struct ctx *c)
 			}
 			after += (double)td * (1.0 - pb / (double)b) + pb / pinned[d];
 		}
-		if (!(n = add(c, GT_NEXT_PAGEABLE, i)))
+		if (!(n = gt_next__add(c, GT_NEXT_PAGEABLE, i)))
 			return;
 		n->time_ns = t;
 		if (known && after > 0 && after < (double)t) {
@@ -653,7 +611,7 @@ static void check_resent(struct ctx *c)
 		if (!r || !b || !t || (double)t < 0.001 * (double)c->run->wall_ns)
 			continue;
 		share = r < b ? (double)r / (double)b : 1.0;
-		if (!(n = add(c, GT_NEXT_RESENT, i)))
+		if (!(n = gt_next__add(c, GT_NEXT_RESENT, i)))
 			return;
 		n->time_ns = t;
 		saves(c, n, (uint64_t)((double)t * share), !omp);
@@ -695,7 +653,7 @@ static void check_launch_bound(struct ctx *c)
 			continue;
 		busy = (double)v[C_GKER][i] * (double)n / (double)all;
 		speedup = (busy + (double)g) / busy;
-		if (speedup < MIN_SPEEDUP || !(x = add(c, GT_NEXT_LAUNCH_BOUND, i)))
+		if (speedup < MIN_SPEEDUP || !(x = gt_next__add(c, GT_NEXT_LAUNCH_BOUND, i)))
 			continue;
 		x->time_ns = (uint64_t)(busy + (double)g);
 		x->speedup = speedup;
@@ -727,7 +685,7 @@ static void check_serial_sync(struct ctx *c)
 
 		/* Under 1 % of the run's wall time: not worth a line. */
 		if (!g || !n || (double)g < 0.01 * (double)c->run->wall_ns ||
-		    !(x = add(c, GT_NEXT_SERIAL_SYNC, i)))
+		    !(x = gt_next__add(c, GT_NEXT_SERIAL_SYNC, i)))
 			continue;
 		x->time_ns = g;
 		snprintf(x->why, sizeof(x->why),
@@ -758,7 +716,7 @@ static void check_overlap(struct ctx *c)
 	}
 	waited = idle < gidle ? idle : gidle;
 	if (at == GT_NONE || !gidle || !c->run->wall_ns ||
-	    (double)waited / procs < 0.01 * (double)c->run->wall_ns || !(n = add(c, GT_NEXT_OVERLAP, at)))
+	    (double)waited / procs < 0.01 * (double)c->run->wall_ns || !(n = gt_next__add(c, GT_NEXT_OVERLAP, at)))
 		return;
 	n->line = cpu;
 	n->time_ns = waited;
@@ -796,7 +754,7 @@ static int check_opencl(struct ctx *c)
 
 			if (!v[i])
 				continue;
-			if (!(n = add(c, k, i))) {
+			if (!(n = gt_next__add(c, k, i))) {
 				free(v);
 				goto out;
 			}
@@ -874,6 +832,7 @@ int gt_next__build(const struct gt_profile *p, const struct gt_sections_run *run
 	for (uint32_t i = 0; i < p->n_nodes; i++)
 		if (c.kern[i] == i)
 			check_kernel(&c, i);
+	gt_next__check_code(&c);
 	check_divergence(&c);
 	check_pageable(&c);
 	check_resent(&c);

@@ -21,6 +21,9 @@ enum gt_next_kind {
 	GT_NEXT_GPU_BARRIER,   /* warps of a block waiting at a barrier */
 	GT_NEXT_GPU_OCCUPANCY, /* too few resident warps to hide latency */
 	GT_NEXT_GPU_DIVERGENCE, /* warps running with threads idle (instruction counts) */
+	GT_NEXT_GPU_UNROLL,    /* a rolled loop whose iterations' waits unrolling would overlap */
+	GT_NEXT_GPU_INLINE,    /* waits in a device function called, not inlined */
+	GT_NEXT_GPU_MATH,      /* long-latency arithmetic: conversions, the math library's subroutines */
 	GT_NEXT_PAGEABLE,      /* copies of pageable host memory */
 	GT_NEXT_OVERLAP,       /* the CPU waits for the GPU, which waits for the CPU */
 	GT_NEXT_RESENT,        /* the same host bytes uploaded again (CUDA, OpenMP target) */

@@ -50,12 +50,6 @@ static const enum gt_metric issue_metric[GT_SASS__CLASSES] = {
 #undef X
 };
 
-/* The metric of each kind of blamed stall. */
-static const enum gt_metric blame_metric[GT_SASS__BLAMES] = {
-#define X(A, id, desc) GT_M_GPB_##id,
-	GT_GPU_BLAME_KINDS(X, _)
-#undef X
-};
 
 
 /* A launch context of a kernel: its node in a thread's tree, its GPU time. */
@@ -405,20 +399,30 @@ static int share_contexts(const struct gt_sass_gcct *g, const uint32_t *cs, uint
 /* The instruction blamer over one section's entries: the dependency stalls
  * (long and short scoreboard, wait) moved to the instructions that produce
  * what the waiting ones read, as GPB_* at the producers' lines, in each
- * of their GPU calling contexts. */
+ * of their GPU calling contexts; the part that unrolling could overlap as
+ * GPO_UNROLL. */
+#define BLAME_COLS (GT_SASS__BLAMES + 1)
+
 static int blame__place(const struct gt_sass *s, uint32_t sec, const uint32_t *idx, uint32_t n,
 			const struct gt_sass_gcct *g, const uint32_t *by_v, const uint32_t *v_start,
 			const double *v_sum, double *w, uint64_t *part, const struct target *tg, uint32_t nt)
 {
+	static const enum gt_metric metric[BLAME_COLS] = {
+#define X(A, id, desc) GT_M_GPB_##id,
+		GT_GPU_BLAME_KINDS(X, _)
+#undef X
+		GT_M_GPO_UNROLL,
+	};
 	const struct gt_sass_section *S = &s->sections[sec];
 	uint32_t ns = S->end - S->first;
 	uint64_t *stalls = calloc((size_t)ns * GT_SASS__WAITS, sizeof(*stalls)), *issued = calloc(ns, sizeof(*issued));
-	double *blame = malloc((size_t)ns * GT_SASS__BLAMES * sizeof(*blame)), cum = 0;
-	uint64_t emitted = 0;
+	double *blame = malloc((size_t)ns * GT_SASS__BLAMES * sizeof(*blame)), *inloop = malloc(ns * sizeof(*inloop));
+	double cum = 0, cum_loop = 0;
+	uint64_t emitted = 0, emitted_loop = 0;
 	char text[32];
 	int err = -ENOMEM;
 
-	if (!stalls || !issued || !blame)
+	if (!stalls || !issued || !blame || !inloop)
 		goto out;
 	for (uint32_t k = 0; k < n; k++) {
 		const struct pc_entry *e = &gt_pcs.e[idx[k]];
@@ -429,10 +433,10 @@ static int blame__place(const struct gt_sass *s, uint32_t sec, const uint32_t *i
 		st[GT_SASS_WAIT_FIXED] += e->n[PR_WAIT];
 		issued[e->insn - S->first] += e->n[PC_ISSUED];
 	}
-	if ((err = gt_sass__blame(s, sec, stalls, issued, blame)))
+	if ((err = gt_sass__blame(s, sec, stalls, issued, blame, inloop)))
 		goto out;
 	for (uint32_t i = 0; i < ns; i++) {
-		uint64_t counts[GT_SASS__BLAMES];
+		uint64_t counts[BLAME_COLS];
 		uint32_t v = g->vertex[i], nc = v_start[v + 1] - v_start[v];
 		int any = 0;
 
@@ -443,9 +447,13 @@ static int blame__place(const struct gt_sass *s, uint32_t sec, const uint32_t *i
 			emitted += counts[b];
 			any |= counts[b] != 0;
 		}
+		cum_loop += inloop[i];
+		counts[GT_SASS__BLAMES] = (uint64_t)(cum_loop + 0.5) - emitted_loop;
+		emitted_loop += counts[GT_SASS__BLAMES];
+		any |= counts[GT_SASS__BLAMES] != 0;
 		if (!any || !nc)
 			continue;
-		err = share_contexts(g, &by_v[v_start[v]], nc, v_sum[v], counts, GT_SASS__BLAMES, w, part);
+		err = share_contexts(g, &by_v[v_start[v]], nc, v_sum[v], counts, BLAME_COLS, w, part);
 		if (err)
 			goto out;
 		snprintf(text, sizeof(text), "pc 0x%x", s->insns[S->first + i].offset);
@@ -455,7 +463,7 @@ static int blame__place(const struct gt_sass *s, uint32_t sec, const uint32_t *i
 
 			path__context(&p, s, g, c);
 			path__insn(&p, s, S->first + i, g->contexts[c].function, gt_cupti_pcsamp__intern(text));
-			place(&part[(size_t)j * GT_SASS__BLAMES], GT_SASS__BLAMES, blame_metric, &p, -1, tg, nt);
+			place(&part[(size_t)j * BLAME_COLS], BLAME_COLS, metric, &p, -1, tg, nt);
 		}
 	}
 	err = 0;
@@ -463,6 +471,7 @@ out:
 	free(stalls);
 	free(issued);
 	free(blame);
+	free(inloop);
 	return err;
 }
 
@@ -496,7 +505,7 @@ static int section__place(const uint32_t *idx, uint32_t n, const struct target *
 	/* The contexts of each vertex, and the sums of their factors. */
 	if (!(v_start = calloc(g.n_vertices + 1, sizeof(*v_start))) || !(by_v = malloc(g.n_contexts * sizeof(*by_v))) ||
 	    !(v_sum = calloc(g.n_vertices, sizeof(*v_sum))) || !(w = malloc(g.n_contexts * sizeof(*w))) ||
-	    !(part = malloc((size_t)g.n_contexts * ((int)PC__N > (int)GT_SASS__BLAMES ? (int)PC__N : (int)GT_SASS__BLAMES) *
+	    !(part = malloc((size_t)g.n_contexts * ((int)PC__N > (int)BLAME_COLS ? (int)PC__N : (int)BLAME_COLS) *
 			    sizeof(*part))))
 		goto out;
 	for (uint32_t c = 0; c < g.n_contexts; c++) {

@@ -23,6 +23,9 @@ struct blamer {
 	uint32_t *stamp;     /* per instruction: the search that visited it last */
 	uint32_t search;
 	uint32_t *queue;
+	uint32_t *seen;      /* per instruction: the recurrence search that visited it last */
+	uint32_t walk;
+	uint32_t *stack;
 };
 
 /* Whether control reaches @i from the instruction before it. */
@@ -50,7 +53,9 @@ static int blamer__init(struct blamer *b, const struct gt_sass *s, uint32_t sect
 	b->to = malloc((b->n ? b->n : 1) * sizeof(*b->to));
 	b->stamp = calloc(b->n ? b->n : 1, sizeof(*b->stamp));
 	b->queue = malloc(MAX_VISIT * sizeof(*b->queue));
-	if (!b->to_start || !b->to || !b->stamp || !b->queue)
+	b->seen = calloc(b->n ? b->n : 1, sizeof(*b->seen));
+	b->stack = malloc(MAX_VISIT * sizeof(*b->stack));
+	if (!b->to_start || !b->to || !b->stamp || !b->queue || !b->seen || !b->stack)
 		return -ENOMEM;
 	for (uint32_t i = S->first; i < S->end; i++) {
 		uint32_t t = s->insns[i].target;
@@ -82,6 +87,8 @@ static void blamer__fini(struct blamer *b)
 	free(b->to);
 	free(b->stamp);
 	free(b->queue);
+	free(b->seen);
+	free(b->stack);
 }
 
 static int writes(const struct gt_sass_insn *in, uint16_t reg)
@@ -153,9 +160,10 @@ static int kind_of(const struct gt_sass_insn *p, enum gt_sass_wait wait)
 	case GT_SASS_WAIT_SHORT:
 		if (!mio)
 			return -1;
-		return p->cls == GT_SASS_SHARED ? GT_SASS_BLAME_SHARED
-		       : p->cls == GT_SASS_SFU	? GT_SASS_BLAME_SFU
-						: GT_SASS_BLAME_OTHER;
+		return p->cls == GT_SASS_SHARED	 ? GT_SASS_BLAME_SHARED
+		       : p->cls == GT_SASS_SFU	 ? GT_SASS_BLAME_SFU
+		       : p->cls == GT_SASS_CONVERT ? GT_SASS_BLAME_CONVERT
+						 : GT_SASS_BLAME_OTHER;
 	case GT_SASS_WAIT_FIXED:
 		if (memory || p->cls == GT_SASS_SHARED || p->cls == GT_SASS_SFU || (p->flags & GT_SASS_F_CALL))
 			return -1;
@@ -165,8 +173,55 @@ static int kind_of(const struct gt_sass_insn *p, enum gt_sass_wait wait)
 	}
 }
 
+/* Whether instruction @l (global index) is in loop @loop or a loop inside it. */
+static int in_loop(const struct gt_sass *s, uint32_t l, uint32_t loop)
+{
+	for (uint32_t x = s->insns[l].loop; x != GT_SASS_NONE; x = s->loops[x].parent)
+		if (x == loop)
+			return 1;
+	return 0;
+}
+
+/*
+ * Whether producer @p (section-relative) depends on the result of the
+ * waiting instruction @w within their loop @loop: a recurrence (v = f(v)
+ * from one iteration to the next), whose waits no unrolling overlaps. The
+ * producers of @p's operands, and theirs, are followed back through the
+ * loop's instructions (around its back edge too), at most MAX_VISIT.
+ */
+static int recurrence(struct blamer *b, uint32_t p, uint32_t w, uint32_t loop)
+{
+	const struct gt_sass *s = b->s;
+	uint32_t top = 0, visits = 0, cand[64];
+
+	b->walk++;
+	b->seen[p] = b->walk;
+	b->stack[top++] = p;
+	while (top && visits < MAX_VISIT) {
+		uint32_t x = b->stack[--top];
+		const struct gt_sass_insn *in = &s->insns[b->first + x];
+
+		visits++;
+		for (int u = 0; u < in->n_use; u++) {
+			uint32_t n = producers(b, x, in->use[u], cand, 0, 64);
+
+			for (uint32_t k = 0; k < n; k++) {
+				uint32_t q = cand[k];
+
+				if (q == w)
+					return 1;
+				if (b->seen[q] == b->walk || !in_loop(s, b->first + q, loop) || top == MAX_VISIT)
+					continue;
+				b->seen[q] = b->walk;
+				b->stack[top++] = q;
+			}
+		}
+	}
+	return 0;
+}
+
 int gt_sass__blame(const struct gt_sass *s, uint32_t section, const uint64_t *stalls, const uint64_t *issued,
-		   double *blame)
+		   double *blame, double *inloop)
 {
 	struct blamer b;
 	uint32_t cand[64];
@@ -179,6 +234,8 @@ int gt_sass__blame(const struct gt_sass *s, uint32_t section, const uint64_t *st
 		return err;
 	}
 	memset(blame, 0, (size_t)b.n * GT_SASS__BLAMES * sizeof(*blame));
+	if (inloop)
+		memset(inloop, 0, (size_t)b.n * sizeof(*inloop));
 	for (uint32_t i = 0; i < b.n; i++) {
 		const struct gt_sass_insn *in = &s->insns[b.first + i];
 		uint32_t n = 0;
@@ -203,10 +260,19 @@ int gt_sass__blame(const struct gt_sass *s, uint32_t section, const uint64_t *st
 				continue;
 			}
 			for (uint32_t k = 0; k < kept; k++) {
-				int kind = kind_of(&s->insns[b.first + keep[k]], (enum gt_sass_wait)w);
+				const struct gt_sass_insn *p = &s->insns[b.first + keep[k]];
+				int kind = kind_of(p, (enum gt_sass_wait)w);
+				double part = (double)v * ((double)issued[keep[k]] + 1) / total;
 
-				blame[(size_t)keep[k] * GT_SASS__BLAMES + (size_t)kind] +=
-					(double)v * ((double)issued[keep[k]] + 1) / total;
+				blame[(size_t)keep[k] * GT_SASS__BLAMES + (size_t)kind] += part;
+				/* A wait in the producer's own loop that unrolling can
+				 * overlap with another iteration's work: not on local
+				 * memory (the spill's advice), not for a call, not a
+				 * recurrence. */
+				if (inloop && kind != GT_SASS_BLAME_LOCAL && !(p->flags & GT_SASS_F_CALL) &&
+				    in->loop != GT_SASS_NONE && p->loop == in->loop &&
+				    !recurrence(&b, keep[k], i, in->loop))
+					inloop[keep[k]] += part;
 			}
 		}
 	}

@@ -168,6 +168,14 @@ void gt_sass__gcct_fini(struct gt_sass_gcct *g);
  * each kind of wait, @issued its issued samples; @blame gets per
  * instruction of the section the samples it caused, by GT_SASS_BLAME_*
  * kind (the instruction's own class decides the kind).
+ *
+ * @inloop (NULL: not wanted) gets per instruction of the section the part
+ * of those samples that unrolling could overlap (seed 004's loop
+ * unrolling optimizer): waits of instructions in the producer's own
+ * innermost loop, not on local memory nor a call, and not a recurrence
+ * (the producer does not depend, through the loop's instructions and
+ * around its back edge, on the waiting instruction's result: v = f(v)
+ * waits whatever the unrolling).
  */
 enum gt_sass_wait { GT_SASS_WAIT_LONG, GT_SASS_WAIT_SHORT, GT_SASS_WAIT_FIXED, GT_SASS__WAITS };
 #define GT_SASS_BLAME_ENUM(A, id, desc) GT_SASS_BLAME_##id,
@@ -175,7 +183,7 @@ enum gt_sass_blame { GT_GPU_BLAME_KINDS(GT_SASS_BLAME_ENUM, _) GT_SASS__BLAMES }
 #undef GT_SASS_BLAME_ENUM
 
 int gt_sass__blame(const struct gt_sass *s, uint32_t section, const uint64_t *stalls, const uint64_t *issued,
-		   double *blame);
+		   double *blame, double *inloop);
 
 /* Runs nvdisasm on @cubin: its output in *@text (malloc'ed), or a negative
  * errno (-ENOENT: no nvdisasm; -ECANCELED: @program is "0" or "off"). The

@@ -208,5 +208,52 @@ check(len(ss) == 1 and ss[0]["at"].split(" < ")[1].startswith("wait_first"),
       "serializing waits: the one over 1 %% of the wall time only (%s)" % [a.get("at") for a in ss])
 check(all(a["saved_ns"] == 0 and a["program_speedup"] == 0 for a in ss) and "50.000 ms" in ss[0]["why"],
       "serializing waits: the overlap bound said, no gain estimated (%s)" % [a.get("why") for a in ss])
+# ---- the code optimizers: a rolled loop, a call not inlined, conversions and a math subroutine ----
+p = gtfiles.Profile(dict(FACTS))
+main = p.frame(0, "main", line=1)
+
+
+def samples(n, s, lat, iss, ns, **extra):
+    for m, v in (("GPC_SAMPLES", s), ("GPC_LATENCY", lat), ("GPC_ISSUED", iss), ("GPC_NOT_SELECTED", ns)):
+        p.value(n, 0, m, v)
+    for m, v in extra.items():
+        p.value(n, 0, m, v)
+
+
+kc = p.node(p.ph(p.frame(main, "code", line=30), "<gpu kernel>"), gtfiles.NAME, "k_code")
+for m, v in (("GKER", 100000000), ("GKER_COUNT", 1), ("GKER_OCC_THR", 1000)):
+    p.value(kc, 0, m, v)
+# S 10000, L 5000 (W_R 0.5), issued 2000, not selected 500 (waiting 0.75).
+samples(p.node(kc, gtfiles.NAME, "k.cu:40"), 2000, 1000, 200, 100, GPB_CONVERT=1500)
+samples(p.node(p.node(kc, gtfiles.NAME, "loop at k.cu:50"), gtfiles.NAME, "k.cu:51"), 5000, 2500, 1500, 300,
+        GPO_UNROLL=3000)
+samples(p.node(p.node(p.node(kc, gtfiles.NAME, "k.cu:60"), gtfiles.NAME, "helper(float)"), gtfiles.NAME, "h.cu:5"),
+        2000, 1000, 200, 50)
+samples(p.node(p.node(p.node(kc, gtfiles.NAME, "k.cu:70"), gtfiles.NAME, "__cuda_sm20_rem_u64"), gtfiles.NAME,
+               "pc 0x100"), 1000, 500, 100, 50)
+# The same loop in a kernel whose schedulers issue in 98 % of the cycles:
+# nothing to hide.
+kb = p.node(p.ph(p.frame(main, "busy", line=31), "<gpu kernel>"), gtfiles.NAME, "k_busy")
+for m, v in (("GKER", 100000000), ("GKER_COUNT", 1), ("GKER_OCC_THR", 1000)):
+    p.value(kb, 0, m, v)
+samples(p.node(p.node(kb, gtfiles.NAME, "loop at k.cu:90"), gtfiles.NAME, "k.cu:91"), 10000, 200, 6000, 1000,
+        GPO_UNROLL=3000)
+advice, text = report(p, "code")
+wr, waiting = 0.5, 0.75
+for kind, line, f, cut, n in (("gpu-unroll", "k.cu:51", 0.15, 0, 3000),        # min(M 3000, A 1500)
+                              ("gpu-inline", "k.cu:60", 0.175, 0, 1750),       # helper's 1750 waiting
+                              ("gpu-math", "k.cu:40", 0.235, 0.05, 2500)):     # 1500 + the subroutine's 850, 100 issued
+    got = [a for a in advice if a["kind"] == kind]
+    check(len(got) == 1 and got[0]["name"] == "k_code", "%s: one, for k_code (%s)" % (kind, [a["name"] for a in got]))
+    if got:
+        a = got[0]
+        ratio = wr * (1 - cut) + (1 - wr) * (waiting - f) / waiting
+        check(near(a["speedup"], 1 / ratio), "%s: %.6fx by the first model (%.6f)" % (kind, 1 / ratio, a["speedup"]))
+        check(a.get("line") == line and a.get("samples") == n and a.get("kernel_samples") == 10000,
+              "%s: at %s, %d of 10000 samples (%s, %s)" % (kind, line, n, a.get("line"), a.get("samples")))
+check("__cuda_sm20_rem_u64" not in "".join(a["why"] for a in advice if a["kind"] == "gpu-inline") and
+      "__cuda_sm20_rem_u64" in "".join(a["why"] for a in advice if a["kind"] == "gpu-math"),
+      "the math library's subroutine: not to inline, named as long-latency arithmetic")
+check(not [a for a in advice if a["name"] == "k_busy"], "no advice where the schedulers issue in 98% of the cycles")
 print("%d failures" % len(bad))
 sys.exit(1 if bad else 0)

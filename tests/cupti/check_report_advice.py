@@ -117,6 +117,27 @@ if pg:
     want = incl(page[0], "GXCOPY_H2D") / (incl(page[0], "GXCOPY_PAGEABLE_BYTES") / rate)
     check(len(page) == 1 and abs(pg[0]["speedup"] - want) <= 1e-6 * want,
           "pageable copies %.4fx, at the pinned rate %.4fx" % (pg[0]["speedup"], want))
+# Loop unrolling: each estimate the first model's, from the loop's own
+# GPO_UNROLL and issued samples; none for the kernels whose waits are a
+# recurrence (v = v * a + b from one iteration to the next), however many.
+for a in [a for a in advice if a["kind"] == "gpu-unroll"]:
+    k = nodes[a["node"]]
+    loop = nodes[a["line_node"]]
+    while not loop.get("name", "").startswith("loop at ") and loop["id"] != k["id"]:
+        loop = nodes[loop["parent"]]
+    S = incl(k, "GPC_SAMPLES")
+    wr, iss = (S - incl(k, "GPC_LATENCY")) / S, incl(k, "GPC_ISSUED")
+    waiting = 1 - (iss + incl(k, "GPC_NOT_SELECTED")) / S
+    f = min(incl(loop, "GPO_UNROLL"), incl(loop, "GPC_ISSUED")) / S
+    want = 1 / (wr + (1 - wr) * (waiting - f) / waiting)
+    check(loop["id"] != k["id"] and abs(a["speedup"] - want) <= 1e-6 * want,
+          "%s: unrolling %.4fx, the model's %.4fx" % (k["name"], a["speedup"], want))
+for name in ("chain_open", "chain_reserved", "chain_kept<1>", "barrier_even"):
+    k = kernel(name)
+    check(k is not None and incl(k, "GPB_ARITH") > 0.3 * incl(k, "GPC_SAMPLES") and
+          incl(k, "GPO_UNROLL") < 0.1 * incl(k, "GPC_SAMPLES") and
+          not [a for a in advice if a["kind"] == "gpu-unroll" and a["node"] == k["id"]],
+          "%s: its arithmetic waits are a recurrence, no unrolling advised" % name)
 occ = [a for a in advice if a["kind"] == "gpu-occupancy"]
 check(occ and "shared memory" in occ[0]["try"], "chain_reserved: the shared memory named as the bound")
 finish()

@@ -53,4 +53,21 @@ rec = next(k for k in kernels if "recursive" in k["name"])
 local = [n for n in doc["nodes"] if n.get("metrics", {}).get("GPB_LOCAL")]
 check(local and incl(rec, "GPB_LOCAL") > 0, "recursive: stalls caused by local memory (%d)" % incl(rec, "GPB_LOCAL"))
 check("GPU stalls by their cause (" in text, "the blamer's section")
+# Inlining: work() called at SITE_A waits in most of two_sites' samples; each
+# estimate is the first model's with f = min(the function's waiting
+# samples, the kernel's issued ones) / S, at the line of the call.
+advice = doc.get("advice", [])
+inl = [a for a in advice if a["kind"] == "gpu-inline"]
+check([a for a in inl if a["node"] == ts["id"] and a.get("line") == "gpucalls.cu:%d" % site_a],
+      "two_sites: inlining advised at SITE_A (%s)" % [(a["name"], a.get("line")) for a in inl])
+for a in inl:
+    k = nodes[a["node"]]
+    S, iss = incl(k, "GPC_SAMPLES"), incl(k, "GPC_ISSUED")
+    wr, waiting = (S - incl(k, "GPC_LATENCY")) / S, 1 - (iss + incl(k, "GPC_NOT_SELECTED")) / S
+    callees = [n for n in doc["nodes"] if n.get("parent") == a["line_node"]]
+    w = [incl(n, "GPC_SAMPLES") - incl(n, "GPC_ISSUED") - incl(n, "GPC_NOT_SELECTED") for n in callees]
+    f = min(a["samples"], iss) / S
+    want = 1 / (wr + (1 - wr) * (waiting - f) / waiting)
+    check(a["samples"] in w and abs(a["speedup"] - want) <= 1e-6 * want,
+          "%s: inlining %.4fx, the model's %.4fx" % (k["name"][:24], a["speedup"], want))
 finish()

@@ -166,7 +166,7 @@ static void test_small(void)
 		stalls[6 * GT_SASS__WAITS + GT_SASS_WAIT_SHORT] = 5; /* FFMA in g, after a call */
 		stalls[8 * GT_SASS__WAITS + GT_SASS_WAIT_SHORT] = 3; /* MUFU in h: nothing before it */
 		issued[12] = 1;
-		CHECK(gt_sass__blame(s, 0, stalls, issued, blame) == 0);
+		CHECK(gt_sass__blame(s, 0, stalls, issued, blame, NULL) == 0);
 		CHECK(blame[11 * GT_SASS__BLAMES + GT_SASS_BLAME_GLOBAL] == 10.0);
 		CHECK(blame[10 * GT_SASS__BLAMES + GT_SASS_BLAME_ARITH] == 2.0);
 		CHECK(blame[12 * GT_SASS__BLAMES + GT_SASS_BLAME_ARITH] == 4.0);
@@ -205,6 +205,63 @@ static void test_small(void)
 }
 
 /* samples/cuda/gpucalls as nvdisasm printed it on the GPU machine. */
+/* A loop of independent loads summed (the loads' waits overlap when it is
+ * unrolled), with a chain v = v * x + y in it (a recurrence: they do not),
+ * then a conversion waited for after the loop. */
+static const char rolled[] =
+	"\t.section\t.text.u,\"ax\",@progbits\n"
+	"        .type           u,@function\n"
+	"        .other          u,@\"STO_CUDA_ENTRY STV_DEFAULT\"\n"
+	"u:\n"
+	".text.u:\n"
+	"\t//## File \"/src/u.cu\", line 1\n"
+	"        /*0000*/                   MOV R1, RZ ;\n"
+	"        /*0010*/                   MOV R4, RZ ;\n"
+	".L_x_1:\n"
+	"\t//## File \"/src/u.cu\", line 2\n"
+	"        /*0020*/                   LDG.E R2, desc[UR4][R4.64] ;\n"
+	"        /*0030*/                   IADD3 R4, R4, 0x4, RZ ;\n"
+	"        /*0040*/                   FADD R1, R1, R2 ;\n"
+	"\t//## File \"/src/u.cu\", line 3\n"
+	"        /*0050*/                   FFMA R6, R6, R7, R8 ;\n"
+	"        /*0060*/                   FFMA R6, R6, R7, R8 ;\n"
+	"        /*0070*/                   ISETP.NE.AND P0, PT, R4, R9, PT ;\n"
+	"        /*0080*/               @P0 BRA `(.L_x_1) ;\n"
+	"\t//## File \"/src/u.cu\", line 4\n"
+	"        /*0090*/                   I2F.U32.RP R12, R13 ;\n"
+	"        /*00a0*/                   MUFU.RCP R12, R12 ;\n"
+	"        /*00b0*/                   STG.E desc[UR4][R10.64], R1 ;\n"
+	"        /*00c0*/                   EXIT ;\n"
+	"//--------------------- SYMBOLS --------------------------\n";
+
+static void test_inloop(void)
+{
+	struct gt_sass *s = gt_sass__parse(rolled, sizeof(rolled) - 1);
+	uint64_t stalls[13 * GT_SASS__WAITS] = { 0 }, issued[13] = { 0 };
+	double blame[13 * GT_SASS__BLAMES], inloop[13];
+
+	CHECK(s);
+	CHECK_EQ_U(s->n_insns, 13);
+	CHECK_EQ_U(s->n_loops, 1);
+	CHECK(s->insns[2].loop == 0 && s->insns[8].loop == 0 && s->insns[1].loop == GT_SASS_NONE);
+	stalls[4 * GT_SASS__WAITS + GT_SASS_WAIT_LONG] = 10; /* FADD for the load */
+	stalls[4 * GT_SASS__WAITS + GT_SASS_WAIT_FIXED] = 4; /* FADD for the last FADD, or the MOV */
+	stalls[6 * GT_SASS__WAITS + GT_SASS_WAIT_FIXED] = 6; /* the chain's second FFMA for its first */
+	stalls[10 * GT_SASS__WAITS + GT_SASS_WAIT_SHORT] = 3; /* MUFU for the conversion */
+	CHECK(gt_sass__blame(s, 0, stalls, issued, blame, inloop) == 0);
+	CHECK(blame[2 * GT_SASS__BLAMES + GT_SASS_BLAME_GLOBAL] == 10.0);
+	CHECK(blame[0 * GT_SASS__BLAMES + GT_SASS_BLAME_ARITH] == 2.0);
+	CHECK(blame[4 * GT_SASS__BLAMES + GT_SASS_BLAME_ARITH] == 2.0);
+	CHECK(blame[5 * GT_SASS__BLAMES + GT_SASS_BLAME_ARITH] == 6.0);
+	CHECK(blame[9 * GT_SASS__BLAMES + GT_SASS_BLAME_CONVERT] == 3.0);
+	/* Only the load's waits are the loop's to overlap: the FADD and the
+	 * FFMA wait for their own last results (recurrences), the MOV and the
+	 * conversion are outside the loop. */
+	for (uint32_t i = 0; i < 13; i++)
+		CHECK(inloop[i] == (i == 2 ? 10.0 : 0.0));
+	gt_sass__delete(s);
+}
+
 static void test_gpucalls(const char *path)
 {
 	FILE *fp = fopen(path, "r");
@@ -387,6 +444,7 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	test_small();
+	test_inloop();
 	test_disassemble();
 	if (argc > 1)
 		test_gpucalls(argv[1]);

@@ -1,0 +1,267 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The code optimizers of "what to do next" (seed 004, section 5): changes
+ * to a kernel's code whose samples the instruction blamer and the kernel's
+ * structure single out, estimated with next.c's first model,
+ *   T' / T = W_R (1 - c) + (1 - W_R) (w - f) / w,
+ * f the share of the samples whose waiting the change removes or hides.
+ *
+ * - Loop unrolling (GPA's latency hiding within a scope, equation 5): the
+ *   waits a loop's instructions had for results of the same iteration
+ *   that no recurrence ties to the last one (GPO_UNROLL, gpu/sass/blame.c)
+ *   overlap with other iterations' work once the loop is unrolled, as far
+ *   as the loop's own issued instructions fill them: f = min(M, A) / S,
+ *   M the loop's GPO_UNROLL samples, A its issued ones.
+ * - Inlining: a device function called, not inlined, waits alone; inlined,
+ *   its waits can overlap the caller's work, as far as the kernel's issued
+ *   instructions fill them: f = min(W_f, A) / S, W_f the waiting samples
+ *   under the function's node, A the kernel's issued samples.
+ * - Long-latency arithmetic (GPA's strength reduction and fast math): the
+ *   waits for conversions (GPB_CONVERT: the I2F / F2I of an integer
+ *   division, the F2F of a double constant in float code) and every sample
+ *   in the CUDA math library's subroutines (64-bit division and modulo,
+ *   precise division's slow paths: functions named __cuda_* or
+ *   __internal_*) go: f their waiting samples, c the subroutines' issued
+ *   instructions.
+ *
+ * The nodes under a kernel come from gpu/cupti/pcsamp-place.c: "loop at
+ * FILE:LINE", "inlined at FILE:LINE", lines "FILE:LINE" (or "pc 0x..."),
+ * and under a call's line the called function's node.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report/next-internal.h"
+
+#define MIN_SAMPLES 1000 /* as next.c: a kernel context with fewer PC samples gets no advice */
+#define MIN_SHARE 0.10	 /* the least share of a kernel's samples an advice explains */
+#define MIN_SPEEDUP 1.05 /* and the least speedup it must promise */
+
+static const char *name_of(const struct gt_profile *p, uint32_t i)
+{
+	return p->nodes[i].kind == GT_PNODE_NAME ? gt_profile__str(p, p->nodes[i].name) : NULL;
+}
+
+static int is_loop(const char *s)
+{
+	return s && !strncmp(s, "loop at ", 8);
+}
+
+/* A GPU source line's node: "FILE:LINE" or "pc 0x...". */
+static int is_line(const char *s)
+{
+	const char *colon;
+
+	if (!s)
+		return 0;
+	if (!strncmp(s, "pc 0x", 5))
+		return 1;
+	if (is_loop(s) || !strncmp(s, "inlined at ", 11) || !(colon = strrchr(s, ':')) || !colon[1])
+		return 0;
+	for (const char *d = colon + 1; *d; d++)
+		if (*d < '0' || *d > '9')
+			return 0;
+	return 1;
+}
+
+/* The CUDA math library's own subroutines, which its inlined code calls. */
+static int is_math(const char *s)
+{
+	return s && (!strncmp(s, "__cuda_", 7) || !strncmp(s, "__internal_", 11));
+}
+
+/* A device function called at a line of the kernel: its node hangs under
+ * the line of its call. */
+static int is_callee(const struct gt_profile *p, uint32_t i)
+{
+	uint32_t up = p->nodes[i].parent;
+
+	return name_of(p, i) && !is_line(name_of(p, i)) && up != GT_NONE && is_line(name_of(p, up));
+}
+
+struct code {
+	struct ctx *c;
+	uint64_t *loop_m, *loop_a; /* per loop node: GPO_UNROLL and issued samples of all under it */
+	uint32_t *callee;	   /* per node: the outermost called function it is under, or GT_NONE */
+};
+
+/* The node under @top with the most of exclusive column @col (GT_NONE if none). */
+static uint32_t hottest_under(const struct code *x, uint32_t top, enum col col)
+{
+	const struct gt_profile *p = x->c->p;
+	uint32_t best = GT_NONE;
+
+	for (uint32_t j = top + 1; j < p->n_nodes; j++) {
+		uint32_t a = j;
+
+		if (x->c->kern[j] != x->c->kern[top] || !x->c->v[col][j])
+			continue;
+		while (a != GT_NONE && a > top)
+			a = p->nodes[a].parent;
+		if (a == top && (best == GT_NONE || x->c->v[col][j] > x->c->v[col][best]))
+			best = j;
+	}
+	return best;
+}
+
+static void check_unroll(struct code *x, uint32_t k, double S, double wr, double waiting)
+{
+	const struct gt_profile *p = x->c->p;
+	uint32_t best = GT_NONE;
+	double best_f = 0;
+	struct gt_next *n;
+
+	for (uint32_t i = k + 1; i < p->n_nodes; i++) {
+		double m = (double)x->loop_m[i], a = (double)x->loop_a[i], f = (m < a ? m : a) / S;
+
+		/* The innermost of equals: it comes later. */
+		if (x->c->kern[i] == k && is_loop(name_of(p, i)) && m / S >= MIN_SHARE && f >= best_f) {
+			best = i;
+			best_f = f;
+		}
+	}
+	if (best == GT_NONE)
+		return;
+	double ratio = gt_next__stall_ratio(wr, waiting, best_f, 0);
+
+	if (ratio > 1.0 / MIN_SPEEDUP || !(n = gt_next__add(x->c, GT_NEXT_GPU_UNROLL, k)))
+		return;
+	n->line = hottest_under(x, best, C_B_LOOP);
+	n->samples = x->loop_m[best];
+	n->kernel_samples = (uint64_t)S;
+	gt_next__kernel_gain(x->c, n, k, ratio);
+	snprintf(n->why, sizeof(n->why),
+		 "%.1f%% of the kernel's PC samples wait, in the %s, for results of the same iteration that no "
+		 "recurrence ties to the last one; its instructions issued in %.1f%% of the samples, which "
+		 "can fill those waits",
+		 100.0 * (double)x->loop_m[best] / S, name_of(p, best), 100.0 * (double)x->loop_a[best] / S);
+}
+
+static void check_inline(struct code *x, uint32_t k, double S, double wr, double waiting, double iss)
+{
+	const struct gt_profile *p = x->c->p;
+	const uint64_t *const *v = (const uint64_t *const *)x->c->v;
+
+	for (uint32_t i = k + 1; i < p->n_nodes; i++) {
+		double w, f, ratio;
+		struct gt_next *n;
+
+		if (x->c->kern[i] != k || x->callee[i] != i || is_math(name_of(p, i)))
+			continue;
+		w = (double)v[C_SAMPLES][i] - (double)v[C_ISSUED][i] - (double)v[C_NOT_SELECTED][i];
+		f = (w < iss ? w : iss) / S;
+		if (w / S < MIN_SHARE)
+			continue;
+		ratio = gt_next__stall_ratio(wr, waiting, f, 0);
+		if (ratio > 1.0 / MIN_SPEEDUP || !(n = gt_next__add(x->c, GT_NEXT_GPU_INLINE, k)))
+			continue;
+		n->line = p->nodes[i].parent;
+		n->samples = (uint64_t)w;
+		n->kernel_samples = (uint64_t)S;
+		gt_next__kernel_gain(x->c, n, k, ratio);
+		snprintf(n->why, sizeof(n->why),
+			 "%.1f%% of the kernel's PC samples wait in %s, called here and not inlined; the kernel's "
+			 "instructions issued in %.1f%% of the samples, which can fill those waits once it is",
+			 100.0 * w / S, name_of(p, i), 100.0 * iss / S);
+	}
+}
+
+static void check_math(struct code *x, uint32_t k, double S, double wr, double waiting, double iss)
+{
+	const struct gt_profile *p = x->c->p;
+	const uint64_t *const *v = (const uint64_t *const *)x->c->v;
+	double conv = 0, sub = 0, sub_iss = 0, sub_wait = 0;
+	uint32_t hot_conv = GT_NONE, hot_sub = GT_NONE;
+	struct gt_next *n;
+
+	for (uint32_t i = k + 1; i < p->n_nodes; i++) {
+		uint32_t f = x->callee[i];
+
+		if (x->c->kern[i] != k)
+			continue;
+		if (f != GT_NONE && is_math(name_of(p, f))) {
+			if (f == i) { /* the subroutine's node: all under it */
+				sub += (double)v[C_SAMPLES][i];
+				sub_iss += (double)v[C_ISSUED][i];
+				sub_wait += (double)v[C_SAMPLES][i] - (double)v[C_ISSUED][i] -
+					    (double)v[C_NOT_SELECTED][i];
+				if (hot_sub == GT_NONE || v[C_SAMPLES][i] > v[C_SAMPLES][hot_sub])
+					hot_sub = i;
+			}
+			continue;
+		}
+		conv += (double)v[C_B_CONVERT][i];
+		if (v[C_B_CONVERT][i] && (hot_conv == GT_NONE || v[C_B_CONVERT][i] > v[C_B_CONVERT][hot_conv]))
+			hot_conv = i;
+	}
+	if ((conv + sub) / S < MIN_SHARE)
+		return;
+	double ratio = gt_next__stall_ratio(wr, waiting, (conv + sub_wait) / S, iss > 0 ? sub_iss / iss : 0);
+
+	if (ratio > 1.0 / MIN_SPEEDUP || !(n = gt_next__add(x->c, GT_NEXT_GPU_MATH, k)))
+		return;
+	n->line = sub >= conv && hot_sub != GT_NONE ? p->nodes[hot_sub].parent : hot_conv;
+	n->samples = (uint64_t)(conv + sub);
+	n->kernel_samples = (uint64_t)S;
+	gt_next__kernel_gain(x->c, n, k, ratio);
+	if (hot_sub != GT_NONE)
+		snprintf(n->why, sizeof(n->why),
+			 "%.1f%% of the kernel's PC samples wait on conversions; %.1f%% are in the math library's "
+			 "subroutines (%s the most)",
+			 100.0 * conv / S, 100.0 * sub / S, name_of(p, hot_sub));
+	else
+		snprintf(n->why, sizeof(n->why),
+			 "%.1f%% of the kernel's PC samples wait on conversions (I2F, F2I, F2F: integer division, "
+			 "mixed precision)",
+			 100.0 * conv / S);
+}
+
+void gt_next__check_code(struct ctx *c)
+{
+	const struct gt_profile *p = c->p;
+	size_t nn = p->n_nodes ? p->n_nodes : 1;
+	struct code x = { .c = c };
+
+	x.loop_m = calloc(nn, sizeof(*x.loop_m));
+	x.loop_a = calloc(nn, sizeof(*x.loop_a));
+	x.callee = malloc(nn * sizeof(*x.callee));
+	if (!x.loop_m || !x.loop_a || !x.callee) {
+		c->oom = 1;
+		goto out;
+	}
+	/* Parents come first (core/profile.h): one pass sets what a node is
+	 * under, and adds its loop samples to every loop around it. */
+	for (uint32_t i = 0; i < p->n_nodes; i++) {
+		uint32_t up = p->nodes[i].parent, k = c->kern[i];
+
+		x.callee[i] = GT_NONE;
+		if (k == GT_NONE || k == i)
+			continue;
+		x.callee[i] = up != GT_NONE && x.callee[up] != GT_NONE ? x.callee[up] : is_callee(p, i) ? i : GT_NONE;
+		if (!c->v[C_B_LOOP][i] && !c->v[C_LOOP_ISSUED][i])
+			continue;
+		for (uint32_t a = i; a != GT_NONE && a != k; a = p->nodes[a].parent)
+			if (is_loop(name_of(p, a))) {
+				x.loop_m[a] += c->v[C_B_LOOP][i];
+				x.loop_a[a] += c->v[C_LOOP_ISSUED][i];
+			}
+	}
+	for (uint32_t k = 0; k < p->n_nodes; k++) {
+		const uint64_t *const *v = (const uint64_t *const *)c->v;
+		double S = (double)v[C_SAMPLES][k], wr, waiting, iss = (double)v[C_ISSUED][k];
+
+		if (c->kern[k] != k || S < MIN_SAMPLES || !v[C_GKER][k])
+			continue;
+		wr = (S - (double)v[C_LATENCY][k]) / S;
+		waiting = 1.0 - (iss + (double)v[C_NOT_SELECTED][k]) / S;
+		check_unroll(&x, k, S, wr, waiting);
+		check_inline(&x, k, S, wr, waiting, iss);
+		check_math(&x, k, S, wr, waiting, iss);
+	}
+out:
+	free(x.loop_m);
+	free(x.loop_a);
+	free(x.callee);
+}
