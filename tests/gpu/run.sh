@@ -118,6 +118,16 @@ cp "$(ls "$TMP"/lrec/cupti-*.rec | head -1)" "$OUT/launches.rec"
 python3 "$SRC/tests/cupti/check_report_launches.py" "$D/test_cupti" "$D/gputool" "$OUT/launches.rec" \
 	"$SRC/samples/cuda/launches.cu" "$TMP/lreplay" || fail "replay of launches.rec"
 
+note "samples/cuda/optimize: the code optimizers (unrolling, inlining, long-latency arithmetic)"
+"$D/optimize" >"$TMP/optimize-bare.out" 2>&1 || fail "optimize exits $? without the tool"
+GPUTOOL_CUPTI_RECORD=$TMP/optrec GPUTOOL_PC_SAMPLING=1 under_tool "$TMP/optimize" "$D/optimize" \
+	>"$TMP/optimize.out" 2>"$TMP/optimize.err" || fail "optimize exits $? under the tool"
+echo "bare:       $(tr '\n' ' ' <"$TMP/optimize-bare.out")"
+python3 "$SRC/tests/gpu/check_optimize.py" "$D/gputool" "$TMP/optimize" "$TMP/optimize.out" \
+	"$SRC/samples/cuda/optimize.cu" || fail "check_optimize.py"
+cp "$TMP"/optimize/*.txt "$OUT/optimize-report.txt"
+cp "$(ls "$TMP"/optrec/cupti-*.rec | head -1)" "$OUT/optimize.rec"
+
 note "samples/cuda/diverge under GPUTOOL_SASS_COUNTS: warp and thread instruction counts, divergence"
 "$D/diverge" >"$TMP/diverge-bare.out" 2>&1 || fail "diverge exits $? without the tool"
 GPUTOOL_SASS_COUNTS=1 under_tool "$TMP/diverge" "$D/diverge" >"$TMP/diverge.out" 2>"$TMP/diverge.err" ||
