@@ -15,7 +15,9 @@
  * - Inlining: a device function called, not inlined, waits alone; inlined,
  *   its waits can overlap the caller's work, as far as the kernel's issued
  *   instructions fill them: f = min(W_f, A) / S, W_f the waiting samples
- *   under the function's node, A the kernel's issued samples.
+ *   under the function's node, A the kernel's issued samples. Not for a
+ *   function with a recursive call under it (a node "NAME [recursive
+ *   call]"), which cannot be inlined.
  * - Long-latency arithmetic (GPA's strength reduction and fast math): the
  *   waits for conversions (GPB_CONVERT: the I2F / F2I of an integer
  *   division, the F2F of a double constant in float code) and every sample
@@ -72,19 +74,31 @@ static int is_math(const char *s)
 	return s && (!strncmp(s, "__cuda_", 7) || !strncmp(s, "__internal_", 11));
 }
 
+/* A call that stays within its function's cycle of the call graph:
+ * "NAME [recursive call]" under the call's line. */
+static int is_recursion(const char *s)
+{
+	static const char mark[] = " [recursive call]";
+	size_t n = s ? strlen(s) : 0;
+
+	return n >= sizeof(mark) - 1 && !strcmp(s + n - (sizeof(mark) - 1), mark);
+}
+
 /* A device function called at a line of the kernel: its node hangs under
  * the line of its call. */
 static int is_callee(const struct gt_profile *p, uint32_t i)
 {
 	uint32_t up = p->nodes[i].parent;
+	const char *s = name_of(p, i);
 
-	return name_of(p, i) && !is_line(name_of(p, i)) && up != GT_NONE && is_line(name_of(p, up));
+	return s && !is_line(s) && !is_recursion(s) && up != GT_NONE && is_line(name_of(p, up));
 }
 
 struct code {
 	struct ctx *c;
 	uint64_t *loop_m, *loop_a; /* per loop node: GPO_UNROLL and issued samples of all under it */
 	uint32_t *callee;	   /* per node: the outermost called function it is under, or GT_NONE */
+	uint8_t *recursive;	   /* per called function's node: a recursive call under it */
 };
 
 /* The node under @top with the most of exclusive column @col (GT_NONE if none). */
@@ -148,7 +162,7 @@ static void check_inline(struct code *x, uint32_t k, double S, double wr, double
 		double w, f, ratio;
 		struct gt_next *n;
 
-		if (x->c->kern[i] != k || x->callee[i] != i || is_math(name_of(p, i)))
+		if (x->c->kern[i] != k || x->callee[i] != i || is_math(name_of(p, i)) || x->recursive[i])
 			continue;
 		w = (double)v[C_SAMPLES][i] - (double)v[C_ISSUED][i] - (double)v[C_NOT_SELECTED][i];
 		f = (w < iss ? w : iss) / S;
@@ -227,7 +241,8 @@ void gt_next__check_code(struct ctx *c)
 	x.loop_m = calloc(nn, sizeof(*x.loop_m));
 	x.loop_a = calloc(nn, sizeof(*x.loop_a));
 	x.callee = malloc(nn * sizeof(*x.callee));
-	if (!x.loop_m || !x.loop_a || !x.callee) {
+	x.recursive = calloc(nn, sizeof(*x.recursive));
+	if (!x.loop_m || !x.loop_a || !x.callee || !x.recursive) {
 		c->oom = 1;
 		goto out;
 	}
@@ -240,6 +255,8 @@ void gt_next__check_code(struct ctx *c)
 		if (k == GT_NONE || k == i)
 			continue;
 		x.callee[i] = up != GT_NONE && x.callee[up] != GT_NONE ? x.callee[up] : is_callee(p, i) ? i : GT_NONE;
+		if (x.callee[i] != GT_NONE && is_recursion(name_of(p, i)))
+			x.recursive[x.callee[i]] = 1;
 		if (!c->v[C_B_LOOP][i] && !c->v[C_LOOP_ISSUED][i])
 			continue;
 		for (uint32_t a = i; a != GT_NONE && a != k; a = p->nodes[a].parent)
@@ -264,4 +281,5 @@ out:
 	free(x.loop_m);
 	free(x.loop_a);
 	free(x.callee);
+	free(x.recursive);
 }

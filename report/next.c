@@ -73,7 +73,7 @@ static const struct {
 	[GT_NEXT_GPU_INLINE] = { "gpu-inline", "waits in a device function that is called, not inlined",
 				 "inline the function (__forceinline__, or drop __noinline__; move it into the "
 				 "caller's translation unit or link with -dlto) so that its work can overlap the "
-				 "caller's; a recursive function cannot be: make the recursion a loop" },
+				 "caller's" },
 	[GT_NEXT_GPU_MATH] = { "gpu-math", "long-latency arithmetic: conversions and the math library's subroutines",
 			       "cheaper arithmetic for the same result: 32-bit integer indices instead of 64-bit "
 			       "(64-bit division and modulo are subroutine calls), division and modulo by a power of "

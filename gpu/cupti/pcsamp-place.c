@@ -230,6 +230,28 @@ static void path__insn(struct path *p, const struct gt_sass *s, uint32_t i, uint
 	path__add(p, sass_line(s, i, fallback));
 }
 
+/* Under the line of a call that stays in its own vertex of the call graph
+ * (a function calling itself, or a cycle of them), whose callee therefore
+ * gets no context of its own: "NAME [recursive call]", which says so (a
+ * recursive function cannot be inlined). @i: global index. */
+#define RECURSIVE_CALL " [recursive call]"
+
+static void path__recursion(struct path *p, const struct gt_sass *s, const struct gt_sass_gcct *g, uint32_t first,
+			    uint32_t i)
+{
+	const struct gt_sass_insn *in = &s->insns[i];
+	char text[512];
+	uint32_t callee;
+
+	if (!(in->flags & GT_SASS_F_CALL) || in->target == GT_SASS_NONE || in->target >= s->n_functions)
+		return;
+	callee = s->functions[in->target].first;
+	if (callee < first || callee - first >= g->n_insns || g->vertex[callee - first] != g->vertex[i - first])
+		return;
+	snprintf(text, sizeof(text), "%s" RECURSIVE_CALL, gt_cupti__kernel_name(s->functions[in->target].callee));
+	path__add(p, gt_cupti_pcsamp__intern(text));
+}
+
 /* The names from the kernel down to context @c (excluded: its instructions). */
 static void path__context(struct path *p, const struct gt_sass *s, const struct gt_sass_gcct *g, uint32_t c)
 {
@@ -463,6 +485,7 @@ static int blame__place(const struct gt_sass *s, uint32_t sec, const uint32_t *i
 
 			path__context(&p, s, g, c);
 			path__insn(&p, s, S->first + i, g->contexts[c].function, gt_cupti_pcsamp__intern(text));
+			path__recursion(&p, s, g, S->first, S->first + i);
 			place(&part[(size_t)j * BLAME_COLS], BLAME_COLS, metric, &p, -1, tg, nt);
 		}
 	}
@@ -545,6 +568,7 @@ static int section__place(const uint32_t *idx, uint32_t n, const struct target *
 				continue;
 			path__context(&p, s, &g, cs[j]);
 			path__insn(&p, s, e->insn, g.contexts[cs[j]].function, e->line);
+			path__recursion(&p, s, &g, S->first, e->insn);
 			place(pj, PC__N, class_metric, &p, (int)s->insns[e->insn].cls, tg, nt);
 		}
 	}

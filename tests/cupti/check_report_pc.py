@@ -58,6 +58,13 @@ check("GPU stalls by their cause (" in text, "the blamer's section")
 # samples, the kernel's issued ones) / S, at the line of the call.
 advice = doc.get("advice", [])
 inl = [a for a in advice if a["kind"] == "gpu-inline"]
+# rec() calls itself (RECURSE): the call's line holds "rec [recursive call]",
+# and rec() gets no inlining advice, however long it waits.
+recurse = next(i + 1 for i, x in enumerate(src) if x.rstrip().endswith("// RECURSE"))
+marks = [n for n in doc["nodes"] if (n.get("name") or "").endswith(" [recursive call]")]
+check(marks and all(nodes[n["parent"]].get("name") == "gpucalls.cu:%d" % recurse and "rec" in n["name"]
+                    for n in marks), "the recursive call marked under its line (%d)" % len(marks))
+check(not [a for a in inl if a["node"] == rec["id"]], "recursive: no inlining advice")
 check([a for a in inl if a["node"] == ts["id"] and a.get("line") == "gpucalls.cu:%d" % site_a],
       "two_sites: inlining advised at SITE_A (%s)" % [(a["name"], a.get("line")) for a in inl])
 for a in inl:
