@@ -4,6 +4,7 @@ read each profile through `gputool report FILE --format json` (the JSON
 form of docs/REPORT.md, one process), walk its tree."""
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -42,6 +43,13 @@ def own_times(err, prefix):
 # Tool and program read one clock (CLOCK_MONOTONIC), the tool possibly
 # through the calibrated time-stamp counter: bounds are exact up to this.
 CLOCK_SLACK_REL, CLOCK_SLACK_NS = 0.01, 1000000
+
+
+def marked_line(src, tag):
+    """The one line of source file @src marked "// TAG", as "file.cu:N"."""
+    got = [i + 1 for i, line in enumerate(open(src)) if re.search(r"// %s\b" % tag, line)]
+    check(len(got) == 1, "one line marked %s in %s: %s" % (tag, src, got))
+    return "%s:%d" % (os.path.basename(src), got[0])
 
 
 def bounded(value, lo, hi, what):

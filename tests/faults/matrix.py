@@ -232,26 +232,18 @@ def add_signal_cases():
         expect(len(files(outdir, ".gtprof")) <= 1 and not files(outdir, ".tmp"), "files %s" % os.listdir(outdir))
         return "died of %s; %s" % (signame(-rc), "profile written" if files(outdir, ".gtprof") else
                                    "the second signal ended it before the profile")
-    def raise_exit():
-        # The tool's handler returns at once and main goes on to return 0
-        # while the profile is written: the exit waits for the write, then
-        # the program dies of the signal all the same.
-        rc, out, err, outdir = hostile(["raise-exit"])
-        expect(rc == -signal.SIGTERM, "exit status %s; stderr %r" % (rc, err[-300:]))
-        one_profile(outdir)
-        return "died of SIGTERM; profile written"
-    case("signals", "SIGTERM raised, then the program returns from main at once",
-         "dies of SIGTERM, as without the tool; profile written")(raise_exit)
-
-    def term_in_exit():
-        # The signal comes while the exit writes the output: the writer
-        # waits for that write, and the exit then ends of the signal.
-        rc, out, err, outdir = hostile(["term-in-exit"])
-        expect(rc == -signal.SIGTERM, "exit status %s; stderr %r" % (rc, err[-300:]))
-        one_profile(outdir)
-        return "died of SIGTERM; profile written"
-    case("signals", "SIGTERM while the program's exit writes the output",
-         "dies of SIGTERM, as without the tool; profile written")(term_in_exit)
+    # The tool's handler returns at once, and the program goes on to exit
+    # while the profile is written (raise-exit), or the signal comes while
+    # the exit writes it (term-in-exit): the exit waits for the write, then
+    # the program dies of the signal all the same.
+    for mode, what in (("raise-exit", "SIGTERM raised, then the program returns from main at once"),
+                       ("term-in-exit", "SIGTERM while the program's exit writes the output")):
+        def exits(mode=mode):
+            rc, out, err, outdir = hostile([mode])
+            expect(rc == -signal.SIGTERM, "exit status %s; stderr %r" % (rc, err[-300:]))
+            one_profile(outdir)
+            return "died of SIGTERM; profile written"
+        case("signals", what, "dies of SIGTERM, as without the tool; profile written")(exits)
 
     case("signals", "SIGTERM then SIGINT at once",
          "the program dies of a signal, at once if the second one comes first (as a second Ctrl-C)")(twice)

@@ -11,7 +11,7 @@ import re
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "e2e"))
-from gtrun import check, main, profiles  # noqa: E402
+from gtrun import check, main, marked_line, profiles  # noqa: E402
 
 GPUTOOL, OUTDIR, STDOUT, SRC = sys.argv[1:5]
 
@@ -22,9 +22,7 @@ PAIRS = (("unroll", "sum_rolled", "sum_unrolled", "gpu-unroll", "ROLLED"),
 
 
 def marked(tag):
-    got = [i + 1 for i, line in enumerate(open(SRC)) if re.search(r"// %s\b" % tag, line)]
-    check(len(got) == 1, "one line marked %s in %s: %s" % (tag, SRC, got))
-    return "optimize.cu:%d" % got[0]
+    return marked_line(SRC, tag)
 
 
 def test_pairs():
