@@ -23,9 +23,8 @@ struct blamer {
 	uint32_t *stamp;     /* per instruction: the search that visited it last */
 	uint32_t search;
 	uint32_t *queue;
-	uint32_t *seen;      /* per instruction: the recurrence search that visited it last */
-	uint32_t walk;
-	uint32_t *stack;
+	uint32_t *scc;       /* per instruction: its loop's dependence component (recurrences()) */
+	uint8_t *self;       /* per instruction: it depends on itself around its loop */
 };
 
 /* Whether control reaches @i from the instruction before it. */
@@ -53,9 +52,9 @@ static int blamer__init(struct blamer *b, const struct gt_sass *s, uint32_t sect
 	b->to = malloc((b->n ? b->n : 1) * sizeof(*b->to));
 	b->stamp = calloc(b->n ? b->n : 1, sizeof(*b->stamp));
 	b->queue = malloc(MAX_VISIT * sizeof(*b->queue));
-	b->seen = calloc(b->n ? b->n : 1, sizeof(*b->seen));
-	b->stack = malloc(MAX_VISIT * sizeof(*b->stack));
-	if (!b->to_start || !b->to || !b->stamp || !b->queue || !b->seen || !b->stack)
+	b->scc = malloc((b->n ? b->n : 1) * sizeof(*b->scc));
+	b->self = calloc(b->n ? b->n : 1, sizeof(*b->self));
+	if (!b->to_start || !b->to || !b->stamp || !b->queue || !b->scc || !b->self)
 		return -ENOMEM;
 	for (uint32_t i = S->first; i < S->end; i++) {
 		uint32_t t = s->insns[i].target;
@@ -87,8 +86,8 @@ static void blamer__fini(struct blamer *b)
 	free(b->to);
 	free(b->stamp);
 	free(b->queue);
-	free(b->seen);
-	free(b->stack);
+	free(b->scc);
+	free(b->self);
 }
 
 static int writes(const struct gt_sass_insn *in, uint16_t reg)
@@ -173,51 +172,140 @@ static int kind_of(const struct gt_sass_insn *p, enum gt_sass_wait wait)
 	}
 }
 
-/* Whether instruction @l (global index) is in loop @loop or a loop inside it. */
-static int in_loop(const struct gt_sass *s, uint32_t l, uint32_t loop)
+/*
+ * The recurrences of the section's loops: the strongly connected components
+ * of the data dependences among the instructions of each innermost loop
+ * (an edge from each producer, found by producers(), to the instruction
+ * that reads its result, around the back edge too). A wait of an
+ * instruction for a producer in its own component is a recurrence (v =
+ * f(v) from one iteration to the next), which no unrolling overlaps; a
+ * producer depends on itself the same way (an edge to itself). b->scc[i]
+ * gets instruction i's component (UINT32_MAX outside loops), b->self[i]
+ * whether it depends on itself. Tarjan's algorithm, iterative; edges found
+ * once per instruction, so the cost grows with the loop's size, not with
+ * the number of its waits.
+ */
+struct edge {
+	uint32_t from, to;
+};
+
+static int edge_cmp(const void *x, const void *y)
 {
-	for (uint32_t x = s->insns[l].loop; x != GT_SASS_NONE; x = s->loops[x].parent)
-		if (x == loop)
-			return 1;
-	return 0;
+	const struct edge *a = x, *b = y;
+
+	return a->from != b->from ? (a->from < b->from ? -1 : 1) : (a->to > b->to) - (a->to < b->to);
 }
 
-/*
- * Whether producer @p (section-relative) depends on the result of the
- * waiting instruction @w within their loop @loop: a recurrence (v = f(v)
- * from one iteration to the next), whose waits no unrolling overlaps. The
- * producers of @p's operands, and theirs, are followed back through the
- * loop's instructions (around its back edge too), at most MAX_VISIT.
- */
-static int recurrence(struct blamer *b, uint32_t p, uint32_t w, uint32_t loop)
+static int recurrences(struct blamer *b)
 {
 	const struct gt_sass *s = b->s;
-	uint32_t top = 0, visits = 0, cand[64];
+	struct edge *e = NULL;
+	uint32_t ne = 0, cap = 0, cand[64], *start = NULL, *index = NULL, *low = NULL, *stack = NULL;
+	uint32_t *call = NULL, *next = NULL, sp = 0, cp = 0, counter = 0, comps = 0;
+	uint8_t *on = NULL;
+	int err = -ENOMEM;
 
-	b->walk++;
-	b->seen[p] = b->walk;
-	b->stack[top++] = p;
-	while (top && visits < MAX_VISIT) {
-		uint32_t x = b->stack[--top];
+	for (uint32_t x = 0; x < b->n; x++) {
 		const struct gt_sass_insn *in = &s->insns[b->first + x];
 
-		visits++;
+		b->scc[x] = UINT32_MAX;
+		if (in->loop == GT_SASS_NONE)
+			continue;
 		for (int u = 0; u < in->n_use; u++) {
 			uint32_t n = producers(b, x, in->use[u], cand, 0, 64);
 
 			for (uint32_t k = 0; k < n; k++) {
-				uint32_t q = cand[k];
-
-				if (q == w)
-					return 1;
-				if (b->seen[q] == b->walk || !in_loop(s, b->first + q, loop) || top == MAX_VISIT)
+				if (s->insns[b->first + cand[k]].loop != in->loop)
 					continue;
-				b->seen[q] = b->walk;
-				b->stack[top++] = q;
+				if (ne == cap) {
+					struct edge *v = realloc(e, (cap = cap ? 2 * cap : 1024) * sizeof(*e));
+
+					if (!v)
+						goto out;
+					e = v;
+				}
+				e[ne++] = (struct edge){ cand[k], x };
 			}
 		}
 	}
-	return 0;
+	qsort(e, ne, sizeof(*e), edge_cmp);
+	start = calloc(b->n + 1, sizeof(*start));
+	index = malloc(b->n * sizeof(*index));
+	low = malloc(b->n * sizeof(*low));
+	stack = malloc(b->n * sizeof(*stack));
+	call = malloc(b->n * sizeof(*call));
+	next = malloc(b->n * sizeof(*next));
+	on = calloc(b->n, 1);
+	if (!start || !index || !low || !stack || !call || !next || !on)
+		goto out;
+	for (uint32_t k = 0; k < ne; k++) {
+		start[e[k].from + 1]++;
+		if (e[k].from == e[k].to)
+			b->self[e[k].from] = 1;
+	}
+	for (uint32_t x = 0; x < b->n; x++)
+		start[x + 1] += start[x];
+	for (uint32_t x = 0; x < b->n; x++)
+		index[x] = UINT32_MAX;
+	for (uint32_t root = 0; root < b->n; root++) {
+		if (index[root] != UINT32_MAX || s->insns[b->first + root].loop == GT_SASS_NONE)
+			continue;
+		/* call[]: the DFS path; next[v]: v's next edge to look at. */
+		call[cp++] = root;
+		index[root] = low[root] = counter++;
+		next[root] = start[root];
+		stack[sp++] = root;
+		on[root] = 1;
+		while (cp) {
+			uint32_t v = call[cp - 1];
+
+			if (next[v] < start[v + 1]) {
+				uint32_t w = e[next[v]++].to;
+
+				if (index[w] == UINT32_MAX) {
+					index[w] = low[w] = counter++;
+					next[w] = start[w];
+					stack[sp++] = w;
+					on[w] = 1;
+					call[cp++] = w;
+				} else if (on[w] && index[w] < low[v]) {
+					low[v] = index[w];
+				}
+				continue;
+			}
+			cp--;
+			if (cp && low[v] < low[call[cp - 1]])
+				low[call[cp - 1]] = low[v];
+			if (low[v] == index[v]) {
+				uint32_t w;
+
+				do {
+					w = stack[--sp];
+					on[w] = 0;
+					b->scc[w] = comps;
+				} while (w != v);
+				comps++;
+			}
+		}
+	}
+	err = 0;
+out:
+	free(e);
+	free(start);
+	free(index);
+	free(low);
+	free(stack);
+	free(call);
+	free(next);
+	free(on);
+	return err;
+}
+
+/* Whether the wait of @w for @p (section-relative, the same innermost
+ * loop) is a recurrence's. */
+static int recurrence(const struct blamer *b, uint32_t p, uint32_t w)
+{
+	return p == w ? b->self[p] : b->scc[p] != UINT32_MAX && b->scc[p] == b->scc[w];
 }
 
 int gt_sass__blame(const struct gt_sass *s, uint32_t section, const uint64_t *stalls, const uint64_t *issued,
@@ -234,8 +322,13 @@ int gt_sass__blame(const struct gt_sass *s, uint32_t section, const uint64_t *st
 		return err;
 	}
 	memset(blame, 0, (size_t)b.n * GT_SASS__BLAMES * sizeof(*blame));
-	if (inloop)
+	if (inloop) {
 		memset(inloop, 0, (size_t)b.n * sizeof(*inloop));
+		if ((err = recurrences(&b))) {
+			blamer__fini(&b);
+			return err;
+		}
+	}
 	for (uint32_t i = 0; i < b.n; i++) {
 		const struct gt_sass_insn *in = &s->insns[b.first + i];
 		uint32_t n = 0;
@@ -270,8 +363,7 @@ int gt_sass__blame(const struct gt_sass *s, uint32_t section, const uint64_t *st
 				 * memory (the spill's advice), not for a call, not a
 				 * recurrence. */
 				if (inloop && kind != GT_SASS_BLAME_LOCAL && !(p->flags & GT_SASS_F_CALL) &&
-				    in->loop != GT_SASS_NONE && p->loop == in->loop &&
-				    !recurrence(&b, keep[k], i, in->loop))
+				    in->loop != GT_SASS_NONE && p->loop == in->loop && !recurrence(&b, keep[k], i))
 					inloop[keep[k]] += part;
 			}
 		}

@@ -175,7 +175,8 @@ void gt_sass__gcct_fini(struct gt_sass_gcct *g);
  * innermost loop, not on local memory nor a call, and not a recurrence
  * (the producer does not depend, through the loop's instructions and
  * around its back edge, on the waiting instruction's result: v = f(v)
- * waits whatever the unrolling).
+ * waits whatever the unrolling). Recurrences are the strongly connected
+ * components of each loop's data dependences, found once per call.
  */
 enum gt_sass_wait { GT_SASS_WAIT_LONG, GT_SASS_WAIT_SHORT, GT_SASS_WAIT_FIXED, GT_SASS__WAITS };
 #define GT_SASS_BLAME_ENUM(A, id, desc) GT_SASS_BLAME_##id,

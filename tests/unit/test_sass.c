@@ -262,6 +262,50 @@ static void test_inloop(void)
 	gt_sass__delete(s);
 }
 
+/* A loop whose body is a load, then one chain of 1,000 additions through
+ * 200 registers in turn, the first reading the last's result around the
+ * back edge: a recurrence longer than any search the blamer bounds. Each
+ * addition waits for the one before it (the recurrence's: not counted) and
+ * the first also for the load, which the chain does not feed (counted). */
+static void test_long_recurrence(void)
+{
+	enum { N = 1000 };
+	size_t cap = 300 + (N + 8) * 64, len;
+	char *text = malloc(cap);
+	struct gt_sass *s;
+	uint64_t *stalls = calloc((N + 4) * GT_SASS__WAITS, sizeof(*stalls)), *issued = calloc(N + 4, sizeof(*issued));
+	double *blame = malloc((N + 4) * GT_SASS__BLAMES * sizeof(*blame)), *inloop = malloc((N + 4) * sizeof(*inloop));
+	double counted = 0;
+
+	CHECK(text && stalls && issued && blame && inloop);
+	len = (size_t)snprintf(text, cap, "\t.section\t.text.r,\"ax\",@progbits\n        .type r,@function\n"
+					  "        .other r,@\"STO_CUDA_ENTRY STV_DEFAULT\"\nr:\n.text.r:\n"
+					  "        /*0000*/ MOV R1, RZ ;\n.L_x_1:\n"
+					  "        /*0010*/ LDG.E R240, desc[UR4][R250.64] ;\n");
+	for (int i = 0; i < N; i++)
+		len += (size_t)snprintf(text + len, cap - len, "        /*%04x*/ FADD R%d, R%d, R240 ;\n", (i + 2) * 16,
+					2 + i % 200, 2 + (i + N - 1) % 200);
+	len += (size_t)snprintf(text + len, cap - len, "        /*%04x*/ @P0 BRA `(.L_x_1) ;\n        /*%04x*/ EXIT ;\n",
+				(N + 2) * 16, (N + 3) * 16);
+	CHECK((s = gt_sass__parse(text, len)));
+	CHECK_EQ_U(s->n_insns, N + 4);
+	CHECK_EQ_U(s->n_loops, 1);
+	stalls[2 * GT_SASS__WAITS + GT_SASS_WAIT_LONG] = 7; /* the first addition, for the load */
+	for (uint32_t i = 2; i < N + 2; i++)
+		stalls[i * GT_SASS__WAITS + GT_SASS_WAIT_FIXED] = 4; /* each, for the addition before */
+	CHECK(gt_sass__blame(s, 0, stalls, issued, blame, inloop) == 0);
+	for (uint32_t i = 0; i < N + 4; i++)
+		counted += inloop[i];
+	CHECK(blame[1 * GT_SASS__BLAMES + GT_SASS_BLAME_GLOBAL] == 7.0);
+	CHECK(inloop[1] == 7.0 && counted == 7.0);
+	free(text);
+	free(stalls);
+	free(issued);
+	free(blame);
+	free(inloop);
+	gt_sass__delete(s);
+}
+
 static void test_gpucalls(const char *path)
 {
 	FILE *fp = fopen(path, "r");
@@ -445,6 +489,7 @@ int main(int argc, char **argv)
 	}
 	test_small();
 	test_inloop();
+	test_long_recurrence();
 	test_disassemble();
 	if (argc > 1)
 		test_gpucalls(argv[1]);
