@@ -6,12 +6,15 @@
  *   T' / T = W_R (1 - c) + (1 - W_R) (w - f) / w,
  * f the share of the samples whose waiting the change removes or hides.
  *
- * - Loop unrolling (GPA's latency hiding within a scope, equation 5): the
- *   waits a loop's instructions had for results of the same iteration
- *   that no recurrence ties to the last one (GPO_UNROLL, gpu/sass/blame.c)
- *   overlap with other iterations' work once the loop is unrolled, as far
- *   as the loop's own issued instructions fill them: f = min(M, A) / S,
- *   M the loop's GPO_UNROLL samples, A its issued ones.
+ * - Loop unrolling: the waits a loop's instructions had for results of
+ *   the same iteration that no recurrence ties to the last one (GPO_UNROLL,
+ *   gpu/sass/blame.c) are independent from one iteration to the next:
+ *   unrolled UNROLL_BY times, that many iterations' waits overlap, and the
+ *   waiting shrinks to 1 / UNROLL_BY of it: f = (1 - 1 / UNROLL_BY) M / S,
+ *   M the loop's GPO_UNROLL samples. (GPA's latency hiding within a scope,
+ *   f = min(M, A) / S with A the loop's issued samples, counts only the
+ *   waits that other work can fill, not the ones that overlap each other:
+ *   a loop of loads at low occupancy would gain nothing by it.)
  * - Inlining: a device function called, not inlined, waits alone; inlined,
  *   its waits can overlap the caller's work, as far as the kernel's issued
  *   instructions fill them: f = min(W_f, A) / S, W_f the waiting samples
@@ -40,6 +43,7 @@
 #define MIN_SAMPLES 1000 /* as next.c: a kernel context with fewer PC samples gets no advice */
 #define MIN_SHARE 0.10	 /* the least share of a kernel's samples an advice explains */
 #define MIN_SPEEDUP 1.05 /* and the least speedup it must promise */
+#define UNROLL_BY 4	 /* the unrolling the advice suggests and estimates */
 
 static const char *name_of(const struct gt_profile *p, uint32_t i)
 {
@@ -128,7 +132,7 @@ static void check_unroll(struct code *x, uint32_t k, double S, double wr, double
 	struct gt_next *n;
 
 	for (uint32_t i = k + 1; i < p->n_nodes; i++) {
-		double m = (double)x->loop_m[i], a = (double)x->loop_a[i], f = (m < a ? m : a) / S;
+		double m = (double)x->loop_m[i], f = (1.0 - 1.0 / UNROLL_BY) * m / S;
 
 		/* The innermost of equals: it comes later. */
 		if (x->c->kern[i] == k && is_loop(name_of(p, i)) && m / S >= MIN_SHARE && f >= best_f) {
@@ -148,9 +152,10 @@ static void check_unroll(struct code *x, uint32_t k, double S, double wr, double
 	gt_next__kernel_gain(x->c, n, k, ratio);
 	snprintf(n->why, sizeof(n->why),
 		 "%.1f%% of the kernel's PC samples wait, in the %s, for results of the same iteration that no "
-		 "recurrence ties to the last one; its instructions issued in %.1f%% of the samples, which "
-		 "can fill those waits",
-		 100.0 * (double)x->loop_m[best] / S, name_of(p, best), 100.0 * (double)x->loop_a[best] / S);
+		 "recurrence ties to the last one (its instructions issued in %.1f%% of them); unrolled %d "
+		 "times, %d iterations' waits overlap",
+		 100.0 * (double)x->loop_m[best] / S, name_of(p, best), 100.0 * (double)x->loop_a[best] / S,
+		 UNROLL_BY, UNROLL_BY);
 }
 
 static void check_inline(struct code *x, uint32_t k, double S, double wr, double waiting, double iss)

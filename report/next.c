@@ -67,9 +67,9 @@ static const struct {
 				     "value (the warp's index, not threadIdx.x's low bits), sort or bin the work "
 				     "so that neighbouring threads do alike, or move the rare path out of the loop" },
 	[GT_NEXT_GPU_UNROLL] = { "gpu-unroll", "a loop whose iterations wait one after the other",
-				 "unroll the loop (#pragma unroll N, or by hand with independent accumulators) so "
-				 "that one iteration's loads and arithmetic overlap another's waits; or load the next "
-				 "iteration's data before this one's use (software pipelining)" },
+				 "unroll the loop 4 times (#pragma unroll 4, or by hand with independent "
+				 "accumulators) so that the iterations' loads and arithmetic wait together; or load "
+				 "the next iteration's data before this one's use (software pipelining)" },
 	[GT_NEXT_GPU_INLINE] = { "gpu-inline", "waits in a device function that is called, not inlined",
 				 "inline the function (__forceinline__, or drop __noinline__; move it into the "
 				 "caller's translation unit or link with -dlto) so that its work can overlap the "

@@ -8,7 +8,8 @@
 // (tests/gpu/check_optimize.py compares the advice's estimates with them).
 //
 //   unroll   a loop of independent loads summed, kept rolled (#pragma
-//            unroll 1): each load waits for the last; then unrolled 8 times
+//            unroll 1): each load waits for the last; then unrolled 4 times,
+//            as the advice suggests
 //   inline   a short chain of multiply-adds in a device function that is
 //            not inlined (__noinline__), called in a loop; then inlined
 //   divide   a 64-bit modulo by a value known only at run time, in a
@@ -44,7 +45,7 @@ __global__ void sum_unrolled(const float *in, float *out, int n)
 	int i = blockIdx.x * blockDim.x + threadIdx.x;
 	float acc = 0;
 
-#pragma unroll 8
+#pragma unroll 4
 	for (int k = 0; k < n; k++)
 		acc += in[(i + k * 4099) & (M - 1)];
 	out[i] = acc;

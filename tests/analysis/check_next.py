@@ -240,7 +240,7 @@ samples(p.node(p.node(kb, gtfiles.NAME, "loop at k.cu:90"), gtfiles.NAME, "k.cu:
         GPO_UNROLL=3000)
 advice, text = report(p, "code")
 wr, waiting = 0.5, 0.75
-for kind, line, f, cut, n in (("gpu-unroll", "k.cu:51", 0.15, 0, 3000),        # min(M 3000, A 1500)
+for kind, line, f, cut, n in (("gpu-unroll", "k.cu:51", 0.225, 0, 3000),       # 3/4 of M 3000
                               ("gpu-inline", "k.cu:60", 0.175, 0, 1750),       # helper's 1750 waiting
                               ("gpu-math", "k.cu:40", 0.235, 0.05, 2500)):     # 1500 + the subroutine's 850, 100 issued
     got = [a for a in advice if a["kind"] == kind]
