@@ -67,6 +67,43 @@ static void metrics_sparse_and_summed(void)
 	CHECK(n->metrics && n->metrics->next && !n->metrics->next->next);
 }
 
+/* Batches of every size up to 20, on a node whose
+ * cached cells other nodes evict between rounds: the same sums as single
+ * adds, one cell per metric. */
+static void batch_sizes_and_evictions(void)
+{
+	enum gt_metric m[20];
+	uint64_t v[20];
+
+	for (unsigned i = 0; i < 20; i++)
+		m[i] = (enum gt_metric)i;
+	for (unsigned n = 1; n <= 20; n++) {
+		struct gt_cct_node *a, *b;
+		unsigned ca = 0, cb = 0;
+
+		setup();
+		a = gt_cct__child(&cct, cct.root, GT_NODE_FRAME, 1, 0);
+		b = gt_cct__child(&cct, cct.root, GT_NODE_FRAME, 2, 0);
+		for (int round = 0; round < 4; round++) {
+			for (unsigned i = 0; i < n; i++)
+				v[i] = (i + (unsigned)round) % 3; /* zeros among them */
+			CHECK(gt_cct__add_n(&cct, a, m, v, n, 0) == 0);
+			for (unsigned i = 0; i < n; i++)
+				if (v[i])
+					gt_cct__add(&cct, b, m[i], v[i], 0);
+			for (uint64_t x = 0; x < 300; x++) /* other cells take the cache's slots */
+				gt_cct__add(&cct, gt_cct__child(&cct, cct.root, GT_NODE_FRAME, 100 + x, 0), m[x % n], 1, 0);
+		}
+		for (unsigned i = 0; i < n; i++)
+			CHECK_EQ_U(gt_cct__get(a, m[i]), gt_cct__get(b, m[i]));
+		for (struct gt_metric_cell *c = a->metrics; c; c = c->next)
+			ca++;
+		for (struct gt_metric_cell *c = b->metrics; c; c = c->next)
+			cb++;
+		CHECK_EQ_U(ca, cb);
+	}
+}
+
 static void batch_add_equals_single_adds(void)
 {
 	const enum gt_metric m[] = { GT_M_CPUTIME, GT_M_OMP_WAIT, GT_M_OMP_WORK, GT_M_SAMPLES };
@@ -315,6 +352,7 @@ TEST_MAIN({ "insert finds existing", insert_finds_existing },
 	  { "kinds are distinct", kinds_are_distinct },
 	  { "metrics sparse and summed", metrics_sparse_and_summed },
 	  { "batch add equals single adds", batch_add_equals_single_adds },
+	  { "batches of every size, their cells evicted", batch_sizes_and_evictions },
 	  { "walk visits all", walk_visits_all },
 	  { "signal allocation uses the spare only", signal_alloc_uses_spare_only },
 	  { "import copies path", import_copies_path },
