@@ -180,10 +180,9 @@ static int kind_of(const struct gt_sass_insn *p, enum gt_sass_wait wait)
  * instruction for a producer in its own component is a recurrence (v =
  * f(v) from one iteration to the next), which no unrolling overlaps; a
  * producer depends on itself the same way (an edge to itself). b->scc[i]
- * gets instruction i's component (UINT32_MAX outside loops), b->self[i]
- * whether it depends on itself. Tarjan's algorithm, iterative; edges found
- * once per instruction, so the cost grows with the loop's size, not with
- * the number of its waits.
+ * gets instruction i's component, b->self[i] whether it depends on itself.
+ * Edges are found once per instruction, so the cost grows with the loop's
+ * size, not with the number of its waits.
  */
 struct edge {
 	uint32_t from, to;
@@ -200,15 +199,12 @@ static int recurrences(struct blamer *b)
 {
 	const struct gt_sass *s = b->s;
 	struct edge *e = NULL;
-	uint32_t ne = 0, cap = 0, cand[64], *start = NULL, *index = NULL, *low = NULL, *stack = NULL;
-	uint32_t *call = NULL, *next = NULL, sp = 0, cp = 0, counter = 0, comps = 0;
-	uint8_t *on = NULL;
+	uint32_t ne = 0, cap = 0, cand[64], *start = NULL, *to = NULL, ncomp;
 	int err = -ENOMEM;
 
 	for (uint32_t x = 0; x < b->n; x++) {
 		const struct gt_sass_insn *in = &s->insns[b->first + x];
 
-		b->scc[x] = UINT32_MAX;
 		if (in->loop == GT_SASS_NONE)
 			continue;
 		for (int u = 0; u < in->n_use; u++) {
@@ -230,74 +226,22 @@ static int recurrences(struct blamer *b)
 	}
 	qsort(e, ne, sizeof(*e), edge_cmp);
 	start = calloc(b->n + 1, sizeof(*start));
-	index = malloc(b->n * sizeof(*index));
-	low = malloc(b->n * sizeof(*low));
-	stack = malloc(b->n * sizeof(*stack));
-	call = malloc(b->n * sizeof(*call));
-	next = malloc(b->n * sizeof(*next));
-	on = calloc(b->n, 1);
-	if (!start || !index || !low || !stack || !call || !next || !on)
+	to = malloc((ne ? ne : 1) * sizeof(*to));
+	if (!start || !to)
 		goto out;
 	for (uint32_t k = 0; k < ne; k++) {
 		start[e[k].from + 1]++;
+		to[k] = e[k].to;
 		if (e[k].from == e[k].to)
 			b->self[e[k].from] = 1;
 	}
 	for (uint32_t x = 0; x < b->n; x++)
 		start[x + 1] += start[x];
-	for (uint32_t x = 0; x < b->n; x++)
-		index[x] = UINT32_MAX;
-	for (uint32_t root = 0; root < b->n; root++) {
-		if (index[root] != UINT32_MAX || s->insns[b->first + root].loop == GT_SASS_NONE)
-			continue;
-		/* call[]: the DFS path; next[v]: v's next edge to look at. */
-		call[cp++] = root;
-		index[root] = low[root] = counter++;
-		next[root] = start[root];
-		stack[sp++] = root;
-		on[root] = 1;
-		while (cp) {
-			uint32_t v = call[cp - 1];
-
-			if (next[v] < start[v + 1]) {
-				uint32_t w = e[next[v]++].to;
-
-				if (index[w] == UINT32_MAX) {
-					index[w] = low[w] = counter++;
-					next[w] = start[w];
-					stack[sp++] = w;
-					on[w] = 1;
-					call[cp++] = w;
-				} else if (on[w] && index[w] < low[v]) {
-					low[v] = index[w];
-				}
-				continue;
-			}
-			cp--;
-			if (cp && low[v] < low[call[cp - 1]])
-				low[call[cp - 1]] = low[v];
-			if (low[v] == index[v]) {
-				uint32_t w;
-
-				do {
-					w = stack[--sp];
-					on[w] = 0;
-					b->scc[w] = comps;
-				} while (w != v);
-				comps++;
-			}
-		}
-	}
-	err = 0;
+	err = gt_sass__scc(b->n, start, to, b->scc, &ncomp);
 out:
 	free(e);
 	free(start);
-	free(index);
-	free(low);
-	free(stack);
-	free(call);
-	free(next);
-	free(on);
+	free(to);
 	return err;
 }
 
@@ -305,7 +249,7 @@ out:
  * loop) is a recurrence's. */
 static int recurrence(const struct blamer *b, uint32_t p, uint32_t w)
 {
-	return p == w ? b->self[p] : b->scc[p] != UINT32_MAX && b->scc[p] == b->scc[w];
+	return p == w ? b->self[p] : b->scc[p] == b->scc[w];
 }
 
 int gt_sass__blame(const struct gt_sass *s, uint32_t section, const uint64_t *stalls, const uint64_t *issued,

@@ -52,72 +52,26 @@ struct graph {
 	uint32_t ne;
 };
 
-/* Tarjan's algorithm without recursion over the section's functions. */
+/* The cycles of the call graph: Tarjan's components over the section's
+ * functions, each function's edges followed in their order in @fe. */
 static int tarjan(struct graph *g, const struct edge *fe, uint32_t nfe)
 {
-	uint32_t nf = g->nf, idx = 0, sp = 0, cs = 0;
-	uint32_t *index = malloc(nf * sizeof(*index)), *low = malloc(nf * sizeof(*low));
-	uint32_t *stack = malloc(nf * sizeof(*stack)), *call = malloc(nf * sizeof(*call));
-	uint32_t *next = malloc(nf * sizeof(*next));
-	uint8_t *on = calloc(nf, 1);
+	uint32_t nf = g->nf, *start = calloc(nf + 1, sizeof(*start)), *to = malloc((nfe ? nfe : 1) * sizeof(*to));
+	uint32_t *fill = calloc(nf ? nf : 1, sizeof(*fill));
 	int err = -ENOMEM;
 
-	if (!index || !low || !stack || !call || !next || !on)
-		goto out;
-	for (uint32_t v = 0; v < nf; v++)
-		index[v] = GT_SASS_NONE;
-	g->nv = 0;
-	for (uint32_t root = 0; root < nf; root++) {
-		if (index[root] != GT_SASS_NONE)
-			continue;
-		call[cs++] = root;
-		index[root] = low[root] = idx++;
-		next[root] = 0;
-		stack[sp++] = root;
-		on[root] = 1;
-		while (cs) {
-			uint32_t v = call[cs - 1];
-
-			if (next[v] < nfe) {
-				const struct edge *e = &fe[next[v]++];
-				uint32_t w = e->to;
-
-				if (e->from != v)
-					continue;
-				if (index[w] == GT_SASS_NONE) {
-					index[w] = low[w] = idx++;
-					next[w] = 0;
-					stack[sp++] = w;
-					on[w] = 1;
-					call[cs++] = w;
-				} else if (on[w] && index[w] < low[v]) {
-					low[v] = index[w];
-				}
-				continue;
-			}
-			cs--;
-			if (cs && low[v] < low[call[cs - 1]])
-				low[call[cs - 1]] = low[v];
-			if (low[v] == index[v]) {
-				uint32_t w;
-
-				do {
-					w = stack[--sp];
-					on[w] = 0;
-					g->vertex_of_fn[w] = g->nv;
-				} while (w != v);
-				g->nv++;
-			}
-		}
+	if (start && to && fill) {
+		for (uint32_t k = 0; k < nfe; k++)
+			start[fe[k].from + 1]++;
+		for (uint32_t v = 0; v < nf; v++)
+			start[v + 1] += start[v];
+		for (uint32_t k = 0; k < nfe; k++)
+			to[start[fe[k].from] + fill[fe[k].from]++] = fe[k].to;
+		err = gt_sass__scc(nf, start, to, g->vertex_of_fn, &g->nv);
 	}
-	err = 0;
-out:
-	free(index);
-	free(low);
-	free(stack);
-	free(call);
-	free(next);
-	free(on);
+	free(start);
+	free(to);
+	free(fill);
 	return err;
 }
 
