@@ -76,10 +76,9 @@ static const struct {
 				 "caller's" },
 	[GT_NEXT_GPU_MATH] = { "gpu-math", "long-latency arithmetic: conversions and the math library's subroutines",
 			       "cheaper arithmetic for the same result: 32-bit integer indices instead of 64-bit "
-			       "(64-bit division and modulo are subroutine calls), division and modulo by a power of "
-			       "two as shifts and masks or by a reciprocal computed once, float constants (1.0f) in "
-			       "float expressions; where the precision allows, the intrinsics (__fdividef, __expf, "
-			       "__sinf) or -use_fast_math" },
+			       "(64-bit division and modulo are calls), shifts and masks for powers of two or a "
+			       "reciprocal computed once, float constants (1.0f) in float code; where the precision "
+			       "allows, __fdividef, __expf, __sinf or -use_fast_math" },
 	[GT_NEXT_PAGEABLE] = { "pageable-copies", "copies of pageable host memory",
 			       "pin the host buffer (cudaMallocHost, cudaHostRegister; an OpenMP allocator "
 			       "with the pinned trait), then copy with cudaMemcpyAsync" },

@@ -49,8 +49,8 @@ struct gt_next {
 	uint64_t saved_ns; /* estimated wall time saved per process */
 	double program;   /* the program's estimated speedup; 0: not estimated */
 	int upper_bound;  /* saved_ns assumes the time saved is all on the critical path */
-	char why[240];    /* what the measurements say */
-	char todo[320];   /* what to change */
+	char why[320];    /* what the measurements say */
+	char todo[400];   /* what to change */
 };
 
 struct gt_next_list {
