@@ -224,7 +224,8 @@ static int recurrences(struct blamer *b)
 			}
 		}
 	}
-	qsort(e, ne, sizeof(*e), edge_cmp);
+	if (ne)
+		qsort(e, ne, sizeof(*e), edge_cmp);
 	start = calloc(b->n + 1, sizeof(*start));
 	to = malloc((ne ? ne : 1) * sizeof(*to));
 	if (!start || !to)
