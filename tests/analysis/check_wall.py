@@ -85,11 +85,21 @@ def main():
         # 63.1 for site B's 6 waits under ASan beside other builds). At most
         # that, but for a wall-clock sample or two of the code between the
         # waits, which the program does not count (slow under a sanitizer).
+        def lo(x):
+            return min(0.98 * x, x - 6e6)
+
+        def hi(x):
+            return x + 2 * PERIOD
+
         for name, want in (("site_a", a), ("site_b", b), ("others", other)):
-            check(min(0.98 * want, want - 6e6) <= w[name] <= want + 2 * PERIOD,
+            check(lo(want) <= w[name] <= hi(want),
                   "WALLTIME of %s: %d ns, the program measured %d" % (name, w[name], want))
-        check(w["site_b"] and abs(w["site_a"] / w["site_b"] - a / b) < 0.05 * (a / b),
-              "site A : site B = %.3f, the program's %.3f" % (w["site_a"] / max(w["site_b"], 1), a / b))
+        # The two sites' split, within what those bounds allow together (a
+        # sample of the code between site B's short waits moves it by up to
+        # 2 periods of its 63 ms: seen, 68.1 ms against 63.7 on a busy machine).
+        ratio = w["site_a"] / max(w["site_b"], 1)
+        check(w["site_b"] and lo(a) / hi(b) <= ratio <= hi(a) / lo(b),
+              "site A : site B = %.3f, the program's %.3f (%.3f to %.3f)" % (ratio, a / b, lo(a) / hi(b), hi(a) / lo(b)))
         # Sampled: within 10 % and three periods.
         check(abs(w["compute"] - comp) <= 0.1 * comp + 3 * PERIOD,
               "WALLTIME of compute %d ns, the program measured %d" % (w["compute"], comp))
