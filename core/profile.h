@@ -31,6 +31,18 @@ enum gt_prof_node_kind {
 	GT_PNODE_TAIL = 5,        /* a function that left its frame by a tail call to its child, rebuilt from DWARF */
 };
 
+/*
+ * The names of the nodes PC samples make under a GPU kernel's node
+ * (gpu/cupti/pcsamp-place.c; docs/PROFILE.md): "loop at FILE:LINE",
+ * "inlined at FILE:LINE", a line "FILE:LINE" or "pc 0x...", a called
+ * function's name under its call's line, and "NAME [recursive call]" under
+ * the line of a call within a recursion.
+ */
+#define GT_GPU_NODE_LOOP "loop at "
+#define GT_GPU_NODE_INLINED "inlined at "
+#define GT_GPU_NODE_PC "pc 0x"
+#define GT_GPU_NODE_RECURSIVE " [recursive call]"
+
 /* Kinds that are a function at a source location: frame, inline, tail. */
 static inline int gt_pnode__is_frame(uint32_t kind)
 {

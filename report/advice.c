@@ -315,7 +315,7 @@ static int section_gpu_loops(const struct gt_profile *p, FILE *f, unsigned top)
 		const char *name = gt_profile__str(p, p->nodes[i].name);
 
 		total += all[i];
-		if (p->nodes[i].kind != GT_PNODE_NAME || !name || strncmp(name, "loop at ", 8))
+		if (p->nodes[i].kind != GT_PNODE_NAME || !name || strncmp(name, GT_GPU_NODE_LOOP, strlen(GT_GPU_NODE_LOOP)))
 			samples[i] = 0;
 	}
 	if ((err = section_rows(p, samples, top, &rows, &nr, &shown)) || !nr)

@@ -52,7 +52,7 @@ static const char *name_of(const struct gt_profile *p, uint32_t i)
 
 static int is_loop(const char *s)
 {
-	return s && !strncmp(s, "loop at ", 8);
+	return s && !strncmp(s, GT_GPU_NODE_LOOP, strlen(GT_GPU_NODE_LOOP));
 }
 
 /* A GPU source line's node: "FILE:LINE" or "pc 0x...". */
@@ -62,9 +62,9 @@ static int is_line(const char *s)
 
 	if (!s)
 		return 0;
-	if (!strncmp(s, "pc 0x", 5))
+	if (!strncmp(s, GT_GPU_NODE_PC, strlen(GT_GPU_NODE_PC)))
 		return 1;
-	if (is_loop(s) || !strncmp(s, "inlined at ", 11) || !(colon = strrchr(s, ':')) || !colon[1])
+	if (is_loop(s) || !strncmp(s, GT_GPU_NODE_INLINED, strlen(GT_GPU_NODE_INLINED)) || !(colon = strrchr(s, ':')) || !colon[1])
 		return 0;
 	for (const char *d = colon + 1; *d; d++)
 		if (*d < '0' || *d > '9')
@@ -82,10 +82,9 @@ static int is_math(const char *s)
  * "NAME [recursive call]" under the call's line. */
 static int is_recursion(const char *s)
 {
-	static const char mark[] = " [recursive call]";
-	size_t n = s ? strlen(s) : 0;
+	size_t n = s ? strlen(s) : 0, m = strlen(GT_GPU_NODE_RECURSIVE);
 
-	return n >= sizeof(mark) - 1 && !strcmp(s + n - (sizeof(mark) - 1), mark);
+	return n >= m && !strcmp(s + n - m, GT_GPU_NODE_RECURSIVE);
 }
 
 /* A device function called at a line of the kernel: its node hangs under

@@ -23,6 +23,7 @@
 #include "core/hmap.h"
 #include "core/log.h"
 #include "core/metrics.h"
+#include "core/profile.h"
 #include "core/thread.h"
 #include "core/tool.h"
 #include "gpu/cupti/cupti-internal.h"
@@ -194,9 +195,9 @@ static void path__loops(struct path *p, const struct gt_sass *s, uint32_t i)
 		const struct gt_sass_insn *in = &s->insns[h];
 
 		if (in->file != GT_SASS_NONE && in->line)
-			snprintf(text, sizeof(text), "loop at %s:%u", base_name(s->files[in->file]), in->line);
+			snprintf(text, sizeof(text), GT_GPU_NODE_LOOP "%s:%u", base_name(s->files[in->file]), in->line);
 		else
-			snprintf(text, sizeof(text), "loop at 0x%x", in->offset);
+			snprintf(text, sizeof(text), GT_GPU_NODE_LOOP "0x%x", in->offset);
 		path__add(p, gt_cupti_pcsamp__intern(text));
 	}
 }
@@ -213,7 +214,7 @@ static void path__inlined(struct path *p, const struct gt_sass *s, uint32_t i)
 	while (n--) {
 		const struct gt_sass_inline *in = &s->inlines[chain[n]];
 
-		snprintf(text, sizeof(text), "inlined at %s:%u", base_name(s->files[in->file]), in->line);
+		snprintf(text, sizeof(text), GT_GPU_NODE_INLINED "%s:%u", base_name(s->files[in->file]), in->line);
 		path__add(p, gt_cupti_pcsamp__intern(text));
 	}
 }
@@ -234,8 +235,6 @@ static void path__insn(struct path *p, const struct gt_sass *s, uint32_t i, uint
  * (a function calling itself, or a cycle of them), whose callee therefore
  * gets no context of its own: "NAME [recursive call]", which says so (a
  * recursive function cannot be inlined). @i: global index. */
-#define RECURSIVE_CALL " [recursive call]"
-
 static void path__recursion(struct path *p, const struct gt_sass *s, const struct gt_sass_gcct *g, uint32_t first,
 			    uint32_t i)
 {
@@ -248,7 +247,7 @@ static void path__recursion(struct path *p, const struct gt_sass *s, const struc
 	callee = s->functions[in->target].first;
 	if (callee < first || callee - first >= g->n_insns || g->vertex[callee - first] != g->vertex[i - first])
 		return;
-	snprintf(text, sizeof(text), "%s" RECURSIVE_CALL, gt_cupti__kernel_name(s->functions[in->target].callee));
+	snprintf(text, sizeof(text), "%s" GT_GPU_NODE_RECURSIVE, gt_cupti__kernel_name(s->functions[in->target].callee));
 	path__add(p, gt_cupti_pcsamp__intern(text));
 }
 
@@ -478,7 +477,7 @@ static int blame__place(const struct gt_sass *s, uint32_t sec, const uint32_t *i
 		err = share_contexts(g, &by_v[v_start[v]], nc, v_sum[v], counts, BLAME_COLS, w, part);
 		if (err)
 			goto out;
-		snprintf(text, sizeof(text), "pc 0x%x", s->insns[S->first + i].offset);
+		snprintf(text, sizeof(text), GT_GPU_NODE_PC "%x", s->insns[S->first + i].offset);
 		for (uint32_t j = 0; j < nc; j++) {
 			uint32_t c = by_v[v_start[v] + j];
 			struct path p = { .n = 0 };

@@ -28,6 +28,7 @@
 #include "core/hmap.h"
 #include "core/log.h"
 #include "core/metrics.h"
+#include "core/profile.h"
 #include "core/thread.h"
 #include "core/tool.h"
 #include "gpu/cupti/cupti-internal.h"
@@ -402,7 +403,7 @@ static const char *line_of(uint64_t crc, const char *function, uint64_t pc)
 		break;
 	}
 	if (!line) {
-		snprintf(text, sizeof(text), "pc 0x%llx", (unsigned long long)pc);
+		snprintf(text, sizeof(text), GT_GPU_NODE_PC "%llx", (unsigned long long)pc);
 		line = gt_cupti_pcsamp__intern(text);
 	}
 	return line;
