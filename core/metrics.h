@@ -86,10 +86,14 @@ enum gt_metric_class gt_metric__class_by_name(const char *name);
 	X(A, LOCAL, "local memory loads (register spills, stack)")             \
 	X(A, SHARED, "shared memory accesses")                                 \
 	X(A, SFU, "special-function (MUFU) operations")                        \
-	X(A, CONVERT, "conversions (I2F, F2I, F2F: integer division, mixed precision)") \
+	X(A, CONVERT, "conversions and the integer division idiom (I2F, F2I, F2F; a divisor's reciprocal and what it computes)") \
 	X(A, ARITH, "arithmetic and other fixed-latency instructions")         \
 	X(A, OTHER, "other variable-latency instructions and calls")           \
 	X(A, SELF, "no producer found: the waiting instruction itself")
+/* The unrolling GPO_UNROLL estimates, and the advice suggests: a loop
+ * unrolled this many times overlaps that many iterations' waits. */
+#define GT_GPO_UNROLL_BY 4
+
 #define GT_GPB_METRIC(X, id, desc) \
 	X(GPB_##id, "GPB_" #id, "count", COUNT, "dependency stall samples caused by this line's " desc)
 
@@ -191,7 +195,7 @@ enum gt_metric_class gt_metric__class_by_name(const char *name);
 	GT_GPU_STALL_REASONS(GT_GPS_METRIC, X)                                                 \
 	GT_GPU_BLAME_KINDS(GT_GPB_METRIC, X)                                                   \
 	X(GPO_UNROLL, "GPO_UNROLL", "count", COUNT,                                                \
-	  "dependency stall samples caused by this line that unrolling its loop could overlap (part of GPB_*)") \
+	  "dependency stall samples caused by this line that unrolling its loop 4 times would hide (part of GPB_*)") \
 	X(GXCOPY_H2D, "GXCOPY_H2D", "ns", DEVICE, "GPU copy time, host to device")              \
 	X(GXCOPY_H2D_BYTES, "GXCOPY_H2D_BYTES", "bytes", BYTES,                                \
 	  "bytes copied host to device")                                                \

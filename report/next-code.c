@@ -7,20 +7,30 @@
  * f the share of the samples whose waiting the change removes or hides.
  *
  * - Loop unrolling: the waits a loop's instructions had for results of
- *   the same iteration that no recurrence ties to the last one (GPO_UNROLL,
- *   gpu/sass/blame.c) are independent from one iteration to the next:
- *   unrolled UNROLL_BY times, that many iterations' waits overlap, and the
- *   waiting shrinks to 1 / UNROLL_BY of it: f = (1 - 1 / UNROLL_BY) M / S,
- *   M the loop's GPO_UNROLL samples. (GPA's latency hiding within a scope,
+ *   the same iteration that no recurrence ties to the last one are
+ *   independent from one iteration to the next: unrolled GT_GPO_UNROLL_BY
+ *   times, that many iterations' waits overlap, and the waiting shrinks to
+ *   1 / GT_GPO_UNROLL_BY of it, or u / GT_GPO_UNROLL_BY in a loop unrolled
+ *   u times already. GPO_UNROLL (gpu/sass/blame.c) counts the samples
+ *   hidden so: f = M / S, M the loop's GPO_UNROLL samples. (GPA's latency hiding within a scope,
  *   f = min(M, A) / S with A the loop's issued samples, counts only the
  *   waits that other work can fill, not the ones that overlap each other:
  *   a loop of loads at low occupancy would gain nothing by it.)
- * - Inlining: a device function called, not inlined, waits alone; inlined,
- *   its waits can overlap the caller's work, as far as the kernel's issued
- *   instructions fill them: f = min(W_f, A) / S, W_f the waiting samples
- *   under the function's node, A the kernel's issued samples. Not for a
- *   function with a recursive call under it (a node "NAME [recursive
- *   call]"), which cannot be inlined.
+ * - Inlining: a device function called, not inlined, waits alone, and
+ *   its calls and returns wait for their branch targets. Inlined, the
+ *   branches go (B_f, the samples under the function's node waiting for a
+ *   branch target), and its other waits W_f - B_f overlap: called in a
+ *   loop, with the other calls' waits, as the loop's unrolling overlaps
+ *   them (the compiler unrolls a loop of inlined code as any other; 1 -
+ *   1 / GT_GPO_UNROLL_BY of them hidden), elsewhere as far as the kernel's
+ *   issued instructions A fill them: f = (B_f + (1 - 1 / GT_GPO_UNROLL_BY)
+ *   (W_f - B_f)) / S in a loop, (B_f + min(W_f - B_f, A)) / S elsewhere,
+ *   W_f the waiting samples under the function's node; and the call's own
+ *   instructions go, c their share of the kernel's issued samples: the
+ *   branches and moves (GPI_CONTROL, GPI_OTHER) at the call's line and in
+ *   the function outside its loops. Not for a function with a recursive
+ *   call under it (a node "NAME [recursive call]"), which cannot be
+ *   inlined.
  * - Long-latency arithmetic (GPA's strength reduction and fast math): the
  *   waits for conversions (GPB_CONVERT: the I2F / F2I of an integer
  *   division, the F2F of a double constant in float code) and every sample
@@ -38,12 +48,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/metrics.h"
 #include "report/next-internal.h"
 
 #define MIN_SAMPLES 1000 /* as next.c: a kernel context with fewer PC samples gets no advice */
 #define MIN_SHARE 0.10	 /* the least share of a kernel's samples an advice explains */
 #define MIN_SPEEDUP 1.05 /* and the least speedup it must promise */
-#define UNROLL_BY 4	 /* the unrolling the advice suggests and estimates */
 
 static const char *name_of(const struct gt_profile *p, uint32_t i)
 {
@@ -131,10 +141,10 @@ static void check_unroll(struct code *x, uint32_t k, double S, double wr, double
 	struct gt_next *n;
 
 	for (uint32_t i = k + 1; i < p->n_nodes; i++) {
-		double m = (double)x->loop_m[i], f = (1.0 - 1.0 / UNROLL_BY) * m / S;
+		double f = (double)x->loop_m[i] / S;
 
 		/* The innermost of equals: it comes later. */
-		if (x->c->kern[i] == k && is_loop(name_of(p, i)) && m / S >= MIN_SHARE && f >= best_f) {
+		if (x->c->kern[i] == k && is_loop(name_of(p, i)) && f >= MIN_SHARE && f >= best_f) {
 			best = i;
 			best_f = f;
 		}
@@ -150,11 +160,34 @@ static void check_unroll(struct code *x, uint32_t k, double S, double wr, double
 	n->kernel_samples = (uint64_t)S;
 	gt_next__kernel_gain(x->c, n, k, ratio);
 	snprintf(n->why, sizeof(n->why),
-		 "%.1f%% of the kernel's PC samples wait, in the %s, for results of the same iteration that no "
-		 "recurrence ties to the last one (its instructions issued in %.1f%% of them); unrolled %d "
-		 "times, %d iterations' waits overlap",
-		 100.0 * (double)x->loop_m[best] / S, name_of(p, best), 100.0 * (double)x->loop_a[best] / S,
-		 UNROLL_BY, UNROLL_BY);
+		 "%.1f%% of the kernel's PC samples are waits, in the %s, for results of the same iteration "
+		 "that no recurrence ties to the last one, which unrolling it %d times would hide (its "
+		 "instructions issued in %.1f%% of the samples)",
+		 100.0 * (double)x->loop_m[best] / S, name_of(p, best), GT_GPO_UNROLL_BY,
+		 100.0 * (double)x->loop_a[best] / S);
+}
+
+/* The issued samples of a call's own instructions, for the called
+ * function's node @f: the branches and moves at the call's line and in
+ * the function, outside the function's loops. */
+static double call_cost(const struct code *x, uint32_t f)
+{
+	const struct gt_profile *p = x->c->p;
+	uint64_t *const *v = x->c->v;
+	uint32_t line = p->nodes[f].parent;
+	double sum = (double)v[C_I_CONTROL][line] + (double)v[C_I_OTHER][line];
+
+	for (uint32_t j = f; j < p->n_nodes; j++) {
+		uint32_t a = j;
+
+		if (x->callee[j] != f)
+			continue;
+		while (a != f && !is_loop(name_of(p, a)))
+			a = p->nodes[a].parent;
+		if (a == f)
+			sum += (double)v[C_I_CONTROL][j] + (double)v[C_I_OTHER][j];
+	}
+	return sum;
 }
 
 static void check_inline(struct code *x, uint32_t k, double S, double wr, double waiting, double iss)
@@ -163,16 +196,23 @@ static void check_inline(struct code *x, uint32_t k, double S, double wr, double
 	const uint64_t *const *v = (const uint64_t *const *)x->c->v;
 
 	for (uint32_t i = k + 1; i < p->n_nodes; i++) {
-		double w, f, ratio;
+		double w, f, ratio, br;
 		struct gt_next *n;
+		uint32_t a;
+		int in_loop;
 
 		if (x->c->kern[i] != k || x->callee[i] != i || is_math(name_of(p, i)) || x->recursive[i])
 			continue;
 		w = (double)v[C_SAMPLES][i] - (double)v[C_ISSUED][i] - (double)v[C_NOT_SELECTED][i];
-		f = (w < iss ? w : iss) / S;
 		if (w / S < MIN_SHARE)
 			continue;
-		ratio = gt_next__stall_ratio(wr, waiting, f, 0);
+		br = (double)v[C_BRANCH][i];
+		br = br < w ? br : w;
+		for (a = p->nodes[i].parent; a != GT_NONE && a != k && !is_loop(name_of(p, a)); a = p->nodes[a].parent)
+			;
+		in_loop = a != GT_NONE && a != k;
+		f = (br + (in_loop ? (1.0 - 1.0 / GT_GPO_UNROLL_BY) * (w - br) : (w - br < iss ? w - br : iss))) / S;
+		ratio = gt_next__stall_ratio(wr, waiting, f, iss > 0 ? call_cost(x, i) / iss : 0);
 		if (ratio > 1.0 / MIN_SPEEDUP || !(n = gt_next__add(x->c, GT_NEXT_GPU_INLINE, k)))
 			continue;
 		n->line = p->nodes[i].parent;
@@ -180,9 +220,13 @@ static void check_inline(struct code *x, uint32_t k, double S, double wr, double
 		n->kernel_samples = (uint64_t)S;
 		gt_next__kernel_gain(x->c, n, k, ratio);
 		snprintf(n->why, sizeof(n->why),
-			 "%.1f%% of the kernel's PC samples wait in %s, called here and not inlined; the kernel's "
-			 "instructions issued in %.1f%% of the samples, which can fill those waits once it is",
-			 100.0 * w / S, name_of(p, i), 100.0 * iss / S);
+			 in_loop ? "%.1f%% of the kernel's PC samples wait in %s, called here in a loop and not "
+				   "inlined, %.1f%% of them for its calls' and returns' branches; inlined, the branches "
+				   "go and the calls' other waits overlap as the loop's iterations do"
+				 : "%.1f%% of the kernel's PC samples wait in %s, called here and not inlined, %.1f%% of "
+				   "them for its calls' and returns' branches; inlined, the branches go and the "
+				   "kernel's issued instructions fill its other waits",
+			 100.0 * w / S, name_of(p, i), 100.0 * br / S);
 	}
 }
 
@@ -205,7 +249,7 @@ static void check_math(struct code *x, uint32_t k, double S, double wr, double w
 				sub_iss += (double)v[C_ISSUED][i];
 				sub_wait += (double)v[C_SAMPLES][i] - (double)v[C_ISSUED][i] -
 					    (double)v[C_NOT_SELECTED][i];
-				if (hot_sub == GT_NONE || v[C_SAMPLES][i] > v[C_SAMPLES][hot_sub])
+				if (v[C_SAMPLES][i] && (hot_sub == GT_NONE || v[C_SAMPLES][i] > v[C_SAMPLES][hot_sub]))
 					hot_sub = i;
 			}
 			continue;
@@ -224,7 +268,7 @@ static void check_math(struct code *x, uint32_t k, double S, double wr, double w
 	n->samples = (uint64_t)(conv + sub);
 	n->kernel_samples = (uint64_t)S;
 	gt_next__kernel_gain(x->c, n, k, ratio);
-	if (hot_sub != GT_NONE)
+	if (hot_sub != GT_NONE && sub >= 0.001 * S)
 		snprintf(n->why, sizeof(n->why),
 			 "%.1f%% of the kernel's PC samples wait on conversions; %.1f%% are in the math library's "
 			 "subroutines (%s the most)",

@@ -58,6 +58,9 @@ enum col {
 	C_B_CONVERT,
 	C_B_LOOP,
 	C_LOOP_ISSUED,
+	C_BRANCH,
+	C_I_CONTROL,
+	C_I_OTHER,
 	C_COLS
 };
 

@@ -75,10 +75,11 @@ static const struct {
 				 "caller's translation unit or link with -dlto) so that its work can overlap the "
 				 "caller's" },
 	[GT_NEXT_GPU_MATH] = { "gpu-math", "long-latency arithmetic: conversions and the math library's subroutines",
-			       "cheaper arithmetic for the same result: 32-bit integer indices instead of 64-bit "
-			       "(64-bit division and modulo are calls), shifts and masks for powers of two or a "
-			       "reciprocal computed once, float constants (1.0f) in float code; where the precision "
-			       "allows, __fdividef, __expf, __sinf or -use_fast_math" },
+			       "cheaper arithmetic for the same result: 32-bit integer operands instead of 64-bit "
+			       "(64-bit division and modulo are long sequences or calls), a division by a value the "
+			       "loop does not change made a multiplication by its reciprocal computed once before "
+			       "it, shifts and masks for powers of two, float constants (1.0f) in float code; where "
+			       "the precision allows, __fdividef, __expf, __sinf or -use_fast_math" },
 	[GT_NEXT_PAGEABLE] = { "pageable-copies", "copies of pageable host memory",
 			       "pin the host buffer (cudaMallocHost, cudaHostRegister; an OpenMP allocator "
 			       "with the pinned trait), then copy with cudaMemcpyAsync" },
@@ -189,6 +190,9 @@ static const struct {
 	[C_B_CONVERT] = { "GPB_CONVERT", 0, 1 },
 	[C_B_LOOP] = { "GPO_UNROLL", 0, 1 },
 	[C_LOOP_ISSUED] = { "GPC_ISSUED", 0, 0 },
+	[C_BRANCH] = { "GPS_BRANCH", 1, 0 },
+	[C_I_CONTROL] = { "GPI_CONTROL", 0, 0 },
+	[C_I_OTHER] = { "GPI_OTHER", 0, 0 },
 };
 
 

@@ -14,6 +14,8 @@
 
 /* Instructions looked at, at most, for one waiting instruction. */
 #define MAX_VISIT 512
+/* Instructions after a divisor's I2F.RP that the division idiom may span. */
+#define DIVIDE_SPAN 24
 
 struct blamer {
 	const struct gt_sass *s;
@@ -25,6 +27,8 @@ struct blamer {
 	uint32_t *queue;
 	uint32_t *scc;       /* per instruction: its loop's dependence component (recurrences()) */
 	uint8_t *self;       /* per instruction: it depends on itself around its loop */
+	uint8_t *divide;     /* per instruction: part of an integer division idiom (division()) */
+	uint32_t *unrolled;  /* per loop of the module: how often it is unrolled already (unrolled()) */
 };
 
 /* Whether control reaches @i from the instruction before it. */
@@ -54,7 +58,9 @@ static int blamer__init(struct blamer *b, const struct gt_sass *s, uint32_t sect
 	b->queue = malloc(MAX_VISIT * sizeof(*b->queue));
 	b->scc = malloc((b->n ? b->n : 1) * sizeof(*b->scc));
 	b->self = calloc(b->n ? b->n : 1, sizeof(*b->self));
-	if (!b->to_start || !b->to || !b->stamp || !b->queue || !b->scc || !b->self)
+	b->divide = calloc(b->n ? b->n : 1, sizeof(*b->divide));
+	b->unrolled = calloc(s->n_loops ? s->n_loops : 1, sizeof(*b->unrolled));
+	if (!b->to_start || !b->to || !b->stamp || !b->queue || !b->scc || !b->self || !b->divide || !b->unrolled)
 		return -ENOMEM;
 	for (uint32_t i = S->first; i < S->end; i++) {
 		uint32_t t = s->insns[i].target;
@@ -88,6 +94,8 @@ static void blamer__fini(struct blamer *b)
 	free(b->queue);
 	free(b->scc);
 	free(b->self);
+	free(b->divide);
+	free(b->unrolled);
 }
 
 static int writes(const struct gt_sass_insn *in, uint16_t reg)
@@ -144,8 +152,10 @@ static uint32_t producers(struct blamer *b, uint32_t i, uint16_t reg, uint32_t *
 }
 
 /* The kind of stall an instruction of class @cls and opcode flags causes
- * when waited for, or -1 if it cannot cause a wait of kind @wait. */
-static int kind_of(const struct gt_sass_insn *p, enum gt_sass_wait wait)
+ * when waited for, or -1 if it cannot cause a wait of kind @wait; @divide:
+ * it is part of an integer division idiom, whose arithmetic and reciprocal
+ * count as the conversions they start from. */
+static int kind_of(const struct gt_sass_insn *p, int divide, enum gt_sass_wait wait)
 {
 	int memory = p->cls == GT_SASS_GLOBAL || p->cls == GT_SASS_LOCAL;
 	int mio = p->cls == GT_SASS_SHARED || p->cls == GT_SASS_SFU || p->cls == GT_SASS_CONVERT ||
@@ -159,14 +169,14 @@ static int kind_of(const struct gt_sass_insn *p, enum gt_sass_wait wait)
 	case GT_SASS_WAIT_SHORT:
 		if (!mio)
 			return -1;
-		return p->cls == GT_SASS_SHARED	 ? GT_SASS_BLAME_SHARED
-		       : p->cls == GT_SASS_SFU	 ? GT_SASS_BLAME_SFU
-		       : p->cls == GT_SASS_CONVERT ? GT_SASS_BLAME_CONVERT
-						 : GT_SASS_BLAME_OTHER;
+		return p->cls == GT_SASS_SHARED			 ? GT_SASS_BLAME_SHARED
+		       : p->cls == GT_SASS_CONVERT || divide ? GT_SASS_BLAME_CONVERT
+		       : p->cls == GT_SASS_SFU		 ? GT_SASS_BLAME_SFU
+							 : GT_SASS_BLAME_OTHER;
 	case GT_SASS_WAIT_FIXED:
 		if (memory || p->cls == GT_SASS_SHARED || p->cls == GT_SASS_SFU || (p->flags & GT_SASS_F_CALL))
 			return -1;
-		return GT_SASS_BLAME_ARITH;
+		return divide ? GT_SASS_BLAME_CONVERT : GT_SASS_BLAME_ARITH;
 	default:
 		return -1;
 	}
@@ -253,6 +263,107 @@ static int recurrence(const struct blamer *b, uint32_t p, uint32_t w)
 	return p == w ? b->self[p] : b->scc[p] == b->scc[w];
 }
 
+/*
+ * The integer division idiom: a divisor converted to a float rounded up
+ * (I2F.RP, GT_SASS_F_DIVISOR), its reciprocal (MUFU.RCP), converted back,
+ * then the multiplications and corrections that make the quotient and the
+ * remainder of it. b->divide[i] is set for the instructions that read,
+ * directly or not, the I2F.RP's result: forward from it in program order
+ * over DIVIDE_SPAN instructions of its function, a register leaving the
+ * idiom when something outside it writes it, memory accesses and calls
+ * left out (they use the quotient; they are not the division).
+ */
+static void division(struct blamer *b)
+{
+	const struct gt_sass *s = b->s;
+	uint8_t live[GT_SASS_REG_B + 16];
+
+	for (uint32_t x = 0; x < b->n; x++) {
+		const struct gt_sass_insn *d = &s->insns[b->first + x];
+
+		if (!(d->flags & GT_SASS_F_DIVISOR))
+			continue;
+		memset(live, 0, sizeof(live));
+		b->divide[x] = 1;
+		for (int k = 0; k < d->n_def; k++)
+			live[d->def[k]] = 1;
+		for (uint32_t y = x + 1; y < b->n && y <= x + DIVIDE_SPAN; y++) {
+			const struct gt_sass_insn *in = &s->insns[b->first + y];
+			int reads = 0;
+
+			if (in->function != d->function)
+				break;
+			for (int k = 0; k < in->n_use && !reads; k++)
+				reads = live[in->use[k]];
+			reads = reads && !(in->flags & GT_SASS_F_CALL) && in->cls != GT_SASS_GLOBAL &&
+				in->cls != GT_SASS_LOCAL && in->cls != GT_SASS_SHARED && in->cls != GT_SASS_CONTROL;
+			if (reads)
+				b->divide[y] = 1;
+			for (int k = 0; k < in->n_def; k++)
+				live[in->def[k]] = (uint8_t)reads;
+		}
+	}
+}
+
+struct line_load {
+	uint32_t loop, file, line;
+};
+
+static int line_load_cmp(const void *x, const void *y)
+{
+	const struct line_load *a = x, *b = y;
+
+	if (a->loop != b->loop)
+		return a->loop < b->loop ? -1 : 1;
+	if (a->file != b->file)
+		return a->file < b->file ? -1 : 1;
+	return (a->line > b->line) - (a->line < b->line);
+}
+
+/*
+ * How many times each innermost loop of the section is unrolled already,
+ * by the compiler or by hand: the most loads of one source line it holds
+ * (memory instructions that write a register), as each copy of the body
+ * repeats its loads; 1 for a loop without loads. Two loads of one line in
+ * a rolled loop (a[i] + b[i]) read as unrolled twice: they overlap
+ * already, as two iterations' loads would.
+ */
+static int unrolled(struct blamer *b)
+{
+	const struct gt_sass *s = b->s;
+	struct line_load *l = malloc((b->n ? b->n : 1) * sizeof(*l));
+	uint32_t n = 0;
+
+	if (!l)
+		return -ENOMEM;
+	for (uint32_t x = 0; x < b->n; x++) {
+		const struct gt_sass_insn *in = &s->insns[b->first + x];
+
+		if (in->loop != GT_SASS_NONE && in->file != GT_SASS_NONE && in->n_def &&
+		    !(in->flags & GT_SASS_F_CALL) &&
+		    (in->cls == GT_SASS_GLOBAL || in->cls == GT_SASS_LOCAL || in->cls == GT_SASS_SHARED))
+			l[n++] = (struct line_load){ in->loop, in->file, in->line };
+	}
+	if (n)
+		qsort(l, n, sizeof(*l), line_load_cmp);
+	for (uint32_t i = 0, run = 0; i < n; i++) {
+		run = i && !line_load_cmp(&l[i - 1], &l[i]) ? run + 1 : 1;
+		if (run > b->unrolled[l[i].loop])
+			b->unrolled[l[i].loop] = run;
+	}
+	free(l);
+	return 0;
+}
+
+/* The share of a loop's overlappable waits that unrolling it
+ * GT_GPO_UNROLL_BY times hides, as unrolled @u times already. */
+static double hidden(uint32_t u)
+{
+	if (u < 1)
+		u = 1;
+	return u >= GT_GPO_UNROLL_BY ? 0 : 1.0 - (double)u / GT_GPO_UNROLL_BY;
+}
+
 int gt_sass__blame(const struct gt_sass *s, uint32_t section, const uint64_t *stalls, const uint64_t *issued,
 		   double *blame, double *inloop)
 {
@@ -267,9 +378,10 @@ int gt_sass__blame(const struct gt_sass *s, uint32_t section, const uint64_t *st
 		return err;
 	}
 	memset(blame, 0, (size_t)b.n * GT_SASS__BLAMES * sizeof(*blame));
+	division(&b);
 	if (inloop) {
 		memset(inloop, 0, (size_t)b.n * sizeof(*inloop));
-		if ((err = recurrences(&b))) {
+		if ((err = recurrences(&b)) || (err = unrolled(&b))) {
 			blamer__fini(&b);
 			return err;
 		}
@@ -289,7 +401,7 @@ int gt_sass__blame(const struct gt_sass *s, uint32_t section, const uint64_t *st
 				for (int u = 0; u < in->n_use; u++)
 					n = producers(&b, i, in->use[u], cand, n, 64);
 			for (uint32_t k = 0; k < n; k++)
-				if (kind_of(&s->insns[b.first + cand[k]], (enum gt_sass_wait)w) >= 0) {
+				if (kind_of(&s->insns[b.first + cand[k]], b.divide[cand[k]], (enum gt_sass_wait)w) >= 0) {
 					keep[kept++] = cand[k];
 					total += (double)issued[cand[k]] + 1;
 				}
@@ -299,17 +411,18 @@ int gt_sass__blame(const struct gt_sass *s, uint32_t section, const uint64_t *st
 			}
 			for (uint32_t k = 0; k < kept; k++) {
 				const struct gt_sass_insn *p = &s->insns[b.first + keep[k]];
-				int kind = kind_of(p, (enum gt_sass_wait)w);
+				int kind = kind_of(p, b.divide[keep[k]], (enum gt_sass_wait)w);
 				double part = (double)v * ((double)issued[keep[k]] + 1) / total;
 
 				blame[(size_t)keep[k] * GT_SASS__BLAMES + (size_t)kind] += part;
 				/* A wait in the producer's own loop that unrolling can
 				 * overlap with another iteration's work: not on local
 				 * memory (the spill's advice), not for a call, not a
-				 * recurrence. */
+				 * recurrence; the part that unrolling the loop
+				 * GT_GPO_UNROLL_BY times hides, as unrolled already. */
 				if (inloop && kind != GT_SASS_BLAME_LOCAL && !(p->flags & GT_SASS_F_CALL) &&
 				    in->loop != GT_SASS_NONE && p->loop == in->loop && !recurrence(&b, keep[k], i))
-					inloop[keep[k]] += part;
+					inloop[keep[k]] += part * hidden(b.unrolled[in->loop]);
 			}
 		}
 	}

@@ -536,6 +536,8 @@ static int on_insn(struct parser *ps, const char *p, const char *end)
 		in->flags |= GT_SASS_F_INDIRECT;
 	else if (IS("EXIT") || IS("RET") || IS("KILL"))
 		in->flags |= GT_SASS_F_END;
+	else if (IS("I2F") && memmem(op + n, (size_t)(p - op) - n, ".RP", 3))
+		in->flags |= GT_SASS_F_DIVISOR;
 #undef IS
 	if ((in->flags & (GT_SASS_F_CALL | GT_SASS_F_BRANCH)) && p < end && (t = memmem(p, (size_t)(end - p), "`(", 2))) {
 		q = memchr(t + 2, ')', (size_t)(end - t - 2));

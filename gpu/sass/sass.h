@@ -37,6 +37,8 @@ enum {
 	GT_SASS_F_END = 1u << 2,      /* EXIT, RET, KILL: no successor */
 	GT_SASS_F_PRED = 1u << 3,     /* guarded by a predicate: may fall through */
 	GT_SASS_F_INDIRECT = 1u << 4, /* a branch to a register: successors unknown */
+	GT_SASS_F_DIVISOR = 1u << 5,  /* I2F.*.RP: an integer divisor as a float rounded up, whose
+				       * reciprocal the integer division idiom computes */
 };
 
 /* Registers as numbers: R0-R254, then P0-P6, UR0-UR62, UP0-UP6, and a
@@ -169,14 +171,21 @@ void gt_sass__gcct_fini(struct gt_sass_gcct *g);
  * instruction of the section the samples it caused, by GT_SASS_BLAME_*
  * kind (the instruction's own class decides the kind).
  *
+ * The instructions of an integer division idiom (from a divisor's
+ * I2F.RP through the quotient and remainder it yields) cause CONVERT
+ * waits, whatever their class.
+ *
  * @inloop (NULL: not wanted) gets per instruction of the section the part
- * of those samples that unrolling could overlap (seed 004's loop
- * unrolling optimizer): waits of instructions in the producer's own
- * innermost loop, not on local memory nor a call, and not a recurrence
- * (the producer does not depend, through the loop's instructions and
- * around its back edge, on the waiting instruction's result: v = f(v)
- * waits whatever the unrolling). Recurrences are the strongly connected
- * components of each loop's data dependences, found once per call.
+ * of those samples that unrolling its loop GT_GPO_UNROLL_BY times would
+ * hide (seed 004's loop unrolling optimizer): waits of instructions in the
+ * producer's own innermost loop, not on local memory nor a call, and not a
+ * recurrence (the producer does not depend, through the loop's
+ * instructions and around its back edge, on the waiting instruction's
+ * result: v = f(v) waits whatever the unrolling), times 1 - u /
+ * GT_GPO_UNROLL_BY for a loop unrolled u times already (the most loads of
+ * one source line in it; none for u >= GT_GPO_UNROLL_BY). Recurrences are
+ * the strongly connected components of each loop's data dependences, found
+ * once per call.
  */
 enum gt_sass_wait { GT_SASS_WAIT_LONG, GT_SASS_WAIT_SHORT, GT_SASS_WAIT_FIXED, GT_SASS__WAITS };
 #define GT_SASS_BLAME_ENUM(A, id, desc) GT_SASS_BLAME_##id,

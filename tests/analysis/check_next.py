@@ -238,13 +238,28 @@ for m, v in (("GKER", 100000000), ("GKER_COUNT", 1), ("GKER_OCC_THR", 1000)):
     p.value(kb, 0, m, v)
 samples(p.node(p.node(kb, gtfiles.NAME, "loop at k.cu:90"), gtfiles.NAME, "k.cu:91"), 10000, 200, 6000, 1000,
         GPO_UNROLL=3000)
+# A call in a loop: its function's 5400 waiting samples, 1500 of them for
+# branch targets (its call and return), and its own instructions at the
+# call's line and outside its loop (GPI_CONTROL, GPI_OTHER: 500 of the
+# kernel's 2000 issued samples); the function's loop's branches are its work.
+kl = p.node(p.ph(p.frame(main, "calls", line=32), "<gpu kernel>"), gtfiles.NAME, "k_call")
+for m, v in (("GKER", 100000000), ("GKER_COUNT", 1), ("GKER_OCC_THR", 1000)):
+    p.value(kl, 0, m, v)
+call = p.node(p.node(kl, gtfiles.NAME, "loop at k.cu:80"), gtfiles.NAME, "k.cu:81")
+samples(call, 4000, 2000, 1500, 400, GPI_CONTROL=100, GPI_OTHER=200)
+step = p.node(call, gtfiles.NAME, "step(float)")
+samples(p.node(step, gtfiles.NAME, "s.cu:3"), 5000, 2500, 400, 100, GPS_BRANCH=1500, GPI_CONTROL=150, GPI_OTHER=50)
+samples(p.node(p.node(step, gtfiles.NAME, "loop at s.cu:5"), gtfiles.NAME, "s.cu:6"), 1000, 500, 100, 0,
+        GPI_CONTROL=80)
 advice, text = report(p, "code")
 wr, waiting = 0.5, 0.75
-for kind, line, f, cut, n in (("gpu-unroll", "k.cu:51", 0.225, 0, 3000),       # 3/4 of M 3000
-                              ("gpu-inline", "k.cu:60", 0.175, 0, 1750),       # helper's 1750 waiting
-                              ("gpu-math", "k.cu:40", 0.235, 0.05, 2500)):     # 1500 + the subroutine's 850, 100 issued
-    got = [a for a in advice if a["kind"] == kind]
-    check(len(got) == 1 and got[0]["name"] == "k_code", "%s: one, for k_code (%s)" % (kind, [a["name"] for a in got]))
+for kind, name, line, f, cut, n in (
+        ("gpu-unroll", "k_code", "k.cu:51", 0.3, 0, 3000),        # M 3000: what unrolling hides
+        ("gpu-inline", "k_code", "k.cu:60", 0.175, 0, 1750),      # helper's 1750 waiting, filled by issue
+        ("gpu-inline", "k_call", "k.cu:81", 0.4425, 0.25, 5400),  # 1500 + 3/4 of 3900; 500 of 2000 issued
+        ("gpu-math", "k_code", "k.cu:40", 0.235, 0.05, 2500)):    # 1500 + the subroutine's 850, 100 issued
+    got = [a for a in advice if a["kind"] == kind and a["name"] == name]
+    check(len(got) == 1, "%s: one, for %s (%s)" % (kind, name, [a["name"] for a in advice if a["kind"] == kind]))
     if got:
         a = got[0]
         ratio = wr * (1 - cut) + (1 - wr) * (waiting - f) / waiting

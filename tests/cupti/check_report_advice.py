@@ -13,7 +13,7 @@ import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from pcreport import check, finish, incl, replay_report  # noqa: E402
+from pcreport import check, finish, incl, replay_report, unroll_model  # noqa: E402
 
 TEST_CUPTI, GPUTOOL, REC, SRC, OUT = sys.argv[1:6]
 # The run sampled at CUPTI's default period on the H100: 2^11 cycles.
@@ -118,20 +118,12 @@ if pg:
     check(len(page) == 1 and abs(pg[0]["speedup"] - want) <= 1e-6 * want,
           "pageable copies %.4fx, at the pinned rate %.4fx" % (pg[0]["speedup"], want))
 # Loop unrolling: each estimate the first model's, from the loop's own
-# GPO_UNROLL samples (unrolled 4 times, 3/4 of their waiting goes); none for the kernels whose waits are a
+# GPO_UNROLL samples (what unrolling it 4 times hides); none for the kernels whose waits are a
 # recurrence (v = v * a + b from one iteration to the next), however many.
 for a in [a for a in advice if a["kind"] == "gpu-unroll"]:
-    k = nodes[a["node"]]
-    loop = nodes[a["line_node"]]
-    while not loop.get("name", "").startswith("loop at ") and loop["id"] != k["id"]:
-        loop = nodes[loop["parent"]]
-    S = incl(k, "GPC_SAMPLES")
-    wr, iss = (S - incl(k, "GPC_LATENCY")) / S, incl(k, "GPC_ISSUED")
-    waiting = 1 - (iss + incl(k, "GPC_NOT_SELECTED")) / S
-    f = 0.75 * incl(loop, "GPO_UNROLL") / S  # unrolled 4 times
-    want = 1 / (wr + (1 - wr) * (waiting - f) / waiting)
-    check(loop["id"] != k["id"] and abs(a["speedup"] - want) <= 1e-6 * want,
-          "%s: unrolling %.4fx, the model's %.4fx" % (k["name"], a["speedup"], want))
+    want, in_loop = unroll_model(doc, a)
+    check(in_loop and abs(a["speedup"] - want) <= 1e-6 * want,
+          "%s: unrolling %.4fx, the model's %.4fx" % (nodes[a["node"]]["name"], a["speedup"], want))
 for name in ("chain_open", "chain_reserved", "chain_kept<1>", "barrier_even"):
     k = kernel(name)
     check(k is not None and incl(k, "GPB_ARITH") > 0.3 * incl(k, "GPC_SAMPLES") and

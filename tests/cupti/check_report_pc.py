@@ -13,7 +13,7 @@ import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from pcreport import check, finish, incl, replay_report  # noqa: E402
+from pcreport import check, finish, incl, inline_model, replay_report  # noqa: E402
 
 TEST_CUPTI, GPUTOOL, REC, SRC, OUT = sys.argv[1:6]
 doc, text = replay_report(TEST_CUPTI, GPUTOOL, ["replay-pc", REC, SRC], OUT, "gpucalls")
@@ -54,8 +54,12 @@ local = [n for n in doc["nodes"] if n.get("metrics", {}).get("GPB_LOCAL")]
 check(local and incl(rec, "GPB_LOCAL") > 0, "recursive: stalls caused by local memory (%d)" % incl(rec, "GPB_LOCAL"))
 check("GPU stalls by their cause (" in text, "the blamer's section")
 # Inlining: work() called at SITE_A waits in most of two_sites' samples; each
-# estimate is the first model's with f = min(the function's waiting
-# samples, the kernel's issued ones) / S, at the line of the call.
+# estimate is the first model's at the line of the call, with f = (B +
+# 3/4 (W - B)) / S for a call in a loop, (B + min(W - B, the kernel's
+# issued samples)) / S elsewhere (W the function's waiting samples, B those
+# waiting for a branch target), and c the call's own branches and moves
+# (at its line, and in the function outside its loops) over the kernel's
+# issued samples.
 advice = doc.get("advice", [])
 inl = [a for a in advice if a["kind"] == "gpu-inline"]
 # rec() calls itself (RECURSE): the call's line holds "rec [recursive call]",
@@ -69,12 +73,7 @@ check([a for a in inl if a["node"] == ts["id"] and a.get("line") == "gpucalls.cu
       "two_sites: inlining advised at SITE_A (%s)" % [(a["name"], a.get("line")) for a in inl])
 for a in inl:
     k = nodes[a["node"]]
-    S, iss = incl(k, "GPC_SAMPLES"), incl(k, "GPC_ISSUED")
-    wr, waiting = (S - incl(k, "GPC_LATENCY")) / S, 1 - (iss + incl(k, "GPC_NOT_SELECTED")) / S
-    callees = [n for n in doc["nodes"] if n.get("parent") == a["line_node"]]
-    w = [incl(n, "GPC_SAMPLES") - incl(n, "GPC_ISSUED") - incl(n, "GPC_NOT_SELECTED") for n in callees]
-    f = min(a["samples"], iss) / S
-    want = 1 / (wr + (1 - wr) * (waiting - f) / waiting)
+    want, w = inline_model(doc, a)
     check(a["samples"] in w and abs(a["speedup"] - want) <= 1e-6 * want,
           "%s: inlining %.4fx, the model's %.4fx" % (k["name"][:24], a["speedup"], want))
 finish()

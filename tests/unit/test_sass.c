@@ -256,9 +256,9 @@ static void test_inloop(void)
 	CHECK(blame[9 * GT_SASS__BLAMES + GT_SASS_BLAME_CONVERT] == 3.0);
 	/* Only the load's waits are the loop's to overlap: the FADD and the
 	 * FFMA wait for their own last results (recurrences), the MOV and the
-	 * conversion are outside the loop. */
+	 * conversion are outside the loop. Unrolled 4 times, 3/4 of them go. */
 	for (uint32_t i = 0; i < 13; i++)
-		CHECK(inloop[i] == (i == 2 ? 10.0 : 0.0));
+		CHECK(inloop[i] == (i == 2 ? 7.5 : 0.0));
 	gt_sass__delete(s);
 }
 
@@ -297,12 +297,100 @@ static void test_long_recurrence(void)
 	for (uint32_t i = 0; i < N + 4; i++)
 		counted += inloop[i];
 	CHECK(blame[1 * GT_SASS__BLAMES + GT_SASS_BLAME_GLOBAL] == 7.0);
-	CHECK(inloop[1] == 7.0 && counted == 7.0);
+	CHECK(inloop[1] == 5.25 && counted == 5.25);
 	free(text);
 	free(stalls);
 	free(issued);
 	free(blame);
 	free(inloop);
+	gt_sass__delete(s);
+}
+
+/* A loop unrolled @copies times already: that many loads of one source
+ * line, each summed. Unrolling it 4 times hides 1 - copies / 4 of the
+ * waits for the loads, nothing from 4 copies on. */
+static void test_unrolled(int copies)
+{
+	char text[2048];
+	size_t len;
+	struct gt_sass *s;
+	uint64_t stalls[16 * GT_SASS__WAITS] = { 0 }, issued[16] = { 0 };
+	double blame[16 * GT_SASS__BLAMES], inloop[16], counted = 0, want;
+
+	len = (size_t)snprintf(text, sizeof(text), "\t.section\t.text.v,\"ax\",@progbits\n        .type v,@function\n"
+						   "        .other v,@\"STO_CUDA_ENTRY STV_DEFAULT\"\nv:\n.text.v:\n"
+						   "\t//## File \"/src/v.cu\", line 1\n        /*0000*/ MOV R1, RZ ;\n"
+						   ".L_x_1:\n\t//## File \"/src/v.cu\", line 2\n");
+	for (int i = 0; i < copies; i++)
+		len += (size_t)snprintf(text + len, sizeof(text) - len, "        /*%04x*/ LDG.E R%d, desc[UR4][R%d.64] ;\n",
+					(1 + i) * 16, 10 + i, 20 + 2 * i);
+	for (int i = 0; i < copies; i++)
+		len += (size_t)snprintf(text + len, sizeof(text) - len, "        /*%04x*/ FADD R1, R1, R%d ;\n",
+					(1 + copies + i) * 16, 10 + i);
+	len += (size_t)snprintf(text + len, sizeof(text) - len,
+				"\t//## File \"/src/v.cu\", line 3\n        /*%04x*/ @P0 BRA `(.L_x_1) ;\n"
+				"        /*%04x*/ EXIT ;\n",
+				(1 + 2 * copies) * 16, (2 + 2 * copies) * 16);
+	CHECK((s = gt_sass__parse(text, len)));
+	CHECK_EQ_U(s->n_insns, 3 + 2 * (uint32_t)copies);
+	for (int i = 0; i < copies; i++)
+		stalls[(size_t)(1 + copies + i) * GT_SASS__WAITS + GT_SASS_WAIT_LONG] = 8; /* each FADD, for its load */
+	CHECK(gt_sass__blame(s, 0, stalls, issued, blame, inloop) == 0);
+	for (int i = 0; i < copies; i++) {
+		CHECK(blame[(size_t)(1 + i) * GT_SASS__BLAMES + GT_SASS_BLAME_GLOBAL] == 8.0);
+		counted += inloop[1 + i];
+	}
+	want = copies >= 4 ? 0 : 8.0 * copies * (1.0 - copies / 4.0);
+	CHECK(counted == want);
+	gt_sass__delete(s);
+}
+
+/* The integer division idiom: the divisor's I2F.RP, its reciprocal, and
+ * what reads them up to the quotient and the remainder cause CONVERT
+ * waits; an instruction beside them that does not read them (the
+ * divisor's negation), and the load that uses the result, do not. */
+static const char divide[] =
+	"\t.section\t.text.d,\"ax\",@progbits\n"
+	"        .type           d,@function\n"
+	"        .other          d,@\"STO_CUDA_ENTRY STV_DEFAULT\"\n"
+	"d:\n"
+	".text.d:\n"
+	"        /*0000*/                   I2F.U32.RP R2, R3 ;\n"
+	"        /*0010*/                   MUFU.RCP R2, R2 ;\n"
+	"        /*0020*/                   IADD3 R4, R2, 0xffffffe, RZ ;\n"
+	"        /*0030*/                   F2I.FTZ.U32.TRUNC.NTZ R5, R4 ;\n"
+	"        /*0040*/                   IMAD.MOV R6, RZ, RZ, -R3 ;\n"
+	"        /*0050*/                   IMAD R7, R6, R5, RZ ;\n"
+	"        /*0060*/                   IMAD.HI.U32 R8, R5, R7, R4 ;\n"
+	"        /*0070*/                   IMAD.HI.U32 R9, R8, R10, RZ ;\n"
+	"        /*0080*/                   IMAD R13, R9, R3, R10 ;\n"
+	"        /*0090*/                   IMAD.WIDE R14, R13, 0x4, R16 ;\n"
+	"        /*00a0*/                   LDG.E R11, desc[UR4][R14.64] ;\n"
+	"        /*00b0*/                   FADD R12, R11, R11 ;\n"
+	"        /*00c0*/                   EXIT ;\n";
+
+static void test_divide(void)
+{
+	struct gt_sass *s = gt_sass__parse(divide, sizeof(divide) - 1);
+	uint64_t stalls[13 * GT_SASS__WAITS] = { 0 }, issued[13] = { 0 };
+	double blame[13 * GT_SASS__BLAMES];
+
+	CHECK(s);
+	CHECK_EQ_U(s->n_insns, 13);
+	CHECK(s->insns[0].flags & GT_SASS_F_DIVISOR);
+	CHECK(!(s->insns[3].flags & GT_SASS_F_DIVISOR));
+	stalls[1 * GT_SASS__WAITS + GT_SASS_WAIT_SHORT] = 3;  /* the reciprocal, for the conversion */
+	stalls[5 * GT_SASS__WAITS + GT_SASS_WAIT_FIXED] = 2;  /* for the negation and the reciprocal */
+	stalls[8 * GT_SASS__WAITS + GT_SASS_WAIT_FIXED] = 6;  /* the remainder, for the quotient */
+	stalls[10 * GT_SASS__WAITS + GT_SASS_WAIT_FIXED] = 5; /* the load, for its address */
+	stalls[11 * GT_SASS__WAITS + GT_SASS_WAIT_LONG] = 4;  /* the addition, for the load */
+	CHECK(gt_sass__blame(s, 0, stalls, issued, blame, NULL) == 0);
+	CHECK(blame[0 * GT_SASS__BLAMES + GT_SASS_BLAME_CONVERT] == 3.0);
+	CHECK(blame[4 * GT_SASS__BLAMES + GT_SASS_BLAME_ARITH] == 1.0);
+	CHECK(blame[3 * GT_SASS__BLAMES + GT_SASS_BLAME_CONVERT] == 1.0);
+	CHECK(blame[7 * GT_SASS__BLAMES + GT_SASS_BLAME_CONVERT] == 6.0);
+	CHECK(blame[9 * GT_SASS__BLAMES + GT_SASS_BLAME_CONVERT] == 5.0); /* the address of the remainder */
+	CHECK(blame[10 * GT_SASS__BLAMES + GT_SASS_BLAME_GLOBAL] == 4.0);
 	gt_sass__delete(s);
 }
 
@@ -490,6 +578,9 @@ int main(int argc, char **argv)
 	test_small();
 	test_inloop();
 	test_long_recurrence();
+	for (int copies = 1; copies <= 5; copies++)
+		test_unrolled(copies);
+	test_divide();
 	test_disassemble();
 	if (argc > 1)
 		test_gpucalls(argv[1]);
