@@ -86,7 +86,7 @@ enum gt_metric_class gt_metric__class_by_name(const char *name);
 	X(A, LOCAL, "local memory loads (register spills, stack)")             \
 	X(A, SHARED, "shared memory accesses")                                 \
 	X(A, SFU, "special-function (MUFU) operations")                        \
-	X(A, CONVERT, "conversions and the integer division idiom (I2F, F2I, F2F; a divisor's reciprocal and what it computes)") \
+	X(A, CONVERT, "conversions and long-latency arithmetic idioms (I2F, F2I, F2F; an integer division, a precise math function)") \
 	X(A, ARITH, "arithmetic and other fixed-latency instructions")         \
 	X(A, OTHER, "other variable-latency instructions and calls")           \
 	X(A, SELF, "no producer found: the waiting instruction itself")
@@ -196,6 +196,8 @@ enum gt_metric_class gt_metric__class_by_name(const char *name);
 	GT_GPU_BLAME_KINDS(GT_GPB_METRIC, X)                                                   \
 	X(GPO_UNROLL, "GPO_UNROLL", "count", COUNT,                                                \
 	  "dependency stall samples caused by this line that unrolling its loop 4 times would hide (part of GPB_*)") \
+	X(GPO_IDIOM_ISSUED, "GPO_IDIOM_ISSUED", "count", COUNT,                                    \
+	  "PC samples issuing this line's instructions of long-latency arithmetic idioms: integer division, precise math functions (part of GPC_ISSUED)") \
 	X(GXCOPY_H2D, "GXCOPY_H2D", "ns", DEVICE, "GPU copy time, host to device")              \
 	X(GXCOPY_H2D_BYTES, "GXCOPY_H2D_BYTES", "bytes", BYTES,                                \
 	  "bytes copied host to device")                                                \

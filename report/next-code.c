@@ -32,12 +32,14 @@
  *   call under it (a node "NAME [recursive call]"), which cannot be
  *   inlined.
  * - Long-latency arithmetic (GPA's strength reduction and fast math): the
- *   waits for conversions (GPB_CONVERT: the I2F / F2I of an integer
- *   division, the F2F of a double constant in float code) and every sample
- *   in the CUDA math library's subroutines (64-bit division and modulo,
- *   precise division's slow paths: functions named __cuda_* or
- *   __internal_*) go: f their waiting samples, c the subroutines' issued
- *   instructions.
+ *   waits for conversions and the long-latency idioms (GPB_CONVERT: the
+ *   F2F of a double constant in float code; an integer division by a
+ *   run-time value, a precise sinf or expf inline, gt_sass__idioms) and
+ *   every sample in the CUDA math library's subroutines (64-bit division
+ *   and modulo, precise division's slow paths: functions named __cuda_* or
+ *   __internal_*) go: f their waiting samples, c the idioms' and the
+ *   subroutines' issued instructions (GPO_IDIOM_ISSUED), which the cheaper
+ *   forms replace by one or two.
  *
  * The nodes under a kernel come from gpu/cupti/pcsamp-place.c: "loop at
  * FILE:LINE", "inlined at FILE:LINE", lines "FILE:LINE" (or "pc 0x..."),
@@ -234,7 +236,7 @@ static void check_math(struct code *x, uint32_t k, double S, double wr, double w
 {
 	const struct gt_profile *p = x->c->p;
 	const uint64_t *const *v = (const uint64_t *const *)x->c->v;
-	double conv = 0, sub = 0, sub_iss = 0, sub_wait = 0;
+	double conv = 0, sub = 0, sub_iss = 0, sub_wait = 0, idiom_iss = 0;
 	uint32_t hot_conv = GT_NONE, hot_sub = GT_NONE;
 	struct gt_next *n;
 
@@ -255,12 +257,13 @@ static void check_math(struct code *x, uint32_t k, double S, double wr, double w
 			continue;
 		}
 		conv += (double)v[C_B_CONVERT][i];
+		idiom_iss += (double)v[C_IDIOM_ISSUED][i];
 		if (v[C_B_CONVERT][i] && (hot_conv == GT_NONE || v[C_B_CONVERT][i] > v[C_B_CONVERT][hot_conv]))
 			hot_conv = i;
 	}
 	if ((conv + sub) / S < MIN_SHARE)
 		return;
-	double ratio = gt_next__stall_ratio(wr, waiting, (conv + sub_wait) / S, iss > 0 ? sub_iss / iss : 0);
+	double ratio = gt_next__stall_ratio(wr, waiting, (conv + sub_wait) / S, iss > 0 ? (sub_iss + idiom_iss) / iss : 0);
 
 	if (ratio > 1.0 / MIN_SPEEDUP || !(n = gt_next__add(x->c, GT_NEXT_GPU_MATH, k)))
 		return;
@@ -270,14 +273,16 @@ static void check_math(struct code *x, uint32_t k, double S, double wr, double w
 	gt_next__kernel_gain(x->c, n, k, ratio);
 	if (hot_sub != GT_NONE && sub >= 0.001 * S)
 		snprintf(n->why, sizeof(n->why),
-			 "%.1f%% of the kernel's PC samples wait on conversions; %.1f%% are in the math library's "
-			 "subroutines (%s the most)",
-			 100.0 * conv / S, 100.0 * sub / S, name_of(p, hot_sub));
+			 "%.1f%% of the kernel's PC samples wait on conversions, divisions or precise math "
+			 "functions; %.1f%% are in the math library's subroutines (%s the most); those idioms "
+			 "issued %.1f%% of its instructions",
+			 100.0 * conv / S, 100.0 * sub / S, name_of(p, hot_sub),
+			 iss > 0 ? 100.0 * (sub_iss + idiom_iss) / iss : 0.0);
 	else
 		snprintf(n->why, sizeof(n->why),
-			 "%.1f%% of the kernel's PC samples wait on conversions (I2F, F2I, F2F: integer division, "
-			 "mixed precision)",
-			 100.0 * conv / S);
+			 "%.1f%% of the kernel's PC samples wait on conversions, divisions by a run-time value or "
+			 "precise math functions (sinf, expf); they issued %.1f%% of its instructions",
+			 100.0 * conv / S, iss > 0 ? 100.0 * idiom_iss / iss : 0.0);
 }
 
 void gt_next__check_code(struct ctx *c)

@@ -61,6 +61,7 @@ enum col {
 	C_BRANCH,
 	C_I_CONTROL,
 	C_I_OTHER,
+	C_IDIOM_ISSUED,
 	C_COLS
 };
 

@@ -74,7 +74,7 @@ static const struct {
 				 "inline the function (__forceinline__, or drop __noinline__; move it into the "
 				 "caller's translation unit or link with -dlto) so that its work can overlap the "
 				 "caller's" },
-	[GT_NEXT_GPU_MATH] = { "gpu-math", "long-latency arithmetic: conversions and the math library's subroutines",
+	[GT_NEXT_GPU_MATH] = { "gpu-math", "long-latency arithmetic: conversions, divisions, precise math functions",
 			       "cheaper arithmetic for the same result: 32-bit integer operands instead of 64-bit "
 			       "(64-bit division and modulo are long sequences or calls), a division by a value the "
 			       "loop does not change made a multiplication by its reciprocal computed once before "
@@ -193,6 +193,7 @@ static const struct {
 	[C_BRANCH] = { "GPS_BRANCH", 1, 0 },
 	[C_I_CONTROL] = { "GPI_CONTROL", 0, 0 },
 	[C_I_OTHER] = { "GPI_OTHER", 0, 0 },
+	[C_IDIOM_ISSUED] = { "GPO_IDIOM_ISSUED", 0, 0 },
 };
 
 

@@ -421,8 +421,9 @@ static int share_contexts(const struct gt_sass_gcct *g, const uint32_t *cs, uint
  * (long and short scoreboard, wait) moved to the instructions that produce
  * what the waiting ones read, as GPB_* at the producers' lines, in each
  * of their GPU calling contexts; the part that unrolling could overlap as
- * GPO_UNROLL. */
-#define BLAME_COLS (GT_SASS__BLAMES + 1)
+ * GPO_UNROLL; the issued samples of the long-latency arithmetic idioms'
+ * instructions as GPO_IDIOM_ISSUED. */
+#define BLAME_COLS (GT_SASS__BLAMES + 2)
 
 static int blame__place(const struct gt_sass *s, uint32_t sec, const uint32_t *idx, uint32_t n,
 			const struct gt_sass_gcct *g, const uint32_t *by_v, const uint32_t *v_start,
@@ -433,17 +434,19 @@ static int blame__place(const struct gt_sass *s, uint32_t sec, const uint32_t *i
 		GT_GPU_BLAME_KINDS(X, _)
 #undef X
 		GT_M_GPO_UNROLL,
+		GT_M_GPO_IDIOM_ISSUED,
 	};
 	const struct gt_sass_section *S = &s->sections[sec];
 	uint32_t ns = S->end - S->first;
 	uint64_t *stalls = calloc((size_t)ns * GT_SASS__WAITS, sizeof(*stalls)), *issued = calloc(ns, sizeof(*issued));
 	double *blame = malloc((size_t)ns * GT_SASS__BLAMES * sizeof(*blame)), *inloop = malloc(ns * sizeof(*inloop));
+	uint8_t *idiom = malloc(ns ? ns : 1);
 	double cum = 0, cum_loop = 0;
 	uint64_t emitted = 0, emitted_loop = 0;
 	char text[32];
 	int err = -ENOMEM;
 
-	if (!stalls || !issued || !blame || !inloop)
+	if (!stalls || !issued || !blame || !inloop || !idiom)
 		goto out;
 	for (uint32_t k = 0; k < n; k++) {
 		const struct pc_entry *e = &gt_pcs.e[idx[k]];
@@ -454,7 +457,7 @@ static int blame__place(const struct gt_sass *s, uint32_t sec, const uint32_t *i
 		st[GT_SASS_WAIT_FIXED] += e->n[PR_WAIT];
 		issued[e->insn - S->first] += e->n[PC_ISSUED];
 	}
-	if ((err = gt_sass__blame(s, sec, stalls, issued, blame, inloop)))
+	if ((err = gt_sass__blame(s, sec, stalls, issued, blame, inloop)) || (err = gt_sass__idioms(s, sec, idiom)))
 		goto out;
 	for (uint32_t i = 0; i < ns; i++) {
 		uint64_t counts[BLAME_COLS];
@@ -472,6 +475,8 @@ static int blame__place(const struct gt_sass *s, uint32_t sec, const uint32_t *i
 		counts[GT_SASS__BLAMES] = (uint64_t)(cum_loop + 0.5) - emitted_loop;
 		emitted_loop += counts[GT_SASS__BLAMES];
 		any |= counts[GT_SASS__BLAMES] != 0;
+		counts[GT_SASS__BLAMES + 1] = idiom[i] ? issued[i] : 0;
+		any |= counts[GT_SASS__BLAMES + 1] != 0;
 		if (!any || !nc)
 			continue;
 		err = share_contexts(g, &by_v[v_start[v]], nc, v_sum[v], counts, BLAME_COLS, w, part);
@@ -494,6 +499,7 @@ out:
 	free(issued);
 	free(blame);
 	free(inloop);
+	free(idiom);
 	return err;
 }
 

@@ -14,8 +14,6 @@
 
 /* Instructions looked at, at most, for one waiting instruction. */
 #define MAX_VISIT 512
-/* Instructions after a divisor's I2F.RP that the division idiom may span. */
-#define DIVIDE_SPAN 24
 
 struct blamer {
 	const struct gt_sass *s;
@@ -27,7 +25,7 @@ struct blamer {
 	uint32_t *queue;
 	uint32_t *scc;       /* per instruction: its loop's dependence component (recurrences()) */
 	uint8_t *self;       /* per instruction: it depends on itself around its loop */
-	uint8_t *divide;     /* per instruction: part of an integer division idiom (division()) */
+	uint8_t *divide;     /* per instruction: part of a long-latency arithmetic idiom (gt_sass__idioms) */
 	uint32_t *unrolled;  /* per loop of the module: how often it is unrolled already (unrolled()) */
 };
 
@@ -151,10 +149,65 @@ static uint32_t producers(struct blamer *b, uint32_t i, uint16_t reg, uint32_t *
 	return n_out;
 }
 
+/*
+ * The long-latency arithmetic idioms (sass.h, gt_sass__idioms): from each
+ * start, forward over GT_SASS_IDIOM_SPAN instructions of its function in
+ * program order and in the start's own innermost loop, the instructions
+ * one of whose operands a marked one may have written (producers(): the
+ * writes that reach it along the control flow, so that a path around the
+ * idiom, as sinf's rarely taken slow path between its reduction and its
+ * polynomial, neither joins it nor cuts it).
+ */
+static void idioms(struct blamer *b, uint8_t *mark)
+{
+	const struct gt_sass *s = b->s;
+	uint32_t cand[64];
+
+	memset(mark, 0, b->n ? b->n : 1);
+	for (uint32_t x = 0; x < b->n; x++) {
+		const struct gt_sass_insn *d = &s->insns[b->first + x];
+
+		if (!(d->flags & (GT_SASS_F_DIVISOR | GT_SASS_F_MATH)))
+			continue;
+		mark[x] = 1;
+		for (uint32_t y = x + 1; y < b->n && y <= x + GT_SASS_IDIOM_SPAN; y++) {
+			const struct gt_sass_insn *in = &s->insns[b->first + y];
+
+			if (in->function != d->function)
+				break;
+			/* What a loop does with a value computed before it (a
+			 * reciprocal computed once) is the cheap form. */
+			if (mark[y] || in->loop != d->loop || (in->flags & GT_SASS_F_CALL) || in->cls == GT_SASS_GLOBAL ||
+			    in->cls == GT_SASS_LOCAL || in->cls == GT_SASS_SHARED || in->cls == GT_SASS_CONTROL)
+				continue;
+			for (int u = 0; u < in->n_use && !mark[y]; u++) {
+				uint32_t n = producers(b, y, in->use[u], cand, 0, 64);
+
+				for (uint32_t k = 0; k < n && !mark[y]; k++)
+					mark[y] = mark[cand[k]];
+			}
+		}
+	}
+}
+
+int gt_sass__idioms(const struct gt_sass *s, uint32_t section, uint8_t *mark)
+{
+	struct blamer b;
+	int err;
+
+	if (!s || section >= s->n_sections)
+		return -EINVAL;
+	if (!(err = blamer__init(&b, s, section)))
+		idioms(&b, mark);
+	blamer__fini(&b);
+	return err;
+}
+
 /* The kind of stall an instruction of class @cls and opcode flags causes
  * when waited for, or -1 if it cannot cause a wait of kind @wait; @divide:
- * it is part of an integer division idiom, whose arithmetic and reciprocal
- * count as the conversions they start from. */
+ * it is part of a long-latency arithmetic idiom (an integer division, a
+ * precise math function), whose arithmetic and special functions count as
+ * the conversions the integer division starts from. */
 static int kind_of(const struct gt_sass_insn *p, int divide, enum gt_sass_wait wait)
 {
 	int memory = p->cls == GT_SASS_GLOBAL || p->cls == GT_SASS_LOCAL;
@@ -263,48 +316,6 @@ static int recurrence(const struct blamer *b, uint32_t p, uint32_t w)
 	return p == w ? b->self[p] : b->scc[p] == b->scc[w];
 }
 
-/*
- * The integer division idiom: a divisor converted to a float rounded up
- * (I2F.RP, GT_SASS_F_DIVISOR), its reciprocal (MUFU.RCP), converted back,
- * then the multiplications and corrections that make the quotient and the
- * remainder of it. b->divide[i] is set for the instructions that read,
- * directly or not, the I2F.RP's result: forward from it in program order
- * over DIVIDE_SPAN instructions of its function, a register leaving the
- * idiom when something outside it writes it, memory accesses and calls
- * left out (they use the quotient; they are not the division).
- */
-static void division(struct blamer *b)
-{
-	const struct gt_sass *s = b->s;
-	uint8_t live[GT_SASS_REG_B + 16];
-
-	for (uint32_t x = 0; x < b->n; x++) {
-		const struct gt_sass_insn *d = &s->insns[b->first + x];
-
-		if (!(d->flags & GT_SASS_F_DIVISOR))
-			continue;
-		memset(live, 0, sizeof(live));
-		b->divide[x] = 1;
-		for (int k = 0; k < d->n_def; k++)
-			live[d->def[k]] = 1;
-		for (uint32_t y = x + 1; y < b->n && y <= x + DIVIDE_SPAN; y++) {
-			const struct gt_sass_insn *in = &s->insns[b->first + y];
-			int reads = 0;
-
-			if (in->function != d->function)
-				break;
-			for (int k = 0; k < in->n_use && !reads; k++)
-				reads = live[in->use[k]];
-			reads = reads && !(in->flags & GT_SASS_F_CALL) && in->cls != GT_SASS_GLOBAL &&
-				in->cls != GT_SASS_LOCAL && in->cls != GT_SASS_SHARED && in->cls != GT_SASS_CONTROL;
-			if (reads)
-				b->divide[y] = 1;
-			for (int k = 0; k < in->n_def; k++)
-				live[in->def[k]] = (uint8_t)reads;
-		}
-	}
-}
-
 struct line_load {
 	uint32_t loop, file, line;
 };
@@ -378,7 +389,7 @@ int gt_sass__blame(const struct gt_sass *s, uint32_t section, const uint64_t *st
 		return err;
 	}
 	memset(blame, 0, (size_t)b.n * GT_SASS__BLAMES * sizeof(*blame));
-	division(&b);
+	idioms(&b, b.divide);
 	if (inloop) {
 		memset(inloop, 0, (size_t)b.n * sizeof(*inloop));
 		if ((err = recurrences(&b)) || (err = unrolled(&b))) {

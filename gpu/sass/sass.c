@@ -538,6 +538,10 @@ static int on_insn(struct parser *ps, const char *p, const char *end)
 		in->flags |= GT_SASS_F_END;
 	else if (IS("I2F") && memmem(op + n, (size_t)(p - op) - n, ".RP", 3))
 		in->flags |= GT_SASS_F_DIVISOR;
+	else if ((IS("FMUL") && memmem(p, (size_t)(end - p), "0.63661974668502807617", 22)) ||
+		 (IS("FFMA") && memmem(op + n, (size_t)(p - op) - n, ".RM", 3) &&
+		  memmem(p, (size_t)(end - p), "12582913", 8)))
+		in->flags |= GT_SASS_F_MATH;
 #undef IS
 	if ((in->flags & (GT_SASS_F_CALL | GT_SASS_F_BRANCH)) && p < end && (t = memmem(p, (size_t)(end - p), "`(", 2))) {
 		q = memchr(t + 2, ')', (size_t)(end - t - 2));

@@ -196,6 +196,13 @@ int main(void)
 			break;
 		n *= 4;
 	}
+	/* The fastest of three: a busy machine that stalls one calibration
+	 * must not shrink the kernel (one stalled 6 times made it 0.05 s). */
+	for (int i = 0; i < 2; i++) {
+		double again = calibrate(&o, n);
+
+		t = again < t ? again : t;
+	}
 	n = (cl_uint)((double)n * TARGET_S / t);
 
 	gap__start();

@@ -13,7 +13,7 @@ import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from pcreport import check, finish, incl, replay_report, unroll_model  # noqa: E402
+from pcreport import check, finish, incl, math_model, replay_report, unroll_model  # noqa: E402
 
 TEST_CUPTI, GPUTOOL, REC, SRC, OUT = sys.argv[1:6]
 # The run sampled at CUPTI's default period on the H100: 2^11 cycles.
@@ -124,6 +124,16 @@ for a in [a for a in advice if a["kind"] == "gpu-unroll"]:
     want, in_loop = unroll_model(doc, a)
     check(in_loop and abs(a["speedup"] - want) <= 1e-6 * want,
           "%s: unrolling %.4fx, the model's %.4fx" % (nodes[a["node"]]["name"], a["speedup"], want))
+# Fast math: the precise expf and sinf (their inline code from the
+# argument's reduction and the rounding on) advised at their line, the
+# intrinsics not; the estimate the model's.
+pm = [a for a in advice if a["kind"] == "gpu-math" and "math_precise" in a["name"]]
+check(len(pm) == 1 and pm[0].get("line") == marked("PRECISE"),
+      "math_precise: long-latency arithmetic at %s (%s)" % (marked("PRECISE"), [a.get("line") for a in pm]))
+check(not [a for a in advice if a["kind"] == "gpu-math" and "math_fast" in a["name"]], "math_fast: no such advice")
+for a in pm:
+    want = math_model(doc, a)
+    check(abs(a["speedup"] - want) <= 1e-6 * want, "math_precise: %.4fx, the model's %.4fx" % (a["speedup"], want))
 for name in ("chain_open", "chain_reserved", "chain_kept<1>", "barrier_even"):
     k = kernel(name)
     check(k is not None and incl(k, "GPB_ARITH") > 0.3 * incl(k, "GPC_SAMPLES") and

@@ -13,8 +13,7 @@ import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from pcreport import (check, finish, first_model, incl, inline_model, kernel_shares,  # noqa: E402
-                      replay_report, unroll_model)
+from pcreport import check, finish, inline_model, math_model, replay_report, unroll_model  # noqa: E402
 
 TEST_CUPTI, GPUTOOL, REC, SRC, OUT = sys.argv[1:6]
 # The run sampled at CUPTI's default period: 2^11 cycles.
@@ -28,30 +27,8 @@ def marked(tag):
     return "optimize.cu:%d" % got[0] if len(got) == 1 else None
 
 
-def math_model(a):
-    """f = the kernel's GPB_CONVERT samples outside the math library's
-    subroutines and the subroutines' waiting samples; c = their issued ones."""
-    k = nodes[a["node"]]
-    S, iss, wr, waiting = kernel_shares(k)
-
-    def chain(n):
-        while n.get("parent") is not None and n["id"] != k["id"]:
-            yield n
-            n = nodes[n["parent"]]
-    mine = [n for n in doc["nodes"] if n["id"] != k["id"] and nodes.get(n.get("parent")) is not None and
-            k in [nodes[x["parent"]] for x in chain(n)]]
-    subs = [n for n in mine if re.match(r"(__cuda_|__internal_)", n.get("name") or "")
-            and not [x for x in chain(nodes[n["parent"]]) if re.match(r"(__cuda_|__internal_)", x.get("name") or "")]]
-    inside = {x["id"] for s in subs for x in mine if s in list(chain(x))}
-    conv = sum(n.get("metrics", {}).get("GPB_CONVERT", {}).get("excl", {}).get("sum", 0)
-               for n in mine if n["id"] not in inside)
-    sub_wait = sum(incl(s, "GPC_SAMPLES") - incl(s, "GPC_ISSUED") - incl(s, "GPC_NOT_SELECTED") for s in subs)
-    sub_iss = sum(incl(s, "GPC_ISSUED") for s in subs)
-    return first_model(wr, waiting, (conv + sub_wait) / S, sub_iss / iss if iss else 0)
-
-
 MODELS = {"gpu-unroll": lambda a: unroll_model(doc, a)[0], "gpu-inline": lambda a: inline_model(doc, a)[0],
-          "gpu-math": math_model}
+          "gpu-math": lambda a: math_model(doc, a)}
 # (slow kernel, fast kernel, the advice's kind, the tag of its line); the
 # replay keeps CUPTI's mangled names.
 for slow, fast, kind, tag in (("sum_rolled", "sum_unrolled", "gpu-unroll", "ROLLED"),

@@ -3,6 +3,7 @@
 test_cupti into a profile (GT_REPLAY_PROFILE), `gputool report`'s JSON and
 text of it, a metric's inclusive sum at a node, and the checks' tally."""
 import json
+import re
 import os
 import subprocess
 import sys
@@ -89,6 +90,32 @@ def inline_model(doc, a):
         return mine(n) + sum(own(c) for c in children.get(n["id"], []))
     cost = mine(nodes[a["line_node"]]) + own(fn)
     return first_model(wr, waiting, f, cost / iss if iss else 0), w
+
+
+def math_model(doc, a):
+    """f = the kernel's GPB_CONVERT samples outside the math library's
+    subroutines and the subroutines' waiting samples; c = the subroutines'
+    issued samples and the idioms' (GPO_IDIOM_ISSUED)."""
+    nodes = {n["id"]: n for n in doc["nodes"]}
+    k = nodes[a["node"]]
+    S, iss, wr, waiting = kernel_shares(k)
+
+    def chain(n):
+        while n.get("parent") is not None and n["id"] != k["id"]:
+            yield n
+            n = nodes[n["parent"]]
+    mine = [n for n in doc["nodes"] if n["id"] != k["id"] and nodes.get(n.get("parent")) is not None and
+            k in [nodes[x["parent"]] for x in chain(n)]]
+    subs = [n for n in mine if re.match(r"(__cuda_|__internal_)", n.get("name") or "")
+            and not [x for x in chain(nodes[n["parent"]]) if re.match(r"(__cuda_|__internal_)", x.get("name") or "")]]
+    inside = {x["id"] for s in subs for x in mine if s in list(chain(x))}
+    conv = sum(n.get("metrics", {}).get("GPB_CONVERT", {}).get("excl", {}).get("sum", 0)
+               for n in mine if n["id"] not in inside)
+    sub_wait = sum(incl(s, "GPC_SAMPLES") - incl(s, "GPC_ISSUED") - incl(s, "GPC_NOT_SELECTED") for s in subs)
+    sub_iss = sum(incl(s, "GPC_ISSUED") for s in subs)
+    idiom_iss = sum(n.get("metrics", {}).get("GPO_IDIOM_ISSUED", {}).get("excl", {}).get("sum", 0)
+                    for n in mine if n["id"] not in inside)
+    return first_model(wr, waiting, (conv + sub_wait) / S, (sub_iss + idiom_iss) / iss if iss else 0)
 
 
 def finish():

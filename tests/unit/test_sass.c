@@ -394,6 +394,61 @@ static void test_divide(void)
 	gt_sass__delete(s);
 }
 
+/* The idioms' starts and extents: a precise sinf's reduction (times 2/pi)
+ * and expf's rounding (FFMA.RM by 12582913) start one, their fast forms
+ * (MUFU.SIN, MUFU.EX2 alone) none; a reciprocal computed before a loop
+ * starts one that the loop's multiplications by it do not join; a path
+ * around the idiom that writes its result (sinf's slow path) neither joins
+ * it nor cuts it off from the code after the paths meet. */
+static const char idioms[] =
+	"\t.section\t.text.m,\"ax\",@progbits\n"
+	"        .type           m,@function\n"
+	"        .other          m,@\"STO_CUDA_ENTRY STV_DEFAULT\"\n"
+	"m:\n"
+	".text.m:\n"
+	"        /*0000*/                   I2F.U32.RP R2, R3 ;\n"
+	"        /*0010*/                   MUFU.RCP R2, R2 ;\n"
+	"        /*0020*/                   F2I.FTZ.U32.TRUNC.NTZ R5, R2 ;\n"
+	".L_x_1:\n"
+	"        /*0030*/                   IMAD.HI.U32 R8, R5, R7, RZ ;\n"
+	"        /*0040*/                   FMUL R6, R4, 0.63661974668502807617 ;\n"
+	"        /*0050*/                   F2I.NTZ R6, R6 ;\n"
+	"        /*0060*/                   I2FP.F32.S32 R9, R6 ;\n"
+	"        /*0070*/                   FFMA R0, R9, -1.5707962512969970703, R4 ;\n"
+	"        /*0080*/              @!P0 BRA `(.L_x_2) ;\n"
+	"        /*0090*/                   FMUL R0, R10, R11 ;\n"
+	".L_x_2:\n"
+	"        /*00a0*/                   FMUL R14, R0, R0 ;\n"
+	"        /*00b0*/                   FFMA.RM R8, R12, R13, 12582913 ;\n"
+	"        /*00c0*/                   FADD R15, R8, -12583039 ;\n"
+	"        /*00d0*/                   MUFU.SIN R16, R17 ;\n"
+	"        /*00e0*/                   MUFU.EX2 R18, R19 ;\n"
+	"        /*00f0*/                   FMUL R20, R16, R18 ;\n"
+	"        /*0100*/              @P1 BRA `(.L_x_1) ;\n"
+	"        /*0110*/                   EXIT ;\n";
+
+static void test_idioms(void)
+{
+	struct gt_sass *s = gt_sass__parse(idioms, sizeof(idioms) - 1);
+	/* Marked: the reciprocal before the loop (0-2); in the loop, the
+	 * reduction (4-7) and what reads its result where the paths meet
+	 * (10), expf's rounding and its use (11, 12). Not: the loop's
+	 * multiply-high by the reciprocal (3), the branch (8), the slow path's
+	 * write (9), the fast forms (13-15), the loop's branch and the exit. */
+	static const uint8_t want[18] = { 1, 1, 1, 0, 1, 1, 1, 1, 0, 0, 1, 1, 1, 0, 0, 0, 0, 0 };
+	uint8_t mark[18];
+
+	CHECK(s);
+	CHECK_EQ_U(s->n_insns, 18);
+	CHECK_EQ_U(s->n_loops, 1);
+	CHECK((s->insns[4].flags & GT_SASS_F_MATH) && (s->insns[11].flags & GT_SASS_F_MATH));
+	CHECK(!(s->insns[9].flags & GT_SASS_F_MATH) && !(s->insns[14].flags & GT_SASS_F_MATH));
+	CHECK(gt_sass__idioms(s, 0, mark) == 0);
+	for (uint32_t i = 0; i < 18; i++)
+		CHECK(mark[i] == want[i]);
+	gt_sass__delete(s);
+}
+
 static void test_gpucalls(const char *path)
 {
 	FILE *fp = fopen(path, "r");
@@ -581,6 +636,7 @@ int main(int argc, char **argv)
 	for (int copies = 1; copies <= 5; copies++)
 		test_unrolled(copies);
 	test_divide();
+	test_idioms();
 	test_disassemble();
 	if (argc > 1)
 		test_gpucalls(argv[1]);
