@@ -125,12 +125,36 @@ static void *endsig__writer(void *arg)
 	return NULL;
 }
 
+/* The handlers still the tool's back to the default action: the program's
+ * own, or ignored, were never replaced. */
+static void endsig__restore(void)
+{
+	for (int sig = 1; sig < NSIG; sig++) {
+		struct sigaction now;
+
+		if (!sigaction(sig, NULL, &now) &&
+		    (now.sa_handler == endsig__handler || now.sa_handler == endsig__crash)) {
+			struct sigaction dfl = { .sa_handler = SIG_DFL };
+
+			sigemptyset(&dfl.sa_mask);
+			sigaction(sig, &dfl, NULL);
+		}
+	}
+}
+
 void gt_endsig__exiting(void)
 {
-	/* Seq_cst: pairs with the handler's exchange, in the same total order. */
-	int sig = atomic_load_explicit(&first, memory_order_seq_cst);
+	int sig;
 	sigset_t one;
 
+	/* The output is written: from here a signal ends the program as it
+	 * would without the tool, by its default action. Restored first, so
+	 * that a signal comes either before (taken, seen below) or after (the
+	 * default action ends the program): none falls between the two and
+	 * lets the exit finish with the program's own status. */
+	endsig__restore();
+	/* Seq_cst: pairs with the handler's exchange, in the same total order. */
+	sig = atomic_load_explicit(&first, memory_order_seq_cst);
 	if (!sig || is_crash(sig))
 		return;
 	/* Ends the program now, even if this thread blocks the signal. */
@@ -146,17 +170,7 @@ static void endsig__atfork_child(void)
 	 * and one the parent took before the fork is not the child's. */
 	atomic_store_explicit(&writer_alive, 0, memory_order_relaxed);
 	atomic_store_explicit(&first, 0, memory_order_seq_cst);
-	for (int sig = 1; sig < NSIG; sig++) {
-		struct sigaction now;
-
-		if (!sigaction(sig, NULL, &now) &&
-		    (now.sa_handler == endsig__handler || now.sa_handler == endsig__crash)) {
-			struct sigaction dfl = { .sa_handler = SIG_DFL };
-
-			sigemptyset(&dfl.sa_mask);
-			sigaction(sig, &dfl, NULL);
-		}
-	}
+	endsig__restore();
 }
 
 int gt_endsig__init(void)

@@ -27,9 +27,12 @@
  * one log line: the tool goes on without it). Normal context, once. */
 int gt_endsig__init(void);
 
-/* At the program's exit, after the write: if a termination signal was taken
- * (the program went on to exit before the writer sent it again), the program
- * dies of it here, as it would have without the tool. Returns otherwise. */
+/* At the program's exit (or exec), after the write: the tool's handlers
+ * give way to the default action, so that a signal from here on ends the
+ * program as without the tool; then, if a termination signal was taken
+ * before (the program went on to exit before the writer sent it again), the
+ * program dies of it here, as it would have without the tool. Returns
+ * otherwise. */
 void gt_endsig__exiting(void);
 
 /* Crashes (SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL), when their disposition

@@ -239,10 +239,19 @@ def add_signal_cases():
     for mode, what in (("raise-exit", "SIGTERM raised, then the program returns from main at once"),
                        ("term-in-exit", "SIGTERM while the program's exit writes the output")):
         def exits(mode=mode):
-            rc, out, err, outdir = hostile([mode])
+            # term-in-exit's signal comes when its thread sees the first
+            # file, at best while the write lasts: on a busy machine the
+            # thread may wake only once the exit is done, when the program
+            # exits 0 as it would without the tool (about 1 run in 30 with
+            # two busy CPUs). Up to three runs, then: a tool that let the
+            # exit swallow a signal taken during the write failed 18 in 20.
+            for attempt in range(3 if mode == "term-in-exit" else 1):
+                rc, out, err, outdir = hostile([mode])
+                if rc == -signal.SIGTERM:
+                    break
             expect(rc == -signal.SIGTERM, "exit status %s; stderr %r" % (rc, err[-300:]))
             one_profile(outdir)
-            return "died of SIGTERM; profile written"
+            return "died of SIGTERM; profile written" + (" (run %d)" % (attempt + 1) if attempt else "")
         case("signals", what, "dies of SIGTERM, as without the tool; profile written")(exits)
 
     case("signals", "SIGTERM then SIGINT at once",
