@@ -86,26 +86,20 @@ struct gt_cct_node *gt_cct__insert_path(struct gt_cct *cct, struct gt_cct_node *
 	return parent;
 }
 
-int gt_cct__add_slow(struct gt_cct *cct, struct gt_cct_node *node, enum gt_metric m,
+int gt_cct__add_new(struct gt_cct *cct, struct gt_cct_node *node, enum gt_metric m,
 		     uint64_t value, int signal_ctx)
 {
 	uint32_t k = gt_cct__cell_slot(node, (uint32_t)m);
 	struct gt_metric_cell *c;
 
 	assert(gt_cct__owns(cct, node));
-	for (c = node->metrics; c; c = c->next)
-		if (c->metric == (uint32_t)m)
-			break;
-	if (!c) {
-		c = cct__alloc(cct, sizeof(*c), signal_ctx);
-		if (!c)
-			return -ENOMEM;
-		c->metric = m;
-		c->value = 0;
-		c->next = node->metrics;
-		node->metrics = c;
-	}
-	c->value += value;
+	c = cct__alloc(cct, sizeof(*c), signal_ctx);
+	if (!c)
+		return -ENOMEM;
+	c->metric = m;
+	c->value = value;
+	c->next = node->metrics;
+	node->metrics = c;
 	/* Only the owner uses the cache, from normal context or from its own
 	 * sampling handler, never both at once (gt_thread__enter). */
 	cct->cells[k].node = node;

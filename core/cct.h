@@ -152,9 +152,8 @@ static inline uint32_t gt_cct__cell_slot(const struct gt_cct_node *node, uint32_
 	return (uint32_t)(x >> 48) & (GT_CCT_CELL_CACHE - 1);
 }
 
-/* gt_cct__add when the node has no cell for the metric yet: makes it (or
- * finds it, as gt_cct__add does). */
-int gt_cct__add_slow(struct gt_cct *cct, struct gt_cct_node *node, enum gt_metric m,
+/* gt_cct__add when the node has no cell for the metric yet: makes it. */
+int gt_cct__add_new(struct gt_cct *cct, struct gt_cct_node *node, enum gt_metric m,
 		     uint64_t value, int signal_ctx);
 
 /* Adds value to metric m of node. Returns 0 or -ENOMEM (signal context only). */
@@ -177,7 +176,7 @@ static inline int gt_cct__add(struct gt_cct *cct, struct gt_cct_node *node, enum
 			cct->cells[k].cell = c;
 			return 0;
 		}
-	return gt_cct__add_slow(cct, node, m, value, signal_ctx);
+	return gt_cct__add_new(cct, node, m, value, signal_ctx);
 }
 
 /* Adds v[i] to metric m[i] for i < n (zeros add nothing): the same as n

@@ -34,7 +34,7 @@
  * - Long-latency arithmetic (GPA's strength reduction and fast math): the
  *   waits for conversions and the long-latency idioms (GPB_CONVERT: the
  *   F2F of a double constant in float code; an integer division by a
- *   run-time value, a precise sinf or expf inline, gt_sass__idioms) and
+ *   run-time value, a precise sinf or expf inline: gt_sass__blame) and
  *   every sample in the CUDA math library's subroutines (64-bit division
  *   and modulo, precise division's slow paths: functions named __cuda_* or
  *   __internal_*) go: f their waiting samples, c the idioms' and the

@@ -95,7 +95,7 @@ int main(int argc, char **argv)
 			for (int with = 0; with < 2; with++) {
 				double t0 = now_ms();
 
-				if (gt_sass__blame(s, 0, stalls, issued, blame, with ? inloop : NULL))
+				if (gt_sass__blame(s, 0, stalls, issued, blame, with ? inloop : NULL, NULL))
 					return 1;
 				t[with][r] = now_ms() - t0;
 			}

@@ -457,7 +457,7 @@ static int blame__place(const struct gt_sass *s, uint32_t sec, const uint32_t *i
 		st[GT_SASS_WAIT_FIXED] += e->n[PR_WAIT];
 		issued[e->insn - S->first] += e->n[PC_ISSUED];
 	}
-	if ((err = gt_sass__blame(s, sec, stalls, issued, blame, inloop)) || (err = gt_sass__idioms(s, sec, idiom)))
+	if ((err = gt_sass__blame(s, sec, stalls, issued, blame, inloop, idiom)))
 		goto out;
 	for (uint32_t i = 0; i < ns; i++) {
 		uint64_t counts[BLAME_COLS];

@@ -25,7 +25,7 @@ struct blamer {
 	uint32_t *queue;
 	uint32_t *scc;       /* per instruction: its loop's dependence component (recurrences()) */
 	uint8_t *self;       /* per instruction: it depends on itself around its loop */
-	uint8_t *divide;     /* per instruction: part of a long-latency arithmetic idiom (gt_sass__idioms) */
+	uint8_t *idiom;      /* per instruction: part of a long-latency arithmetic idiom (idioms()) */
 	uint32_t *unrolled;  /* per loop of the module: how often it is unrolled already (unrolled()) */
 };
 
@@ -56,9 +56,9 @@ static int blamer__init(struct blamer *b, const struct gt_sass *s, uint32_t sect
 	b->queue = malloc(MAX_VISIT * sizeof(*b->queue));
 	b->scc = malloc((b->n ? b->n : 1) * sizeof(*b->scc));
 	b->self = calloc(b->n ? b->n : 1, sizeof(*b->self));
-	b->divide = calloc(b->n ? b->n : 1, sizeof(*b->divide));
+	b->idiom = calloc(b->n ? b->n : 1, sizeof(*b->idiom));
 	b->unrolled = calloc(s->n_loops ? s->n_loops : 1, sizeof(*b->unrolled));
-	if (!b->to_start || !b->to || !b->stamp || !b->queue || !b->scc || !b->self || !b->divide || !b->unrolled)
+	if (!b->to_start || !b->to || !b->stamp || !b->queue || !b->scc || !b->self || !b->idiom || !b->unrolled)
 		return -ENOMEM;
 	for (uint32_t i = S->first; i < S->end; i++) {
 		uint32_t t = s->insns[i].target;
@@ -92,7 +92,7 @@ static void blamer__fini(struct blamer *b)
 	free(b->queue);
 	free(b->scc);
 	free(b->self);
-	free(b->divide);
+	free(b->idiom);
 	free(b->unrolled);
 }
 
@@ -150,7 +150,7 @@ static uint32_t producers(struct blamer *b, uint32_t i, uint16_t reg, uint32_t *
 }
 
 /*
- * The long-latency arithmetic idioms (sass.h, gt_sass__idioms): from each
+ * The long-latency arithmetic idioms (sass.h, gt_sass__blame's @idiom): from each
  * start, forward over GT_SASS_IDIOM_SPAN instructions of its function in
  * program order and in the start's own innermost loop, the instructions
  * one of whose operands a marked one may have written (producers(): the
@@ -190,25 +190,12 @@ static void idioms(struct blamer *b, uint8_t *mark)
 	}
 }
 
-int gt_sass__idioms(const struct gt_sass *s, uint32_t section, uint8_t *mark)
-{
-	struct blamer b;
-	int err;
-
-	if (!s || section >= s->n_sections)
-		return -EINVAL;
-	if (!(err = blamer__init(&b, s, section)))
-		idioms(&b, mark);
-	blamer__fini(&b);
-	return err;
-}
-
 /* The kind of stall an instruction of class @cls and opcode flags causes
- * when waited for, or -1 if it cannot cause a wait of kind @wait; @divide:
+ * when waited for, or -1 if it cannot cause a wait of kind @wait; @idiom:
  * it is part of a long-latency arithmetic idiom (an integer division, a
  * precise math function), whose arithmetic and special functions count as
  * the conversions the integer division starts from. */
-static int kind_of(const struct gt_sass_insn *p, int divide, enum gt_sass_wait wait)
+static int kind_of(const struct gt_sass_insn *p, int idiom, enum gt_sass_wait wait)
 {
 	int memory = p->cls == GT_SASS_GLOBAL || p->cls == GT_SASS_LOCAL;
 	int mio = p->cls == GT_SASS_SHARED || p->cls == GT_SASS_SFU || p->cls == GT_SASS_CONVERT ||
@@ -223,13 +210,13 @@ static int kind_of(const struct gt_sass_insn *p, int divide, enum gt_sass_wait w
 		if (!mio)
 			return -1;
 		return p->cls == GT_SASS_SHARED			 ? GT_SASS_BLAME_SHARED
-		       : p->cls == GT_SASS_CONVERT || divide ? GT_SASS_BLAME_CONVERT
+		       : p->cls == GT_SASS_CONVERT || idiom ? GT_SASS_BLAME_CONVERT
 		       : p->cls == GT_SASS_SFU		 ? GT_SASS_BLAME_SFU
 							 : GT_SASS_BLAME_OTHER;
 	case GT_SASS_WAIT_FIXED:
 		if (memory || p->cls == GT_SASS_SHARED || p->cls == GT_SASS_SFU || (p->flags & GT_SASS_F_CALL))
 			return -1;
-		return divide ? GT_SASS_BLAME_CONVERT : GT_SASS_BLAME_ARITH;
+		return idiom ? GT_SASS_BLAME_CONVERT : GT_SASS_BLAME_ARITH;
 	default:
 		return -1;
 	}
@@ -376,7 +363,7 @@ static double hidden(uint32_t u)
 }
 
 int gt_sass__blame(const struct gt_sass *s, uint32_t section, const uint64_t *stalls, const uint64_t *issued,
-		   double *blame, double *inloop)
+		   double *blame, double *inloop, uint8_t *idiom)
 {
 	struct blamer b;
 	uint32_t cand[64];
@@ -389,7 +376,9 @@ int gt_sass__blame(const struct gt_sass *s, uint32_t section, const uint64_t *st
 		return err;
 	}
 	memset(blame, 0, (size_t)b.n * GT_SASS__BLAMES * sizeof(*blame));
-	idioms(&b, b.divide);
+	idioms(&b, b.idiom);
+	if (idiom)
+		memcpy(idiom, b.idiom, b.n);
 	if (inloop) {
 		memset(inloop, 0, (size_t)b.n * sizeof(*inloop));
 		if ((err = recurrences(&b)) || (err = unrolled(&b))) {
@@ -412,7 +401,7 @@ int gt_sass__blame(const struct gt_sass *s, uint32_t section, const uint64_t *st
 				for (int u = 0; u < in->n_use; u++)
 					n = producers(&b, i, in->use[u], cand, n, 64);
 			for (uint32_t k = 0; k < n; k++)
-				if (kind_of(&s->insns[b.first + cand[k]], b.divide[cand[k]], (enum gt_sass_wait)w) >= 0) {
+				if (kind_of(&s->insns[b.first + cand[k]], b.idiom[cand[k]], (enum gt_sass_wait)w) >= 0) {
 					keep[kept++] = cand[k];
 					total += (double)issued[cand[k]] + 1;
 				}
@@ -422,7 +411,7 @@ int gt_sass__blame(const struct gt_sass *s, uint32_t section, const uint64_t *st
 			}
 			for (uint32_t k = 0; k < kept; k++) {
 				const struct gt_sass_insn *p = &s->insns[b.first + keep[k]];
-				int kind = kind_of(p, b.divide[keep[k]], (enum gt_sass_wait)w);
+				int kind = kind_of(p, b.idiom[keep[k]], (enum gt_sass_wait)w);
 				double part = (double)v * ((double)issued[keep[k]] + 1) / total;
 
 				blame[(size_t)keep[k] * GT_SASS__BLAMES + (size_t)kind] += part;

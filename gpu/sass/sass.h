@@ -174,9 +174,18 @@ void gt_sass__gcct_fini(struct gt_sass_gcct *g);
  * instruction of the section the samples it caused, by GT_SASS_BLAME_*
  * kind (the instruction's own class decides the kind).
  *
- * The instructions of a long-latency arithmetic idiom (gt_sass__idioms:
- * an integer division, a precise math function) cause CONVERT waits,
- * whatever their class.
+ * The long-latency arithmetic idioms: the integer division (from a
+ * divisor's I2F.RP, GT_SASS_F_DIVISOR) and the precise math functions'
+ * inline code (from GT_SASS_F_MATH). An instruction is part of one when it
+ * is the start, or reads, directly or not, what the start wrote (a write
+ * that reaches it along the control flow), within GT_SASS_IDIOM_SPAN
+ * instructions after it in program order, in its function and its
+ * innermost loop (a loop's use of a reciprocal computed before it is the
+ * cheap form); memory accesses, calls and branches are not part of one.
+ * The fast forms (32-bit integer operands, a reciprocal computed once,
+ * __expf, __sinf, -use_fast_math) have none of these starts. The idioms'
+ * instructions cause CONVERT waits, whatever their class; @idiom (NULL:
+ * not wanted) gets per instruction of the section 1 for those.
  *
  * @inloop (NULL: not wanted) gets per instruction of the section the part
  * of those samples that unrolling its loop GT_GPO_UNROLL_BY times would
@@ -195,24 +204,9 @@ enum gt_sass_wait { GT_SASS_WAIT_LONG, GT_SASS_WAIT_SHORT, GT_SASS_WAIT_FIXED, G
 enum gt_sass_blame { GT_GPU_BLAME_KINDS(GT_SASS_BLAME_ENUM, _) GT_SASS__BLAMES };
 #undef GT_SASS_BLAME_ENUM
 
-int gt_sass__blame(const struct gt_sass *s, uint32_t section, const uint64_t *stalls, const uint64_t *issued,
-		   double *blame, double *inloop);
-
-/*
- * The long-latency arithmetic idioms of a section: the integer division
- * (from a divisor's I2F.RP, GT_SASS_F_DIVISOR) and the precise math
- * functions' inline code (from GT_SASS_F_MATH). @mark gets per instruction
- * of the section 1 when it is part of one: it is the start, or it reads,
- * directly or not, what the start wrote (a write that reaches it along
- * the control flow), within GT_SASS_IDIOM_SPAN instructions after it in
- * program order, in its function and its innermost loop (a loop's use of
- * a reciprocal computed before it is the cheap form); memory accesses,
- * calls and branches are not part of it. The fast forms (32-bit integer
- * operands, a reciprocal computed once, __expf, __sinf, -use_fast_math)
- * have none of these starts. Returns 0, -EINVAL or -ENOMEM.
- */
 #define GT_SASS_IDIOM_SPAN 128
-int gt_sass__idioms(const struct gt_sass *s, uint32_t section, uint8_t *mark);
+int gt_sass__blame(const struct gt_sass *s, uint32_t section, const uint64_t *stalls, const uint64_t *issued,
+		   double *blame, double *inloop, uint8_t *idiom);
 
 /* Runs nvdisasm on @cubin: its output in *@text (malloc'ed), or a negative
  * errno (-ENOENT: no nvdisasm; -ECANCELED: @program is "0" or "off"). The

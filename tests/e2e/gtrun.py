@@ -52,6 +52,12 @@ def marked_line(src, tag):
     return "%s:%d" % (os.path.basename(src), got[0])
 
 
+def pair_speedups(path):
+    """The speedups a sample's pairs printed ("pair NAME ... speedup X"), by name."""
+    return {m.group(1): float(m.group(2)) for m in
+            re.finditer(r"^pair (\w+) .* speedup ([\d.]+)", open(path).read(), re.M)}
+
+
 def bounded(value, lo, hi, what):
     """lo <= value <= hi, up to the clocks' slack; lo or hi may be None."""
     if lo is not None:

@@ -18,7 +18,7 @@ import re
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "e2e"))
-from gtrun import check, main, marked_line, profiles  # noqa: E402
+from gtrun import check, main, marked_line, pair_speedups, profiles  # noqa: E402
 
 GPUTOOL, OUTDIR, STDOUT, SRC = sys.argv[1:5]
 
@@ -29,8 +29,7 @@ def marked(tag):
 
 def test_advice():
     p = profiles(GPUTOOL, OUTDIR)[0]
-    speedup = {m.group(1): float(m.group(2)) for m in
-               re.finditer(r"^pair (\w+) .* speedup ([\d.]+)", open(STDOUT).read(), re.M)}
+    speedup = pair_speedups(STDOUT)
     check(len(speedup) == 8, "the program's eight pairs: %s" % speedup)
     reasons = [m["name"] for m in p.doc["metrics"] if m["name"].startswith("GPS_")]
 
@@ -99,8 +98,7 @@ NEGATIVE = (("occupancy_regs", "chain_kept<1>", "gpu-occupancy"),)
 
 def test_next():
     p = profiles(GPUTOOL, OUTDIR)[0]
-    speedup = {m.group(1): float(m.group(2)) for m in
-               re.finditer(r"^pair (\w+) .* speedup ([\d.]+)", open(STDOUT).read(), re.M)}
+    speedup = pair_speedups(STDOUT)
     advice = p.doc.get("advice", [])
     check(advice, "the report has advice")
 

@@ -11,7 +11,7 @@ import re
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "e2e"))
-from gtrun import check, main, marked_line, profiles  # noqa: E402
+from gtrun import check, main, marked_line, pair_speedups, profiles  # noqa: E402
 
 GPUTOOL, OUTDIR, STDOUT, SRC = sys.argv[1:5]
 
@@ -27,8 +27,7 @@ def marked(tag):
 
 def test_pairs():
     p = profiles(GPUTOOL, OUTDIR)[0]
-    speedup = {m.group(1): float(m.group(2)) for m in
-               re.finditer(r"^pair (\w+) .* speedup ([\d.]+)", open(STDOUT).read(), re.M)}
+    speedup = pair_speedups(STDOUT)
     check(len(speedup) == len(PAIRS), "the program's pairs: %s" % speedup)
     advice = p.doc.get("advice", [])
 

@@ -166,7 +166,7 @@ static void test_small(void)
 		stalls[6 * GT_SASS__WAITS + GT_SASS_WAIT_SHORT] = 5; /* FFMA in g, after a call */
 		stalls[8 * GT_SASS__WAITS + GT_SASS_WAIT_SHORT] = 3; /* MUFU in h: nothing before it */
 		issued[12] = 1;
-		CHECK(gt_sass__blame(s, 0, stalls, issued, blame, NULL) == 0);
+		CHECK(gt_sass__blame(s, 0, stalls, issued, blame, NULL, NULL) == 0);
 		CHECK(blame[11 * GT_SASS__BLAMES + GT_SASS_BLAME_GLOBAL] == 10.0);
 		CHECK(blame[10 * GT_SASS__BLAMES + GT_SASS_BLAME_ARITH] == 2.0);
 		CHECK(blame[12 * GT_SASS__BLAMES + GT_SASS_BLAME_ARITH] == 4.0);
@@ -248,7 +248,7 @@ static void test_inloop(void)
 	stalls[4 * GT_SASS__WAITS + GT_SASS_WAIT_FIXED] = 4; /* FADD for the last FADD, or the MOV */
 	stalls[6 * GT_SASS__WAITS + GT_SASS_WAIT_FIXED] = 6; /* the chain's second FFMA for its first */
 	stalls[10 * GT_SASS__WAITS + GT_SASS_WAIT_SHORT] = 3; /* MUFU for the conversion */
-	CHECK(gt_sass__blame(s, 0, stalls, issued, blame, inloop) == 0);
+	CHECK(gt_sass__blame(s, 0, stalls, issued, blame, inloop, NULL) == 0);
 	CHECK(blame[2 * GT_SASS__BLAMES + GT_SASS_BLAME_GLOBAL] == 10.0);
 	CHECK(blame[0 * GT_SASS__BLAMES + GT_SASS_BLAME_ARITH] == 2.0);
 	CHECK(blame[4 * GT_SASS__BLAMES + GT_SASS_BLAME_ARITH] == 2.0);
@@ -293,7 +293,7 @@ static void test_long_recurrence(void)
 	stalls[2 * GT_SASS__WAITS + GT_SASS_WAIT_LONG] = 7; /* the first addition, for the load */
 	for (uint32_t i = 2; i < N + 2; i++)
 		stalls[i * GT_SASS__WAITS + GT_SASS_WAIT_FIXED] = 4; /* each, for the addition before */
-	CHECK(gt_sass__blame(s, 0, stalls, issued, blame, inloop) == 0);
+	CHECK(gt_sass__blame(s, 0, stalls, issued, blame, inloop, NULL) == 0);
 	for (uint32_t i = 0; i < N + 4; i++)
 		counted += inloop[i];
 	CHECK(blame[1 * GT_SASS__BLAMES + GT_SASS_BLAME_GLOBAL] == 7.0);
@@ -335,7 +335,7 @@ static void test_unrolled(int copies)
 	CHECK_EQ_U(s->n_insns, 3 + 2 * (uint32_t)copies);
 	for (int i = 0; i < copies; i++)
 		stalls[(size_t)(1 + copies + i) * GT_SASS__WAITS + GT_SASS_WAIT_LONG] = 8; /* each FADD, for its load */
-	CHECK(gt_sass__blame(s, 0, stalls, issued, blame, inloop) == 0);
+	CHECK(gt_sass__blame(s, 0, stalls, issued, blame, inloop, NULL) == 0);
 	for (int i = 0; i < copies; i++) {
 		CHECK(blame[(size_t)(1 + i) * GT_SASS__BLAMES + GT_SASS_BLAME_GLOBAL] == 8.0);
 		counted += inloop[1 + i];
@@ -384,7 +384,7 @@ static void test_divide(void)
 	stalls[8 * GT_SASS__WAITS + GT_SASS_WAIT_FIXED] = 6;  /* the remainder, for the quotient */
 	stalls[10 * GT_SASS__WAITS + GT_SASS_WAIT_FIXED] = 5; /* the load, for its address */
 	stalls[11 * GT_SASS__WAITS + GT_SASS_WAIT_LONG] = 4;  /* the addition, for the load */
-	CHECK(gt_sass__blame(s, 0, stalls, issued, blame, NULL) == 0);
+	CHECK(gt_sass__blame(s, 0, stalls, issued, blame, NULL, NULL) == 0);
 	CHECK(blame[0 * GT_SASS__BLAMES + GT_SASS_BLAME_CONVERT] == 3.0);
 	CHECK(blame[4 * GT_SASS__BLAMES + GT_SASS_BLAME_ARITH] == 1.0);
 	CHECK(blame[3 * GT_SASS__BLAMES + GT_SASS_BLAME_CONVERT] == 1.0);
@@ -436,6 +436,8 @@ static void test_idioms(void)
 	 * multiply-high by the reciprocal (3), the branch (8), the slow path's
 	 * write (9), the fast forms (13-15), the loop's branch and the exit. */
 	static const uint8_t want[18] = { 1, 1, 1, 0, 1, 1, 1, 1, 0, 0, 1, 1, 1, 0, 0, 0, 0, 0 };
+	uint64_t stalls[18 * GT_SASS__WAITS] = { 0 }, issued[18] = { 0 };
+	double blame[18 * GT_SASS__BLAMES];
 	uint8_t mark[18];
 
 	CHECK(s);
@@ -443,7 +445,7 @@ static void test_idioms(void)
 	CHECK_EQ_U(s->n_loops, 1);
 	CHECK((s->insns[4].flags & GT_SASS_F_MATH) && (s->insns[11].flags & GT_SASS_F_MATH));
 	CHECK(!(s->insns[9].flags & GT_SASS_F_MATH) && !(s->insns[14].flags & GT_SASS_F_MATH));
-	CHECK(gt_sass__idioms(s, 0, mark) == 0);
+	CHECK(gt_sass__blame(s, 0, stalls, issued, blame, NULL, mark) == 0);
 	for (uint32_t i = 0; i < 18; i++)
 		CHECK(mark[i] == want[i]);
 	gt_sass__delete(s);
