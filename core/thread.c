@@ -307,19 +307,26 @@ struct gt_cct_node *gt_thread__import(struct gt_thread *t, struct gt_cct_node *f
 
 	if (!foreign)
 		return t->cct.root;
-	if (gt_cct__owns(&t->cct, foreign))
-		return foreign;
-	/* A worker imports the same region's node at every instance. */
+	/*
+	 * The answers for a node imported before read nothing of it: its
+	 * owner keeps writing its line (children, cells), and a read here
+	 * would take the line from the owner's core. A worker imports the
+	 * same region's node at every instance.
+	 */
 	if (foreign == t->last_import)
 		return t->last_import_own;
+	if (t->imports) {
+		own = import_map__get(t->imports, foreign);
+		if (own)
+			goto out;
+	}
+	if (gt_cct__owns(&t->cct, foreign))
+		return foreign;
 	if (!t->imports) {
 		t->imports = calloc(1, sizeof(*t->imports));
 		if (!t->imports)
 			return t->cct.root;
 	}
-	own = import_map__get(t->imports, foreign);
-	if (own)
-		goto out;
 	/* Climb until a node already imported (or a root), then come back down. */
 	for (n = foreign; n && n->kind != GT_NODE_ROOT; n = n->parent) {
 		own = import_map__get(t->imports, n);

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 #include "ompt/host.h"
 
+#include <assert.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -146,13 +148,34 @@ static struct gt_cct_node *foreign_create_context(struct gt_thread *t, const voi
  */
 #define OMP_FREE_TASKS 1024
 
-static struct omp_task *task__new(struct omp_thread *ot)
+#ifdef NDEBUG
+static inline void task__assert_cold_clear(const struct omp_task *task)
+{
+	(void)task;
+}
+#else
+static void task__assert_cold_clear(const struct omp_task *task)
+{
+	const unsigned char *p = (const unsigned char *)task;
+
+	for (size_t i = offsetof(struct omp_task, wait_ns); i < sizeof(*task); i++)
+		assert(!p[i]);
+}
+#endif
+
+static struct omp_task *task__new(struct omp_thread *ot, int is_explicit)
 {
 	struct omp_task *task = ot->free_tasks;
 
 	if (task) {
 		ot->free_tasks = task->next_free;
 		ot->n_free_tasks--;
+		/* Lines a task run elsewhere never wrote stay where they are. */
+		if (is_explicit && !task->cold) {
+			memset(task, 0, offsetof(struct omp_task, wait_ns));
+			task__assert_cold_clear(task);
+			return task;
+		}
 	} else {
 		task = aligned_alloc(64, sizeof(*task));
 	}
@@ -489,8 +512,9 @@ void ompt__on_implicit_task(ompt_scope_endpoint_t endpoint, ompt_data_t *paralle
 			s = tag__site(tag);
 			gt_tsan__acquire(s); /* the fork's hand-over (parallel_begin) */
 		}
-		task = task__new(ot);
+		task = task__new(ot, 0);
 		if (task) {
+			task->cold = 1;
 			now = 0;
 			if (!s) {
 				task->node = t->cct.root;
@@ -568,6 +592,7 @@ static inline __attribute__((always_inline)) void scope(struct gt_thread *t, str
 
 	gt_thread__enter(t);
 	if (endpoint == ompt_scope_begin) {
+		task->cold = 1;
 		s->node = gt_cct__placeholder(&t->cct, ompt__context_of(t, ra, key, task, NULL), ph);
 		s->t0 = now;
 	} else if (s->node) {
@@ -593,32 +618,24 @@ void ompt__on_work(ompt_work_t work_type, ompt_scope_endpoint_t endpoint,
 	      GT_M_OMP_WS_COUNT);
 }
 
-static __attribute__((noinline)) void reduction(ompt_scope_endpoint_t endpoint, ompt_data_t *task_data,
-						 const void *codeptr_ra, uintptr_t key)
+/*
+ * A reduction (ompt_callback_reduction), from its begin to its end. Waits,
+ * the barriers' included, are measured by sync_region_wait: the tool takes
+ * no sync_region callback, which the runtime would make four times a region
+ * (each barrier's begin and end) for nothing.
+ */
+void ompt__on_reduction(ompt_sync_region_t kind, ompt_scope_endpoint_t endpoint,
+			ompt_data_t *parallel_data, ompt_data_t *task_data, const void *codeptr_ra)
 {
+	uintptr_t key = GT_UNWIND_KEY();
 	struct gt_thread *t = gt_thread__peek();
 	struct omp_task *task = task_of(task_data);
 
+	(void)kind, (void)parallel_data;
 	if (!t || !t->ompt || !task)
 		return;
 	scope(t, task, &task->red, endpoint, codeptr_ra, key, GT_PH_OMP_REDUCTION, GT_M_OMP_REDUCTION_TIME,
 	      GT_M_OMP_REDUCTION_COUNT);
-}
-
-void ompt__on_sync_region(ompt_sync_region_t kind, ompt_scope_endpoint_t endpoint,
-			  ompt_data_t *parallel_data, ompt_data_t *task_data,
-			  const void *codeptr_ra)
-{
-	(void)parallel_data;
-	/* Waits are measured by sync_region_wait; this one times reductions
-	 * and returns at once for every barrier (four calls a region), before
-	 * any register is saved. The key is this callback's frame, as for
-	 * every other construct. */
-	if (kind == ompt_sync_region_reduction) {
-		reduction(endpoint, task_data, codeptr_ra, GT_UNWIND_KEY());
-		/* Not a tail call: this frame stays where the key says. */
-		__asm__ volatile("" ::: "memory");
-	}
 }
 
 void ompt__on_sync_region_wait(ompt_sync_region_t kind, ompt_scope_endpoint_t endpoint,
@@ -644,6 +661,7 @@ void ompt__on_sync_region_wait(ompt_sync_region_t kind, ompt_scope_endpoint_t en
 		/* Off the fork's path: the line was fetched meanwhile. */
 		if (ot->settle)
 			member__settle(t, ot);
+		task->cold = 1;
 		now = gt_clock__ticks();
 		if (kind == ompt_sync_region_barrier_implicit_parallel ||
 		    kind == ompt_sync_region_barrier_teams) {
@@ -745,7 +763,7 @@ void ompt__on_task_create(ompt_data_t *encountering_task_data,
 	if (!t || !(flags & (ompt_task_explicit | ompt_task_target)))
 		return;
 	/* Explicit tasks may end on another thread, whose list takes it. */
-	task = task__new(t->ompt);
+	task = task__new(t->ompt, 1);
 	if (!task)
 		return;
 	gt_thread__enter(t);
@@ -760,6 +778,7 @@ void ompt__on_task_create(ompt_data_t *encountering_task_data,
 	else
 		ctx = ompt__context_of(t, codeptr_ra, key, enc, encountering_task_frame);
 	task->is_explicit = 1;
+	task->creator_tree = t->cct.id;
 	task->is_untied = !!(flags & ompt_task_untied);
 	task->create_ra = codeptr_ra;
 	if (flags & ompt_task_target) {
@@ -829,7 +848,10 @@ void ompt__on_task_schedule(ompt_data_t *prior_task_data, ompt_task_status_t pri
 		}
 	}
 	if (next && next->is_explicit) {
-		next->node = gt_thread__import(t, next->creator);
+		/* The creator's node is not read when it is this thread's. */
+		next->node = next->creator && next->creator_tree == t->cct.id
+				     ? next->creator
+				     : gt_thread__import(t, next->creator);
 		next->t_begin = now;
 		next->exit_frame = 0; /* where it runs now: asked for at first use */
 	}

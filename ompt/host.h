@@ -18,9 +18,8 @@ void ompt__on_implicit_task(ompt_scope_endpoint_t endpoint, ompt_data_t *paralle
 void ompt__on_work(ompt_work_t work_type, ompt_scope_endpoint_t endpoint,
 		   ompt_data_t *parallel_data, ompt_data_t *task_data, uint64_t count,
 		   const void *codeptr_ra);
-void ompt__on_sync_region(ompt_sync_region_t kind, ompt_scope_endpoint_t endpoint,
-			  ompt_data_t *parallel_data, ompt_data_t *task_data,
-			  const void *codeptr_ra);
+void ompt__on_reduction(ompt_sync_region_t kind, ompt_scope_endpoint_t endpoint,
+			ompt_data_t *parallel_data, ompt_data_t *task_data, const void *codeptr_ra);
 void ompt__on_sync_region_wait(ompt_sync_region_t kind, ompt_scope_endpoint_t endpoint,
 			       ompt_data_t *parallel_data, ompt_data_t *task_data,
 			       const void *codeptr_ra);

@@ -14,7 +14,7 @@
 	X(parallel_end, parallel_end)    \
 	X(implicit_task, implicit_task)  \
 	X(work, work)                    \
-	X(sync_region, sync_region)      \
+	X(reduction, sync_region)        \
 	X(sync_region_wait, sync_region) \
 	X(masked, masked)                \
 	X(task_create, task_create)      \

@@ -4,6 +4,7 @@
 
 #include <omp-tools.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "core/cct.h"
@@ -67,37 +68,50 @@ struct omp_scope {
  * move, if untied) on others; the runtime's task queues order each hand-over.
  */
 struct omp_task {
+	/* The first line holds all that an explicit task's creation, start and
+	 * end touch: a task run by another thread costs that thread one line
+	 * of the creator's, not the whole record. */
 	_Alignas(64) struct gt_cct_node *node;    /* context in the executing thread's tree; NULL: the initial task */
 	struct gt_cct_node *creator; /* explicit: <omp task> in the creating thread's tree */
 	uint64_t t_begin;            /* implicit: begin; explicit: last start or resume (ticks) */
-	uint64_t wait_ns;            /* ticks waited inside this task so far */
+	const void *create_ra;       /* explicit: its construct's return address */
+	union {
+		/* Explicit: the task its thread ran before it, which resumes
+		 * when it completes (tied tasks nest on their thread's stack). */
+		struct omp_task *resumes;
+		struct omp_task *next_free; /* on a thread's free list */
+	};
+	uintptr_t exit_frame;  /* where its outlined body begins; 0: not asked yet */
+	uint32_t creator_tree; /* explicit: the id of creator's tree */
+	uint8_t is_explicit;
+	uint8_t is_untied;
+	/* A deferred target task (target nowait, ...): node is its creation
+	 * site, under which its target construct hangs (ompt/target.c). */
+	uint8_t is_target;
+	uint8_t is_member;     /* a worker, not the encountering thread */
+	/* Members: their end, reported late, waits in omp_thread.settle. */
+	uint8_t wait_deferred; /* the region's barrier ended too; its end is the region's */
+	/* Set before any field past the first line is written: while it is
+	 * clear, they are all zero and a reuse of the record as an explicit
+	 * task clears only the first line (task__new), which the thread that
+	 * freed the record holds in its cache. */
+	uint8_t cold;
+	uint64_t wait_ns;      /* ticks waited inside this task so far */
 	uint64_t wait_t0;
 	uint64_t wait_busy0; /* the thread's explicit-task time when the wait began */
 	struct gt_cct_node *wait_node;
 	struct omp_scope ws, red; /* the worksharing construct and reduction in progress */
 	struct omp_region *region; /* implicit tasks: their region */
-	int is_member;             /* a worker, not the encountering thread */
-	/* Members: their end, reported late, waits in omp_thread.settle. */
-	int wait_deferred;   /* the region's barrier ended too; its end is the region's */
 	uint64_t wait_busy;  /* explicit-task time inside that barrier wait */
 	uint64_t woke;       /* ticks at the late report: the end if the region's is lost */
-	int is_explicit;
-	/* A deferred target task (target nowait, ...): node is its creation
-	 * site, under which its target construct hangs (ompt/target.c). */
-	int is_target;
 	/* The device node of its construct, in target_owner's tree: data
 	 * operations the runtime completes for the task after the construct's
 	 * end callback (deferred releases) still belong to it. */
 	struct gt_cct_node *target_dev;
 	struct gt_thread *target_owner;
-	const void *create_ra; /* explicit: its construct's return address */
-	int is_untied;
-	/* Explicit: the task its thread ran before it, which resumes when it
-	 * completes (tied tasks nest on their thread's stack). */
-	struct omp_task *resumes;
-	uintptr_t exit_frame;  /* where its outlined body begins; 0: not asked yet */
-	struct omp_task *next_free;
 };
+_Static_assert(offsetof(struct omp_task, cold) < 64 && offsetof(struct omp_task, wait_ns) == 64,
+	       "an explicit task's hot fields share one cache line");
 
 struct omp_thread {
 	struct omp_task initial;

@@ -97,6 +97,26 @@ def test_split_one_thread():
     check(p.excl(region_under(p, "heavy"), "OMP_PAR_THREADS") == 20, "team size 1")
 
 
+def test_reductions():
+    """split's regions reduce into one sum. With more than 4 threads LLVM
+    combines the threads' values in the region's barrier, each step a
+    reduction event: at least one per instance, at most one per thread
+    but the first; their time lies inside the team's."""
+    threads = 6
+    outdir, _ = run_under_tool(LIB, os.path.join(SAMPLES, "split"), ["100000"],
+                               env={"OMP_NUM_THREADS": str(threads)})
+    p = one_profile(outdir)
+    for who in ("heavy", "light"):
+        r = region_under(p, who)
+        reds = [n for n in p.descendants(r) if n.get("name") == "<omp reduction>"]
+        check(len(reds) == 1, "%s: %d <omp reduction> nodes" % (who, len(reds)))
+        n = p.excl(reds[0], "OMP_REDUCTION_COUNT")
+        check(ITERS <= n <= ITERS * (threads - 1), "%s: %d reductions in %d instances" % (who, n, ITERS))
+        t = p.excl(reds[0], "OMP_REDUCTION_TIME")
+        check(t > 0, "%s: no reduction time" % who)
+        bounded(t, None, threads * p.excl(r, "OMP_PAR_TIME"), "%s reduction time" % who)
+
+
 def test_nested():
     outdir, _ = run_under_tool(LIB, os.path.join(SAMPLES, "nested"), env=ENV)
     p = one_profile(outdir)
@@ -267,6 +287,7 @@ def test_mpirun():
 main([
     ("split: two callers, exact counts, times within the program's own", test_split),
     ("split on one thread: times within the program's own", test_split_one_thread),
+    ("reductions under their regions, counted and timed", test_reductions),
     ("nested regions", test_nested),
     ("tasks at two sites", test_tasks),
     ("fork without exec: each process its own work", test_fork_without_exec),
