@@ -44,6 +44,9 @@
 # when a run failed, hung or a checksum differed between configurations):
 #   DENSE              gputool <= 1.05x no tool, <= 1% of samples in the tool,
 #                      <= 0.01 full unwinds per lookup (only warm-up unwinds)
+#   after warm-up      no full unwinds: dense (-i), tasktree, taskloop and
+#                      syncbench (-o) run once more under gputool with that
+#                      count doubled, and must make no more full unwinds
 #   TASKLOOP, *_TREE   gputool <= 1.5x no tool, no hang
 #   PARALLEL           gputool overhead <= 1.25x no tool
 
@@ -93,7 +96,7 @@ read -r -a a_dense <<<"${DENSE_ARGS:--i 200}"
 if [ "$REPEAT" -gt 0 ]; then
     read -r -a a_taskloop <<<"${TASKLOOP_ARGS:--r 4 -o 3}"
 else
-    read -r -a a_taskloop <<<"${TASKLOOP_ARGS:-}"
+    read -r -a a_taskloop <<<"${TASKLOOP_ARGS:--o 10}"
 fi
 read -r -a a_tasktree <<<"${TASKTREE_ARGS:--D 6 -t 8 -o 10}"
 read -r -a a_syncbench <<<"${SYNCBENCH_ARGS:--o 20 PARALLEL}"
@@ -357,6 +360,49 @@ END {
     exit (any_bad || nbad_ck > 0) ? 1 : 0
 }' "$work/rows" "$work/ovh" "$work/status"
 rc=$?
+
+# unwinds_of PROG ARGS...: the full unwinds of one run under gputool.
+unwinds_of() {
+    local prog=$1 d
+    shift
+    d=$(mktemp -d "$work/warm.XXXXXX")
+    env OMP_TOOL_LIBRARIES="$GPUTOOL_SO" GPUTOOL_OUTPUT="$d" GPUTOOL_VERBOSE=2 \
+        "${bin[$prog]}" "$@" 2>&1 >/dev/null |
+        sed -n 's/^gputool[^:]*: overhead: [0-9]* context lookups, \([0-9]*\) full unwinds.*/\1/p' | tail -n 1
+    rm -rf "$d"
+}
+
+# warm_check PROG FLAG: a thread unwinds in full only for a context it
+# meets for the first time, so after warm-up there are none: the program
+# run with FLAG's count doubled must make no more full unwinds than with
+# its arguments (programs whose arguments lack FLAG are left out).
+warm_check() {
+    local prog=$1 flag=$2 i n= u1 u2
+    local -n wargs=a_$prog
+    local -a longer=("${wargs[@]}")
+
+    for i in "${!longer[@]}"; do
+        if [ "${longer[$i]}" = "$flag" ] && [ $((i + 1)) -lt ${#longer[@]} ]; then
+            n=${longer[$((i + 1))]}
+            longer[$((i + 1))]=$((2 * n))
+            break
+        fi
+    done
+    [ -n "$n" ] || return 0
+    u1=$(unwinds_of "$prog" "${wargs[@]}")
+    u2=$(unwinds_of "$prog" "${longer[@]}")
+    if [ -z "$u1" ] || [ -z "$u2" ]; then
+        echo "budget: $prog full unwinds after warm-up = 0: n/a (no overhead line)"
+    else
+        echo "budget: $prog full unwinds after warm-up = 0: $((u2 > u1 ? u2 - u1 : 0))" \
+            "($u1 with $flag $n, $u2 with $flag $((2 * n))) $([ "$u2" -le "$u1" ] && echo PASS || echo OVER)"
+    fi
+}
+if [ "$REPEAT" -eq 0 ]; then
+    for p in $PROGRAMS; do
+        case $p in dense) warm_check dense -i ;; tasktree) warm_check tasktree -o ;; taskloop) warm_check taskloop -o ;; syncbench) warm_check syncbench -o ;; esac
+    done
+fi
 busy_note "at the end"
 echo "elapsed: $(($(date +%s) - start)) s"
 exit $rc
