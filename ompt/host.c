@@ -1,8 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include "ompt/host.h"
 
-#include <assert.h>
-#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -148,34 +146,13 @@ static struct gt_cct_node *foreign_create_context(struct gt_thread *t, const voi
  */
 #define OMP_FREE_TASKS 1024
 
-#ifdef NDEBUG
-static inline void task__assert_cold_clear(const struct omp_task *task)
-{
-	(void)task;
-}
-#else
-static void task__assert_cold_clear(const struct omp_task *task)
-{
-	const unsigned char *p = (const unsigned char *)task;
-
-	for (size_t i = offsetof(struct omp_task, wait_ns); i < sizeof(*task); i++)
-		assert(!p[i]);
-}
-#endif
-
-static struct omp_task *task__new(struct omp_thread *ot, int is_explicit)
+static struct omp_task *task__new(struct omp_thread *ot)
 {
 	struct omp_task *task = ot->free_tasks;
 
 	if (task) {
 		ot->free_tasks = task->next_free;
 		ot->n_free_tasks--;
-		/* Lines a task run elsewhere never wrote stay where they are. */
-		if (is_explicit && !task->cold) {
-			memset(task, 0, offsetof(struct omp_task, wait_ns));
-			task__assert_cold_clear(task);
-			return task;
-		}
 	} else {
 		task = aligned_alloc(64, sizeof(*task));
 	}
@@ -512,9 +489,8 @@ void ompt__on_implicit_task(ompt_scope_endpoint_t endpoint, ompt_data_t *paralle
 			s = tag__site(tag);
 			gt_tsan__acquire(s); /* the fork's hand-over (parallel_begin) */
 		}
-		task = task__new(ot, 0);
+		task = task__new(ot);
 		if (task) {
-			task->cold = 1;
 			now = 0;
 			if (!s) {
 				task->node = t->cct.root;
@@ -592,7 +568,6 @@ static inline __attribute__((always_inline)) void scope(struct gt_thread *t, str
 
 	gt_thread__enter(t);
 	if (endpoint == ompt_scope_begin) {
-		task->cold = 1;
 		s->node = gt_cct__placeholder(&t->cct, ompt__context_of(t, ra, key, task, NULL), ph);
 		s->t0 = now;
 	} else if (s->node) {
@@ -661,7 +636,6 @@ void ompt__on_sync_region_wait(ompt_sync_region_t kind, ompt_scope_endpoint_t en
 		/* Off the fork's path: the line was fetched meanwhile. */
 		if (ot->settle)
 			member__settle(t, ot);
-		task->cold = 1;
 		now = gt_clock__ticks();
 		if (kind == ompt_sync_region_barrier_implicit_parallel ||
 		    kind == ompt_sync_region_barrier_teams) {
@@ -763,7 +737,7 @@ void ompt__on_task_create(ompt_data_t *encountering_task_data,
 	if (!t || !(flags & (ompt_task_explicit | ompt_task_target)))
 		return;
 	/* Explicit tasks may end on another thread, whose list takes it. */
-	task = task__new(t->ompt, 1);
+	task = task__new(t->ompt);
 	if (!task)
 		return;
 	gt_thread__enter(t);

@@ -91,11 +91,6 @@ struct omp_task {
 	uint8_t is_member;     /* a worker, not the encountering thread */
 	/* Members: their end, reported late, waits in omp_thread.settle. */
 	uint8_t wait_deferred; /* the region's barrier ended too; its end is the region's */
-	/* Set before any field past the first line is written: while it is
-	 * clear, they are all zero and a reuse of the record as an explicit
-	 * task clears only the first line (task__new), which the thread that
-	 * freed the record holds in its cache. */
-	uint8_t cold;
 	uint64_t wait_ns;      /* ticks waited inside this task so far */
 	uint64_t wait_t0;
 	uint64_t wait_busy0; /* the thread's explicit-task time when the wait began */
@@ -110,7 +105,7 @@ struct omp_task {
 	struct gt_cct_node *target_dev;
 	struct gt_thread *target_owner;
 };
-_Static_assert(offsetof(struct omp_task, cold) < 64 && offsetof(struct omp_task, wait_ns) == 64,
+_Static_assert(offsetof(struct omp_task, wait_ns) <= 64,
 	       "an explicit task's hot fields share one cache line");
 
 struct omp_thread {

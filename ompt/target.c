@@ -287,7 +287,6 @@ static struct tgt_region *region__begin(struct gt_thread *t, struct omp_target_t
 	add(t, r->dev, GT_M_OMP_TGT_COUNT, 1);
 	gt_thread__leave(t);
 	if (task && task->is_target) {
-		task->cold = 1;
 		task->target_dev = r->dev;
 		task->target_owner = t;
 	}
