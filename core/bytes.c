@@ -2,8 +2,10 @@
 #include "core/bytes.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <zlib.h>
 
 void gt_bytes__put(struct gt_bytes *b, const void *p, size_t n)
@@ -72,6 +74,28 @@ uint32_t gt_crc32(const uint8_t *d, size_t n)
 		n -= k;
 	}
 	return (uint32_t)c;
+}
+
+long gt_read_small(const char *path, char *buf, size_t size)
+{
+	size_t n = 0;
+	ssize_t got = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC), err;
+
+	buf[0] = 0;
+	if (fd < 0)
+		return -errno;
+	while (n + 1 < size && ((got = read(fd, buf + n, size - 1 - n)) > 0 || (got < 0 && errno == EINTR)))
+		if (got > 0)
+			n += (size_t)got;
+	err = got < 0 ? errno : 0;
+	close(fd);
+	buf[n] = 0;
+	if (err) {
+		buf[0] = 0;
+		return -err;
+	}
+	return (long)n;
 }
 
 int gt_slurp(FILE *f, uint8_t **out, size_t *len)

@@ -33,6 +33,11 @@ uint32_t gt_crc32(const uint8_t *d, size_t n);
  * Returns 0, -ENOMEM or -EIO. */
 int gt_slurp(FILE *f, uint8_t **out, size_t *len);
 
+/* Reads at most size - 1 bytes of a small file (a /proc or /sys entry) into
+ * buf, NUL-terminated, without stdio (whose FILE and buffer come from the
+ * program's heap). Returns the length, or -errno with buf "". */
+long gt_read_small(const char *path, char *buf, size_t size);
+
 /*
  * Reads the unsigned LEB128 number at d[*pos] (d holds end bytes) into
  * *out and advances *pos. Returns 0; -ENODATA when the bytes end first;

@@ -9,6 +9,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "core/bytes.h"
+
 int gt_clock_use_tsc;
 double gt_clock_ns_per_tick = 1.0;
 
@@ -20,14 +22,7 @@ double gt_clock_ns_per_tick = 1.0;
 /* The kernel's clocksource, "" if unknown. */
 static void clocksource(char *buf, size_t size)
 {
-	FILE *f = fopen("/sys/devices/system/clocksource/clocksource0/current_clocksource", "r");
-
-	buf[0] = 0;
-	if (!f)
-		return;
-	if (!fgets(buf, (int)size, f))
-		buf[0] = 0;
-	fclose(f);
+	gt_read_small("/sys/devices/system/clocksource/clocksource0/current_clocksource", buf, size);
 	buf[strcspn(buf, "\n")] = 0;
 }
 

@@ -2,6 +2,7 @@
 #include "core/modmap.h"
 
 #include <dlfcn.h>
+#include <limits.h>
 #include <link.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -82,20 +83,14 @@ enum gt_module_class gt_modmap__classify(const char *path)
 
 static uint32_t path_id(const char *path)
 {
-	char **grown, *abs;
-	uint32_t id;
+	char **grown, abs[PATH_MAX];
 
 	/* dlopen("./libx.so") names the module as it was asked for: made
 	 * absolute now, while the working directory is still the one that
-	 * name was relative to. */
-	if (path[0] != '/' && path[0] != '[' && strchr(path, '/')) {
-		abs = realpath(path, NULL);
-		if (abs) {
-			id = path_id(abs);
-			free(abs);
-			return id;
-		}
-	}
+	 * name was relative to (into a buffer: realpath's own would come from
+	 * the program's heap). */
+	if (path[0] != '/' && path[0] != '[' && strchr(path, '/') && realpath(path, abs))
+		return path_id(abs);
 
 	for (uint32_t i = 0; i < n_known; i++)
 		if (!strcmp(known_paths[i], path))

@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/bytes.h"
 #include "core/clock.h"
 #include "core/config.h"
 #include "core/endsig.h"
@@ -263,20 +264,16 @@ static void tool__meta(struct gt_profile *p, const struct gt_output *o, uint64_t
 	unsigned kinds = gt_sample__kinds();
 	struct gt_unwind_stats us, sum = { 0 };
 	uint32_t n = gt_thread__count();
-	FILE *f;
+	long len;
 	int nf;
 
 	gt_profile__set_meta(p, "tool_version", GT_VERSION);
 	gt_profile__set_meta(p, "exe", o->exe);
-	f = fopen("/proc/self/cmdline", "r");
-	if (f) {
-		size_t len = fread(buf, 1, sizeof(buf) - 1, f);
-
-		fclose(f);
-		for (size_t i = 0; i + 1 < len; i++)
+	len = gt_read_small("/proc/self/cmdline", buf, sizeof(buf));
+	if (len >= 0) {
+		for (long i = 0; i + 1 < len; i++)
 			if (!buf[i])
 				buf[i] = ' ';
-		buf[len] = 0;
 		gt_profile__set_meta(p, "cmdline", buf);
 	}
 	snprintf(buf, sizeof(buf), "%d", (int)getpid());
