@@ -28,6 +28,7 @@ PLANT = os.path.join(BUILD, "tests", "e2e", "plant_links")
 EXEC_AFTER = os.path.join(BUILD, "tests", "e2e", "exec_after")
 ACC_THREADS = os.path.join(FAULTS, "acc_threads")
 MPI_APP = os.path.join(BUILD, "samples", "mpi", "imbalance")
+HEAP_PIN = os.path.join(BUILD, "tests", "e2e", "heap_pin")
 MPIRUN = os.environ.get("GT_MPIRUN", "").split()
 SANITIZED = bool(os.environ.get("GT_SANITIZER_BUILD"))
 ROOT = os.geteuid() == 0
@@ -772,6 +773,39 @@ def add_config_cases():
     case("config", "an unknown GPUTOOL_ variable", "one line, ignored")(unknown)
 
 
+def add_heap_cases():
+    def pin_faults(how):
+        outdir = scratch()
+        cmd = [HEAP_PIN, "20"]
+        extra = {"OMP_NUM_THREADS": "2"}
+        if how == "run":
+            cmd = [GPUTOOL, "run", "-o", outdir, "--"] + cmd
+            env = env_with(extra, tool=False)
+        else:
+            env = env_with(extra, tool=how == "omp", outdir=outdir)
+        rc, out, err = run(cmd, env)
+        expect(rc == 0, "exit %d: %s" % (rc, err))
+        for l in err.splitlines():
+            if l.startswith("heap_pin: minflt "):
+                return int(l.split()[2]), out
+        raise Fail("no 'heap_pin: minflt' line: %r" % err)
+
+    def same_faults():
+        if SANITIZED:
+            raise Skip("the sanitizer runtime replaces the program's allocator")
+        bare, out = pin_faults("bare")
+        seen = []
+        for how in ("omp", "run"):
+            got, tool_out = pin_faults(how)
+            expect(tool_out == out, "%s: stdout changed" % how)
+            expect(abs(got - bare) <= 0.05 * bare,
+                   "%s: %d page faults, %d without the tool" % (how, got, bare))
+            seen.append("%s %d" % (how, got))
+        return "faults: bare %d, %s" % (bare, ", ".join(seen))
+    case("heap", "a program that frees 12 MiB of temporaries each iteration (glibc trims them)",
+         "the same page faults as without the tool (within 5 %), OMP_TOOL_LIBRARIES and gputool run")(same_faults)
+
+
 def collect():
     add_signal_cases()
     add_exit_cases()
@@ -781,6 +815,7 @@ def collect():
     add_opencl_cases()
     add_mpi_cases()
     add_config_cases()
+    add_heap_cases()
 
 
 def markdown(results, path):
