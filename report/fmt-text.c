@@ -142,6 +142,13 @@ out_free:
 	return out.s;
 }
 
+static const char *exe_base(const struct gt_proc *p)
+{
+	const char *slash = p->exe ? strrchr(p->exe, '/') : NULL;
+
+	return slash ? slash + 1 : p->exe;
+}
+
 /*
  * Whether the run's processes are told apart by rank: each has one, and no
  * two the same. Otherwise (a shell's or a job script's programs, a rank's
@@ -165,7 +172,7 @@ static int ranks_distinct(const struct gt_analysis *a)
 
 static const char *proc_name(const struct out *o, const struct gt_proc *p, char *buf, size_t len)
 {
-	const char *exe = p->exe ? p->exe : "?";
+	const char *exe = p->exe ? exe_base(p) : "?";
 
 	if (p->rank >= 0 && ranks_distinct(o->a))
 		snprintf(buf, len, "rank %" PRId64, p->rank);
@@ -182,13 +189,13 @@ static uint32_t programs(const struct gt_analysis *a, struct gt_sb *b)
 	uint32_t n = 0;
 
 	for (uint32_t k = 0; k < a->n_proc_order; k++) {
-		const char *e = r->procs[a->proc_order[k]].exe;
+		const char *e = exe_base(&r->procs[a->proc_order[k]]);
 		uint32_t j;
 
 		if (!e)
 			continue;
 		for (j = 0; j < k; j++)
-			if (r->procs[a->proc_order[j]].exe && !strcmp(r->procs[a->proc_order[j]].exe, e))
+			if (exe_base(&r->procs[a->proc_order[j]]) && !strcmp(exe_base(&r->procs[a->proc_order[j]]), e))
 				break;
 		if (j < k)
 			continue;
@@ -368,7 +375,13 @@ static void header(struct out *o)
 	if (first && first->exe) {
 		struct gt_sb b = { 0 };
 
+		/* One program: its name as the profile gives it. */
 		n_programs = programs(a, &b);
+		if (n_programs <= 1) {
+			free(b.s);
+			b = (struct gt_sb){ 0 };
+			gt_sb__add_clean(&b, first->exe);
+		}
 		fprintf(o->f, "  %-12s %s\n", n_programs > 1 ? "programs" : "program", b.s ? b.s : "");
 		free(b.s);
 	}
@@ -611,7 +624,7 @@ static void processes(struct out *o)
 		else
 			snprintf(rk, sizeof(rk), "-");
 		gt_sb__add_clean(&host, p->host ? p->host : "-");
-		gt_sb__add_clean(&exe, p->exe ? p->exe : "-");
+		gt_sb__add_clean(&exe, p->exe ? exe_base(p) : "-");
 		val(o, v, sizeof(v), (double)total);
 		pct(pc, sizeof(pc), (double)total, (double)a->total);
 		fprintf(o->f, "  %8s %10" PRIu64 " %-16.16s %-16.16s %7" PRIu32 " %9.3f %10s %7s", rk, p->pid,
