@@ -219,6 +219,19 @@ static int owner_running(const struct mark *m)
 	return start_ticks(m->pid) == m->start;
 }
 
+/* Waits up to 2 s for @path to go: 0 when it has. */
+static int wait_gone(const char *path)
+{
+	struct timespec ms10 = { 0, 10000000 };
+
+	for (int i = 0; i < 200; i++) {
+		if (access(path, F_OK) && errno == ENOENT)
+			return 0;
+		nanosleep(&ms10, NULL);
+	}
+	return -1;
+}
+
 static int refuse_profiles(const char *dir, unsigned n)
 {
 	return refuse("%s already holds the profiles of another run (%u .gtprof file%s); choose another directory "
@@ -275,16 +288,22 @@ int gt_claim__dir(const char *dir, const char *run, int force)
 			return refuse_profiles(dir, n);
 		if (owner_running(&m))
 			return refuse("%s is taken by another run, still going (pid %ld on %s); choose another directory "
-				      "with -o, or pass --force to add this run's profiles to its",
+				      "with -o, or pass --force to write there anyway",
 				      dir, m.pid, m.host);
 		/* Its owner is gone and wrote nothing here: take it over. The
 		 * lock keeps a second taker from removing the claim this one
 		 * makes; a plain claim racing with the take-over is one more
 		 * round. */
 		err = create_whole(lock, text);
-		if (err == -EEXIST)
+		if (err == -EEXIST) {
+			/* Another taker: a rank of this job (whose claim the
+			 * next round reads) or another run. A lock left by a
+			 * taker that died stays: said. */
+			if (!wait_gone(lock))
+				continue;
 			return refuse("%s is being taken over by another run (or %s was left behind: remove it)", dir,
 				      lock);
+		}
 		if (err)
 			return refuse("cannot claim %s for this run: %s", dir, strerror(-err));
 		if (!read_mark(path, now, sizeof(now)) && !strcmp(now, seen))
