@@ -40,16 +40,15 @@ static const char *const job_vars[] = {
  * orted; `gputool run -- mpirun ...` preloads the library into mpirun), but
  * their CPU time is not the job's. docs/REPORT.md lists the same names.
  */
-const char *const gt_output__launchers[] = {
-	"orted",	   "orterun",	  "prted",	"prterun",   "prte",	    "mpirun",
-	"mpiexec",	   "mpiexec.hydra", "hydra_pmi_proxy", "mpirun_rsh", "mpispawn", "srun",
-	"slurmstepd", "flux-shell",	  "aprun",	"jsrun",	    NULL,
+static const char *const launchers[] = {
+	"orted", "orterun", "prted", "prterun", "prte", "mpirun", "mpiexec", "mpiexec.hydra", "hydra_pmi_proxy",
+	"mpirun_rsh", "mpispawn", "srun", "slurmstepd", "flux-shell", "aprun", "jsrun",
 };
 
 int gt_output__is_launcher(const char *exe)
 {
-	for (size_t i = 0; exe && gt_output__launchers[i]; i++)
-		if (!strcmp(exe, gt_output__launchers[i]))
+	for (size_t i = 0; exe && i < sizeof(launchers) / sizeof(*launchers); i++)
+		if (!strcmp(exe, launchers[i]))
 			return 1;
 	return 0;
 }
