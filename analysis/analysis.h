@@ -16,6 +16,20 @@
 __attribute__((format(printf, 2, 3))) int gt_usage_error(const char *topic, const char *fmt, ...);
 
 int gt_launch__main(int argc, char **argv);
+/*
+ * The id of the run `gputool run` starts (claim.c): the one inherited in
+ * GPUTOOL_RUN, else the launcher's job id (every rank of a job agrees), else
+ * a new one for this process. 0, or -1 for the ranks of a launcher that
+ * names no job: they have none.
+ */
+int gt_claim__run_id(char *buf, size_t len);
+/*
+ * Claims the existing directory @dir for run @run (NULL: none): 0, or the
+ * exit status after one line on stderr saying why not: another run's
+ * profiles are there, or another run that is still going claimed it.
+ * @force: no claim, no check.
+ */
+int gt_claim__dir(const char *dir, const char *run, int force);
 int gt_report__main(int argc, char **argv, struct gt_team *team);
 /* Memory settings for reading many profiles in a row; call first. */
 void gt_report__tune_malloc(void);

@@ -35,7 +35,6 @@
  * the library already loaded, never a second copy, and nothing else the
  * program loads changes.
  */
-#include <dirent.h>
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -580,84 +579,6 @@ static int preload(const char *prog, const char *lib)
 	return mine && *mine ? 0 : setenv("GPUTOOL_PRELOAD", "1", 1);
 }
 
-/* Profiles (*.gtprof) in @dir; 0 when it cannot be read. */
-static unsigned count_profiles(const char *dir)
-{
-	DIR *d = opendir(dir);
-	struct dirent *e;
-	unsigned n = 0;
-
-	if (!d)
-		return 0;
-	while ((e = readdir(d))) {
-		size_t len = strlen(e->d_name);
-
-		n += len > 7 && !strcmp(e->d_name + len - 7, ".gtprof");
-	}
-	closedir(d);
-	return n;
-}
-
-/*
- * One run, one directory: 0 when @dir may take this run's profiles, or the
- * exit status after saying why not. A directory holding profiles belongs to
- * the run that wrote them; the ranks of one job share theirs, which the
- * job's id in RUN_MARK tells (the first rank writes it, the others read it).
- * Without a job id, an MPI job's ranks cannot be told from another run's, so
- * only a single process is checked.
- */
-#define RUN_MARK ".gputool-run"
-static int refuse_dir(const char *dir, unsigned n)
-{
-	return fail("%s already holds the profiles of another run (%u .gtprof file%s); choose another directory "
-		    "with -o, or pass --force to add this run's profiles to them",
-		    dir, n, n == 1 ? "" : "s");
-}
-
-static int claim_dir(const char *dir, int force)
-{
-	const char *job = gt_output__job_id();
-	char path[PATH_MAX + 32], mark[256];
-	unsigned n;
-	ssize_t len = -1;
-	int fd;
-
-	if (force)
-		return 0;
-	if (!job || !*job) {
-		if (gt_output__job_size() > 1)
-			return 0;
-		n = count_profiles(dir);
-		return n ? refuse_dir(dir, n) : 0;
-	}
-	snprintf(path, sizeof(path), "%s/" RUN_MARK, dir);
-	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-	if (fd >= 0) {
-		/* The job's first rank here: what is already there is not ours. */
-		len = write(fd, job, strlen(job));
-		close(fd);
-		if (len < 0 || (n = count_profiles(dir))) {
-			unlink(path);
-			return len < 0 ? fail("cannot write %s: %s", path, strerror(errno)) : refuse_dir(dir, n);
-		}
-		return 0;
-	}
-	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd >= 0) {
-		len = read(fd, mark, sizeof(mark) - 1);
-		close(fd);
-	}
-	mark[len > 0 ? len : 0] = '\0';
-	if (!strcmp(mark, job))
-		return 0;
-	if ((n = count_profiles(dir)))
-		return refuse_dir(dir, n);
-	/* The mark of a job that wrote nothing here: take it over. */
-	if (unlink(path) && errno != ENOENT)
-		return fail("cannot replace %s: %s", path, strerror(errno));
-	return claim_dir(dir, 0);
-}
-
 enum { OPT_TRACE = 256, OPT_FORCE, OPT_PCS, OPT_COUNTS, OPT_HZ, OPT_SAMPLE, OPT_BACKENDS };
 
 static const struct option run_options[] = {
@@ -673,7 +594,7 @@ int gt_launch__main(int argc, char **argv)
 {
 	const char *out = NULL, *hz = NULL, *pcs = NULL, *what = NULL;
 	int trace = 0, force = 0, counts = 0, which = B_ALL, i, c;
-	char lib[PATH_MAX], dir[PATH_MAX + 300];
+	char lib[PATH_MAX], dir[2 * PATH_MAX + 300], run[512];
 
 	quiet = gt_output__rank() != 0;
 	optind = 0; /* glibc: start over */
@@ -741,13 +662,27 @@ int gt_launch__main(int argc, char **argv)
 		sanitize(job);
 		snprintf(dir, sizeof(dir), "gputool-%s-%s", exe, job);
 	}
+	/* Absolute: every process of the run writes there, whatever directory
+	 * it starts in (a shell's `cd`, make -C) or moves to before the tool
+	 * starts in it (loaded late, by a runtime). */
+	if (dir[0] != '/') {
+		char cwd[PATH_MAX], rel[sizeof(dir)];
+
+		if (!getcwd(cwd, sizeof(cwd)))
+			return fail("cannot tell the current directory: %s", strerror(errno));
+		snprintf(rel, sizeof(rel), "%s", dir);
+		if ((size_t)snprintf(dir, sizeof(dir), "%s/%s", strcmp(cwd, "/") ? cwd : "", rel) >= sizeof(dir))
+			return fail("the output directory's name is too long");
+	}
 	{
-		int err = gt_output__mkdir_p(dir);
+		int has_run = !gt_claim__run_id(run, sizeof(run)), err = gt_output__mkdir_p(dir);
 
 		if (err)
 			return fail("cannot create the output directory %s: %s", dir, strerror(-err));
-		if ((err = claim_dir(dir, force)))
+		if ((err = gt_claim__dir(dir, has_run ? run : NULL, force)))
 			return err;
+		if (has_run && setenv("GPUTOOL_RUN", run, 1))
+			return fail("cannot set the environment: %s", strerror(errno));
 	}
 	if (setenv("GPUTOOL_OUTPUT", dir, 1) || (hz && setenv("GPUTOOL_SAMPLE_HZ", hz, 1)))
 		return fail("cannot set the environment: %s", strerror(errno));

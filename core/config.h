@@ -16,6 +16,9 @@
 	  "switch the tool off: the application runs as if no tool were loaded")       \
 	X(output, "GPUTOOL_OUTPUT", STR, 0, 0, 0,                                       \
 	  "output directory (default gputool-<exe>-<job or pid>)")                     \
+	X(run, "GPUTOOL_RUN", STR, 0, 0, 0,                                            \
+	  "the run a process belongs to, recorded in its profile; set by `gputool run` " \
+	  "(every process it starts inherits it) and written in the directory's .gputool-run") \
 	X(sample_hz, "GPUTOOL_SAMPLE_HZ", UINT, 200, 0, 10000,                         \
 	  "CPU-time samples per second per thread; 0 disables sampling")               \
 	X(sample, "GPUTOOL_SAMPLE", STR, 0, 0, 0,                                      \

@@ -33,6 +33,26 @@ static const char *const job_vars[] = {
 	"PMIX_NAMESPACE",
 };
 
+/*
+ * Processes of MPI and batch launchers, by executable name (symbolic links
+ * resolved: Debian's mpirun and mpiexec are OpenMPI's orterun). They inherit
+ * the environment that measures the ranks (a singleton's MPI_Init starts
+ * orted; `gputool run -- mpirun ...` preloads the library into mpirun), but
+ * their CPU time is not the job's. docs/REPORT.md lists the same names.
+ */
+static const char *const launchers[] = {
+	"orted", "orterun", "prted", "prterun", "prte", "mpirun", "mpiexec", "mpiexec.hydra", "hydra_pmi_proxy",
+	"mpirun_rsh", "mpispawn", "srun", "slurmstepd", "flux-shell", "aprun", "jsrun",
+};
+
+int gt_output__is_launcher(const char *exe)
+{
+	for (size_t i = 0; exe && i < sizeof(launchers) / sizeof(*launchers); i++)
+		if (!strcmp(exe, launchers[i]))
+			return 1;
+	return 0;
+}
+
 /* The first of vars that holds a number in [min, 2^30); -1 if none. */
 static int env_number(const char *const *vars, size_t n, long min)
 {

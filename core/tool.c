@@ -111,6 +111,28 @@ static void tool__configure(void)
 	gt_log__init(gt_config.log, (int)gt_config.verbose);
 }
 
+/*
+ * Whether this process is an MPI or batch launcher's (gt_output__is_launcher):
+ * decided once, at start, from the executable's name. It inherited the
+ * ranks' environment but is no rank: nothing of it is measured or written.
+ */
+static int tool__launcher(void)
+{
+	char exe[4096];
+	ssize_t len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	const char *base;
+
+	if (len <= 0)
+		return 0;
+	exe[len] = 0;
+	base = strrchr(exe, '/');
+	base = base ? base + 1 : exe;
+	if (!gt_output__is_launcher(base))
+		return 0;
+	gt_info("tool", "inactive in %s, a launcher's process (not a rank)", base);
+	return 1;
+}
+
 static void tool__start_once(void)
 {
 	pthread_once(&config_once, tool__configure);
@@ -122,6 +144,8 @@ static void tool__start_once(void)
 		gt_warn("tool", "inactive in a setuid, setgid or privileged program");
 		return;
 	}
+	if (tool__launcher())
+		return;
 	start_ns = gt_clock__now();
 	tool_pid = getpid();
 	tool_ppid = getppid();
@@ -269,6 +293,10 @@ static void tool__meta(struct gt_profile *p, const struct gt_output *o, uint64_t
 
 	gt_profile__set_meta(p, "tool_version", GT_VERSION);
 	gt_profile__set_meta(p, "exe", o->exe);
+	/* The run this process belongs to (`gputool run` sets it; inherited by
+	 * everything the run starts): what the report tells runs apart by. */
+	if (gt_config.run && *gt_config.run)
+		gt_profile__set_meta(p, "run", gt_config.run);
 	len = gt_read_small("/proc/self/cmdline", buf, sizeof(buf));
 	if (len >= 0) {
 		for (long i = 0; i + 1 < len; i++)

@@ -142,13 +142,73 @@ out_free:
 	return out.s;
 }
 
-static const char *proc_name(const struct gt_proc *p, char *buf, size_t len)
+static const char *exe_base(const struct gt_proc *p)
 {
-	if (p->rank >= 0)
+	const char *slash = p->exe ? strrchr(p->exe, '/') : NULL;
+
+	return slash ? slash + 1 : p->exe;
+}
+
+/*
+ * Whether the run's processes are told apart by rank: each has one, and no
+ * two the same. Otherwise (a shell's or a job script's programs, a rank's
+ * helpers) they are told apart by pid, with the program's name.
+ */
+static int ranks_distinct(const struct gt_analysis *a)
+{
+	const struct gt_run *r = a->run;
+
+	for (uint32_t k = 0; k < a->n_proc_order; k++) {
+		const struct gt_proc *p = &r->procs[a->proc_order[k]];
+
+		if (p->rank < 0)
+			return 0;
+		for (uint32_t j = 0; j < k; j++)
+			if (r->procs[a->proc_order[j]].rank == p->rank)
+				return 0;
+	}
+	return 1;
+}
+
+static const char *proc_name(const struct out *o, const struct gt_proc *p, char *buf, size_t len)
+{
+	const char *exe = p->exe ? exe_base(p) : "?";
+
+	if (p->rank >= 0 && ranks_distinct(o->a))
 		snprintf(buf, len, "rank %" PRId64, p->rank);
 	else
-		snprintf(buf, len, "pid %" PRIu64, p->pid);
+		snprintf(buf, len, "pid %" PRIu64 " %s", p->pid, exe);
 	return buf;
+}
+
+/* The base names of the run's programs, in the order of the processes:
+ * "a", or "a, b", or "a, b, c, ..." (three at most); the number of them. */
+static uint32_t programs(const struct gt_analysis *a, struct gt_sb *b)
+{
+	const struct gt_run *r = a->run;
+	uint32_t n = 0;
+
+	for (uint32_t k = 0; k < a->n_proc_order; k++) {
+		const char *e = exe_base(&r->procs[a->proc_order[k]]);
+		uint32_t j;
+
+		if (!e)
+			continue;
+		for (j = 0; j < k; j++)
+			if (exe_base(&r->procs[a->proc_order[j]]) && !strcmp(exe_base(&r->procs[a->proc_order[j]]), e))
+				break;
+		if (j < k)
+			continue;
+		if (n < 3) {
+			if (n)
+				gt_sb__add(b, ", ");
+			gt_sb__add_clean(b, e);
+		} else if (n == 3) {
+			gt_sb__add(b, ", ...");
+		}
+		n++;
+	}
+	return n;
 }
 
 /* ---- header ---- */
@@ -295,7 +355,7 @@ static void header(struct out *o)
 	const struct gt_proc *first = a->n_proc_order ? &r->procs[a->proc_order[0]] : NULL;
 	int64_t rmin = INT64_MAX, rmax = -1;
 	uint64_t wall = 0;
-	uint32_t hosts = count_hosts(a);
+	uint32_t hosts = count_hosts(a), n_programs = 0;
 	char tot[32];
 
 	for (uint32_t k = 0; k < a->n_proc_order; k++) {
@@ -315,11 +375,19 @@ static void header(struct out *o)
 	if (first && first->exe) {
 		struct gt_sb b = { 0 };
 
-		gt_sb__add_clean(&b, first->exe);
-		fprintf(o->f, "  %-12s %s\n", "program", b.s ? b.s : "");
+		/* One program: its name as the profile gives it. */
+		n_programs = programs(a, &b);
+		if (n_programs <= 1) {
+			free(b.s);
+			b = (struct gt_sb){ 0 };
+			gt_sb__add_clean(&b, first->exe);
+		}
+		fprintf(o->f, "  %-12s %s\n", n_programs > 1 ? "programs" : "program", b.s ? b.s : "");
 		free(b.s);
 	}
-	if (first && first->cmdline) {
+	/* Several programs (a shell's, a job script's): no one command is
+	 * the run's; each process's is in the JSON report. */
+	if (first && first->cmdline && n_programs <= 1) {
 		struct gt_sb b = { 0 }, fit = { 0 };
 
 		gt_sb__add_clean(&b, first->cmdline);
@@ -330,8 +398,12 @@ static void header(struct out *o)
 		free(fit.s);
 	}
 	fprintf(o->f, "  %-12s %" PRIu32, "processes", r->n_merged);
-	if (rmax >= 0 && r->n_merged > 1)
+	if (rmax >= 0 && r->n_merged > 1 && ranks_distinct(a))
 		fprintf(o->f, " (ranks %" PRId64 "-%" PRId64 ")", rmin, rmax);
+	else if (rmax >= 0 && r->n_merged > 1 && rmin == rmax)
+		fprintf(o->f, " (all rank %" PRId64 ")", rmax);
+	else if (rmax >= 0 && r->n_merged > 1)
+		fprintf(o->f, " (ranks %" PRId64 "-%" PRId64 ", some with several processes)", rmin, rmax);
 	else if (rmax >= 0)
 		fprintf(o->f, " (rank %" PRId64 ", pid %" PRIu64 ")", rmax, first ? first->pid : 0);
 	if (hosts == 1 && first && first->host) {
@@ -526,8 +598,8 @@ static void processes(struct out *o)
 		fprintf(o->f, "; values per context are kept for runs of up to %u processes", GT_DETAIL_MAX);
 	if (gpus)
 		fprintf(o->f, "; GPUs: busy s per device");
-	fprintf(o->f, ")\n  %8s %10s %-16s %7s %9s %10s %7s", "rank", "pid", "host", "threads", "wall s", "total",
-		"%");
+	fprintf(o->f, ")\n  %8s %10s %-16s %-16s %7s %9s %10s %7s", "rank", "pid", "program", "host", "threads",
+		"wall s", "total", "%");
 	if (gpus)
 		fprintf(o->f, " %-16s", "GPUs");
 	for (uint32_t c = 0; c < ncols; c++)
@@ -539,7 +611,7 @@ static void processes(struct out *o)
 		const struct gt_proc *p = &r->procs[i];
 		uint64_t total = 0;
 		char rk[24], v[32], pc[16];
-		struct gt_sb host = { 0 };
+		struct gt_sb host = { 0 }, exe = { 0 };
 
 		if (a->metric == GT_METRIC_GPUOP) {
 			for (uint32_t j = 0; j < a->n_gpu; j++)
@@ -552,11 +624,13 @@ static void processes(struct out *o)
 		else
 			snprintf(rk, sizeof(rk), "-");
 		gt_sb__add_clean(&host, p->host ? p->host : "-");
+		gt_sb__add_clean(&exe, p->exe ? exe_base(p) : "-");
 		val(o, v, sizeof(v), (double)total);
 		pct(pc, sizeof(pc), (double)total, (double)a->total);
-		fprintf(o->f, "  %8s %10" PRIu64 " %-16.16s %7" PRIu32 " %9.3f %10s %7s", rk, p->pid,
-			host.s ? host.s : "-", p->n_threads, (double)p->wall_ns / 1e9, v, pc);
+		fprintf(o->f, "  %8s %10" PRIu64 " %-16.16s %-16.16s %7" PRIu32 " %9.3f %10s %7s", rk, p->pid,
+			exe.s ? exe.s : "-", host.s ? host.s : "-", p->n_threads, (double)p->wall_ns / 1e9, v, pc);
 		free(host.s);
+		free(exe.s);
 		if (gpus) {
 			char dev[64];
 
@@ -623,7 +697,7 @@ static void imbalance(struct out *o)
 			val(o, buf[1], sizeof(buf[1]), (double)gt_pstat__min(&c->incl, n));
 			val(o, buf[2], sizeof(buf[2]), mean);
 			val(o, buf[3], sizeof(buf[3]), (double)c->incl.max);
-			proc_name(&r->procs[c->incl.max_at], at, sizeof(at));
+			proc_name(o, &r->procs[c->incl.max_at], at, sizeof(at));
 			fprintf(o->f, "  [%u] %5.2f %10s %10s %10s %10s %-12s", k + 1, gt_pstat__imbalance(&c->incl, n),
 				buf[0], buf[1], buf[2], buf[3], at);
 			if (period) {

@@ -84,6 +84,7 @@ struct gt_proc {
 	uint64_t ops_unmeasured; /* device operations the backends could not measure */
 	uint64_t pid, ppid; /* ppid: 0 when the profile does not say */
 	const char *host, *exe, *cmdline; /* values in meta, or NULL */
+	const char *run_id; /* the run it belongs to (meta "run", set by gputool run), or NULL */
 	uint64_t wall_ns, start_ns;
 	uint32_t n_threads;
 	struct gt_metric_total *totals; /* everything the process measured, per metric */
@@ -155,9 +156,11 @@ uint64_t gt_proc__meta_u64(const struct gt_proc *p, const char *key);
 /* Sets the fields read from p->meta. */
 void gt_proc__describe(struct gt_proc *p);
 /*
- * Whether the merged profiles of @r are one run: no rank with profiles of two
- * processes, and one program (or programs that exec'ed one another). 0, or
- * -EEXIST with what was found in @why; -ENOMEM.
+ * Whether the merged profiles of @r are one run: all of one run id (meta
+ * "run", which gputool run gives every process it starts); or, where no
+ * profile has one, no rank with profiles of two processes and one program
+ * (or programs that exec'ed one another; helpers a process of the run
+ * started aside). 0, or -EEXIST with what was found in @why; -ENOMEM.
  */
 int gt_run__check_one(const struct gt_run *r, char *why, size_t len);
 

@@ -88,6 +88,9 @@ void gt_proc__describe(struct gt_proc *pr)
 	pr->host = gt_proc__meta(pr, "host");
 	pr->exe = gt_proc__meta(pr, "exe");
 	pr->cmdline = gt_proc__meta(pr, "cmdline");
+	pr->run_id = gt_proc__meta(pr, "run");
+	if (pr->run_id && !*pr->run_id)
+		pr->run_id = NULL;
 	pr->start_ns = gt_proc__meta_u64(pr, "start_ns");
 	pr->wall_ns = gt_proc__meta_u64(pr, "wall_ns");
 	end = gt_proc__meta_u64(pr, "end_ns");
@@ -133,6 +136,50 @@ static int by_rank(const void *x, const void *y)
 	return (a->rank > b->rank) - (a->rank < b->rank);
 }
 
+/*
+ * The run ids: 0 when every profile names the same run (one run, whatever
+ * its ranks and programs: `gputool run` gave every process it started, and
+ * every rank of its job, that id), -EEXIST (after saying why) when they name
+ * two, or some name one and some none; 1 when none names one (the library
+ * used alone, an MPI job whose launcher names no job, an earlier version):
+ * the ranks and programs tell then.
+ */
+static int check_ids(const struct gt_run *r, char *why, size_t len)
+{
+	const struct gt_proc *with = NULL, *without = NULL;
+
+	for (uint32_t i = 0; i < r->n_procs; i++) {
+		const struct gt_proc *p = &r->procs[i];
+
+		if (p->state != GT_PROC_MERGED)
+			continue;
+		if (!p->run_id) {
+			without = without ? without : p;
+			continue;
+		}
+		if (!with) {
+			with = p;
+			continue;
+		}
+		if (strcmp(p->run_id, with->run_id)) {
+			snprintf(why, len,
+				 "pid %llu (%s) is of run %s, pid %llu (%s) of run %s: more than one run wrote here",
+				 (unsigned long long)with->pid, base_name(with->file), with->run_id,
+				 (unsigned long long)p->pid, base_name(p->file), p->run_id);
+			return -EEXIST;
+		}
+	}
+	if (with && without) {
+		snprintf(why, len,
+			 "pid %llu (%s) is of run %s, pid %llu (%s) of no run that gputool run started: "
+			 "more than one run wrote here",
+			 (unsigned long long)with->pid, base_name(with->file), with->run_id,
+			 (unsigned long long)without->pid, base_name(without->file));
+		return -EEXIST;
+	}
+	return with ? 0 : 1;
+}
+
 int gt_run__check_one(const struct gt_run *r, char *why, size_t len)
 {
 	const struct gt_proc **ps = calloc(r->n_procs ? r->n_procs : 1, sizeof(*ps));
@@ -142,7 +189,11 @@ int gt_run__check_one(const struct gt_run *r, char *why, size_t len)
 
 	if (!ps)
 		return -ENOMEM;
-	/* A process that another of the run started (a helper: a compiler the
+	err = check_ids(r, why, len);
+	if (err <= 0)
+		goto out;
+	err = 0;
+	/* Without ids, the ranks and programs tell. A process that another of the run started (a helper: a compiler the
 	 * JIT runs, a shell) belongs to the run: it is left out of the checks. */
 	for (uint32_t i = 0; i < r->n_procs; i++)
 		if (r->procs[i].state == GT_PROC_MERGED && !started_by_run(r, &r->procs[i]))

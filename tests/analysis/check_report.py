@@ -249,7 +249,7 @@ def check_formats(d, profiles, doc, totals):
     check(code == 0 and re.search(r"\s+77\.3%\s+75\.000\s+77\.3%\s+75\.000\s+1\s+work \(app\.c\)", out), "flat view:\n" + out)
     code, out, _ = run(["report", d])
     check(code == 0 and "processes    3 (ranks 0-2) on 2 hosts" in out, "text header:\n" + out)
-    check(re.search(r"^\s+2\s+102\s+node1\s+2\s+3\.000\s+47\.000\s+48\.5%\s+47\.000$", out, re.M), "process table:\n" + out)
+    check(re.search(r"^\s+2\s+102\s+app\s+node1\s+2\s+3\.000\s+47\.000\s+48\.5%\s+47\.000$", out, re.M), "process table:\n" + out)
     check("CPU-bound" in out and "GPU operations by importance" in out, "guidance missing:\n" + out)
     check(re.search(r"77\.3%\s+75\.000\s+75\.000\s+15\.000\s+25\.000\s+35\.000\s+1\.40\s+77\.3%\s+0\.0%\s+work \(app\.c:20\)", out),
           "top-down row of work:\n" + out)

@@ -81,7 +81,7 @@ def one_run_one_directory(tmp):
     code, _, err = run(["-o", d, "--force"] + args, env, tmp)
     check(code == 0 and len(profiles(d)) == 2, "--force: %d %r %s" % (code, err, profiles(d)))
     r = report(d)
-    check(r.returncode == 2 and "rank 0 has profiles of two processes" in r.stderr and not r.stdout,
+    check(r.returncode == 2 and "more than one run wrote here" in r.stderr and not r.stdout,
           "the report of two runs: %d %r" % (r.returncode, r.stderr))
     r = report(d, "--force")
     check(r.returncode == 0 and "processes    2" in r.stdout, "report --force: %d %r" % (r.returncode, r.stderr))
@@ -110,20 +110,32 @@ def one_run_one_directory(tmp):
     r = report(d)
     check(r.returncode == 0 and "processes    2 (ranks 0-1)" in r.stdout, "job 77's report: %r" % r.stderr)
 
-    # Two programs as ranks of one job (an MPMD job, or a mix-up): said.
+    # Two programs as ranks of one job (an MPMD job): one run, its id the
+    # job's. The same profiles without a run id (the library alone), where
+    # only the programs tell, are said to be of different programs.
+    progs = (("0", SPLIT), ("1", os.path.join(BUILD, "samples", "omp-host", "nested")))
     d = os.path.join(tmp, "programs")
-    for rank, prog in (("0", SPLIT), ("1", os.path.join(BUILD, "samples", "omp-host", "nested"))):
+    for rank, prog in progs:
         code, _, err = run(["-o", d, "--", prog], clean_env(OMP_NUM_THREADS="2", OMPI_MCA_ess_base_jobid="79",
                                                            OMPI_COMM_WORLD_RANK=rank, OMPI_COMM_WORLD_SIZE="2"),
                            tmp)
         check(code == 0, "rank %s (%s): %d %r" % (rank, prog, code, err))
     r = report(d)
+    check(r.returncode == 0 and "programs     split, nested" in r.stdout and "processes    2 (ranks 0-1)" in r.stdout,
+          "an MPMD job: %d %r" % (r.returncode, r.stderr or r.stdout[:300]))
+    d = os.path.join(tmp, "bare-programs")
+    for rank, prog in progs:
+        p = subprocess.run([prog], capture_output=True, env=clean_env(
+            OMP_NUM_THREADS="2", OMP_TOOL_LIBRARIES=LIB, GPUTOOL_OUTPUT=d, OMPI_MCA_ess_base_jobid="80",
+            OMPI_COMM_WORLD_RANK=rank, OMPI_COMM_WORLD_SIZE="2"), cwd=tmp, timeout=300)
+        check(p.returncode == 0, "rank %s (%s) alone: %d" % (rank, prog, p.returncode))
+    r = report(d)
     check(r.returncode == 2 and "runs of different programs" in r.stderr and "split" in r.stderr,
-          "two programs: %d %r" % (r.returncode, r.stderr))
+          "two programs without a run id: %d %r" % (r.returncode, r.stderr))
 
 
 def main():
-    tmp = tempfile.mkdtemp(prefix="gt-run-")
+    tmp = os.path.realpath(tempfile.mkdtemp(prefix="gt-run-"))
     if not os.path.exists(LIB):
         print("FAIL no %s" % LIB)
         sys.exit(1)
@@ -132,7 +144,10 @@ def main():
     env, err = env_of(["-o", "out1", "--sample-hz", "1000"], tmp)
     for v in TOOL_VARS:
         check(env.get(v) == LIB, "%s=%r, expected %s" % (v, env.get(v), LIB))
-    check(env.get("GPUTOOL_OUTPUT") == "out1" and os.path.isdir(os.path.join(tmp, "out1")), "output directory")
+    # Absolute, so that every process of the run writes there wherever it is.
+    check(env.get("GPUTOOL_OUTPUT") == os.path.join(tmp, "out1") and os.path.isdir(os.path.join(tmp, "out1")),
+          "output directory %r" % env.get("GPUTOOL_OUTPUT"))
+    check(env.get("GPUTOOL_RUN", "").startswith(os.uname().nodename + ":"), "run id %r" % env.get("GPUTOOL_RUN"))
     check(env.get("GPUTOOL_SAMPLE_HZ") == "1000", "GPUTOOL_SAMPLE_HZ")
     check(preloaded(env), "LD_PRELOAD=%r GPUTOOL_PRELOAD=%r" % (env.get("LD_PRELOAD"), env.get("GPUTOOL_PRELOAD")))
     check(not err, "unexpected notes: %r" % err)
@@ -166,7 +181,7 @@ def main():
           "single-library variables must be left alone")
     check("CUDA is not measured" in err and "OpenACC is not measured" in err and "goes first" in err,
           "notes about the user's settings: %r" % err)
-    check(env["GPUTOOL_OUTPUT"] == "mine", "a GPUTOOL_OUTPUT of the user's is kept")
+    check(env["GPUTOOL_OUTPUT"] == os.path.join(tmp, "mine"), "a GPUTOOL_OUTPUT of the user's is kept")
     # Already there: not added twice. Only some backends.
     env, _ = env_of([], tmp, OMP_TOOL_LIBRARIES=LIB, CUDA_INJECTION64_PATH=LIB)
     check(env["OMP_TOOL_LIBRARIES"] == LIB and env["CUDA_INJECTION64_PATH"] == LIB, "no duplicates")
@@ -184,11 +199,14 @@ def main():
     # The default directory: the program and the job id, the same on every rank.
     for rank in ("0", "3"):
         env, _ = env_of([], tmp, SLURM_JOB_ID="4711", SLURM_PROCID=rank)
-        check(env.get("GPUTOOL_OUTPUT") == "gputool-env-4711", "default directory %r" % env.get("GPUTOOL_OUTPUT"))
+        check(env.get("GPUTOOL_OUTPUT") == os.path.join(tmp, "gputool-env-4711"),
+              "default directory %r" % env.get("GPUTOOL_OUTPUT"))
+        check(env.get("GPUTOOL_RUN") == "job:4711", "the job's run id %r" % env.get("GPUTOOL_RUN"))
     env, _ = env_of([], tmp, OMPI_MCA_ess_base_jobid="12345")
-    check(env.get("GPUTOOL_OUTPUT") == "gputool-env-12345", "OpenMPI job id")
+    check(env.get("GPUTOOL_OUTPUT") == os.path.join(tmp, "gputool-env-12345"), "OpenMPI job id")
     env, _ = env_of([], tmp)
-    check(env.get("GPUTOOL_OUTPUT", "").startswith("gputool-env-"), "pid directory %r" % env.get("GPUTOOL_OUTPUT"))
+    check(env.get("GPUTOOL_OUTPUT", "").startswith(os.path.join(tmp, "gputool-env-")),
+          "pid directory %r" % env.get("GPUTOOL_OUTPUT"))
     # --trace sets GPUTOOL_TRACE.
     env, err = env_of(["--trace"], tmp)
     check(env.get("GPUTOOL_TRACE") == "1", "--trace: %r %r" % (env.get("GPUTOOL_TRACE"), err))

@@ -8,6 +8,10 @@
  *   plant_links --chdir      runs a parallel region, then moves to / and
  *                            exits there (a relative output directory must
  *                            still be the one of the start)
+ *   plant_links --chdir-first DIR
+ *                            moves to DIR before anything else (before the
+ *                            OpenMP runtime starts), then runs a parallel
+ *                            region
  *   plant_links --secure     also prints "secure N" (getauxval(AT_SECURE)):
  *                            installed setuid and run by another user, 1
  */
@@ -20,7 +24,12 @@ int main(int argc, char **argv)
 {
 	int team = 0;
 
-	if (argc > 2) {
+	if (argc > 2 && !strcmp(argv[1], "--chdir-first")) {
+		if (chdir(argv[2])) {
+			perror("chdir");
+			return 1;
+		}
+	} else if (argc > 2) {
 		static const char *const ext[] = { ".gtprof", ".txt" };
 
 		for (int i = 0; i < 2; i++) {

@@ -398,7 +398,34 @@ def add_file_cases():
         rc, out, err = run([PLANT, "--chdir"], env_with(outdir="out"), cwd=d)
         expect(rc == 0 and files(os.path.join(d, "out"), ".gtprof"), "exit %s, %s" % (rc, os.listdir(d)))
         return "profile in the start directory's out/"
-    case("files", "relative GPUTOOL_OUTPUT, the program chdir()s", "resolved against the start directory")(chdir_rel)
+    case("files", "relative GPUTOOL_OUTPUT, the program chdir()s after the tool started (OMP_TOOL_LIBRARIES)",
+         "resolved against the directory the tool started in")(chdir_rel)
+
+    def chdir_first(via_run):
+        def fn():
+            d = scratch()
+            os.mkdir(os.path.join(d, "sub"))
+            if via_run:
+                # The library loaded by libomp alone, as without the preload.
+                cmd, env = [GPUTOOL, "run", "-o", "out", "--"], env_with({"GPUTOOL_PRELOAD": "0"}, tool=False)
+            else:
+                cmd, env = [], env_with(outdir="out")
+            rc, out, err = run(cmd + [PLANT, "--chdir-first", "sub"], env, cwd=d)
+            want, other = (d, os.path.join(d, "sub")) if via_run else (os.path.join(d, "sub"), d)
+            expect(rc == 0 and files(os.path.join(want, "out"), ".gtprof") and not
+                   os.path.exists(os.path.join(other, "out")),
+                   "exit %s; out/ in %s, in sub: %s" % (rc, os.listdir(d), os.listdir(os.path.join(d, "sub"))))
+            expect(("gputool: report %s/out/" % os.path.realpath(want)) in err, "the exit line: %r" % err[-300:])
+            return "profile in %s/out/, named on stderr" % ("the start directory" if via_run else "sub")
+        return fn
+    case("files", "relative GPUTOOL_OUTPUT, the program chdir()s before the OpenMP runtime starts "
+         "(OMP_TOOL_LIBRARIES)",
+         "resolved against the directory the program is in when the runtime starts the tool, the one "
+         "documented (nothing in the process tells the start directory then); the exit line names it")(
+        chdir_first(False))
+    case("files", "the same under gputool run -o out, the library not preloaded (GPUTOOL_PRELOAD=0)",
+         "resolved against the directory gputool run started in (it passes the program an absolute "
+         "path)")(chdir_first(True))
 
     def same_pid():
         if not ROOT or not shutil.which("unshare"):
@@ -463,6 +490,80 @@ def add_file_cases():
         expect(rc == 0 and files(deep, ".gtprof"), "exit %s, stderr %r" % (rc, err[-300:]))
         return "profile written under a %d-character path" % len(deep)
     case("files", "output path of over 600 characters", "written, no path cut")(long_path)
+
+    def shell_two():
+        d = scratch()
+        rc, out, err = run([GPUTOOL, "run", "-o", d, "--", "sh", "-c", "%s; %s return 0" % (PLANT, HOSTILE)],
+                           env_with(tool=False))
+        expect(rc == 0 and len(files(d, ".gtprof")) == 2, "exit %s, files %s" % (rc, os.listdir(d)))
+        code, text, rerr = report_cmd([d])
+        expect(code == 0 and "programs     plant_links, hostile" in text and "processes    2 (all rank 0)" in text,
+               "report: exit %s, %r" % (code, (rerr or text)[:400]))
+        doc = report_json(d)
+        pids = sorted(int(p["meta"]["pid"]) for p in doc["processes"])
+        expect(len(set(pids)) == 2 and len({p["meta"].get("run") for p in doc["processes"]}) == 1,
+               "processes %s" % [p["meta"] for p in doc["processes"]])
+        return "one run: the report merges both, told apart by pid and program"
+    case("files", "gputool run -- sh -c \"a; b\" (two OpenMP programs)",
+         "one run: `gputool report` merges both, each process named by pid and program")(shell_two)
+
+    def job_script(kind):
+        def fn():
+            d = scratch()
+            os.mkdir(os.path.join(d, "sub"))
+            if kind == "make":
+                with open(os.path.join(d, "Makefile"), "w") as f:
+                    f.write("all: a b c\na:\n\t%s\nb:\n\t%s return 0\nc:\n\t$(MAKE) -s -C sub -f ../Makefile d\n"
+                            "d:\n\t%s\n" % (PLANT, HOSTILE, PLANT))
+                cmd = ["make", "-s", "-j2"]
+            else:
+                cmd = ["sh", "-c", "%s & (cd sub && %s return 0) & wait; %s" % (PLANT, HOSTILE, PLANT)]
+            rc, out, err = run([GPUTOOL, "run", "-o", "out", "--"] + cmd, env_with(tool=False), cwd=d)
+            got = files(os.path.join(d, "out"), ".gtprof")
+            expect(rc == 0 and len(got) == 3 and not os.path.exists(os.path.join(d, "sub", "out")),
+                   "exit %s, out/: %s, sub/: %s, stderr %r" % (rc, got, os.listdir(os.path.join(d, "sub")),
+                                                               err[-300:]))
+            code, text, rerr = report_cmd([os.path.join(d, "out")])
+            expect(code == 0 and "processes    3" in text, "report: exit %s, %r" % (code, (rerr or text)[:300]))
+            return "3 profiles in out/ (none in sub/); one report of 3 processes"
+        return fn
+    case("files", "a job script under gputool run -o out: programs in parallel, one in a subdirectory, then one more",
+         "every process in out/, one run, one report")(job_script("sh"))
+    case("files", "make -j2 under gputool run -o out, with a recursive make -C sub",
+         "every recipe's program in out/, one run, one report (make itself measured nothing)")(job_script("make"))
+
+    def two_at_once():
+        d = os.path.join(scratch(), "same")
+        marks = os.path.dirname(d)
+        prog = ["sh", "-c", "touch %s/ran.$$; sleep 2" % marks]
+        ps = [subprocess.Popen([GPUTOOL, "run", "-o", d, "--"] + prog, env=env_with(tool=False),
+                               stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+              for _ in range(2)]
+        res = [(p.wait(timeout=60), p.stderr.read().decode(errors="replace")) for p in ps]
+        ran = [n for n in os.listdir(marks) if n.startswith("ran.")]
+        codes = sorted(r[0] for r in res)
+        loser = [e for c, e in res if c == 125]
+        expect(codes == [0, 125] and len(ran) == 1, "exit statuses %s, programs run %d: %r" %
+               (codes, len(ran), [e for c, e in res]))
+        line = loser[0].strip()
+        expect(len(line.splitlines()) == 1 and "taken by another run" in line, "refusal %r" % line)
+        return "one ran; the other: exit 125 before its program, %r" % line[:70]
+    case("files", "two gputool run -o DIR started together", "the directory is claimed once: one runs, the other is "
+         "refused in one line, exit 125, before its program starts")(two_at_once)
+
+    def existing_dir():
+        d = scratch()
+        rc, out, err = run([GPUTOOL, "run", "-o", d, "--", "true"], env_with(tool=False))
+        expect(rc == 0 and os.listdir(d) == [".gputool-run"], "an empty directory: exit %s, %s" % (rc, os.listdir(d)))
+        rc, out, err = run([GPUTOOL, "run", "-o", d, "--", PLANT], env_with(tool=False))
+        expect(rc == 0 and len(files(d, ".gtprof")) == 1, "after a run that wrote nothing: exit %s, %s, %r" %
+               (rc, os.listdir(d), err))
+        rc, out, err = run([GPUTOOL, "run", "-o", d, "--", PLANT], env_with(tool=False))
+        expect(rc == 125 and "already holds the profiles of another run" in err and len(files(d, ".gtprof")) == 1,
+               "a third run: exit %s, %r" % (rc, err))
+        return "empty: taken; after a run that wrote nothing: taken; with a run's profiles: refused, exit 125"
+    case("files", "gputool run -o an existing directory: empty, then holding the claim of a run that wrote "
+         "nothing, then another run's profile", "taken, taken, refused (docs/REPORT.md)")(existing_dir)
 
     def run_o_file():
         d = scratch()
@@ -754,6 +855,64 @@ def add_mpi_cases():
                "exit %s; report %s" % (rc, r[1][:300]))
         return "the report says: 1 of 2 ranks wrote no profile here: 1"
     case("mpi", "a rank dies of SIGKILL", "the merged report names the missing rank")(kill)
+
+
+    def root_env(extra=None):
+        e = dict(extra or {})
+        if ROOT:  # OpenMPI refuses root without these, a singleton included
+            e.update({"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"})
+        return e
+
+    def wait_launchers(d, timeout=30):
+        """Waits until no launcher process of the run (it inherited
+        GPUTOOL_OUTPUT=d) is left: orted outlives a singleton's exit."""
+        key = ("GPUTOOL_OUTPUT=%s" % d).encode()
+        end = time.time() + timeout
+        while time.time() < end:
+            left = 0
+            for pid in filter(str.isdigit, os.listdir("/proc")):
+                try:
+                    with open("/proc/%s/environ" % pid, "rb") as f:
+                        env = f.read().split(b"\0")
+                    exe = os.path.basename(os.readlink("/proc/%s/exe" % pid))
+                except OSError:
+                    continue
+                left += key in env and exe in ("orted", "prted", "orterun", "prterun")
+            if not left:
+                return
+            time.sleep(0.2)
+        raise Fail("a launcher of the run still runs after %d s" % timeout)
+
+    def singleton():
+        if not MPIRUN or not os.path.exists(MPI_APP):
+            raise Skip("no MPI build")
+        d = scratch()
+        rc, out, err = run([GPUTOOL, "run", "-o", d, "--sample-hz", "1000", "--", MPI_APP, "2000"],
+                           env_with(root_env({"KMP_BLOCKTIME": "0"}), tool=False))
+        wait_launchers(d)
+        got = files(d, ".gtprof")
+        expect(rc == 0 and len(got) == 1 and got[0].startswith("imbalance-"), "exit %s, profiles %s, stderr %r" %
+               (rc, got, err[-300:]))
+        return "one profile, the program's (%s); OpenMPI's daemon wrote none" % got[0]
+    case("mpi", "an MPI program without mpirun (singleton MPI_Init) under gputool run",
+         "only the program measured: the daemon OpenMPI starts for it (orted) stays inactive")(singleton)
+
+    def launcher_in_run():
+        if not MPIRUN or not os.path.exists(MPI_APP):
+            raise Skip("no MPI build")
+        d = scratch()
+        rc, out, err = run([GPUTOOL, "run", "-o", d, "--sample-hz", "1000", "--"] + MPIRUN +
+                           ["-np", "2", MPI_APP, "2000"], env_with(root_env({"KMP_BLOCKTIME": "0"}), tool=False),
+                           timeout=300)
+        wait_launchers(d)
+        got = files(d, ".gtprof")
+        expect(rc == 0 and len(got) == 2 and all(g.startswith("imbalance-") for g in got),
+               "exit %s, profiles %s, stderr %r" % (rc, got, err[-300:]))
+        code, text, rerr = report_cmd([d])
+        expect(code == 0 and "processes    2 (ranks 0-1)" in text, "report: exit %s, %r" % (code, (rerr or text)[:300]))
+        return "the 2 ranks' profiles, none of mpirun; one report of ranks 0-1"
+    case("mpi", "gputool run -- mpirun -np 2 PROGRAM (the launcher inside the run)",
+         "the ranks measured, mpirun not; one run")(launcher_in_run)
 
 
 # ---- configuration ---------------------------------------------------------------------
