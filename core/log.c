@@ -7,6 +7,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/wsig.h"
+
 static FILE *log_file;
 static int log_verbosity = GT_LOG_WARN;
 /*
@@ -52,7 +54,10 @@ void gt_log__init(const char *dest, int verbosity)
 		if (!log_file) {
 			if (fd >= 0)
 				close(fd);
-			gt_log__printf("gputool: cannot open log file %s; logging to stderr\n", dest);
+			char q[GT_LOG_VALUE];
+
+			gt_log__printf("gputool: cannot open log file %s; logging to stderr\n",
+				       gt_log__escape(dest, q, sizeof(q)));
 		}
 	}
 }
@@ -60,14 +65,18 @@ void gt_log__init(const char *dest, int verbosity)
 void gt_log__printf(const char *fmt, ...)
 {
 	FILE *f = gt_log__stderr();
+	struct gt_wsig w;
 	va_list ap;
 
 	if (!f)
 		return;
+	/* A stderr nobody reads any more is no reason for the program to die. */
+	gt_wsig__block(&w);
 	va_start(ap, fmt);
 	vfprintf(f, fmt, ap);
 	va_end(ap);
 	fflush(f);
+	gt_wsig__restore(&w);
 }
 
 void gt_log__fini(void)
@@ -75,6 +84,44 @@ void gt_log__fini(void)
 	if (log_file)
 		fclose(log_file);
 	log_file = NULL;
+}
+
+const char *gt_log__escape(const char *s, char *buf, size_t n)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t at = 0;
+
+	if (!n)
+		return buf;
+	for (; s && *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		char e[4];
+		size_t k = 0;
+
+		if (c == '\\' || c == '\n' || c == '\t' || c == '\r') {
+			e[k++] = '\\';
+			e[k++] = c == '\n' ? 'n' : c == '\t' ? 't' : c == '\r' ? 'r' : '\\';
+		} else if (c < 0x20 || c == 0x7f) {
+			e[k++] = '\\';
+			e[k++] = 'x';
+			e[k++] = hex[c >> 4];
+			e[k++] = hex[c & 15];
+		} else {
+			e[k++] = (char)c;
+		}
+		/* Room for this, and for "..." should anything follow. */
+		if (at + k + (s[1] ? 3 : 0) >= n) {
+			if (at + 3 < n) {
+				memcpy(buf + at, "...", 3);
+				at += 3;
+			}
+			break;
+		}
+		memcpy(buf + at, e, k);
+		at += k;
+	}
+	buf[at] = 0;
+	return buf;
 }
 
 int gt_log__enabled(enum gt_log_level level)
@@ -96,8 +143,12 @@ void gt_log(enum gt_log_level level, const char *subsys, const char *fmt, ...)
 	va_end(ap);
 	/* One write per line so that lines of different threads never interleave. */
 	if (log_file) {
+		struct gt_wsig w;
+
+		gt_wsig__block(&w);
 		fprintf(log_file, "%s\n", line);
 		fflush(log_file);
+		gt_wsig__restore(&w);
 	} else {
 		gt_log__printf("%s\n", line);
 	}
