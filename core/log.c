@@ -86,31 +86,41 @@ void gt_log__fini(void)
 	log_file = NULL;
 }
 
-const char *gt_log__escape(const char *s, char *buf, size_t n)
+/* The escaped form of c into e (4 bytes at most); its length. */
+static size_t escape_char(unsigned char c, char *e)
 {
 	static const char hex[] = "0123456789abcdef";
-	size_t at = 0;
+
+	if (c == '\\' || c == '\n' || c == '\t' || c == '\r') {
+		e[0] = '\\';
+		e[1] = c == '\n' ? 'n' : c == '\t' ? 't' : c == '\r' ? 'r' : '\\';
+		return 2;
+	}
+	if (c < 0x20 || c == 0x7f) {
+		e[0] = '\\';
+		e[1] = 'x';
+		e[2] = hex[c >> 4];
+		e[3] = hex[c & 15];
+		return 4;
+	}
+	e[0] = (char)c;
+	return 1;
+}
+
+const char *gt_log__escape(const char *s, char *buf, size_t n)
+{
+	size_t at = 0, whole = 0;
+	char e[4];
 
 	if (!n)
 		return buf;
+	for (const char *p = s; p && *p; p++)
+		whole += escape_char((unsigned char)*p, e);
 	for (; s && *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		char e[4];
-		size_t k = 0;
+		size_t k = escape_char((unsigned char)*s, e);
 
-		if (c == '\\' || c == '\n' || c == '\t' || c == '\r') {
-			e[k++] = '\\';
-			e[k++] = c == '\n' ? 'n' : c == '\t' ? 't' : c == '\r' ? 'r' : '\\';
-		} else if (c < 0x20 || c == 0x7f) {
-			e[k++] = '\\';
-			e[k++] = 'x';
-			e[k++] = hex[c >> 4];
-			e[k++] = hex[c & 15];
-		} else {
-			e[k++] = (char)c;
-		}
-		/* Room for this, and for "..." should anything follow. */
-		if (at + k + (s[1] ? 3 : 0) >= n) {
+		/* Cut: room kept for "..." after the last whole escape. */
+		if (whole >= n && at + k + 3 >= n) {
 			if (at + 3 < n) {
 				memcpy(buf + at, "...", 3);
 				at += 3;
