@@ -9,6 +9,7 @@
  * Exit status: 0 on success, 1 when a profile cannot be read (the rest is
  * still reported) or the output cannot be written, 2 on a usage error.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -16,6 +17,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "analysis/analysis.h"
@@ -147,6 +149,62 @@ static int parse(int argc, char **argv, struct report_opts *o)
 	return 0;
 }
 
+static int same_file(const struct stat *a, const struct stat *b)
+{
+	return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
+}
+
+/*
+ * The input the -o file out is, by device and inode (so through a link, a
+ * hard link or another path too): path itself, or for a directory any
+ * profile or trace in it. Writes its name into which; 1 if one is, else 0.
+ */
+static int output_is_input(const char *out, const char *path, char *which, size_t n)
+{
+	struct stat o, in, e;
+	struct dirent *d;
+	DIR *dir;
+	int found = 0;
+
+	if (stat(out, &o) || stat(path, &in))
+		return 0; /* no such file yet: not an input */
+	if (same_file(&o, &in)) {
+		snprintf(which, n, "%s", path);
+		return 1;
+	}
+	if (!S_ISDIR(in.st_mode)) {
+		size_t len = strlen(path);
+		char trace[PATH_MAX];
+
+		/* A profile's trace beside it (--format chrome reads it). */
+		if (len > 7 && !strcmp(path + len - 7, ".gtprof") &&
+		    (size_t)snprintf(trace, sizeof(trace), "%.*s.gttrace", (int)(len - 7), path) < sizeof(trace) &&
+		    !stat(trace, &e) && same_file(&o, &e)) {
+			snprintf(which, n, "%s", trace);
+			return 1;
+		}
+		return 0;
+	}
+	dir = opendir(path);
+	while (dir && !found && (d = readdir(dir))) {
+		size_t len = strlen(d->d_name);
+		char name[PATH_MAX];
+
+		if (!(len > 7 && !strcmp(d->d_name + len - 7, ".gtprof")) &&
+		    !(len > 8 && !strcmp(d->d_name + len - 8, ".gttrace")))
+			continue;
+		if ((size_t)snprintf(name, sizeof(name), "%s/%s", path, d->d_name) >= sizeof(name) || stat(name, &e))
+			continue;
+		if (same_file(&o, &e)) {
+			snprintf(which, n, "%s", name);
+			found = 1;
+		}
+	}
+	if (dir)
+		closedir(dir);
+	return found;
+}
+
 /* The -o file: created or truncated, never through a link. */
 static FILE *open_output(const char *path)
 {
@@ -227,6 +285,17 @@ int gt_report__main(int argc, char **argv, struct gt_team *team)
 		o.output = NULL;
 	if (o.format == FORMAT_PPROF && !o.output && isatty(STDOUT_FILENO))
 		return gt_usage_error("report", "--format pprof writes gzipped bytes: name a file with -o FILE");
+	if (o.output) {
+		char which[PATH_MAX];
+
+		/* Every rank sees the same files: all stop, one says why. */
+		if (output_is_input(o.output, o.path, which, sizeof(which))) {
+			if (team->rank == 0)
+				fprintf(stderr, "gputool: -o %s is %s, which the report reads: nothing written\n",
+					o.output, which);
+			return GT_EXIT_USAGE;
+		}
+	}
 	status = gt_load__run(team, o.path, &r);
 	if (team->rank != 0) {
 		gt_run__fini(&r);

@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -98,29 +99,50 @@ long gt_read_small(const char *path, char *buf, size_t size)
 	return (long)n;
 }
 
-int gt_slurp(FILE *f, uint8_t **out, size_t *len)
+int gt_slurp(FILE *f, size_t max, uint8_t **out, size_t *len)
 {
 	size_t cap = 1 << 16, n = 0, got;
-	uint8_t *d = malloc(cap), *q;
+	struct stat st;
+	int more = 0;
+	uint8_t *d, *q;
 
+	/* A regular file: its size and one byte to see its end by, in one
+	 * block; never more than max. */
+	if (fileno(f) >= 0 && !fstat(fileno(f), &st) && S_ISREG(st.st_mode)) {
+		more = (uint64_t)st.st_size > max;
+		cap = more ? max : (size_t)st.st_size + 1;
+	}
+	if (cap > max)
+		cap = max;
+	d = malloc(cap ? cap : 1);
 	if (!d)
 		return -ENOMEM;
-	while ((got = fread(d + n, 1, cap - n, f)) > 0) {
+	for (;;) {
+		if (n == cap) {
+			size_t grown = cap > max / 2 ? max : cap * 2;
+
+			if (n >= max)
+				break;
+			if (!(q = realloc(d, grown)))
+				goto out_free_data;
+			d = q;
+			cap = grown;
+		}
+		got = fread(d + n, 1, cap - n, f);
+		if (!got)
+			break;
 		n += got;
-		if (n < cap)
-			continue;
-		if (cap > SIZE_MAX / 2 || !(q = realloc(d, cap * 2)))
-			goto out_free_data;
-		d = q;
-		cap *= 2;
 	}
 	if (ferror(f)) {
 		free(d);
 		return -EIO;
 	}
+	/* A stream, or a file that grew: is there more? */
+	if (!more && n >= max && fgetc(f) != EOF)
+		more = 1;
 	*out = d;
 	*len = n;
-	return 0;
+	return more;
 out_free_data:
 	free(d);
 	return -ENOMEM;

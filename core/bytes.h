@@ -29,9 +29,11 @@ void gt_bytes__fixed(struct gt_bytes *b, uint64_t v, unsigned bytes);
 /* CRC-32 as in zlib and PNG (reflected polynomial 0xedb88320). */
 uint32_t gt_crc32(const uint8_t *d, size_t n);
 
-/* Reads all of f (a file or a pipe) into memory: *out is malloc()ed.
- * Returns 0, -ENOMEM or -EIO. */
-int gt_slurp(FILE *f, uint8_t **out, size_t *len);
+/* Reads f (a file or a pipe) into memory, at most max bytes: *out is
+ * malloc()ed. Returns 0 (all of f read), 1 (f holds more than max bytes:
+ * the first max are in *out; a regular file's size is taken from fstat, so
+ * its rest is never read), -ENOMEM or -EIO. */
+int gt_slurp(FILE *f, size_t max, uint8_t **out, size_t *len);
 
 /* Reads at most size - 1 bytes of a small file (a /proc or /sys entry) into
  * buf, NUL-terminated, without stdio (whose FILE and buffer come from the

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/auxv.h>
 
 #include "core/log.h"
 
@@ -55,12 +56,19 @@ static int parse_str(const char *s, const char **out)
 #define PARSE_UINT(s, min, max, out) parse_uint(s, min, max, out)
 #define PARSE_BOOL(s, min, max, out) parse_bool(s, out)
 #define PARSE_STR(s, min, max, out) parse_str(s, out)
+#define PARSE_PATH(s, min, max, out) parse_str(s, out)
 #define RANGE_UINT(min, max) " (a whole number from " #min " to " #max ")"
 #define RANGE_BOOL(min, max) " (0 or 1)"
 #define RANGE_STR(min, max) ""
+#define RANGE_PATH(min, max) ""
 #define DEFAULT_UINT(def) (uint64_t)(def)
 #define DEFAULT_BOOL(def) (def)
 #define DEFAULT_STR(def) NULL
+#define DEFAULT_PATH(def) NULL
+#define IS_PATH_UINT 0
+#define IS_PATH_BOOL 0
+#define IS_PATH_STR 0
+#define IS_PATH_PATH 1
 
 static const char *env_value(char **envp, const char *name)
 {
@@ -89,7 +97,10 @@ static int is_known(const char *entry)
 
 int gt_config__load(char **envp)
 {
-	int problems = 0;
+	/* The environment is the invoking user's, the program's privileges
+	 * are not: no file it names is written, read or run. */
+	int problems = 0, secure = getauxval(AT_SECURE) != 0;
+	char q[GT_LOG_VALUE];
 	const char *v;
 
 	if (!envp)
@@ -97,9 +108,11 @@ int gt_config__load(char **envp)
 #define X(field, name, kind, def, min, max, help)                                       \
 	gt_config.field = DEFAULT_##kind(def);                                         \
 	v = env_value(envp, name);                                                     \
+	if (v && IS_PATH_##kind && secure)                                             \
+		v = NULL;                                                              \
 	if (v && PARSE_##kind(v, min, max, &gt_config.field)) {                        \
 		gt_log__printf("gputool: %s='%s' is not valid%s; using the default\n", \
-			name, v, RANGE_##kind(min, max));                              \
+			name, gt_log__escape(v, q, sizeof(q)), RANGE_##kind(min, max));\
 		gt_config.field = DEFAULT_##kind(def);                                 \
 		problems++;                                                            \
 	}
@@ -107,10 +120,13 @@ int gt_config__load(char **envp)
 #undef X
 
 	for (char **e = envp; *e; e++) {
+		char name[GT_LOG_VALUE];
+
 		if (strncmp(*e, "GPUTOOL_", 8) || is_known(*e))
 			continue;
-		gt_log__printf("gputool: unknown variable %.*s ignored (`gputool help env` lists them)\n",
-			(int)strcspn(*e, "="), *e);
+		snprintf(name, sizeof(name), "%.*s", (int)strcspn(*e, "="), *e);
+		gt_log__printf("gputool: unknown variable %s ignored (`gputool help env` lists them)\n",
+			gt_log__escape(name, q, sizeof(q)));
 		problems++;
 	}
 	return problems;

@@ -7,14 +7,17 @@
 /*
  * Every GPUTOOL_* variable the tool reads, written once. Each entry:
  * X(field, NAME, kind, default, min, max, help). kind is UINT (a decimal in
- * [min, max]), BOOL (0/1/yes/no/on/off/true/false) or STR (any text).
+ * [min, max]), BOOL (0/1/yes/no/on/off/true/false), STR (any text) or PATH
+ * (a file or folder the tool writes to, reads or runs: ignored, left NULL,
+ * in a setuid, setgid or otherwise privileged program (AT_SECURE), where
+ * the user who set it is not who the program runs as).
  * Everything that enumerates variables (parsing, the unknown-variable check,
  * the documentation table printed by `gputool help env`) expands this list.
  */
 #define GT_CONFIG_VARS(X)                                                              \
 	X(disable, "GPUTOOL_DISABLE", BOOL, 0, 0, 1,                                   \
 	  "switch the tool off: the application runs as if no tool were loaded")       \
-	X(output, "GPUTOOL_OUTPUT", STR, 0, 0, 0,                                       \
+	X(output, "GPUTOOL_OUTPUT", PATH, 0, 0, 0,                                       \
 	  "output directory (default gputool-<exe>-<job or pid>)")                     \
 	X(run, "GPUTOOL_RUN", STR, 0, 0, 0,                                            \
 	  "the run a process belongs to, recorded in its profile; set by `gputool run` " \
@@ -24,7 +27,7 @@
 	X(sample, "GPUTOOL_SAMPLE", STR, 0, 0, 0,                                      \
 	  "what is sampled: cpu (CPU time, the default), wall (wall-clock time, waits " \
 	  "included; needs the library preloaded, as `gputool run` does) or cpu,wall") \
-	X(log, "GPUTOOL_LOG", STR, 0, 0, 0, "log destination: stderr (default) or a file path") \
+	X(log, "GPUTOOL_LOG", PATH, 0, 0, 0, "log destination: stderr (default) or a file path") \
 	X(verbose, "GPUTOOL_VERBOSE", UINT, 1, 0, 3,                                   \
 	  "log level: 0 errors, 1 warnings (default), 2 info, 3 debug")                \
 	X(report_top, "GPUTOOL_REPORT_TOP", UINT, 30, 1, 100000,                       \
@@ -37,9 +40,9 @@
 	  "OpenCL commands measured at once; the report counts the others")           \
 	X(max_depth, "GPUTOOL_MAX_DEPTH", UINT, 256, 8, 512,                          \
 	  "deepest call path recorded; deeper frames are cut at the root side")        \
-	X(cupti_path, "GPUTOOL_CUPTI_PATH", STR, 0, 0, 0,                              \
+	X(cupti_path, "GPUTOOL_CUPTI_PATH", PATH, 0, 0, 0,                              \
 	  "libcupti to use, or its folder (default: CUDA_HOME, /usr/local/cuda, the loader)") \
-	X(cupti_record, "GPUTOOL_CUPTI_RECORD", STR, 0, 0, 0,                          \
+	X(cupti_record, "GPUTOOL_CUPTI_RECORD", PATH, 0, 0, 0,                          \
 	  "folder to write CUPTI's activity buffers to, for tests (slow)")  \
 	X(pc_sampling, "GPUTOOL_PC_SAMPLING", UINT, 0, 0, 31,                          \
 	  "GPU PC sampling (CUDA): 0 off; 1 on, at CUPTI's default period; 5-31 a sample " \
@@ -48,7 +51,7 @@
 	  "CUDA kernels: count each instruction's executions by warps and by threads, per source " \
 	  "line (CUPTI's SASS metrics; the kernels run patched and one at a time, many times " \
 	  "slower): divergence")                                                     \
-	X(nvdisasm, "GPUTOOL_NVDISASM", STR, 0, 0, 0,                                 \
+	X(nvdisasm, "GPUTOOL_NVDISASM", PATH, 0, 0, 0,                                 \
 	  "with GPU PC sampling or instruction counts: NVIDIA's nvdisasm, for GPU calling " \
 	  "contexts, loops and instruction classes (default: CUDA_HOME's, /usr/local/cuda's, " \
 	  "PATH's); 0 off")                                                          \
@@ -64,6 +67,7 @@
 #define GT_CONFIG_TYPE_UINT uint64_t
 #define GT_CONFIG_TYPE_BOOL int
 #define GT_CONFIG_TYPE_STR const char *
+#define GT_CONFIG_TYPE_PATH const char *
 
 struct gt_config {
 #define X(field, name, kind, def, min, max, help) GT_CONFIG_TYPE_##kind field;
@@ -76,8 +80,9 @@ extern struct gt_config gt_config;
 
 /*
  * Parses the variables from envp (NULL: the process environment). Unknown
- * GPUTOOL_* names and malformed values each produce one line on stderr and
- * the default is used. Returns the number of problems found.
+ * GPUTOOL_* names and malformed values each produce one line on stderr
+ * (the value escaped) and the default is used. Returns the number of
+ * problems found. Under AT_SECURE the PATH variables are left NULL.
  */
 int gt_config__load(char **envp);
 

@@ -25,6 +25,17 @@ FILE *gt_log__stderr(void);
 /* printf to that stream; nothing if there is none. */
 void gt_log__printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int gt_log__enabled(enum gt_log_level level);
+/*
+ * s as it may appear in a log line: a control character (newline, tab,
+ * escape, DEL, ...) becomes \n, \t, \r or \xNN and a backslash \\, so
+ * that a value from the environment or a file name can never start a line
+ * of its own nor drive a terminal. Written into buf (n bytes, cut at an
+ * escape's boundary, "..." when cut); returns buf. Every value the tool
+ * echoes from outside goes through this.
+ */
+const char *gt_log__escape(const char *s, char *buf, size_t n);
+/* Room for an escaped value in one log line. */
+#define GT_LOG_VALUE 512
 void gt_log(enum gt_log_level level, const char *subsys, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 

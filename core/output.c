@@ -3,10 +3,12 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core/cct.h"
@@ -139,6 +141,7 @@ void gt_output__remember_cwd(void)
  * directory of ours inside it): 0, else -EPERM after one line. */
 static int dir__check(const char *dir)
 {
+	char q[GT_LOG_VALUE];
 	struct stat st;
 
 	if (stat(dir, &st))
@@ -146,11 +149,13 @@ static int dir__check(const char *dir)
 	if (!S_ISDIR(st.st_mode))
 		return -ENOTDIR;
 	if (st.st_uid != geteuid()) {
-		gt_err("output", "%s belongs to another user: no files written there (set GPUTOOL_OUTPUT)", dir);
+		gt_err("output", "%s belongs to another user: no files written there (set GPUTOOL_OUTPUT)",
+		       gt_log__escape(dir, q, sizeof(q)));
 		return -EPERM;
 	}
 	if ((st.st_mode & (S_IWGRP | S_IWOTH)) && !(st.st_mode & S_ISVTX)) {
-		gt_err("output", "others may write %s: no files written there (set GPUTOOL_OUTPUT)", dir);
+		gt_err("output", "others may write %s: no files written there (set GPUTOOL_OUTPUT)",
+		       gt_log__escape(dir, q, sizeof(q)));
 		return -EPERM;
 	}
 	return 0;
@@ -166,7 +171,6 @@ int gt_output__init(struct gt_output *o, const char *configured_dir)
 	int err;
 
 	memset(o, 0, sizeof(*o));
-	o->prof_fd = -1;
 	len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	exe[len > 0 ? len : 0] = 0;
 	base = strrchr(exe, '/');
@@ -201,62 +205,144 @@ int gt_output__init(struct gt_output *o, const char *configured_dir)
 	}
 	err = gt_output__mkdir_p(o->dir);
 	if (err) {
-		gt_err("output", "cannot create %s: %s", o->dir, strerror(-err));
+		char q[GT_LOG_VALUE];
+
+		gt_err("output", "cannot create %s: %s", gt_log__escape(o->dir, q, sizeof(q)), strerror(-err));
 		return err;
 	}
 	err = dir__check(o->dir);
 	if (err)
 		return err;
-	if ((size_t)snprintf(o->stem, sizeof(o->stem), "%s/%s-%d-%d", o->dir, o->exe, o->rank, (int)getpid()) >=
-	    sizeof(o->stem) - 16) {
-		gt_err("output", "file names under %s are too long", o->dir);
+	o->stem_len = (size_t)snprintf(o->stem, sizeof(o->stem), "%s/%s-%d-%d", o->dir, o->exe, o->rank,
+				       (int)getpid());
+	if (o->stem_len >= sizeof(o->stem) - 16) {
+		char q[GT_LOG_VALUE];
+
+		gt_err("output", "file names under %s are too long", gt_log__escape(o->dir, q, sizeof(q)));
 		return -ENAMETOOLONG;
 	}
 	return 0;
 }
 
 #define CLAIM_TRIES 1000
+#define TEMP_TRIES 100
 
-static int create_excl(const char *path)
+int gt_output__open(struct gt_output *o, const char *ext, struct gt_output_file *of)
 {
-	return open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	static atomic_uint serial;
+	const char *base = o->stem + strlen(o->dir) + 1;
+	int fd = -1;
+
+	of->f = NULL;
+	of->tmp[0] = 0;
+	snprintf(of->ext, sizeof(of->ext), "%s", ext);
+	/* Written by hand, not mkostemps(): that one creates mode 0600 whatever
+	 * the umask, and the published files keep 0644 & ~umask. */
+	for (int i = 0; i < TEMP_TRIES && fd < 0; i++) {
+		struct timespec ts;
+		/* Relaxed: only makes names differ between calls. */
+		unsigned r = atomic_fetch_add_explicit(&serial, 1, memory_order_relaxed);
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		r = r * 2654435761u ^ (unsigned)ts.tv_nsec;
+		if ((size_t)snprintf(of->tmp, sizeof(of->tmp), "%s/.%.*s%s.%08x.part", o->dir,
+				     (int)(o->stem_len - (size_t)(base - o->stem)), base, ext, r) >= sizeof(of->tmp))
+			return -ENAMETOOLONG;
+		/* O_EXCL: never through a link, never an existing file. */
+		fd = open(of->tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+		if (fd < 0 && errno != EEXIST)
+			break;
+	}
+	if (fd < 0) {
+		of->tmp[0] = 0;
+		return -errno;
+	}
+	of->f = fdopen(fd, "w");
+	if (!of->f) {
+		int err = -errno;
+
+		close(fd);
+		unlink(of->tmp);
+		of->tmp[0] = 0;
+		return err;
+	}
+	return 0;
 }
 
-FILE *gt_output__create(struct gt_output *o, const char *ext)
+int gt_output__finish(struct gt_output_file *of)
 {
-	char path[sizeof(o->stem) + 32];
-	size_t base = strlen(o->stem);
-	FILE *f;
-	int fd;
+	int err = 0;
 
-	if (o->prof_fd == -1) {
+	if (!of->f)
+		return -EBADF;
+	if (fflush(of->f) || ferror(of->f))
+		err = errno ? -errno : -EIO;
+	/* Durable before it has its name: after a power loss the name holds
+	 * the whole file or is not there. */
+	if (!err && fsync(fileno(of->f)))
+		err = -errno;
+	if (fclose(of->f) && !err)
+		err = -errno;
+	of->f = NULL;
+	if (err)
+		gt_output__discard(of);
+	return err;
+}
+
+/* tmp takes the name final, which must not exist: 0 or a negative errno. */
+static int publish(const char *tmp, const char *final)
+{
+	if (!renameat2(AT_FDCWD, tmp, AT_FDCWD, final, RENAME_NOREPLACE))
+		return 0;
+	/* A file system without RENAME_NOREPLACE: link() fails on an existing
+	 * name (a link included) just the same. */
+	if (errno != EINVAL && errno != ENOSYS && errno != EOPNOTSUPP)
+		return -errno;
+	if (link(tmp, final))
+		return -errno;
+	unlink(tmp);
+	return 0;
+}
+
+int gt_output__publish(struct gt_output *o, struct gt_output_file *of, char *path, size_t n)
+{
+	char final[sizeof(o->stem) + 32];
+	int err = -EEXIST;
+
+	if (!of->tmp[0] || of->f)
+		return -EBADF;
+	if (!strcmp(of->ext, ".gtprof") && !o->claimed) {
 		/* Claim the stem: the first name whose profile is free. */
-		for (int n = 0; n < CLAIM_TRIES; n++) {
-			if (n)
-				snprintf(o->stem + base, sizeof(o->stem) - base, "-%d", n);
-			snprintf(path, sizeof(path), "%s.gtprof", o->stem);
-			o->prof_fd = create_excl(path);
-			if (o->prof_fd >= 0 || errno != EEXIST)
-				break;
+		for (int k = 0; k < CLAIM_TRIES && err == -EEXIST; k++) {
+			o->stem[o->stem_len] = 0;
+			if (k)
+				snprintf(o->stem + o->stem_len, sizeof(o->stem) - o->stem_len, "-%d", k);
+			snprintf(final, sizeof(final), "%s%s", o->stem, of->ext);
+			err = publish(of->tmp, final);
 		}
-		if (o->prof_fd < 0) {
-			o->prof_fd = -1;
-			return NULL;
-		}
-	}
-	if (!strcmp(ext, ".gtprof")) {
-		fd = o->prof_fd;
-		o->prof_fd = -2; /* handed out */
+		o->claimed = !err;
+	} else if (o->claimed) {
+		snprintf(final, sizeof(final), "%s%s", o->stem, of->ext);
+		err = publish(of->tmp, final);
 	} else {
-		snprintf(path, sizeof(path), "%s%s", o->stem, ext);
-		fd = create_excl(path);
+		err = -ENOENT; /* no profile: the files beside it have no name */
 	}
-	if (fd < 0)
-		return NULL;
-	f = fdopen(fd, "w");
-	if (!f)
-		close(fd);
-	return f;
+	if (err)
+		gt_output__discard(of);
+	else if (path)
+		snprintf(path, n, "%s", final);
+	of->tmp[0] = 0;
+	return err;
+}
+
+void gt_output__discard(struct gt_output_file *of)
+{
+	if (of->f)
+		fclose(of->f);
+	of->f = NULL;
+	if (of->tmp[0])
+		unlink(of->tmp);
+	of->tmp[0] = 0;
 }
 
 /*

@@ -18,6 +18,8 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 /* ---- decoding ---- */
 
@@ -429,8 +431,52 @@ static int decode(struct gt_profile *p, const uint8_t *d, size_t len, char *err,
 	return 0;
 }
 
+/* Sections checked for their frame before the file is read, at most: later
+ * formats add a few; the read checks any beyond. */
+#define PRECHECK_SECTIONS 64
+
+/*
+ * A regular file's size, header and section frames, from a few small reads
+ * before the file is read whole: a file too large to be a profile, or one
+ * whose sections do not fit in it, costs no more than these.
+ */
+static int precheck(int fd, uint64_t size, char *err, size_t errlen)
+{
+	struct rd r = { .sec = "header", .err = err, .errlen = errlen };
+	uint8_t h[HEADER_BYTES];
+	uint64_t at = HEADER_BYTES;
+
+	if (size > GT_PROFILE_MAX_BYTES)
+		return rd__fail(&r, "%" PRIu64 " bytes: larger than any profile (at most %llu MiB)", size,
+				GT_PROFILE_MAX_BYTES >> 20);
+	if (size < HEADER_BYTES || pread(fd, h, HEADER_BYTES, 0) != (ssize_t)HEADER_BYTES)
+		return 0; /* too short: the read says so */
+	if (memcmp(h, GT_PROFILE_MAGIC, 8))
+		return rd__fail(&r, "not a gputool profile (bad magic)");
+	for (int i = 0; i < PRECHECK_SECTIONS && size - at >= SECTION_BYTES; i++) {
+		uint8_t s[SECTION_BYTES];
+		uint64_t slen;
+
+		if (pread(fd, s, SECTION_BYTES, (off_t)at) != (ssize_t)SECTION_BYTES)
+			return 0;
+		slen = le_load(s + 4, 8);
+		if (slen > size - at - SECTION_BYTES)
+			return rd__fail(&r, "truncated file: section at byte %" PRIu64 " claims %" PRIu64
+					" bytes, %" PRIu64 " remain", at, slen, size - at - SECTION_BYTES);
+		at += SECTION_BYTES + slen;
+		if ((uint32_t)le_load(s, 4) == SEC_END)
+			return at == size ? 0
+					  : rd__fail(&r, "%" PRIu64 " unexpected bytes after the END section",
+						     size - at);
+	}
+	return 0;
+}
+
 int gt_profile__read(struct gt_profile *p, FILE *f, char *err, size_t errlen)
 {
+	/* A stream that is not a file (a merged run in memory) has no bound. */
+	size_t max = SIZE_MAX;
+	struct stat st;
 	uint8_t *d;
 	size_t len;
 	int rc;
@@ -438,7 +484,20 @@ int gt_profile__read(struct gt_profile *p, FILE *f, char *err, size_t errlen)
 	gt_profile__init(p);
 	if (err && errlen)
 		err[0] = '\0';
-	rc = gt_slurp(f, &d, &len);
+	if (fileno(f) >= 0 && !fstat(fileno(f), &st) && S_ISREG(st.st_mode)) {
+		rc = precheck(fileno(f), (uint64_t)st.st_size, err, errlen);
+		if (rc)
+			return rc;
+		max = GT_PROFILE_MAX_BYTES;
+	}
+	rc = gt_slurp(f, max, &d, &len);
+	if (rc > 0) {
+		/* It grew past the bound since it was checked. */
+		free(d);
+		if (err && errlen)
+			snprintf(err, errlen, "larger than any profile (over %llu MiB)", GT_PROFILE_MAX_BYTES >> 20);
+		return -EINVAL;
+	}
 	if (rc) {
 		if (err && errlen)
 			snprintf(err, errlen, "%s", rc == -EIO ? "read error" : "out of memory");

@@ -182,8 +182,9 @@ int gt_profile__write(const struct gt_profile *p, FILE *f)
 		err = -ENOMEM;
 		goto out_free_buf;
 	}
+	errno = 0;
 	if (fwrite(b.d, 1, b.len, f) != b.len || fflush(f))
-		err = -EIO;
+		err = errno ? -errno : -EIO; /* EFBIG, ENOSPC, ... */
 out_free_buf:
 	free(b.d);
 	free(v);

@@ -20,6 +20,10 @@
 
 #define GT_PROFILE_MAGIC "GTPROF\0\0"
 #define GT_PROFILE_VERSION 1u
+/* The largest profile file a reader accepts. A process's profile is a few
+ * MiB (docs/PROFILE.md); a file over this is not one, and is refused from
+ * its size alone, before any of it is read. */
+#define GT_PROFILE_MAX_BYTES (1ull << 30)
 #define GT_NONE UINT32_MAX
 
 enum gt_prof_node_kind {

@@ -135,7 +135,10 @@ int gt_sample__init(unsigned hz, const char *what)
 		cpu = strstr(what, "cpu") != NULL;
 		wall = strstr(what, "wall") != NULL;
 		if ((!cpu && !wall) || strspn(what, "cpuwal, ") != strlen(what)) {
-			gt_warn("sample", "GPUTOOL_SAMPLE=%s: expected cpu, wall or cpu,wall; sampling CPU time", what);
+			char q[GT_LOG_VALUE];
+
+			gt_warn("sample", "GPUTOOL_SAMPLE=%s: expected cpu, wall or cpu,wall; sampling CPU time",
+				gt_log__escape(what, q, sizeof(q)));
 			cpu = 1;
 			wall = 0;
 		}

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include "core/tool.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -21,8 +22,10 @@
 #include "core/profile.h"
 #include "core/sample.h"
 #include "core/thread.h"
+#include "core/trace-format.h"
 #include "core/trace.h"
 #include "core/unwind.h"
+#include "core/wsig.h"
 
 #define MAX_FLUSH 8
 #define MAX_FACTS 32
@@ -393,39 +396,93 @@ void gt_tool__set_report(gt_tool_report_fn fn)
 	atomic_store_explicit(&report_fn, fn, memory_order_release);
 }
 
-static int tool__write(const struct gt_profile *p, struct gt_output *o)
+/* Writes one file of the output under its temporary name: 0 or a negative errno. */
+static int tool__file(struct gt_output *o, const char *ext, struct gt_output_file *of,
+		      int (*fill)(const void *arg, FILE *f), const void *arg)
+{
+	int err = gt_output__open(o, ext, of);
+
+	if (err)
+		return err;
+	errno = 0;
+	if (fill(arg, of->f)) {
+		err = errno ? -errno : -EIO;
+		gt_output__discard(of);
+		return err;
+	}
+	return gt_output__finish(of);
+}
+
+static int tool__fill_profile(const void *arg, FILE *f)
+{
+	return gt_profile__write(arg, f);
+}
+
+struct text_arg {
+	const struct gt_profile *p;
+	const char *path;
+	gt_tool_report_fn report;
+};
+
+static int tool__fill_text(const void *arg, FILE *f)
+{
+	const struct text_arg *t = arg;
+
+	return t->report(t->p, t->path, f, (unsigned)gt_config.report_top);
+}
+
+/*
+ * The profile first: it claims the name the files beside it take; then the
+ * trace (written before, waiting under its temporary name) and the text
+ * report. A file that cannot be written whole is not there at all.
+ */
+static int tool__write(const struct gt_profile *p, struct gt_output *o, struct gt_output_file *trace)
 {
 	gt_tool_report_fn report = atomic_load_explicit(&report_fn, memory_order_acquire);
-	char path[sizeof(o->stem) + 8];
-	unsigned top = (unsigned)gt_config.report_top;
-	FILE *f;
-	int err = 0;
+	char path[sizeof(o->stem) + 32], q[GT_LOG_VALUE];
+	struct text_arg text = { .p = p, .path = path, .report = report };
+	struct gt_output_file of;
+	int err;
 
-	f = gt_output__create(o, ".gtprof");
-	if (!f || gt_profile__write(p, f) || fclose(f)) {
-		gt_err("output", "cannot write %s.gtprof: %s", o->stem, strerror(errno));
+	err = tool__file(o, ".gtprof", &of, tool__fill_profile, p);
+	if (!err)
+		err = gt_output__publish(o, &of, path, sizeof(path));
+	if (err) {
+		gt_err("output", "cannot write %s.gtprof: %s", gt_log__escape(o->stem, q, sizeof(q)), strerror(-err));
+		gt_output__discard(trace);
 		return -1;
 	}
+	/* The stem as claimed, as it may appear in a line. */
+	gt_log__escape(o->stem, q, sizeof(q));
+	if (trace->tmp[0]) {
+		err = gt_output__publish(o, trace, NULL, 0);
+		if (err)
+			gt_err("trace", "cannot write %s%s: %s", q, GT_TRACE_SUFFIX, strerror(-err));
+	}
 	if (!report) {
-		gt_log__printf("gputool: profile %s.gtprof\n", o->stem);
+		gt_log__printf("gputool: profile %s.gtprof\n", q);
 		return 0;
 	}
-	snprintf(path, sizeof(path), "%s.gtprof", o->stem);
-	f = gt_output__create(o, ".txt");
-	if (!f || report(p, path, f, top) || fclose(f)) {
-		gt_err("output", "cannot write %s.txt: %s", o->stem, strerror(errno));
-		err = -1;
-	}
+	err = tool__file(o, ".txt", &of, tool__fill_text, &text);
+	if (!err)
+		err = gt_output__publish(o, &of, NULL, 0);
+	if (err)
+		gt_err("output", "cannot write %s.txt: %s", q, strerror(-err));
 	if (gt_config.report_stderr && gt_log__stderr())
-		report(p, path, gt_log__stderr(), top);
-	gt_log__printf("gputool: report %s.txt, profile %s.gtprof\n", o->stem, o->stem);
-	return err;
+		report(p, path, gt_log__stderr(), (unsigned)gt_config.report_top);
+	if (err)
+		gt_log__printf("gputool: profile %s.gtprof\n", q);
+	else
+		gt_log__printf("gputool: report %s.txt, profile %s.gtprof\n", q, q);
+	return err ? -1 : 0;
 }
 
 void gt_tool__stop(void)
 {
 	struct gt_profile p;
 	struct gt_output o;
+	struct gt_output_file trace;
+	struct gt_wsig w;
 	uint64_t end_ns = gt_clock__now(), flushed_ns, built_ns;
 	int nf;
 
@@ -446,16 +503,22 @@ void gt_tool__stop(void)
 		gt_info("exit", "preloaded, no runtime attached and no CPU sample: no output");
 		goto out;
 	}
-	if (gt_output__init(&o, gt_config.output))
+	/* From here the tool writes files: no write of its own may end the
+	 * program (core/wsig.h). */
+	gt_wsig__block(&w);
+	if (gt_output__init(&o, gt_config.output)) {
+		gt_wsig__restore(&w);
 		goto out;
+	}
 	gt_profile__init(&p);
 	flushed_ns = gt_clock__now();
 	gt_output__build(&p);
 	built_ns = gt_clock__now();
-	gt_tracer__write(&o, &p);
+	gt_tracer__write(&o, &p, &trace);
 	tool__meta(&p, &o, end_ns);
-	tool__write(&p, &o);
+	tool__write(&p, &o, &trace);
 	gt_profile__fini(&p);
+	gt_wsig__restore(&w);
 	/* Where the time at exit went, for benchmarks (GPUTOOL_VERBOSE=2). */
 	gt_info("exit", "stop: backends flushed in %.1f ms, profile built (symbols) in %.1f ms, files in %.1f ms",
 		(double)(flushed_ns - end_ns) / 1e6, (double)(built_ns - flushed_ns) / 1e6,

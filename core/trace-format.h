@@ -15,6 +15,9 @@
 #define GT_TRACE_MAGIC "GTTRACE\0"
 #define GT_TRACE_VERSION 1u
 #define GT_TRACE_SUFFIX ".gttrace"
+/* A reader reads at most this much of a trace; a larger one is read as if
+ * cut there (gt_trace.truncated says so). */
+#define GT_TRACE_READ_MAX (1ull << 30)
 
 enum gt_track_kind { GT_TRACK_CPU = 0, GT_TRACK_GPU = 1 };
 

@@ -14,6 +14,8 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 enum { CH_END = 0, CH_STRINGS = 1, CH_TRACKS = 2, CH_EVENTS = 3 };
 
@@ -190,17 +192,53 @@ __attribute__((format(printf, 2, 3))) static void stop(struct gt_trace *t, const
 	va_end(ap);
 }
 
+/*
+ * How much of a regular file of size bytes is worth reading, from the
+ * chunks' frames alone (a few bytes each, read with pread): up to the END
+ * chunk, or to the header of the first chunk that does not fit (so that the
+ * read names it), never past GT_TRACE_READ_MAX (*over set then).
+ */
+static uint64_t frames_end(int fd, uint64_t size, int *over)
+{
+	uint64_t at = HEADER_BYTES;
+
+	if (size < HEADER_BYTES)
+		return size;
+	while (size - at >= CHUNK_BYTES + 4) {
+		uint8_t h[CHUNK_BYTES];
+		uint64_t plen, next;
+
+		if (pread(fd, h, CHUNK_BYTES, (off_t)at) != (ssize_t)CHUNK_BYTES)
+			return size;
+		plen = le(h + 4, 8);
+		if (plen > size - at - CHUNK_BYTES - 4)
+			return at + CHUNK_BYTES + 4; /* torn: its header tells */
+		next = at + CHUNK_BYTES + plen + 4;
+		if (next > GT_TRACE_READ_MAX) {
+			*over = 1;
+			return at;
+		}
+		at = next;
+		if (le(h, 4) == CH_END)
+			return at;
+	}
+	return size;
+}
+
 int gt_trace__read(struct gt_trace *t, FILE *f, char *err, size_t errlen)
 {
 	struct caps cap = { 0 };
+	size_t len, pos, max = SIZE_MAX;
+	struct stat st;
 	uint8_t *d;
-	size_t len, pos;
 	uint32_t version;
-	int rc;
+	int rc, over = 0;
 
 	memset(t, 0, sizeof(*t));
-	rc = gt_slurp(f, &d, &len);
-	if (rc)
+	if (fileno(f) >= 0 && !fstat(fileno(f), &st) && S_ISREG(st.st_mode))
+		max = (size_t)frames_end(fileno(f), (uint64_t)st.st_size, &over);
+	rc = gt_slurp(f, max, &d, &len);
+	if (rc < 0)
 		return rc;
 	if (len < HEADER_BYTES || memcmp(d, GT_TRACE_MAGIC, 8)) {
 		snprintf(err, errlen, "not a gputool trace (%s)", len < 8 ? "file too short" : "bad magic");
@@ -219,6 +257,11 @@ int gt_trace__read(struct gt_trace *t, FILE *f, char *err, size_t errlen)
 		uint32_t tag;
 		uint64_t plen;
 
+		if (pos == len && over) {
+			stop(t, "only the first %zu bytes read: the trace is larger than %llu MiB", len,
+			     (unsigned long long)GT_TRACE_READ_MAX >> 20);
+			break;
+		}
 		if (pos == len) {
 			stop(t, "no END chunk: the trace ends at byte %zu (the program may have stopped early)", len);
 			break;

@@ -526,16 +526,17 @@ static int file__write(FILE *f, struct track *tr, uint32_t n_tracks)
 	return err;
 }
 
-int gt_tracer__write(struct gt_output *o, struct gt_profile *p)
+int gt_tracer__write(struct gt_output *o, struct gt_profile *p, struct gt_output_file *of)
 {
 	uint32_t n_threads = gt_thread__count(), n_tracks = 0;
 	struct track *tr = calloc((size_t)n_threads + 1, sizeof(*tr));
 	struct rec *gpu = NULL;
 	uint64_t n_gpu = 0, dropped = mon_buf.dropped, events = 0, *gpu_corr = NULL;
-	char path[1100], buf[64];
-	FILE *f;
+	char buf[64];
 	int err = -ENOMEM;
 
+	of->f = NULL;
+	of->tmp[0] = 0;
 	if (!gt_tracer__on())
 		return 0;
 	if (!tr)
@@ -602,15 +603,14 @@ int gt_tracer__write(struct gt_output *o, struct gt_profile *p)
 		}
 		events += n_gpu;
 	}
-	f = gt_output__create(o, GT_TRACE_SUFFIX);
-	snprintf(path, sizeof(path), "%s%s", o->stem, GT_TRACE_SUFFIX);
-	if (!f) {
-		err = -errno;
+	err = gt_output__open(o, GT_TRACE_SUFFIX, of);
+	if (err)
 		goto out;
-	}
-	err = file__write(f, tr, n_tracks);
-	if (fclose(f) && !err)
-		err = -EIO;
+	err = file__write(of->f, tr, n_tracks);
+	if (err)
+		gt_output__discard(of);
+	else
+		err = gt_output__finish(of);
 	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)events);
 	gt_profile__set_meta(p, "trace_events", buf);
 	if (dropped) {
@@ -620,8 +620,12 @@ int gt_tracer__write(struct gt_output *o, struct gt_profile *p)
 			(unsigned long long)dropped, GT_TRACE_CAP_BYTES >> 20);
 	}
 out:
-	if (err)
-		gt_err("trace", "cannot write the trace of %s: %s", o->stem, strerror(-err));
+	if (err) {
+		char q[GT_LOG_VALUE];
+
+		gt_err("trace", "cannot write the trace of %s: %s", gt_log__escape(o->stem, q, sizeof(q)),
+		       strerror(-err));
+	}
 	for (uint32_t k = 0; tr && k < n_tracks; k++) {
 		if (tr[k].kind == GT_TRACK_CPU) {
 			free(tr[k].recs);

@@ -68,9 +68,12 @@ void gt_tracer__device_label(uint32_t device, const char *label);
 void gt_tracer__device(uint32_t kind, const char *name, const struct gt_cct_node *node, uint64_t start_ns,
 		       uint64_t end_ns, uint64_t corr, uint32_t device, uint64_t stream);
 
-/* Writes <stem>.gttrace and notes what it wrote in p's meta. After
- * gt_output__build(p), before anything else uses the nodes' aux. */
+/* Writes the trace into of, a temporary file of o (finished, not yet
+ * published: the profile takes its name first), and notes what it wrote in
+ * p's meta; of->tmp is empty when there is none. After gt_output__build(p),
+ * before anything else uses the nodes' aux. */
 struct gt_output;
-int gt_tracer__write(struct gt_output *o, struct gt_profile *p);
+struct gt_output_file;
+int gt_tracer__write(struct gt_output *o, struct gt_profile *p, struct gt_output_file *of);
 
 #endif

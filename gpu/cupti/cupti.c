@@ -469,8 +469,10 @@ static const char *attach__locked(int injected, char *why, size_t len)
 		return missing;
 	if (gt_cupti_lib.cuptiGetVersion(&cupti.version) != CUPTI_SUCCESS ||
 	    cupti.version / 10000 != CUPTI_API_VERSION / 10000) {
+		char q[GT_LOG_VALUE];
+
 		snprintf(why, len, "%.256s has CUPTI API version %u; this build reads version %d.x",
-			 cupti.cupti_path, cupti.version, CUPTI_API_VERSION / 10000);
+			 gt_log__escape(cupti.cupti_path, q, sizeof(q)), cupti.version, CUPTI_API_VERSION / 10000);
 		return why;
 	}
 	/* Inside cuInit (injection), the driver is not ready for calls yet:
@@ -517,8 +519,11 @@ static void attach(int injected, const char *how)
 	cupti.tried = 1;
 	cupti.pid = getpid();
 	if (gt_config.cupti_record && *gt_config.cupti_record &&
-	    gt_cupti_record__open(gt_config.cupti_record))
-		gt_warn("cupti", "cannot record into %s", gt_config.cupti_record);
+	    gt_cupti_record__open(gt_config.cupti_record)) {
+		char q[GT_LOG_VALUE];
+
+		gt_warn("cupti", "cannot record into %s", gt_log__escape(gt_config.cupti_record, q, sizeof(q)));
+	}
 	fail = attach__locked(injected, why, sizeof(why));
 	if (fail) {
 		gt_warn("cupti", "off (%s)", fail);
@@ -537,8 +542,12 @@ static void attach(int injected, const char *how)
 		pthread_mutex_unlock(&cupti.lock);
 		return;
 	}
-	gt_info("cupti", "on (%s; %s, API %u; %u static CUDA runtime ranges)", how,
-		cupti.cupti_path, cupti.version, gt_cupti_elide__ranges());
+	{
+		char q[GT_LOG_VALUE];
+
+		gt_info("cupti", "on (%s; %s, API %u; %u static CUDA runtime ranges)", how,
+			gt_log__escape(cupti.cupti_path, q, sizeof(q)), cupti.version, gt_cupti_elide__ranges());
+	}
 	if (gt_cupti_lib.cuDriverGetVersion(&drv) == CUDA_SUCCESS) {
 		snprintf(buf, sizeof(buf), "%d.%d", drv / 1000, drv % 1000 / 10);
 		gt_tool__set_fact("cuda_driver", buf);

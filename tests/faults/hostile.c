@@ -24,6 +24,11 @@
  *   raise-exit        raise(SIGTERM), then returns 0 from main
  *   term-in-exit      returns 0 from main; a thread sends SIGTERM once the
  *                     tool's output directory ($GPUTOOL_OUTPUT) has a file
+ *   buffered N        N bytes of text on stdout, left in stdio's buffer for
+ *                     exit to flush (N under BUFSIZ when stdout is a file)
+ *   wide N            a team under each of 2^N calling contexts (a large
+ *                     profile, a long write at exit); says "exiting" on
+ *                     stderr as main returns 0
  *
  * Prints "done" last (modes that return normally).
  */
@@ -73,6 +78,33 @@ __attribute__((noinline)) static void work(double s)
 			x += burn(i);
 		sink += x;
 	}
+}
+
+/* A team under each of 2^depth distinct calling contexts: at every level
+ * the call goes through one of two call sites. */
+__attribute__((noinline)) static void wide(int depth, unsigned path);
+
+__attribute__((noinline)) static void wide_left(int depth, unsigned path)
+{
+	wide(depth, path << 1);
+	sink += 1;
+}
+
+__attribute__((noinline)) static void wide_right(int depth, unsigned path)
+{
+	wide(depth, path << 1 | 1);
+	sink += 2;
+}
+
+__attribute__((noinline)) static void wide(int depth, unsigned path)
+{
+	if (depth == 0) {
+#pragma omp parallel
+		sink += (double)path;
+		return;
+	}
+	wide_left(depth - 1, path);
+	wide_right(depth - 1, path);
 }
 
 /* Sends SIGTERM once the directory $GPUTOOL_OUTPUT has an entry: the tool
@@ -261,6 +293,13 @@ int main(int argc, char **argv)
 
 		if (pthread_create(&th, NULL, term_when_written, getenv("GPUTOOL_OUTPUT")))
 			return 1;
+		return 0;
+	} else if (!strcmp(mode, "buffered")) {
+		for (int i = 0; i < n; i++)
+			putchar(i % 64 == 63 ? '\n' : 'a' + i % 26);
+	} else if (!strcmp(mode, "wide")) {
+		wide(n, 0);
+		fputs("exiting\n", stderr);
 		return 0;
 	} else if (!strcmp(mode, "big-stdout")) {
 		static char buf[4096];

@@ -587,14 +587,25 @@ def add_file_cases():
         os.chmod(exe, 0o4755)
         os.mkdir(out)
         os.chmod(out, 0o1777)
-        env = {"PATH": "/usr/bin:/bin", "OMP_NUM_THREADS": "2", "OMP_TOOL_LIBRARIES": lib, "GPUTOOL_OUTPUT": out}
+        # Files only root may write: what the user names there must stay as it is.
+        home = os.path.join(d, "root-home")
+        os.mkdir(home, 0o700)
+        log, rec = os.path.join(home, "log"), os.path.join(home, "record")
+        with open(log, "w") as f:
+            f.write("root's\n")
+        env = {"PATH": "/usr/bin:/bin", "OMP_NUM_THREADS": "2", "OMP_TOOL_LIBRARIES": lib, "GPUTOOL_OUTPUT": out,
+               "GPUTOOL_LOG": log, "GPUTOOL_CUPTI_RECORD": rec, "GPUTOOL_NVDISASM": os.path.join(home, "nvdisasm"),
+               "GPUTOOL_CUPTI_PATH": os.path.join(home, "libcupti.so")}
         rc, stdout, err = run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", exe, "--secure"], env)
         if "secure 1" not in stdout:
             raise Skip("setuid has no effect here")
         expect(rc == 0 and os.listdir(out) == [] and err.count("inactive in a setuid") == 1,
                "exit %s, files %s, stderr %r" % (rc, os.listdir(out), err))
-        return "inactive, said once; nothing written"
-    case("files", "a setuid program run by another user", "the tool stays inactive")(setuid)
+        expect(open(log).read() == "root's\n" and sorted(os.listdir(home)) == ["log"],
+               "root's log %r, files in root's folder %s" % (open(log).read(), os.listdir(home)))
+        return "inactive, said once on stderr; nothing written, GPUTOOL_LOG in root's folder untouched"
+    case("files", "a setuid program run by another user (GPUTOOL_LOG, GPUTOOL_OUTPUT, ... in root's folder)",
+         "the tool stays inactive; no file the environment names is written")(setuid)
 
     def mkdir_p():
         d = os.path.join(scratch(), "a", "b", "c")
@@ -642,6 +653,103 @@ def add_file_cases():
                (rc0, rc1, len(out0), len(out1)))
         return "%d bytes, identical" % len(out1)
     case("files", "4 MiB on stdout", "byte for byte what the program writes without the tool")(big_stdout)
+
+    def fsize():
+        d = scratch()
+        outdir, stdout = os.path.join(d, "out"), os.path.join(d, "stdout")
+        lim = 4096  # the program's 3000 bytes fit; the profile does not
+        with open(stdout, "wb") as f:
+            p = subprocess.run([HOSTILE, "buffered", "3000"], env=env_with(outdir=outdir), stdout=f,
+                               stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, timeout=120,
+                               preexec_fn=lambda: (no_core(), resource.setrlimit(resource.RLIMIT_FSIZE, (lim, lim))))
+        err = p.stderr.decode(errors="replace")
+        text = open(stdout).read()
+        want = "".join("\n" if i % 64 == 63 else chr(ord("a") + i % 26) for i in range(3000)) + "done\n"
+        expect(p.returncode == 0 and text == want, "exit %s, %d of %d bytes on stdout; stderr %r" %
+               (p.returncode, len(text), len(want), err[-300:]))
+        lines = [l for l in err.splitlines() if "File too large" in l]
+        left = os.listdir(outdir) if os.path.isdir(outdir) else []
+        expect(len(lines) == 1 and left == [], "stderr %r; files left %s" % (err[-300:], left))
+        return "exit 0, stdout intact; one line: %s; no file left" % lines[0][:70]
+    case("files", "ulimit -f 4 KiB: the profile does not fit (SIGXFSZ)",
+         "exit 0, the program's buffered stdout written; one line; no partial file")(fsize)
+
+    def stderr_gone():
+        outdir = scratch()
+        p = subprocess.Popen([HOSTILE, "buffered", "100"], env=env_with(outdir=outdir), stdin=subprocess.DEVNULL,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=no_core)
+        p.stderr.close()  # nobody reads the tool's lines
+        out = p.stdout.read()
+        rc = p.wait(timeout=120)
+        expect(rc == 0 and len(out) == 105, "exit %s, %d bytes on stdout" % (rc, len(out)))
+        one_profile(outdir)
+        return "exit 0; stdout intact; profile written"
+    case("files", "stderr a pipe nobody reads (the tool's line raises SIGPIPE)",
+         "exit 0, the program's output intact")(stderr_gone)
+
+    def killed_writing():
+        def gone(d):
+            return {n for n in os.listdir(d) if n.endswith((".gtprof", ".txt", ".gttrace"))}
+
+        def trace_whole(path):
+            data = open(path, "rb").read()
+            pos = 16
+            while len(data) - pos >= 16:
+                tag, n = int.from_bytes(data[pos:pos + 4], "little"), int.from_bytes(data[pos + 4:pos + 12], "little")
+                pos += 12 + n + 4
+                if tag == 0:
+                    return pos == len(data)
+            return False
+
+        def attempt(delay):
+            outdir = scratch()
+            p = subprocess.Popen([HOSTILE, "wide", "12"], env=env_with({"GPUTOOL_TRACE": "1"}, outdir=outdir),
+                                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                 preexec_fn=no_core)
+            line = p.stderr.readline()
+            t0 = time.time()
+            if delay is not None:
+                time.sleep(delay)
+                p.kill()
+            p.stderr.read()
+            p.wait(timeout=120)
+            expect(line == b"exiting\n", "never said exiting: %r" % line)
+            return outdir, time.time() - t0
+
+        outdir, took = attempt(None)
+        expect(len(gone(outdir)) == 3, "files of an undisturbed run: %s" % os.listdir(outdir))
+        rng = __import__("random").Random(7)
+        whole = left = 0
+        for _ in range(12):
+            outdir, _ = attempt(rng.uniform(0, took))
+            names = gone(outdir)
+            profs = [n for n in names if n.endswith(".gtprof")]
+            for n in names:
+                path = os.path.join(outdir, n)
+                expect(os.path.getsize(path) > 0, "%s is empty (files %s)" % (n, sorted(os.listdir(outdir))))
+            expect(len(profs) <= 1 and (profs or not names), "files without a profile: %s" % sorted(names))
+            if profs:
+                prof = os.path.join(outdir, profs[0])
+                rc, out, err = report_cmd([prof], timeout=120)
+                expect(rc == 0, "%s cannot be read: %s" % (profs[0], err.strip()[:200]))
+                stem = prof[:-len(".gtprof")]
+                if os.path.exists(stem + ".txt"):
+                    expect(open(stem + ".txt").read() == out, "%s.txt is not the whole report" % stem)
+                if os.path.exists(stem + ".gttrace"):
+                    expect(trace_whole(stem + ".gttrace"), "%s.gttrace is cut short" % stem)
+                whole += 1
+            temps = [n for n in os.listdir(outdir) if n not in names]
+            expect(all(n.startswith(".") and n.endswith(".part") for n in temps), "other files: %s" % temps)
+            if temps:
+                left += 1
+                if profs:
+                    rc, out, err = report_cmd([outdir], timeout=120)
+                    expect(rc == 0, "report of the directory: %s" % err.strip()[:200])
+        return ("12 kills within the %.1f s exit: %d left a whole profile (with its report or trace when there), "
+                "%d nothing; %d left .part files, which report ignores; no empty or cut file" %
+                (took, whole, 12 - whole, left))
+    case("files", "SIGKILL at random moments while the exit writes a large profile, trace and report",
+         "no empty or cut file under a final name")(killed_writing)
 
 
 # ---- reading profiles -------------------------------------------------------------
@@ -726,6 +834,76 @@ def add_report_cases():
         expect(rc != 0 and open(victim).read() == "precious\n", "exit %s; target %r" % (rc, open(victim).read()))
         return "refused (exit %d); target untouched" % rc
     case("report", "report -o a planted link", "not followed")(out_link)
+
+    def out_is_input():
+        d = scratch()
+        prof, other = os.path.join(d, "a.gtprof"), os.path.join(d, "b.gtprof")
+        shutil.copy(good_profile(), prof)
+        os.link(prof, other)
+        os.symlink(prof, os.path.join(d, "l.gtprof"))
+        trace = os.path.join(d, "a.gttrace")
+        with open(trace, "wb") as f:
+            f.write(b"GTTRACE\0" + bytes(8))
+        before = open(prof, "rb").read()
+        seen = []
+        for args in ([prof, "-o", prof], [prof, "-o", other], [os.path.join(d, "l.gtprof"), "-o", prof],
+                     [prof, "-o", os.path.join(d, "l.gtprof")], [d, "-o", other], [d + "/", "-o", prof],
+                     [prof, "--format", "chrome", "-o", trace]):
+            rc, out, err = report_cmd(args)
+            expect(rc != 0 and len(err.strip().splitlines()) == 1 and open(prof, "rb").read() == before and
+                   os.path.getsize(trace) == 16, "%s: exit %s, stderr %r" % (" ".join(args), rc, err))
+            seen.append(rc)
+        return "7 ways refused (exit %d), one line each: %s" % (seen[0], err.strip()[:90])
+    case("report", "report -o its own input (the same path, a hard link, a link, a profile of the directory, "
+         "the trace beside it)", "refused, one line, nothing written")(out_is_input)
+
+    def huge(what):
+        def fn():
+            d = scratch()
+            path = os.path.join(d, "x.gtprof")
+            head = open(good_profile(), "rb").read()[:16]
+            if what == "trace":
+                shutil.copy(good_profile(), path)
+                path, report = os.path.join(d, "x.gttrace"), [path, "--format", "chrome"]
+            else:
+                report = [path]
+            with open(path, "wb") as f:
+                if what == "trace":
+                    # A real header, then a chunk that claims 2^62 bytes.
+                    f.write(b"GTTRACE\0" + (1).to_bytes(4, "little") + bytes(4) + (1).to_bytes(4, "little") +
+                            (1 << 62).to_bytes(8, "little"))
+                elif what == "header":
+                    # A real header, then a first section that claims 2^62 bytes.
+                    f.write(head + (1).to_bytes(4, "little") + (1 << 62).to_bytes(8, "little"))
+                elif what == "frames":
+                    # A real header and a first section that fits: only the size tells.
+                    f.write(head + (1).to_bytes(4, "little") + ((4 << 30) - 28).to_bytes(8, "little"))
+                # Sparse: no disk used. Under the size bound, the header case
+                # must be refused from its frames, not its size.
+                f.truncate((512 << 20) if what in ("header", "trace") else (4 << 30))
+            probe = ("import resource, subprocess, sys\n"
+                     "r = subprocess.run(sys.argv[1:], capture_output=True, stdin=subprocess.DEVNULL, timeout=300)\n"
+                     "sys.stdout.write('%d %d\\n' % (r.returncode, "
+                     "resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss))\n"
+                     "sys.stdout.write(r.stderr.decode(errors='replace'))\n")
+            t0 = time.time()
+            p = subprocess.run([sys.executable, "-c", probe, GPUTOOL, "report"] + report, capture_output=True,
+                               text=True, timeout=320)
+            took = time.time() - t0
+            first, _, err = p.stdout.partition("\n")
+            rc, rss_kib = (int(x) for x in first.split())
+            expect((rc == 1 or what == "trace") and rss_kib < 64 * 1024 and err.strip(),
+                   "exit %d, peak RSS %d MiB, %.1f s, stderr %r" % (rc, rss_kib >> 10, took, err[-300:]))
+            return "exit %d, peak RSS %d MiB, %.2f s: %s" % (rc, rss_kib >> 10, took, err.strip().splitlines()[0][:90])
+        return fn
+    case("report", "report of a 4 GiB sparse profile (truncate -s 4G)",
+         "refused from its size, nothing read; bounded memory")(huge("zeros"))
+    case("report", "report of a 512 MiB sparse profile with a real header, a section claiming 2^62 bytes",
+         "refused from its header, nothing more read; bounded memory")(huge("header"))
+    case("report", "report of a 4 GiB sparse profile with a real header and sections that fit",
+         "refused from its size; bounded memory")(huge("frames"))
+    case("report", "--format chrome with a 512 MiB sparse trace whose first chunk claims 2^62 bytes",
+         "the trace's damage said, nothing more read; bounded memory")(huge("trace"))
 
 
 # ---- threads and memory -------------------------------------------------------------
@@ -930,6 +1108,21 @@ def add_config_cases():
         expect(rc == 0 and err.count("unknown variable GPUTOOL_FROBNICATE") == 1, "stderr %r" % err)
         return "one line"
     case("config", "an unknown GPUTOOL_ variable", "one line, ignored")(unknown)
+
+    def forged():
+        forge = "\ngputool[output]: forged"
+        rc, out, err, outdir = hostile(["return", "0"], extra={
+            "GPUTOOL_MAX_DEPTH": "lots" + forge, "GPUTOOL_SAMPLE": "cpux" + forge,
+            "GPUTOOL_LOG": "/proc/no/log" + forge, "GPUTOOL_FROB" + forge: "1"})
+        bad = [l for l in err.splitlines() if "forged" in l and not l.rstrip().endswith("\\ngputool[output]: forged")
+               and "\\ngputool[output]: forged" not in l]
+        expect(rc == 0 and not bad and err.count("\\ngputool[output]: forged") >= 4,
+               "lines %r" % err[-600:])
+        rc, out, err = run([HOSTILE, "return", "0"], env_with(outdir="/proc/no\x1b[2Jdir"))
+        expect(rc == 0 and "\x1b" not in err and "\\x1b[2Jdir" in err, "stderr %r" % err[-300:])
+        return "values echoed escaped (\\n, \\x1b), one line each"
+    case("config", "GPUTOOL_* values and names with a newline or an escape sequence",
+         "echoed escaped: no forged log line")(forged)
 
 
 def add_heap_cases():

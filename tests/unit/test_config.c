@@ -2,6 +2,7 @@
 #include <string.h>
 
 #include "core/config.h"
+#include "core/log.h"
 #include "tests/unit/test.h"
 
 static void defaults(void)
@@ -68,7 +69,21 @@ static void unknown_names(void)
 	CHECK_EQ_U(gt_config__load(env), 1);
 }
 
-TEST_MAIN({ "defaults", defaults }, { "valid values", valid_values },
+static void escaped(void)
+{
+	char b[16];
+
+	CHECK(!strcmp(gt_log__escape("a\nb\tc\\d", b, sizeof(b)), "a\\nb\\tc\\\\d"));
+	CHECK(!strcmp(gt_log__escape("\x1b[2J\x7f", b, sizeof(b)), "\\x1b[2J\\x7f"));
+	/* Cut at an escape's boundary, said with "...", within the buffer. */
+	CHECK(!strcmp(gt_log__escape("0123456789\n12345", b, sizeof(b)), "0123456789\\n..."));
+	CHECK(!strcmp(gt_log__escape("0123456789ab\n123", b, sizeof(b)), "0123456789ab..."));
+	CHECK(!strcmp(gt_log__escape("0123456789abcde", b, sizeof(b)), "0123456789abcde"));
+	CHECK(!strcmp(gt_log__escape("0123456789abcdef", b, sizeof(b)), "0123456789ab..."));
+	CHECK(!strcmp(gt_log__escape(NULL, b, sizeof(b)), ""));
+}
+
+TEST_MAIN({ "defaults", defaults }, { "escaped", escaped }, { "valid values", valid_values },
 	  { "zero disables sampling", zero_disables_sampling },
 	  { "malformed values use defaults", malformed_values_use_defaults },
 	  { "out of range", out_of_range }, { "unknown names", unknown_names })
