@@ -14,7 +14,9 @@
  * small blocks. A block's class is found from its slab's address in a table,
  * so blocks carry no header and a pointer that is not the tool's is told
  * apart without reading memory around it. Larger blocks get a mapping each,
- * unmapped when freed, found by their address in a second table.
+ * found by their address in a second table; freed, a few stay mapped for
+ * the next block of their length (KEPT_MAX, KEPT_BYTES_MAX), the rest are
+ * unmapped.
  */
 #define SLAB_SHIFT 16
 #define SLAB_SIZE ((size_t)1 << SLAB_SHIFT)
@@ -26,6 +28,8 @@ static const unsigned class_size[] = {
 };
 #define NCLASS (sizeof(class_size) / sizeof(*class_size))
 #define SMALL_MAX 16384u
+#define KEPT_MAX 8
+#define KEPT_BYTES_MAX ((size_t)32 << 20)
 
 _Static_assert(SMALL_MAX * 4 <= SLAB_SIZE, "a slab holds several blocks of every class");
 
@@ -48,6 +52,15 @@ static struct {
 	char *end[NCLASS];
 	struct table slabs; /* slab address >> SLAB_SHIFT -> class */
 	struct table large; /* block address -> mapped length */
+	/* Large blocks freed lately, kept mapped for the next of their length:
+	 * a buffer freed and taken again at a high rate (CUPTI's activity
+	 * buffers) then costs no mapping and no page faults each time. */
+	struct {
+		void *p;
+		size_t len;
+	} kept[KEPT_MAX];
+	unsigned n_kept;
+	size_t kept_bytes;
 	struct gt_mem_stats st;
 } heap = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
@@ -203,14 +216,44 @@ static void *small__alloc(int c)
 	return p;
 }
 
-static void *large__alloc(size_t size, size_t align)
+/* A kept block of exactly len bytes (aligned to align), or NULL. */
+static void *kept__take(size_t len, size_t align)
+{
+	for (unsigned i = 0; i < heap.n_kept; i++) {
+		void *p = heap.kept[i].p;
+
+		if (heap.kept[i].len != len || ((uintptr_t)p & (align - 1)))
+			continue;
+		heap.kept[i] = heap.kept[--heap.n_kept];
+		heap.kept_bytes -= len;
+		return p;
+	}
+	return NULL;
+}
+
+/* Keeps a freed large block for reuse when there is room; false if not. */
+static bool kept__put(void *p, size_t len)
+{
+	if (heap.n_kept == KEPT_MAX || heap.kept_bytes + len > KEPT_BYTES_MAX)
+		return false;
+	heap.kept[heap.n_kept].p = p;
+	heap.kept[heap.n_kept++].len = len;
+	heap.kept_bytes += len;
+	return true;
+}
+
+/* *reused: whether the block held data before (a fresh mapping is zero). */
+static void *large__alloc(size_t size, size_t align, bool *reused)
 {
 	size_t len = (size + PAGE - 1) & ~(size_t)(PAGE - 1);
 	void *p;
 
 	if (len < size || table__reserve(&heap.large))
 		return NULL;
-	p = align > PAGE ? map_aligned(len, align) : map(len);
+	p = kept__take(len, align);
+	*reused = p != NULL;
+	if (!p)
+		p = align > PAGE ? map_aligned(len, align) : map(len);
 	if (p) {
 		table__place(&heap.large, (uintptr_t)p, len);
 		heap.st.large += len;
@@ -218,8 +261,10 @@ static void *large__alloc(size_t size, size_t align)
 	return p;
 }
 
-void *gt_mem__aligned(size_t align, size_t size)
+/* zero: the block must read as zeros (calloc). */
+static void *heap__alloc(size_t align, size_t size, bool zero)
 {
+	bool reused = true;
 	void *p;
 	int c;
 
@@ -232,29 +277,30 @@ void *gt_mem__aligned(size_t align, size_t size)
 	pthread_once(&atfork_once, heap__atfork);
 	c = align <= PAGE ? class__of(size, align) : -1;
 	heap__lock();
-	p = c >= 0 ? small__alloc(c) : large__alloc(size, align);
+	p = c >= 0 ? small__alloc(c) : large__alloc(size, align, &reused);
 	if (p)
 		heap.st.allocs++;
 	heap__unlock();
+	if (p && zero && reused)
+		memset(p, 0, size);
 	return p;
+}
+
+void *gt_mem__aligned(size_t align, size_t size)
+{
+	return heap__alloc(align, size, false);
 }
 
 void *gt_mem__alloc(size_t size)
 {
-	return gt_mem__aligned(16, size);
+	return heap__alloc(16, size, false);
 }
 
 void *gt_mem__calloc(size_t n, size_t size)
 {
-	void *p;
-
 	if (size && n > SIZE_MAX / size)
 		return NULL;
-	p = gt_mem__alloc(n * size);
-	/* A new large block is a fresh mapping: already zero. */
-	if (p && n * size <= SMALL_MAX)
-		memset(p, 0, n * size);
-	return p;
+	return heap__alloc(16, n * size, true);
 }
 
 /* The usable size of a block of this heap, 0 when p is not one; locked. */
@@ -296,7 +342,8 @@ bool gt_mem__free(void *p)
 
 		table__remove(&heap.large, s);
 		heap.st.large -= len;
-		unmap(p, len);
+		if (!kept__put(p, len))
+			unmap(p, len);
 	}
 	heap__unlock();
 	return s != NULL;

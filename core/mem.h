@@ -36,8 +36,9 @@ bool gt_mem__owns(const void *p);
 bool gt_mem__free(void *p);
 
 struct gt_mem_stats {
-	size_t mapped;     /* bytes mapped now: slabs, large blocks, the tables */
-	size_t large;      /* of which large blocks */
+	size_t mapped;     /* bytes mapped now: slabs, large blocks (live and
+			    * kept for reuse), the tables */
+	size_t large;      /* of which live large blocks */
 	unsigned long allocs; /* blocks handed out, ever */
 };
 
