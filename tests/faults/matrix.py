@@ -678,18 +678,54 @@ def add_thread_cases():
 
 # ---- OpenCL under load ---------------------------------------------------------------
 
+# Runs cmd in a process of its own and writes its status and the peak RSS of
+# its children (the command alone) to argv[1]: RUSAGE_CHILDREN of this
+# process would keep the largest child of every case run before.
+PEAK_RSS = ("import resource, subprocess, sys\n"
+            "rc = subprocess.call(sys.argv[2:], stdin=subprocess.DEVNULL)\n"
+            "open(sys.argv[1], 'w').write('%d %d' % (rc, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss))\n")
+
+
+def peak_rss(cmd, env, timeout=300):
+    """(exit status, stdout, stderr, peak RSS in KiB) of cmd."""
+    fd, path = tempfile.mkstemp(prefix="gputool-rss-")
+    os.close(fd)
+    try:
+        rc, out, err = run([sys.executable, "-c", PEAK_RSS, path] + cmd, env, timeout=timeout)
+        expect(rc == 0, "the measuring process failed: %s" % err[-300:])
+        status, kb = (int(x) for x in open(path).read().split())
+    finally:
+        os.unlink(path)
+    return status, out, err, kb
+
+
+def busy_loops(n):
+    return [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(n)]
+
+
+def stop_all(procs):
+    for p in procs:
+        p.kill()
+        p.wait()
+
+
+# What the layer may hold beyond the program's own memory: the commands in
+# flight (GPUTOOL_MAX_INFLIGHT, 65,536 by default, about 1 KiB each with the
+# runtime's event) and the tool's fixed costs, with room for the runtime's
+# own queue, which grows differently when the enqueues run at another pace.
+FLOOD_RSS_BOUND_KB = 256 * 1024
+
+
 def flood(n, extra=None, busy=0):
     if not os.path.exists(FLOOD):
         raise Skip("no OpenCL build")
-    procs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(busy)]
+    procs = busy_loops(busy)
     try:
         outdir = scratch()
         env = env_with(dict({"OPENCL_LAYERS": LIB}, **(extra or {})), tool=False, outdir=outdir)
         rc, out, err = run([FLOOD, str(n)], env, timeout=300)
     finally:
-        for p in procs:
-            p.kill()
-            p.wait()
+        stop_all(procs)
     if rc != 0 and "clGetPlatformIDs" in err:
         raise Skip("no OpenCL platform")
     expect(rc == 0 and out == "enqueued %d\n" % n, "exit %s, stdout %r, stderr %r" % (rc, out, err[-300:]))
@@ -699,6 +735,33 @@ def flood(n, extra=None, busy=0):
 
 
 def add_opencl_cases():
+    def flood_memory():
+        if not os.path.exists(FLOOD):
+            raise Skip("no OpenCL build")
+        n = 1000000
+        procs = busy_loops(2)
+        try:
+            bare = peak_rss([FLOOD, str(n)], env_with(tool=False))
+            outdir = scratch()
+            tool = peak_rss([FLOOD, str(n)], env_with({"OPENCL_LAYERS": LIB}, tool=False, outdir=outdir))
+        finally:
+            stop_all(procs)
+        if bare[0] != 0 and "clGetPlatformIDs" in bare[2]:
+            raise Skip("no OpenCL platform")
+        expect(bare[0] == 0 and bare[1] == "enqueued %d\n" % n, "bare run: exit %s, stdout %r" % bare[:2])
+        expect(tool[:2] == bare[:2], "under the tool: exit %s, stdout %r; bare: exit %s, stdout %r" %
+               (tool[0], tool[1], bare[0], bare[1]))
+        doc = one_profile(outdir)
+        kernels, lost = total(doc, "GKER_COUNT"), int(meta(doc, "ops_unmeasured") or 0)
+        expect(kernels + lost == n, "%d measured + %d unmeasured != %d" % (kernels, lost, n))
+        # A sanitizer keeps freed memory in quarantine: RSS says nothing there.
+        expect(SANITIZED or tool[3] <= bare[3] + FLOOD_RSS_BOUND_KB, "peak RSS %d MiB under the tool, %d MiB bare: over %d MiB more" %
+               (tool[3] // 1024, bare[3] // 1024, FLOOD_RSS_BOUND_KB // 1024))
+        return "peak RSS %d MiB, bare %d MiB; output and exit 0 unchanged; %d measured + %d counted = %d" % (
+            tool[3] // 1024, bare[3] // 1024, kernels, lost, n)
+    case("opencl", "1,000,000 enqueues with no wait, beside two busy loops",
+         "peak RSS within 256 MiB of the bare run's; output unchanged; every kernel measured or counted")(flood_memory)
+
     def bounded(busy):
         def fn():
             kernels, lost, outdir = flood(100000, {"GPUTOOL_MAX_INFLIGHT": "1000"}, busy)
