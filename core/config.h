@@ -37,7 +37,7 @@
 	X(max_threads, "GPUTOOL_MAX_THREADS", UINT, 65536, 2, 65536,                   \
 	  "threads measured at most; the report counts the others")                   \
 	X(max_inflight, "GPUTOOL_MAX_INFLIGHT", UINT, 65536, 16, 16777216,            \
-	  "OpenCL commands measured at once; the report counts the others")           \
+	  "OpenCL commands measured at once per device; the report counts the others") \
 	X(max_depth, "GPUTOOL_MAX_DEPTH", UINT, 256, 8, 512,                          \
 	  "deepest call path recorded; deeper frames are cut at the root side")        \
 	X(cupti_path, "GPUTOOL_CUPTI_PATH", PATH, 0, 0, 0,                              \

@@ -457,6 +457,9 @@ static void *monitor__main(void *arg)
 	uint32_t served = 0;
 
 	(void)arg;
+	/* Named for the user's top and debugger, and for the fault matrix,
+	 * which starves this thread to check what the budgets bound. */
+	pthread_setname_np(pthread_self(), "gputool-monitor");
 	for (;;) {
 		/* Seq_cst: pairs with the wakers' increments; see monitor__sleep. */
 		uint32_t w = atomic_load_explicit(&gt_mon.wake, memory_order_seq_cst);

@@ -48,11 +48,23 @@ struct ocl_op {
 atomic_long gt_ocl_inflight;
 
 /*
- * Commands measured and not yet completed, at most GPUTOOL_MAX_INFLIGHT:
- * when the runtime's completion callbacks fall behind (a CPU device beside
- * busy threads), the records and events they hold stay bounded; commands
- * beyond are counted as not measured (gt_tool__unmeasured_ops) and pass
- * through untouched.
+ * The budget of measured commands in flight: GPUTOOL_MAX_INFLIGHT (65,536
+ * by default, core/config.h) per device. A measured command holds, until
+ * the monitor has matched its completion, an operation record and an event
+ * here, a correlation record and a completion record in the monitor's
+ * channels, and an entry in its correlation map; after that, one
+ * measurement record in its thread's channel, applied (added to the
+ * counts, bytes and times of its calling context, kernel or direction in
+ * the thread's tree) at that thread's next OpenCL call. Its device's
+ * in-flight count (gt_blame__in_flight, from gt_monitor__correlate_device
+ * until the monitor matched the completion) covers every stage but the
+ * last, so a command is measured only while that count is under the
+ * budget: whether the runtime's completion callbacks or the monitor fall
+ * behind the enqueues (a CPU device beside busy threads, millions of tiny
+ * kernels), the memory held stays bounded. gt_ocl_inflight, the callbacks
+ * not yet run, is held to the same budget for devices without a count.
+ * A command beyond passes through untouched, with no event of ours, and
+ * is counted as not measured (gt_tool__unmeasured_ops).
  */
 
 /* ---- a call on an application thread ---- */
@@ -252,6 +264,17 @@ struct ocl_cmd {
 	struct gt_device_op d;
 };
 
+/* 1 when a command on qr's device would exceed the budget (see above).
+ * Relaxed loads: a bound, not an order; the counts may be a little stale,
+ * which moves the bound by at most the commands issued meanwhile. */
+static int cmd__over_budget(const struct ocl_queue *qr)
+{
+	long budget = (long)gt_config.max_inflight;
+
+	return atomic_load_explicit(&gt_ocl_inflight, memory_order_relaxed) >= budget ||
+	       (qr->dev && gt_blame__in_flight(qr->dev->index) >= budget);
+}
+
 /* Returns 0 when the call passes through untouched. */
 static int cmd__begin(struct ocl_cmd *m, cl_command_queue q, cl_event *ev, uintptr_t ra, uintptr_t key)
 {
@@ -260,9 +283,7 @@ static int cmd__begin(struct ocl_cmd *m, cl_command_queue q, cl_event *ev, uintp
 	m->qr = gt_ocl__queue(q);
 	m->app_ev = ev;
 	m->mine = NULL;
-	/* Relaxed: a bound, not an order. */
-	m->over = m->qr && m->qr->measured &&
-		  atomic_load_explicit(&gt_ocl_inflight, memory_order_relaxed) >= (long)gt_config.max_inflight;
+	m->over = m->qr && m->qr->measured && cmd__over_budget(m->qr);
 	if (m->over)
 		gt_tool__unmeasured_ops(1);
 	m->evp = (m->qr && m->qr->measured && !ev && !m->over) ? &m->mine : ev;

@@ -3,7 +3,8 @@
 each case run against the built tool, with what is expected and what was
 observed. docs/RELIABILITY.md is this matrix's output (--markdown).
 
-Usage: matrix.py BUILD_DIR [--area AREA] [--markdown FILE]
+Usage: matrix.py BUILD_DIR [--area AREA] [--case TEXT] [--markdown FILE]
+(--case: only the cases whose name contains TEXT)
 Exit status 1 if a case fails."""
 import json
 import os
@@ -958,18 +959,74 @@ def add_thread_cases():
 
 # ---- OpenCL under load ---------------------------------------------------------------
 
+# Runs cmd in a process of its own and writes its exit status, whether the
+# tool's monitor thread was found, and the peak RSS of its children (the
+# command alone) to argv[1]: RUSAGE_CHILDREN of this process would keep the
+# largest child of every case run before. With argv[2] == "1" it finds the
+# monitor thread ("gputool-monitor") and sets it SCHED_IDLE, so that beside
+# busy loops it gets almost no CPU: the monitor falls behind at will.
+PEAK_RSS = """
+import os, resource, subprocess, sys, time
+path, starve, cmd = sys.argv[1], sys.argv[2] == "1", sys.argv[3:]
+p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL)
+found = 0
+while starve and not found and p.poll() is None:
+    try:
+        for tid in os.listdir("/proc/%d/task" % p.pid):
+            with open("/proc/%d/task/%s/comm" % (p.pid, tid)) as f:
+                if f.read().strip() == "gputool-monitor":
+                    os.sched_setscheduler(int(tid), os.SCHED_IDLE, os.sched_param(0))
+                    found = 1
+    except OSError:
+        pass
+    time.sleep(0.005)
+rc = p.wait()
+with open(path, "w") as f:
+    f.write("%d %d %d" % (rc, found, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss))
+"""
+
+
+def peak_rss(cmd, env, starve=False, timeout=300):
+    """(exit status, stdout, stderr, peak RSS in KiB, monitor starved) of cmd."""
+    fd, path = tempfile.mkstemp(prefix="gputool-rss-")
+    os.close(fd)
+    try:
+        rc, out, err = run([sys.executable, "-c", PEAK_RSS, path, "1" if starve else "0"] + cmd, env,
+                           timeout=timeout)
+        expect(rc == 0, "the measuring process failed: %s" % err[-300:])
+        status, found, kb = (int(x) for x in open(path).read().split())
+    finally:
+        os.unlink(path)
+    return status, out, err, kb, found
+
+
+def busy_loops(n):
+    return [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(n)]
+
+
+def stop_all(procs):
+    for p in procs:
+        p.kill()
+        p.wait()
+
+
+# What the layer may hold beyond the program's own memory: the commands in
+# flight (GPUTOOL_MAX_INFLIGHT, 65,536 by default, about 1 KiB each with the
+# runtime's event) and the tool's fixed costs, with room for the runtime's
+# own queue, which grows differently when the enqueues run at another pace.
+FLOOD_RSS_BOUND_KB = 256 * 1024
+
+
 def flood(n, extra=None, busy=0):
     if not os.path.exists(FLOOD):
         raise Skip("no OpenCL build")
-    procs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(busy)]
+    procs = busy_loops(busy)
     try:
         outdir = scratch()
         env = env_with(dict({"OPENCL_LAYERS": LIB}, **(extra or {})), tool=False, outdir=outdir)
         rc, out, err = run([FLOOD, str(n)], env, timeout=300)
     finally:
-        for p in procs:
-            p.kill()
-            p.wait()
+        stop_all(procs)
     if rc != 0 and "clGetPlatformIDs" in err:
         raise Skip("no OpenCL platform")
     expect(rc == 0 and out == "enqueued %d\n" % n, "exit %s, stdout %r, stderr %r" % (rc, out, err[-300:]))
@@ -979,6 +1036,35 @@ def flood(n, extra=None, busy=0):
 
 
 def add_opencl_cases():
+    def flood_memory():
+        if not os.path.exists(FLOOD):
+            raise Skip("no OpenCL build")
+        n = 1000000
+        procs = busy_loops(2)
+        try:
+            bare = peak_rss([FLOOD, str(n)], env_with(tool=False))
+            outdir = scratch()
+            tool = peak_rss([FLOOD, str(n)], env_with({"OPENCL_LAYERS": LIB}, tool=False, outdir=outdir),
+                            starve=True)
+        finally:
+            stop_all(procs)
+        if bare[0] != 0 and "clGetPlatformIDs" in bare[2]:
+            raise Skip("no OpenCL platform")
+        expect(bare[0] == 0 and bare[1] == "enqueued %d\n" % n, "bare run: exit %s, stdout %r" % bare[:2])
+        expect(tool[:2] == bare[:2], "under the tool: exit %s, stdout %r; bare: exit %s, stdout %r" %
+               (tool[0], tool[1], bare[0], bare[1]))
+        expect(tool[4], "the monitor thread was not found")
+        doc = one_profile(outdir)
+        kernels, lost = total(doc, "GKER_COUNT"), int(meta(doc, "ops_unmeasured") or 0)
+        expect(kernels + lost == n, "%d measured + %d unmeasured != %d" % (kernels, lost, n))
+        # A sanitizer keeps freed memory in quarantine: RSS says nothing there.
+        expect(SANITIZED or tool[3] <= bare[3] + FLOOD_RSS_BOUND_KB, "peak RSS %d MiB under the tool, %d MiB bare: over %d MiB more" %
+               (tool[3] // 1024, bare[3] // 1024, FLOOD_RSS_BOUND_KB // 1024))
+        return "peak RSS %d MiB, bare %d MiB; output and exit 0 unchanged; %d measured + %d counted = %d" % (
+            tool[3] // 1024, bare[3] // 1024, kernels, lost, n)
+    case("opencl", "1,000,000 enqueues with no wait, the monitor thread starved (SCHED_IDLE beside two busy loops)",
+         "peak RSS within 256 MiB of the bare run's; output unchanged; every kernel measured or counted")(flood_memory)
+
     def bounded(busy):
         def fn():
             kernels, lost, outdir = flood(100000, {"GPUTOOL_MAX_INFLIGHT": "1000"}, busy)
@@ -1198,19 +1284,22 @@ def markdown(results, path):
 
 def main():
     area = None
+    only = None
     md = None
     args = sys.argv[2:]
     while args:
         a = args.pop(0)
         if a == "--area":
             area = args.pop(0)
+        elif a == "--case":
+            only = args.pop(0)
         elif a == "--markdown":
             md = args.pop(0)
     collect()
     results = []
     failed = 0
     for (a, name, expected, fn) in CASES:
-        if area and a != area:
+        if (area and a != area) or (only and only not in name):
             continue
         t0 = time.time()
         try:
