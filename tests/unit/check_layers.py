@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""The layers point down only (docs/ARCHITECTURE.md, DESIGN.md §6): what each
+"""The layers point down only (docs/ARCHITECTURE.md, "Layers"): what each
 folder may include, and that no programming-model layer names a vendor
 backend, no backend names a layer, and nothing links through weak symbols.
 
@@ -34,7 +34,7 @@ RULES = [
     # Tests and benchmarks drive any module, and share their helpers (and
     # the samples' own).
     ("tests/*", LIBRARY | {"analysis", "tests/*", "samples", "samples/*"}),
-    ("bench/*", LIBRARY | {"analysis", "tests/unit", "bench/*"}),
+    ("bench/*", LIBRARY | {"analysis", "tests/*", "bench/*"}),
 ]
 VENDORS = ("gpu/cupti", "gpu/opencl")
 # Identifiers of a vendor backend and of a programming-model layer.
