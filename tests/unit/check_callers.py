@@ -43,9 +43,15 @@ def objects():
     return out
 
 
-def nm(args, obj):
-    r = subprocess.run(["nm"] + args + [obj], capture_output=True, text=True, check=True)
-    return [line.split() for line in r.stdout.splitlines() if line.strip()]
+def nm(args, objs):
+    """nm's lines for every object at once (-A: each line starts with the
+    object's name and a colon), split into fields."""
+    r = subprocess.run(["nm", "-A"] + args + objs, capture_output=True, text=True, check=True)
+    out = []
+    for line in r.stdout.splitlines():
+        obj, _, rest = line.partition(".o:")
+        out.append((obj + ".o", rest.split()))
+    return out
 
 
 def code_of(text):
@@ -77,12 +83,14 @@ def main():
     if len(objs) < 50:
         print("FAIL only %d objects of the library under %s: build it first" % (len(objs), BUILD))
         sys.exit(1)
+    source = dict(objs)
+    paths = [o for o, _ in objs]
     defined, undefined = {}, set()
-    for o, src in objs:
-        for f in nm(["--defined-only", "--extern-only"], o):
-            if len(f) == 3 and f[1] == "T" and f[2].startswith("gt_"):
-                defined.setdefault(f[2], src)
-        for f in nm(["--undefined-only"], o):
+    for o, f in nm(["--defined-only", "--extern-only"], paths):
+        if len(f) == 3 and f[1] == "T" and f[2].startswith("gt_"):
+            defined.setdefault(f[2], source[o])
+    for o, f in nm(["--undefined-only"], paths):
+        if f:
             undefined.add(f[-1])
     codes = {}
     failures = []
