@@ -42,6 +42,10 @@
  * No call waits for the other thread: produce_commit and release make at
  * most two CAS attempts; begin and consume cost O(1) plus the length of one
  * stolen batch, and drain that plus its callbacks.
+ *
+ * The library consumes with drain (consume and release of every record
+ * committed before it). Consuming one record at a time, produce_cancel and
+ * reserve are the channel's tests' (tests/channels/bichannel-test.h).
  */
 
 #include <stddef.h>
@@ -66,8 +70,6 @@ struct gt_bichannel *gt_bichannel__new(size_t payload_size);
  */
 void gt_bichannel__delete(struct gt_bichannel *ch);
 
-size_t gt_bichannel__payload_size(const struct gt_bichannel *ch);
-
 /*
  * Any thread. Number of nodes allocated so far; grows only when P found no
  * free node. Relaxed: a count, not a synchronization point.
@@ -84,29 +86,10 @@ size_t gt_bichannel__allocations(const struct gt_bichannel *ch);
  */
 void *gt_bichannel__produce_begin(struct gt_bichannel *ch);
 
-/* Like produce_begin, but returns NULL instead of allocating. */
-void *gt_bichannel__produce_try_begin(struct gt_bichannel *ch);
-
 /* Sends @payload, from produce_begin, to C. C sees records in commit order. */
 void gt_bichannel__produce_commit(struct gt_bichannel *ch, void *payload);
 
-/* Gives @payload, from produce_begin, back to P's free list unsent. */
-void gt_bichannel__produce_cancel(struct gt_bichannel *ch, void *payload);
-
-/*
- * Allocates @count nodes onto P's free list now, so that the next @count
- * produce_begin calls do not allocate. Returns 0 or -ENOMEM (the nodes
- * allocated before the failure stay on the free list).
- */
-int gt_bichannel__reserve(struct gt_bichannel *ch, size_t count);
-
 /* ---- consumer side (one thread) ---- */
-
-/* Returns the oldest record not yet consumed, or NULL when there is none. */
-void *gt_bichannel__consume(struct gt_bichannel *ch);
-
-/* Returns @payload, from consume, to P for reuse. C must not touch it after. */
-void gt_bichannel__release(struct gt_bichannel *ch, void *payload);
 
 /*
  * Consumes every record committed before the call, calls @fn(payload, @arg)

@@ -96,17 +96,3 @@ struct gt_channel_node *gt_channel__pop(struct gt_channel *ch)
 		gt_channel__steal(ch);
 	return gt_channel__pop_stolen(ch);
 }
-
-void gt_channel__unpop(struct gt_channel *ch, struct gt_channel_node *node)
-{
-	node->next = ch->head;
-	if (ch->head == NULL)
-		ch->tail = node;
-	ch->head = node;
-}
-
-bool gt_channel__empty(struct gt_channel *ch)
-{
-	return ch->head == NULL &&
-	       atomic_load_explicit(&ch->shared, memory_order_relaxed) == NULL;
-}

@@ -111,16 +111,4 @@ struct gt_channel_node *gt_channel__pop(struct gt_channel *ch);
  */
 struct gt_channel_node *gt_channel__pop_stolen(struct gt_channel *ch);
 
-/*
- * Consumer. Puts @node, which the consumer owns, back in front of its private
- * list, so that the next pop returns it.
- */
-void gt_channel__unpop(struct gt_channel *ch, struct gt_channel_node *node);
-
-/*
- * Consumer. True when nothing is left to pop right now. A push that races
- * with the call may or may not be seen.
- */
-bool gt_channel__empty(struct gt_channel *ch);
-
 #endif /* GT_CHANNELS_CHANNEL_H */

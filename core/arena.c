@@ -199,18 +199,3 @@ void gt_arena__trim(struct gt_arena *a)
 	c->size = keep - (uintptr_t)c;
 	a->end = (char *)keep;
 }
-
-void gt_arena__fini(struct gt_arena *a)
-{
-	struct chunk *c = a->chunks;
-
-	while (c) {
-		struct chunk *next = c->next;
-
-		chunk__unmap(c);
-		c = next;
-	}
-	if (a->spare)
-		chunk__unmap(a->spare);
-	memset(a, 0, sizeof(*a));
-}

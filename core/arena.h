@@ -7,9 +7,9 @@
 /*
  * A per-thread bump allocator for calling-context nodes and metric cells.
  * Memory comes from mmap in chunks that grow with use; what was allocated
- * stays where it is until gt_arena__fini() (nodes are never moved or freed),
- * while gt_arena__trim() gives back what is mapped and unused. Owned by one
- * thread; never shared.
+ * stays where it is for the life of the process (nodes are never moved or
+ * freed), while gt_arena__trim() gives back what is mapped and unused.
+ * Owned by one thread; never shared.
  *
  * Signal handlers may allocate only through gt_arena__alloc_signal(), which
  * never makes a system call: it uses the current chunk and, once, the spare
@@ -24,7 +24,6 @@ struct gt_arena {
 };
 
 void gt_arena__init(struct gt_arena *a);
-void gt_arena__fini(struct gt_arena *a);
 void *gt_arena__alloc(struct gt_arena *a, size_t size);
 void *gt_arena__alloc_signal(struct gt_arena *a, size_t size);
 void gt_arena__refill(struct gt_arena *a);

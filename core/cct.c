@@ -78,14 +78,6 @@ struct gt_cct_node *gt_cct__child(struct gt_cct *cct, struct gt_cct_node *parent
 	return n;
 }
 
-struct gt_cct_node *gt_cct__insert_path(struct gt_cct *cct, struct gt_cct_node *parent,
-					const uintptr_t *pcs, unsigned n, int signal_ctx)
-{
-	for (unsigned i = 0; i < n && parent; i++)
-		parent = gt_cct__child(cct, parent, GT_NODE_FRAME, pcs[i], signal_ctx);
-	return parent;
-}
-
 int gt_cct__add_new(struct gt_cct *cct, struct gt_cct_node *node, enum gt_metric m,
 		     uint64_t value, int signal_ctx)
 {

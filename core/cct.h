@@ -141,10 +141,6 @@ static inline int gt_cct__owns(const struct gt_cct *cct, const struct gt_cct_nod
 struct gt_cct_node *gt_cct__child(struct gt_cct *cct, struct gt_cct_node *parent,
 				  enum gt_node_kind kind, uint64_t key, int signal_ctx);
 
-/* Inserts frames (ordered root side first) under parent. */
-struct gt_cct_node *gt_cct__insert_path(struct gt_cct *cct, struct gt_cct_node *parent,
-					const uintptr_t *pcs, unsigned n, int signal_ctx);
-
 static inline uint32_t gt_cct__cell_slot(const struct gt_cct_node *node, uint32_t m)
 {
 	uint64_t x = ((uintptr_t)node ^ ((uint64_t)m << 52)) * 0x9e3779b97f4a7c15ull;

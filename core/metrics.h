@@ -34,7 +34,7 @@ extern const char *const gt_metric_class_names[GT_MC__COUNT];
 enum gt_metric_class gt_metric__class_by_name(const char *name);
 
 /*
- * Classes of GPU instructions by opcode (seed 000, equation 11), for the
+ * Classes of GPU instructions by opcode (HPCToolkit ICS'20, equation 11), for the
  * issued PC samples of each (GPI_* metrics) and for gpu/sass:
  * X(A, ID, "name", "what they do"), A passed through.
  */
@@ -77,7 +77,7 @@ enum gt_metric_class gt_metric__class_by_name(const char *name);
 #define GT_GPS_METRIC(X, id, cls, desc) X(GPS_##id, "GPS_" #id, "count", COUNT, "PC samples of warps waiting for " desc)
 
 /*
- * Where dependency stalls come from (seed 004, the instruction blamer): the
+ * Where dependency stalls come from (GPA (CGO'21), the instruction blamer): the
  * samples of warps waiting for a result, moved to the instruction that
  * produces it, by what that instruction is. X(A, ID, "producer").
  */

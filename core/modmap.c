@@ -265,21 +265,6 @@ int gt_modmap__init(void)
 	return atomic_load_explicit(&current, memory_order_acquire) ? 0 : -1;
 }
 
-void gt_modmap__fini(void)
-{
-	struct snapshot *s = atomic_exchange_explicit(&current, NULL, memory_order_acq_rel);
-
-	while (s) {
-		struct snapshot *older = s->older;
-
-		free(s);
-		s = older;
-	}
-	free(captured);
-	captured = NULL;
-	n_captured = 0;
-}
-
 struct seen {
 	uint32_t id;
 	uintptr_t bias;

@@ -12,9 +12,9 @@
  * The map is an immutable snapshot published through an atomic pointer:
  * gt_modmap__refresh (normal context only) builds a new one and publishes it
  * with a release store; lookups (any context, signal handlers included) load
- * it with acquire. Old snapshots are kept until gt_modmap__fini, so a reader
- * never sees freed memory. A lookup that misses marks the map stale; the next
- * safe point refreshes it.
+ * it with acquire. Old snapshots are kept for the life of the process, so a
+ * reader never sees freed memory. A lookup that misses marks the map stale;
+ * the next safe point refreshes it.
  *
  * The snapshots together are the load-module history: every module seen
  * while the process ran, at the address it had, closed ones included. A
@@ -40,7 +40,6 @@ struct gt_module {
 };
 
 int gt_modmap__init(void);
-void gt_modmap__fini(void);
 void gt_modmap__refresh(void);
 int gt_modmap__stale(void);
 const struct gt_module *gt_modmap__find(uintptr_t pc);

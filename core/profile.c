@@ -360,17 +360,6 @@ void gt_profile__set_meta(struct gt_profile *p, const char *key, const char *val
 	p->meta[p->n_meta++] = (struct gt_prof_meta){ .key = k, .value = v };
 }
 
-const char *gt_profile__get_meta(const struct gt_profile *p, const char *key)
-{
-	for (uint32_t i = 0; i < p->n_meta; i++) {
-		const char *k = gt_profile__str(p, p->meta[i].key);
-
-		if (k && key && !strcmp(k, key))
-			return gt_profile__str(p, p->meta[i].value);
-	}
-	return NULL;
-}
-
 static int ref_ok(uint32_t ref, uint32_t n)
 {
 	return ref == GT_NONE || ref < n;

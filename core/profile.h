@@ -140,7 +140,6 @@ uint32_t gt_profile__metric(struct gt_profile *p, const char *name, const char *
 void gt_profile__set_metric_class(struct gt_profile *p, uint32_t metric, uint32_t cls);
 uint32_t gt_profile__thread(struct gt_profile *p, uint32_t id, uint32_t tid, const char *kind);
 void gt_profile__set_meta(struct gt_profile *p, const char *key, const char *value);
-const char *gt_profile__get_meta(const struct gt_profile *p, const char *key);
 uint32_t gt_profile__node(struct gt_profile *p, const struct gt_prof_node *n);
 /* Records that the function named name has the symbol linkage (both
  * strings); the first one recorded stays. 0, -EINVAL or -ENOMEM. */

@@ -8,12 +8,14 @@
 #include <stdatomic.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
+#include <libelf.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "core/log.h"
 #include "core/modmap.h"
+#include "core/thread.h"
 #include "core/unwind.h"
 
 static char *debuginfo_path;
@@ -54,6 +56,15 @@ struct gt_symbolizer *gt_symbolizer__new(void)
 
 	if (!s)
 		return NULL;
+	/* libdw and libelf keep their error codes in dynamic thread-local
+	 * storage, touched at their first error, which comes when memory
+	 * runs out: touch both now, or symbolize nothing. */
+	if (gt_thread__tls_reserve(gt_thread__tls_size((const void *)(uintptr_t)&dwarf_errno)))
+		goto out_free;
+	dwarf_errno();
+	if (gt_thread__tls_reserve(gt_thread__tls_size((const void *)(uintptr_t)&elf_errno)))
+		goto out_free;
+	elf_errno();
 	s->dwfl = dwfl_begin(&proc_callbacks);
 	if (!s->dwfl)
 		goto out_free;

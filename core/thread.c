@@ -1,7 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 #include "core/thread.h"
 
+#include <dlfcn.h>
+#include <errno.h>
+#include <link.h>
 #include <pthread.h>
+#include <stdalign.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -33,11 +38,15 @@ static unsigned limit(void)
 									     : GT_MAX_THREADS;
 }
 
-static struct gt_thread *refuse(void)
+static struct gt_thread *refuse(int no_memory)
 {
 	if (!refused) {
 		refused = 1;
-		if (atomic_fetch_add_explicit(&n_refused, 1, memory_order_relaxed) == 0)
+		if (atomic_fetch_add_explicit(&n_refused, 1, memory_order_relaxed) != 0)
+			return NULL;
+		if (no_memory)
+			gt_warn("thread", "out of memory for a thread's record: it and others are not measured");
+		else
 			gt_warn("thread", "more than %u threads: the others are not measured (GPUTOOL_MAX_THREADS)",
 				limit());
 	}
@@ -47,6 +56,71 @@ static struct gt_thread *refuse(void)
 uint64_t gt_thread__refused(void)
 {
 	return atomic_load_explicit(&n_refused, memory_order_relaxed);
+}
+
+struct tls_find {
+	uintptr_t fn;
+	size_t size;
+};
+
+static int tls__find(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct tls_find *f = arg;
+	const ElfW(Phdr) *tls = NULL;
+	int inside = 0;
+
+	(void)size;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+
+		if (ph->p_type == PT_LOAD && f->fn >= lo && f->fn - lo < ph->p_memsz)
+			inside = 1;
+		else if (ph->p_type == PT_TLS)
+			tls = ph;
+	}
+	if (!inside)
+		return 0;
+	/* glibc's allocate_dtv_entry: malloc(size) where malloc's own
+	 * alignment serves, else size + alignment to align by hand. */
+	if (tls && tls->p_memsz)
+		f->size = tls->p_align <= alignof(max_align_t) ? tls->p_memsz : tls->p_memsz + tls->p_align;
+	return 1;
+}
+
+/*
+ * The process's malloc and free: those the loader calls. The library's own
+ * malloc() goes to the tool's heap (core/mem.h), which would say nothing of
+ * whether the loader's can still allocate. Set by gt_thread__tls_size, at
+ * init, before any thread is prepared.
+ */
+static void *(*proc_malloc)(size_t);
+static void (*proc_free)(void *);
+
+size_t gt_thread__tls_size(const void *fn)
+{
+	struct tls_find f = { .fn = (uintptr_t)fn };
+
+	*(void **)&proc_malloc = dlsym(RTLD_DEFAULT, "malloc");
+	*(void **)&proc_free = dlsym(RTLD_DEFAULT, "free");
+	dl_iterate_phdr(tls__find, &f);
+	return f.size;
+}
+
+int gt_thread__tls_reserve(size_t size)
+{
+	void *p;
+
+	if (!size || !proc_malloc || !proc_free)
+		return 0;
+	p = proc_malloc(size);
+	if (!p)
+		return -ENOMEM;
+	/* An allocation freed unused may be elided by the compiler: this one
+	 * must reach malloc. */
+	__asm__ volatile("" : : "r"(p) : "memory");
+	proc_free(p);
+	return 0;
 }
 
 __thread struct gt_thread *gt_thread_self __attribute__((tls_model("initial-exec")));
@@ -192,11 +266,11 @@ struct gt_thread *gt_thread__self_slow(enum gt_thread_kind kind)
 	if (idx >= limit()) {
 		/* Keep the counter saturated so gt_thread__count stays valid. */
 		atomic_store_explicit(&n_slots, limit(), memory_order_relaxed);
-		return refuse();
+		return refuse(0);
 	}
 	t = calloc(1, sizeof(*t));
 	if (!t)
-		return refuse();
+		return refuse(1);
 	t->index = idx;
 	t->tid = (pid_t)syscall(SYS_gettid);
 	t->kind = kind;
@@ -204,7 +278,7 @@ struct gt_thread *gt_thread__self_slow(enum gt_thread_kind kind)
 	gt_cct__init(&t->cct, &t->arena);
 	if (!t->cct.root) {
 		free(t);
-		return refuse();
+		return refuse(1);
 	}
 	t->idle_node = gt_cct__placeholder(&t->cct, t->cct.root, GT_PH_OMP_IDLE);
 	t->memo = gt_unwind__memo_new();

@@ -155,6 +155,20 @@ uint32_t gt_thread__revivals(void);
  * out of memory): not measured, counted once each. */
 uint64_t gt_thread__refused(void);
 
+/*
+ * Dynamic thread-local storage of the libraries the tool uses (libunwind's
+ * frame cache, libdw's and libelf's error codes): the loader allocates a
+ * thread's block with malloc at the thread's first touch, and ends the
+ * process when that malloc fails ("cannot allocate memory for thread-local
+ * data", exit 127). A caller touches a block first right after
+ * gt_thread__tls_reserve(size) returned 0: a malloc of that size has just
+ * worked, and the freed chunk waits in the thread's arena for the loader's.
+ * gt_thread__tls_size: what the loader asks malloc for, for the module that
+ * holds @fn; 0 when it has no such block. Normal context.
+ */
+size_t gt_thread__tls_size(const void *fn);
+int gt_thread__tls_reserve(size_t size);
+
 /* Registry: threads in creation order. A slot not yet published reads NULL. */
 uint32_t gt_thread__count(void);
 struct gt_thread *gt_thread__at(uint32_t index);

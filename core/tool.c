@@ -17,6 +17,7 @@
 #include "core/config.h"
 #include "core/endsig.h"
 #include "core/log.h"
+#include "core/mem.h"
 #include "core/modmap.h"
 #include "core/output.h"
 #include "core/profile.h"
@@ -290,6 +291,7 @@ static void tool__meta(struct gt_profile *p, const struct gt_output *o, uint64_t
 	uint64_t tool_samples = 0, dropped = 0, samples = 0, wall = 0, wall_tool = 0;
 	unsigned kinds = gt_sample__kinds();
 	struct gt_unwind_stats us, sum = { 0 };
+	struct gt_mem_stats heap;
 	uint32_t n = gt_thread__count();
 	long len;
 	int nf;
@@ -363,11 +365,20 @@ static void tool__meta(struct gt_profile *p, const struct gt_output *o, uint64_t
 		 (unsigned long long)sum.memo_hits, (unsigned long long)sum.memo_misses,
 		 (unsigned long long)sum.full_unwinds);
 	gt_profile__set_meta(p, "context_memo", buf);
+	/* The tool's own heap (core/mem.h), as the program's end left it: what
+	 * the tool holds beside its per-thread trees. 0 in the sanitizer
+	 * builds, which use libc's. */
+	gt_mem__stats(&heap);
+	if (heap.mapped) {
+		snprintf(buf, sizeof(buf), "%zu", heap.mapped);
+		gt_profile__set_meta(p, "tool_heap_bytes", buf);
+	}
 	/* What the tool cost, for benchmarks (GPUTOOL_VERBOSE=2). */
-	gt_info("exit", "overhead: %llu context lookups, %llu full unwinds; %llu samples, %llu inside the tool",
+	gt_info("exit", "overhead: %llu context lookups, %llu full unwinds; %llu samples, %llu inside the tool; heap %zu KiB",
 		(unsigned long long)(sum.memo_hits + sum.memo_misses),
 		(unsigned long long)sum.full_unwinds,
-		(unsigned long long)(samples + tool_samples + dropped), (unsigned long long)tool_samples);
+		(unsigned long long)(samples + tool_samples + dropped), (unsigned long long)tool_samples,
+		heap.mapped >> 10);
 	gt_profile__set_meta(p, "output_dir", o->dir);
 	if (gt_thread__reused()) {
 		snprintf(buf, sizeof(buf), "%llu", (unsigned long long)gt_thread__reused());

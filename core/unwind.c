@@ -94,11 +94,22 @@ static void gcc_unwinder__init(void)
 		gcc_backtrace = (__typeof__(gcc_backtrace))dlsym(h, "_Unwind_Backtrace");
 }
 
+/*
+ * libunwind's per-thread frame cache is dynamic thread-local storage
+ * (gt_thread__tls_reserve says why it is touched first only after a
+ * reservation). Where that fails, the thread never calls unw_backtrace.
+ * unw_tls_size: written once at init, before any thread is prepared.
+ */
+static size_t unw_tls_size;
+/* 1 once the calling thread's libunwind block exists. */
+static __thread int unw_tls_ready;
+
 int gt_unwind__init(void)
 {
 	entry_point = (uintptr_t)getauxval(AT_ENTRY);
 	if (!gcc_backtrace)
 		gcc_unwinder__init();
+	unw_tls_size = gt_thread__tls_size((const void *)(uintptr_t)&unw_backtrace);
 	/* No register-state cache. unw_backtrace in a signal handler keeps
 	 * its own per-thread cache of frames; only an address new to the
 	 * thread takes the full step, which with a shared cache (the global
@@ -218,7 +229,12 @@ void gt_unwind__thread_init(void)
 {
 	void *ips[4];
 
+	if (unw_tls_ready)
+		return;
+	if (gt_thread__tls_reserve(unw_tls_size))
+		return;
 	unw_backtrace(ips, 4);
+	unw_tls_ready = 1;
 }
 
 int gt_unwind__ips(void *uc, struct gt_frame *f, int max)
@@ -252,6 +268,17 @@ int gt_unwind__ips(void *uc, struct gt_frame *f, int max)
 			return n - k;
 		}
 		k = 0;
+	}
+	if (!unw_tls_ready) {
+		/* Out of memory when the thread started (gt_unwind__thread_init):
+		 * a signal handler goes without frames, normal context takes the
+		 * validated step, which needs no thread-local storage. */
+		if (uc)
+			return 0;
+		n = gt_unwind__raw(NULL, f, max);
+		for (int i = 0; i < n; i++)
+			f[i].sp = 0;
+		return n;
 	}
 	n = unw_backtrace(ips, max);
 	if (uc) {

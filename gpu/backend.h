@@ -3,9 +3,11 @@
 #define GT_GPU_BACKEND_H
 
 /*
- * The table every device backend (gpu/cupti/, gpu/opencl/, OpenMP target,
- * OpenACC) plugs into. A backend fills a static struct gt_backend and calls
- * gt_backend__register from its entry point, after gt_tool__start().
+ * The table every device backend (gpu/cupti/, gpu/opencl/, the OpenMP
+ * target trace of ompt/target-trace.c) plugs into. A backend fills a static
+ * struct gt_backend and calls gt_backend__register from its entry point,
+ * after gt_tool__start(). OpenACC has no backend of its own: it only probes
+ * (below), so that the vendor's backend starts.
  *
  *   start   called once by gt_backend__register, after the monitor thread
  *           runs. Returns 0, or a negative errno when the backend cannot

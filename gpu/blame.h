@@ -106,9 +106,9 @@ int64_t gt_blame__in_flight(int device);
 int gt_blame__devices_used(void);
 
 /*
- * Counters, published by the monitor after each round (like
- * gt_monitor__stats: after gt_monitor__flush they cover everything
- * delivered before it).
+ * Counters, published by the monitor after each round, before its
+ * `rounds` (gt_monitor__stats: read after a wait for rounds, they cover
+ * everything delivered before it).
  */
 #define GT_BLAME_STATS(X)                                                            \
 	X(syncs, "sync records received")                                            \

@@ -37,9 +37,6 @@ enum {
 	STAT_N
 };
 
-/* A flusher re-checks that the monitor is alive this often. */
-#define FLUSH_RECHECK_NS 10000000u
-
 /*
  * Grouped by who writes how often, one group per cache line or more: the
  * words every correlate and drain reads are written almost never, so their
@@ -58,8 +55,6 @@ struct gt_mon {
 	atomic_int state;
 	/* Set by stop (release); read by the monitor (acquire) at each round. */
 	atomic_int stop_req;
-	/* 1 from start until the monitor thread leaves its loop (release). */
-	atomic_int alive;
 	/* Set by the finalizer; see gt_gpu_thread.draining. seq_cst. */
 	atomic_int closing;
 	/*
@@ -69,19 +64,15 @@ struct gt_mon {
 	_Atomic uint32_t generation;
 
 	/*
-	 * Futex words, written at each flush, notify and sleep.
+	 * Futex words, written at each notify and sleep.
 	 * `wake`: the monitor sleeps on it; wakers increment it.
 	 * `asleep`: 1 while the monitor may be in (or entering) its sleep.
-	 * `flush_req`: tickets of flushers (seq_cst RMW); `flush_done`: the last
-	 * ticket the monitor has served (release store, acquire loads),
-	 * flushers sleep on it.
 	 */
 	alignas(64) _Atomic uint32_t wake;
 	atomic_int asleep;
-	_Atomic uint32_t flush_req;
-	_Atomic uint32_t flush_done;
 
-	/* Published counters: written by the monitor (relaxed), read anywhere. */
+	/* Published counters: written by the monitor (relaxed; `rounds`
+	 * seq_cst, last), read anywhere. */
 	alignas(64) _Atomic uint64_t pub[STAT_N];
 
 	/* ---- monitor thread only (and the stopper after the join) ---- */

@@ -195,7 +195,7 @@ size_t gt_monitor__drain(struct gt_thread *t)
 	return n;
 }
 
-/* ---- waking and flushing ---- */
+/* ---- waking ---- */
 
 void gt_monitor__poke(void)
 {
@@ -210,31 +210,4 @@ void gt_monitor__notify(void)
 {
 	if (gt_monitor__running())
 		gt_monitor__poke();
-}
-
-void gt_monitor__flush(void)
-{
-	struct timespec recheck = ns_to_ts(FLUSH_RECHECK_NS);
-	uint32_t ticket;
-
-	if (!gt_monitor__running())
-		return;
-	/*
-	 * seq_cst RMW: everything this thread (and whatever happened-before
-	 * it) delivered precedes the ticket; the monitor's acquire load of
-	 * flush_req at the start of a round makes it visible to that round.
-	 */
-	ticket = atomic_fetch_add_explicit(&gt_mon.flush_req, 1, memory_order_seq_cst) + 1;
-	gt_monitor__poke();
-	for (;;) {
-		/* Acquire: pairs with the monitor's release store, which follows
-		 * the round and the publication of the counters. */
-		uint32_t done = atomic_load_explicit(&gt_mon.flush_done, memory_order_acquire);
-
-		if ((int32_t)(done - ticket) >= 0)
-			return;
-		if (!atomic_load_explicit(&gt_mon.alive, memory_order_acquire))
-			return;
-		futex(&gt_mon.flush_done, FUTEX_WAIT_PRIVATE, done, &recheck);
-	}
 }

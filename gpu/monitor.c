@@ -400,40 +400,38 @@ static void monitor__publish(void)
 	GT_MONITOR_STATS(X)
 #undef X
 	for (int i = 0; i < STAT_N; i++)
-		atomic_store_explicit(&gt_mon.pub[i], v[i], memory_order_relaxed);
+		if (i != STAT_rounds)
+			atomic_store_explicit(&gt_mon.pub[i], v[i], memory_order_relaxed);
 	gt_blame__publish();
+	/* Seq_cst, last: pairs with the seq_cst load in gt_monitor__stats, so
+	 * that a reader who sees round n sees what round n published; and
+	 * ordered before the next round's seq_cst load of `wake` (monitor.h,
+	 * on waiting for rounds). Every round but the final ones publishes
+	 * once, so the count grows by one a round. */
+	atomic_store_explicit(&gt_mon.pub[STAT_rounds], v[STAT_rounds], memory_order_seq_cst);
 }
 
 /*
- * Sleeps up to @ns unless a flush or stop is pending. @w is the value of
+ * Sleeps up to @ns unless a stop is pending. @w is the value of
  * `wake` read at the start of the round that found nothing. No wake-up is
- * lost: a waker (poke) first publishes its work (records committed, a flush
- * ticket, the stop flag), then increments `wake`, then loads `asleep`, all
+ * lost: a waker (poke) first publishes its work (records committed, the
+ * stop flag), then increments `wake`, then loads `asleep`, all
  * seq_cst. If its increment precedes the monitor's read of @w, the round
  * that followed saw its work. Otherwise `wake` != @w, and the futex wait,
  * which compares the two atomically with going to sleep, either returns at
  * once or is already asleep when the waker, seeing asleep = 1, wakes it.
  */
-static void monitor__sleep(uint64_t ns, uint32_t w, uint32_t served)
+static void monitor__sleep(uint64_t ns, uint32_t w)
 {
 	struct timespec ts = ns_to_ts(ns);
 
 	atomic_store_explicit(&gt_mon.asleep, 1, memory_order_seq_cst);
-	if (atomic_load_explicit(&gt_mon.flush_req, memory_order_seq_cst) == served &&
-	    !atomic_load_explicit(&gt_mon.stop_req, memory_order_seq_cst)) {
+	if (!atomic_load_explicit(&gt_mon.stop_req, memory_order_seq_cst)) {
 		futex(&gt_mon.wake, FUTEX_WAIT_PRIVATE, w, &ts);
 		gt_mon.priv.sleeps++;
 	}
 	/* Relaxed: a hint; a waker that still reads 1 makes one spare call. */
 	atomic_store_explicit(&gt_mon.asleep, 0, memory_order_relaxed);
-}
-
-static void monitor__serve(uint32_t ticket)
-{
-	/* Release: pairs with the flusher's acquire load; the round and the
-	 * published counters happen-before the flusher returns. */
-	atomic_store_explicit(&gt_mon.flush_done, ticket, memory_order_release);
-	futex(&gt_mon.flush_done, FUTEX_WAKE_PRIVATE, INT_MAX, NULL);
 }
 
 /* At the end: what never matched is counted, and the map's memory freed. */
@@ -454,17 +452,15 @@ static void monitor__leftovers(void)
 static void *monitor__main(void *arg)
 {
 	uint64_t idle = GT_MONITOR_IDLE_MIN_NS;
-	uint32_t served = 0;
 
 	(void)arg;
 	/* Named for the user's top and debugger, and for the fault matrix,
 	 * which starves this thread to check what the budgets bound. */
 	pthread_setname_np(pthread_self(), "gputool-monitor");
 	for (;;) {
-		/* Seq_cst: pairs with the wakers' increments; see monitor__sleep. */
+		/* Seq_cst: pairs with the wakers' increments; see monitor__sleep
+		 * and, for waiting on a round, gt_monitor__stats. */
 		uint32_t w = atomic_load_explicit(&gt_mon.wake, memory_order_seq_cst);
-		/* Acquire: pairs with the flusher's RMW; see gt_monitor__flush. */
-		uint32_t ticket = atomic_load_explicit(&gt_mon.flush_req, memory_order_acquire);
 		/* Acquire: pairs with the release store in gt_monitor__stop, after
 		 * which the backends have delivered everything. */
 		int stop = atomic_load_explicit(&gt_mon.stop_req, memory_order_acquire);
@@ -488,21 +484,14 @@ static void *monitor__main(void *arg)
 				continue;
 			}
 		}
-		if (ticket != served) {
-			served = ticket;
-			monitor__serve(served);
-		}
 		if (n) {
 			idle = GT_MONITOR_IDLE_MIN_NS;
 			continue;
 		}
-		monitor__sleep(idle, w, served);
+		monitor__sleep(idle, w);
 		idle = idle * 2 < GT_MONITOR_IDLE_MAX_NS ? idle * 2 : GT_MONITOR_IDLE_MAX_NS;
 	}
 	monitor__leftovers();
-	/* Release: a flusher that sees 0 returns; everything is processed. */
-	atomic_store_explicit(&gt_mon.alive, 0, memory_order_release);
-	monitor__serve(atomic_load_explicit(&gt_mon.flush_req, memory_order_acquire));
 	return NULL;
 }
 
@@ -512,7 +501,6 @@ static void monitor__atfork_child(void)
 {
 	/* The monitor thread does not exist in the child: switch everything
 	 * off, so that nothing waits for it and no channel fills up. */
-	atomic_store_explicit(&gt_mon.alive, 0, memory_order_relaxed);
 	atomic_store_explicit(&gt_mon.state, MON_STOPPED, memory_order_release);
 	gt_backend__atfork_child();
 	gt_blame__atfork_child();
@@ -525,7 +513,6 @@ static void monitor__start_once(void)
 
 	gt_corrmap__init(&gt_mon.map, GT_MONITOR_PENDING_MAX);
 	gt_blame__init();
-	atomic_store_explicit(&gt_mon.alive, 1, memory_order_relaxed);
 	/* The monitor takes no signal meant for the application: it starts
 	 * with every signal blocked. */
 	sigfillset(&all);
@@ -533,7 +520,6 @@ static void monitor__start_once(void)
 	err = pthread_create(&gt_mon.thread, NULL, monitor__main, NULL);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (err) {
-		atomic_store_explicit(&gt_mon.alive, 0, memory_order_relaxed);
 		gt_mon.start_err = -err;
 		gt_warn("gpu", "monitor thread not started (%s); GPU operations are not measured",
 			strerror(err));
@@ -625,10 +611,15 @@ void gt_monitor__stop(void)
 void gt_monitor__stats(struct gt_monitor_stats *s)
 {
 	uint32_t n = gt_thread__count();
+	/* Seq_cst, first: pairs with the store in monitor__publish; the other
+	 * counters are then at least those of that round. */
+	uint64_t rounds = atomic_load_explicit(&gt_mon.pub[STAT_rounds], memory_order_seq_cst);
+
 #define X(field, desc) \
 	s->field = atomic_load_explicit(&gt_mon.pub[STAT_##field], memory_order_relaxed);
 	GT_MONITOR_STATS(X)
 #undef X
+	s->rounds = rounds;
 	s->channel_allocations = 0;
 	s->thread_lost = 0;
 	for (uint32_t k = 0; k < n; k++) {

@@ -129,19 +129,17 @@ void gt_monitor__notify(void);
 size_t gt_monitor__drain(struct gt_thread *t);
 
 /*
- * Returns once the monitor has processed everything delivered to it before
- * the call, so that the measurement records are in their threads' channels
- * (follow with gt_monitor__drain for the caller's own). Blocks the caller
- * (futex) for up to one round of the monitor; for synchronization points and
- * exit, not for every API call. Returns at once when the monitor is not
- * running.
- */
-void gt_monitor__flush(void);
-
-/*
  * Counters, for tests, benchmarks and the exit summary. The monitor publishes
- * them after every round; after gt_monitor__flush (or stop) they cover
- * everything delivered before it.
+ * them after every round, `rounds` last (seq_cst store, read first with a
+ * seq_cst load); after stop they cover everything delivered.
+ *
+ * Waiting for rounds: a thread that delivers, then calls gt_monitor__notify
+ * (a seq_cst increment of the monitor's wake word) and reads `rounds` = n,
+ * finds its deliveries processed once it reads n + 2: the round that
+ * published n + 1 came after its read in the seq_cst order, and the next
+ * round's first act, a seq_cst load of the wake word, then reads its
+ * increment or a later one. The tests wait so (tests/gpu/monitor-test.h);
+ * the library itself never waits for the monitor but at stop.
  */
 #define GT_MONITOR_STATS(X)                                                          \
 	X(correlations, "correlation records received")                             \

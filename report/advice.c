@@ -380,7 +380,7 @@ static void put_mix(FILE *f, uint64_t *const *mix, uint32_t i, double I)
 
 /*
  * Per kernel context (the kernel's node under its launch site), what its PC
- * samples say of the whole kernel (seed 000, equations 4-9): S samples, S_L
+ * samples say of the whole kernel (HPCToolkit ICS'20, equations 4-9): S samples, S_L
  * of them latency samples (no warp of the scheduler issued), S_I issued,
  * S_N eligible but not selected; W warp schedulers per SM.
  *   warp issue rate  W_R = (S - S_L) / S   (a scheduler's cycles that issue)

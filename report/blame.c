@@ -12,11 +12,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/metrics.h"
 #include "core/profile.h"
 
 #define WHERE_COLS 110 /* a calling context is shortened to about this width */
-#define MAX_DEVICES 64
-#define DEVICE_METRICS 4 /* GPU_IDLE_CAUSE_D0 .. _D3 */
+/* GPU_IDLE_CAUSE_D0 .. _D<n-1>, as the metrics table lists them. */
+#define DEVICE_METRICS (GT_M_GPU_IDLE_CAUSE_D3 - GT_M_GPU_IDLE_CAUSE_D0 + 1)
 
 /* ---- labels ---- */
 
@@ -203,11 +204,8 @@ int gt_report__blame(const struct gt_profile *p, FILE *f, unsigned top, const st
 	    !(gidle = excl_of(p, "GPU_IDLE_CAUSE", &t_gidle)))
 		goto out_free;
 	for (int d = 0; d < DEVICE_METRICS; d++) {
-		char name[32];
-		uint64_t *v;
+		uint64_t *v = excl_of(p, gt_metric_descs[GT_M_GPU_IDLE_CAUSE_D0 + d].name, &idle_cpu[d]);
 
-		snprintf(name, sizeof(name), "GPU_IDLE_CAUSE_D%d", d);
-		v = excl_of(p, name, &idle_cpu[d]);
 		if (!v)
 			goto out_free;
 		free(v);

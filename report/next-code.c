@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The code optimizers of "what to do next" (seed 004, section 5): changes
+ * The code optimizers of "what to do next" (GPA (CGO'21), section 5): changes
  * to a kernel's code whose samples the instruction blamer and the kernel's
  * structure single out, estimated with next.c's first model,
  *   T' / T = W_R (1 - c) + (1 - W_R) (w - f) / w,

@@ -3,7 +3,7 @@
  * What to do next (next.h). Each check reads metrics the run measured, by
  * name; a profile without them gets no advice of that kind.
  *
- * Kernels (from their PC samples; seed 004's stall elimination and latency
+ * Kernels (from their PC samples; GPA's (CGO'21) stall elimination and latency
  * hiding, with the scheduler's issue cycles kept). Of a kernel context's S
  * samples, L are latency samples (its scheduler issued nothing), so the
  * schedulers issued in the share W_R = (S - L) / S of its cycles; the share
@@ -627,8 +627,6 @@ static void check_resent(struct ctx *c)
 	}
 }
 
-/* The CPU waited at syncs (CPU_IDLE) and the GPU idled during CPU work
- * (GPU_IDLE_CAUSE): overlapping them saves at most the smaller. */
 /*
  * Launch-bound kernels: at a kernel's node, n of its N launches found their
  * stream idle after the kernel had been issued, for G in all
@@ -700,6 +698,8 @@ static void check_serial_sync(struct ctx *c)
 	}
 }
 
+/* The CPU waited at syncs (CPU_IDLE) and the GPU idled during CPU work
+ * (GPU_IDLE_CAUSE): overlapping them saves at most the smaller. */
 static void check_overlap(struct ctx *c)
 {
 	const struct gt_profile *p = c->p;

@@ -37,7 +37,3 @@ int gt_report__write_profile(const struct gt_profile *p, const char *path, FILE 
 	return err;
 }
 
-int gt_report__write_text(const struct gt_profile *p, FILE *f, unsigned top)
-{
-	return gt_report__write_profile(p, NULL, f, top);
-}

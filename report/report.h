@@ -7,7 +7,8 @@
  * thread) merged into one calling-context tree with statistics per context,
  * the metrics derived from it, and the writers of each output format. The
  * gputool command reports files and directories through it; the library
- * reports its own process at exit through it (gt_report__write_text).
+ * reports its own process at exit through it (gt_report__write_profile,
+ * which report/exit.c hands to the tool).
  * docs/REPORT.md describes what a user sees.
  *
  * Everything here runs in one thread, except the reader thread of load.c,
@@ -341,12 +342,10 @@ int gt_html__write(FILE *f, const struct gt_analysis *a, const struct gt_out_opt
 /*
  * One process's profile as the report of a one-process run (process.c):
  * the text `gputool report FILE` prints for the file p was written to,
- * path (NULL: none named). write_text is that without a path, for the
- * report at exit. 0, -ENOMEM, -EIO, or -EINVAL when p breaks the
- * invariants of core/profile.h.
+ * path (NULL: none named, as for the report at exit). 0, -ENOMEM, -EIO,
+ * or -EINVAL when p breaks the invariants of core/profile.h.
  */
 int gt_report__write_profile(const struct gt_profile *p, const char *path, FILE *f, unsigned top);
-int gt_report__write_text(const struct gt_profile *p, FILE *f, unsigned top);
 /* Chrome trace-event JSON from the traces of the run (trace.c): 0, 1
  * after printing why (no trace recorded, unreadable trace). */
 int gt_chrome__write(FILE *f, const char *path, const struct gt_run *r);

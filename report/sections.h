@@ -48,7 +48,7 @@ int gt_report__write_sections(const struct gt_profile *p, FILE *f, unsigned top,
  * run-time compilation (host time), one row per calling context, by device
  * time, then host time. GPU source lines: the lines of kernels with the most
  * PC samples, their stall classes, kernel and launch site; per kernel
- * context, the rates derived from its samples (seed 000, equations 4-9):
+ * context, the rates derived from its samples (HPCToolkit ICS'20, equations 4-9):
  * warp issue rate, IPC, eligible rate, SM busy and GPU active rates; the
  * GPU loops, stall trees and the stalls by their cause. (Advice, OpenCL's
  * best-practice checks and pageable copies included, is report/next.h's.)

@@ -27,6 +27,7 @@
 #include <time.h>
 
 #include "channels/bichannel.h"
+#include "tests/channels/bichannel-test.h"
 
 enum { WINDOW = 4096, BATCH = 64 };
 

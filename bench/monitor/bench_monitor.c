@@ -41,6 +41,7 @@
 #include "core/clock.h"
 #include "core/thread.h"
 #include "gpu/monitor.h"
+#include "tests/gpu/monitor-test.h"
 
 enum { WINDOW = 4096, MAX_APPS = 8, SITES = 16 };
 
@@ -126,7 +127,7 @@ static void app__run(struct app *a)
 		}
 	}
 	while (!a->direct && measured < b.ops) {
-		gt_monitor__flush();
+		monitor_test__flush();
 		measured += gt_monitor__drain(a->t);
 	}
 }
@@ -214,7 +215,7 @@ static double run(const char *label, int n_apps, int device, int direct, int rep
 		pthread_barrier_wait(&b.end);
 		t1 = gt_clock__now();
 		if (r == 0) {
-			gt_monitor__flush();
+			monitor_test__flush();
 			gt_monitor__stats(&s);
 			alloc_warm = s.channel_allocations;
 			cap_warm = s.map_capacity;
@@ -235,7 +236,7 @@ static double run(const char *label, int n_apps, int device, int direct, int rep
 		pthread_join(dev, NULL);
 	}
 
-	gt_monitor__flush();
+	monitor_test__flush();
 	gt_monitor__stats(&s);
 	if (direct) {
 		printf("%-14s %10.2f M ops/s %8.1f ns/op\n", label, best / 1e6, 1e9 / best);

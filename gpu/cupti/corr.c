@@ -34,13 +34,6 @@ static void corr__init(void)
 	corr = calloc(GT_CUPTI_CORR_SLOTS, sizeof(*corr));
 }
 
-void gt_cupti_corr__reset(void)
-{
-	pthread_once(&corr_once, corr__init);
-	if (corr)
-		memset(corr, 0, GT_CUPTI_CORR_SLOTS * sizeof(*corr));
-}
-
 void gt_cupti_corr__put(uint32_t cupti_id, uint64_t id, int32_t parts)
 {
 	struct corr_slot *s;

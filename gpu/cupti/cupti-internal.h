@@ -5,17 +5,23 @@
 /*
  * What the files of gpu/cupti/ share. See docs/CUDA.md for the design.
  *
- *   cupti.c     loading libcupti and libcuda, start, flush, stop, fork,
- *               InitializeInjection, devices and report facts
- *   callback.c  the API callbacks: calling context, placeholder,
- *               correlation; the correlation table and the graph table
- *   activity.c  activity buffers: conversion to struct gt_device_op,
- *               kernel names, occupancy
- *   elide.c     the static CUDA runtime's frames inside the application
- *   record.c    GPUTOOL_CUPTI_RECORD: raw buffers to a file, and reading
- *               them back (tests/cupti replays them)
- *   pcsamp.c    GPUTOOL_PC_SAMPLING: PC samples per instruction, their
- *               source lines, placed under the kernels' launch contexts
+ *   cupti.c          loading libcupti and libcuda, start, flush, stop, fork,
+ *                    InitializeInjection, devices and report facts
+ *   callback.c       the API callbacks: calling context, placeholder,
+ *                    correlation
+ *   corr.c           the correlation table (CUPTI id -> the tool's id) and
+ *                    the executable graphs' activity counts
+ *   activity.c       activity buffers: conversion to struct gt_device_op,
+ *                    kernel names, occupancy
+ *   elide.c          the static CUDA runtime's frames inside the application
+ *   record.c         GPUTOOL_CUPTI_RECORD: raw buffers to a file, and reading
+ *                    them back (tests/cupti replays them)
+ *   pcsamp.c         GPUTOOL_PC_SAMPLING: PC samples per instruction, from
+ *                    CUPTI (pcsamp-internal.h is what it shares with ...)
+ *   pcsamp-place.c   ... placing them under the kernels' launch contexts
+ *   sasscount.c      GPUTOOL_SASS_COUNTS: executions of each instruction
+ *   smclock.c        the SM clock while kernels run (NVML), for PC sample rates
+ *   off.c            the entry point when the backend is not built in
  */
 
 #include <cupti.h>
@@ -192,7 +198,6 @@ enum gt_cupti_class gt_cupti__class(CUpti_CallbackDomain domain, CUpti_CallbackI
 #define GT_CUPTI_CORR_SLOTS (1u << 18)
 void gt_cupti_corr__put(uint32_t cupti_id, uint64_t id, int32_t parts);
 int gt_cupti_corr__get(uint32_t cupti_id, uint64_t *id, int *more);
-void gt_cupti_corr__reset(void);
 
 /* A 64-bit mixer (MurmurHash3's finalizer), for hashing handles and keys. */
 static inline uint64_t gt_cupti__mix64(uint64_t x)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The SM clock during the run, for the rates derived from PC samples (seed
- * 000, equations 8-10 take the average SM clock while kernels run): with
+ * The SM clock during the run, for the rates derived from PC samples (HPCToolkit
+ * ICS'20, equations 8-10 take the average SM clock while kernels run): with
  * GPUTOOL_PC_SAMPLING, a thread of the tool reads NVML's current SM clock
  * of the sampled device every SAMPLE_MS while the device has operations in
  * flight (gt_blame__in_flight), and the mean of those readings replaces the

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The instruction blamer (sass.h says what it does; seed 004, section 4).
+ * The instruction blamer (sass.h says what it does; GPA (CGO'21), section 4).
  * What this version leaves out of GPA's: the scoreboard barriers of the
  * control codes (nvdisasm's text does not show them), predicate coverage
  * (the search stops at the first write of a register on a path, guarded

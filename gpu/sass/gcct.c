@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * GPU calling contexts from flat PC samples (seed 000, algorithm 3):
+ * GPU calling contexts from flat PC samples (HPCToolkit ICS'20, algorithm 3):
  *
  *   1. the call graph of a section: a vertex per function, an edge per
  *      call instruction, weighted by the samples in which that instruction

@@ -6,7 +6,7 @@
  * The structure of a CUDA binary (cubin) from NVIDIA's disassembler: its
  * functions, their instructions with source lines and instruction classes,
  * the calls between functions and the loops of each function, and the GPU
- * calling contexts that PC samples imply (seed 000, algorithm 3).
+ * calling contexts that PC samples imply (HPCToolkit ICS'20, algorithm 3).
  *
  * The input is what `nvdisasm -c -g -gi` prints (gt_sass__disassemble runs it);
  * NVIDIA documents no machine encoding, and nvdisasm is the vendor's own
@@ -23,7 +23,7 @@
 
 #define GT_SASS_NONE UINT32_MAX
 
-/* Instruction classes (seed 000, equation 11), from the opcode: the list
+/* Instruction classes (HPCToolkit ICS'20, equation 11), from the opcode: the list
  * in core/metrics.h, whose GPI_* metrics count their issued samples. */
 #define GT_SASS_CLASS_ENUM(A, id, name, desc) GT_SASS_##id,
 enum gt_sass_class { GT_GPU_INSN_CLASSES(GT_SASS_CLASS_ENUM, _) GT_SASS__CLASSES };
@@ -121,7 +121,7 @@ uint32_t gt_sass__section(const struct gt_sass *s, const char *name);
 enum gt_sass_class gt_sass__class_of(const char *opcode);
 
 /*
- * GPU calling contexts of one section's samples (seed 000, algorithm 3):
+ * GPU calling contexts of one section's samples (HPCToolkit ICS'20, algorithm 3):
  * the call graph of the section's functions, its cycles folded into one
  * vertex each, call counts estimated from the samples of call instructions
  * (a function whose callers' calls were never sampled gets one call from
@@ -160,7 +160,7 @@ int gt_sass__gcct(const struct gt_sass *s, uint32_t section, const uint64_t *wei
 void gt_sass__gcct_fini(struct gt_sass_gcct *g);
 
 /*
- * The instruction blamer (seed 004, section 4, simplified): the samples of
+ * The instruction blamer (GPA (CGO'21), section 4, simplified): the samples of
  * an instruction that waited for a result are moved to the instructions
  * that produce its operands, found backwards along the control flow (up
  * to the first write of each register on each path, over at most a few
@@ -189,7 +189,7 @@ void gt_sass__gcct_fini(struct gt_sass_gcct *g);
  *
  * @inloop (NULL: not wanted) gets per instruction of the section the part
  * of those samples that unrolling its loop GT_GPO_UNROLL_BY times would
- * hide (seed 004's loop unrolling optimizer): waits of instructions in the
+ * hide (GPA's (CGO'21) loop unrolling optimizer): waits of instructions in the
  * producer's own innermost loop, not on local memory nor a call, and not a
  * recurrence (the producer does not depend, through the loop's
  * instructions and around its back edge, on the waiting instruction's

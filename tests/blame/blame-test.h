@@ -17,6 +17,7 @@
 #include "gpu/device-op.h"
 #include "gpu/monitor.h"
 #include "tests/unit/test.h"
+#include "tests/gpu/monitor-test.h"
 
 #define US 1000ull
 #define MS 1000000ull
@@ -67,7 +68,7 @@ static inline void complete(struct gt_thread *t, uint64_t id, uint64_t start, ui
 /* Everything delivered so far is processed and @t's share applied. */
 static inline void settle(struct gt_thread *t)
 {
-	gt_monitor__flush();
+	monitor_test__flush();
 	gt_monitor__drain(t);
 }
 

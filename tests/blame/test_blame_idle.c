@@ -39,6 +39,7 @@
 #include "core/unwind.h"
 #include "tests/blame/blame-test.h"
 #include "tests/blame/blame_spin.h"
+#include "tests/gpu/monitor-test.h"
 
 enum { HZ = 1000, RUNS = 200 };
 #define PERIOD (1000000000ull / HZ)
@@ -94,7 +95,7 @@ static void latency(struct gt_thread *t, struct gt_cct_node *L, int notify, uint
 	static uint64_t lat[RUNS];
 	struct gt_monitor_stats s0, s1;
 
-	gt_monitor__flush();
+	monitor_test__flush();
 	gt_monitor__stats(&s0);
 	for (int i = 0; i < RUNS; i++) {
 		uint64_t id = launch(t, L, 0), t0;
@@ -116,7 +117,7 @@ static void latency(struct gt_thread *t, struct gt_cct_node *L, int notify, uint
 		CHECK(gt_blame__in_flight(0) == 0);
 		gt_monitor__drain(t);
 	}
-	gt_monitor__flush();
+	monitor_test__flush();
 	gt_monitor__stats(&s1);
 	CHECK_EQ_U(s1.activities - s0.activities, RUNS);
 	CHECK_EQ_U(s1.correlations - s0.correlations, RUNS);

@@ -42,7 +42,7 @@ static char *render(const struct gt_profile *p)
 	FILE *f = open_memstream(&out, &len);
 
 	CHECK(f);
-	CHECK(gt_report__write_text(p, f, 0) == 0);
+	CHECK(gt_report__write_profile(p, NULL, f, 0) == 0);
 	fclose(f);
 	return out;
 }

@@ -33,6 +33,7 @@
 #include <time.h>
 
 #include "channels/bichannel.h"
+#include "tests/channels/bichannel-test.h"
 
 #ifndef STRESS_DEFAULT_RECORDS
 #define STRESS_DEFAULT_RECORDS 10000000ULL

@@ -22,6 +22,7 @@
 #include "gpu/monitor.h"
 #include "tests/cupti/cupti-test.h"
 #include "tests/unit/test.h"
+#include "tests/gpu/monitor-test.h"
 
 /* ---- replay ------------------------------------------------------------------ */
 
@@ -177,7 +178,6 @@ struct gt_thread *replay_activity_begin(struct gt_cupti_replay *cb)
 	cb->device = replay__device;
 	cb->arg = &r;
 	gt_cupti_lib.demangle = NULL; /* names as CUPTI gives them (mangled) */
-	gt_cupti_corr__reset();
 	CHECK(gt_monitor__start() == 0);
 	r.t = gt_thread__self(GT_THREAD_INITIAL);
 	return r.t;
@@ -185,7 +185,7 @@ struct gt_thread *replay_activity_begin(struct gt_cupti_replay *cb)
 
 void replay_activity_end(void)
 {
-	gt_monitor__flush();
+	monitor_test__flush();
 	gt_monitor__drain(r.t);
 }
 
@@ -197,7 +197,7 @@ int replay_blame(const char *path)
 
 	replay_activity_begin(&cb);
 	CHECK(gt_cupti_record__replay(path, &cb) == 0);
-	gt_monitor__flush();
+	monitor_test__flush();
 	replay_activity_end();
 	sync = sum(&r, "wait_all", GT_PH_GPU_SYNC, NULL, GT_M_CPU_IDLE);
 	copy = sum(&r, "copy_back", GT_PH_GPU_COPY_D2H, NULL, GT_M_CPU_IDLE);

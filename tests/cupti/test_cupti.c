@@ -32,6 +32,7 @@
 #include "gpu/monitor.h"
 #include "tests/cupti/cupti-test.h"
 #include "tests/unit/test.h"
+#include "tests/gpu/monitor-test.h"
 
 static const struct gt_cupti_device h100 = {
 	.cc_major = 9, .warp_size = 32, .max_threads_per_sm = 2048, .max_blocks_per_sm = 32,
@@ -87,7 +88,6 @@ static void test_corr(void)
 	uint64_t id = 0;
 	int more = 1;
 
-	gt_cupti_corr__reset();
 	gt_cupti_corr__put(7, 1007, 1);
 	CHECK(gt_cupti_corr__get(7, &id, &more) && id == 1007 && !more);
 	CHECK(!gt_cupti_corr__get(8, &id, &more));
@@ -191,7 +191,6 @@ static void test_synthetic(void)
 	struct gt_monitor_stats st;
 
 	gt_cupti_lib.demangle = NULL;
-	gt_cupti_corr__reset();
 	memcpy((void *)&gt_cupti_devices[0], &h100, sizeof(h100));
 	atomic_store(&gt_cupti_devices[0].ready, 1);
 	CHECK(gt_monitor__start() == 0);
@@ -248,7 +247,7 @@ static void test_synthetic(void)
 	mr->correlationId = 99;
 	deliver(s.buf, s.len, s.offs, s.n);
 
-	gt_monitor__flush();
+	monitor_test__flush();
 	gt_monitor__drain(t);
 	kph = child(a, GT_NODE_PLACEHOLDER, GT_PH_GPU_KERNEL);
 	k = kph ? kph->children : NULL;
@@ -343,7 +342,6 @@ static CUptiResult CUPTIAPI enable(uint32_t e, CUpti_SubscriberHandle h, CUpti_C
 /* The backend live on this thread, its API callbacks enabled. */
 static struct gt_thread *callbacks__start(void)
 {
-	gt_cupti_corr__reset();
 	CHECK(gt_monitor__start() == 0);
 	/* The class table is filled when callbacks are enabled. */
 	gt_cupti_lib.cuptiEnableCallback = enable;
@@ -393,7 +391,7 @@ static void test_callbacks(void)
 	mr->srcKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, mr->dstKind = CUPTI_ACTIVITY_MEMORY_KIND_PINNED;
 	mr->correlationId = 106, mr->bytes = 8192, mr->start = 10, mr->end = 30;
 	deliver(s.buf, s.len, s.offs, s.n);
-	gt_monitor__flush();
+	monitor_test__flush();
 	gt_monitor__drain(t);
 
 	CHECK_EQ_U(tree_sum(t, GT_PH_GPU_COPY_H2D, GT_M_GXCOPY_H2D_BYTES), 4096);
@@ -627,7 +625,6 @@ static void test_implicit_sync(void)
 	struct gt_thread *t;
 
 	gt_cupti_lib.demangle = NULL;
-	gt_cupti_corr__reset();
 	memcpy((void *)&gt_cupti_devices[0], &h100, sizeof(h100));
 	atomic_store(&gt_cupti_devices[0].ready, 1);
 	CHECK(gt_monitor__start() == 0);
@@ -661,8 +658,8 @@ static void test_implicit_sync(void)
 	mr->copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_DTOH;
 	mr->correlationId = 303, mr->bytes = 64, mr->start = t_async, mr->end = t_async + 1000;
 	deliver(s.buf, s.len, s.offs, s.n);
-	gt_monitor__flush();
-	gt_monitor__flush(); /* the sync settles once its operations are in */
+	monitor_test__flush();
+	monitor_test__flush(); /* the sync settles once its operations are in */
 	gt_monitor__drain(t);
 
 	/* Each copy under its call site: the blocking one has CPU_IDLE, as
@@ -730,7 +727,6 @@ static void test_stream_device(void)
 	struct gt_thread *t;
 
 	gt_cupti_lib.demangle = NULL;
-	gt_cupti_corr__reset();
 	for (int d = 0; d < 2; d++) {
 		memcpy((void *)&gt_cupti_devices[d], &h100, sizeof(h100));
 		atomic_store(&gt_cupti_devices[d].ready, 1);
@@ -751,7 +747,7 @@ static void test_stream_device(void)
 	kr = synth__kernel(&s, 400, t_launch, t_launch + 1000, kname0);
 	kr->deviceId = 0, kr->streamId = 3;
 	deliver(s.buf, s.len, s.offs, s.n);
-	gt_monitor__flush();
+	monitor_test__flush();
 	s = (struct synth){ 0 };
 	api_ctx(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, "cudaLaunchKernel",
 		401, &launch, NULL, 0x2000);
@@ -762,8 +758,8 @@ static void test_stream_device(void)
 	kr = synth__kernel(&s, 401, t_launch, t_sync1 - 1000, kname);
 	kr->deviceId = 1, kr->streamId = 7;
 	deliver(s.buf, s.len, s.offs, s.n);
-	gt_monitor__flush();
-	gt_monitor__flush();
+	monitor_test__flush();
+	monitor_test__flush();
 	gt_monitor__drain(t);
 	CHECK(tree_sum(t, GT_PH_GPU_SYNC, GT_M_CPU_IDLE) >= wait_ns);
 	CHECK(child_named(ph_of(t), kname) && metric_at(child_named(ph_of(t), kname), GT_M_CPU_IDLE_CAUSE) >= wait_ns - 2000);
@@ -842,7 +838,7 @@ static void deliver_batch(uint32_t first_cid)
 		mr->start = 100, mr->end = 101;
 	}
 	deliver(s.buf, s.len, s.offs, s.n);
-	gt_monitor__flush();
+	monitor_test__flush();
 }
 
 static long rss_kb(void)
@@ -865,7 +861,6 @@ static void test_short_threads(void)
 	uint32_t records_before, records;
 	long rss_warm = 0, rss_end;
 
-	gt_cupti_corr__reset();
 	CHECK(gt_monitor__start() == 0);
 	gt_thread__self(GT_THREAD_INITIAL);
 	gt_cupti_lib.cuptiEnableCallback = enable;

@@ -75,6 +75,11 @@ def env_with(extra=None, tool=True, outdir=None):
     return e
 
 
+def counts(codes):
+    """Exit codes with how often each came: "0 x3, 139 x2"."""
+    return ", ".join("%d x%d" % (c, codes.count(c)) for c in sorted(set(codes)))
+
+
 def no_core():
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
 
@@ -924,6 +929,45 @@ def add_thread_cases():
                (n, meta(doc, "threads_unmeasured")))
         return "exit 0; %d threads in the profile, none unmeasured" % n
     case("threads", "3,000 threads under ulimit -v 1000000", "runs; every thread measured")(vlimit)
+
+    def tls_oom():
+        # The loader allocates a dlopened library's dynamic thread-local
+        # storage with malloc at a thread's first touch and ends the process
+        # (exit 127) when that fails: the tool's own storage is initial-exec,
+        # and libunwind's is touched only after a malloc of its size worked.
+        if SANITIZED:
+            raise Skip("a sanitizer reserves terabytes of shadow memory")
+        args = ["threads", "200", "100"]
+
+        def at(kib, tool):
+            lim = kib * 1024
+            rc, out, err, outdir = hostile(args, tool=tool, timeout=120,
+                                           preexec=lambda: resource.setrlimit(resource.RLIMIT_AS, (lim, lim)))
+            shutil.rmtree(outdir, ignore_errors=True)
+            return rc, "thread-local data" in err
+        # Where the bare program starts to fail of its own accord (libomp out
+        # of memory), to 2 MiB: the tool runs there and a little above.
+        lo, hi = 8192, 1 << 20
+        while hi - lo > 2048:
+            mid = (lo + hi) // 2
+            if at(mid, False)[0] == 0:
+                hi = mid
+            else:
+                lo = mid
+        bare, tool, tls = [], [], []
+        for kib in range(hi - 4096, hi + 24 * 1024, 4096):
+            bare.append(at(kib, False)[0])
+            for _ in range(5):
+                rc, said = at(kib, True)
+                tool.append(rc)
+                if rc == 127 or said:
+                    tls.append("%d KiB: exit %d" % (kib, rc))
+        expect(not tls, "loader out of memory for thread-local data in %d of %d runs (%s)" %
+               (len(tls), len(tool), "; ".join(tls)))
+        return "%d runs at %d-%d KiB, none out of memory for thread-local data (exits %s; bare: %s)" % (
+            len(tool), hi - 4096, hi + 20 * 1024, counts(tool), counts(bare))
+    case("threads", "200 threads, 100 at a time, at the edge of ulimit -v, 35 runs",
+         "the tool's thread-local storage never makes the loader end the program")(tls_oom)
 
     def limit():
         rc, out, err, outdir = hostile(["threads", "20", "5"])

@@ -20,6 +20,7 @@
 #include "gpu/blame.h"
 #include "gpu/monitor.h"
 #include "tests/unit/test.h"
+#include "tests/gpu/monitor-test.h"
 
 static uint64_t sum_metric(struct gt_cct *cct, enum gt_metric m);
 
@@ -227,7 +228,7 @@ static void test_stop_while_draining(void)
 			gt_monitor__notify();
 		/* Let the racer apply some first. */
 		if (i == RACE_OPS / 2) {
-			gt_monitor__flush();
+			monitor_test__flush();
 			while (!atomic_load_explicit(&racer_progress, memory_order_relaxed))
 				sched_yield();
 		}
@@ -262,14 +263,14 @@ static void test_fork_child(void)
 		/* No monitor thread here: nothing may wait for one. */
 		if (gt_monitor__running() || gt_monitor__correlate(t, NULL) != 0)
 			_exit(1);
-		gt_monitor__flush();
+		monitor_test__flush();
 		gt_monitor__stop();
 		_exit(gt_monitor__drain(t) == 0 ? 0 : 1);
 	}
 	CHECK(waitpid(pid, &status, 0) == pid);
 	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 	CHECK(gt_monitor__running());
-	gt_monitor__flush();
+	monitor_test__flush();
 	gt_monitor__stop();
 }
 

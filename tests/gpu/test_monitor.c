@@ -38,6 +38,7 @@
 #include "gpu/monitor-internal.h"
 #include "gpu/monitor.h"
 #include "tests/unit/test.h"
+#include "tests/gpu/monitor-test.h"
 
 #ifndef TEST_OPS
 #define TEST_OPS 1500 /* operations per thread per phase */
@@ -334,7 +335,7 @@ static void sync_point(struct app *a, uint64_t seq)
 {
 	while (atomic_load_explicit(&a->acked, memory_order_acquire) < seq)
 		pause_briefly();
-	gt_monitor__flush();
+	monitor_test__flush();
 	gt_monitor__drain(a->t);
 	check_tree(&a->t->cct, &a->shadow);
 }
@@ -435,7 +436,7 @@ static void *device_main(void *arg)
 		emitted[i] = apps[i].early;
 	}
 	deliver(t, ids, n);
-	gt_monitor__flush();
+	monitor_test__flush();
 	gt_monitor__stats(&s);
 	CHECK_EQ_U(s.pending, parked);
 	CHECK_EQ_U(s.map_size, parked_ids);
@@ -498,7 +499,7 @@ int main(void)
 		for (uint64_t seq = 1; seq <= last; seq++)
 			activities += parts_of(seq);
 	}
-	gt_monitor__flush();
+	monitor_test__flush();
 	gt_monitor__stats(&s);
 	CHECK_EQ_U(s.correlations, ops);
 	CHECK_EQ_U(s.activities, activities);

@@ -16,6 +16,7 @@
 #include "gpu/monitor.h"
 #include "gpu/streams.h"
 #include "tests/unit/test.h"
+#include "tests/gpu/monitor-test.h"
 
 static struct gt_device_op op_of(uint8_t kind, uint32_t device, uint64_t stream, uint64_t start,
 				 uint64_t end)
@@ -144,7 +145,7 @@ static void monitor_cases(void)
 		ids[k] = gt_monitor__correlate(t, nodev);
 	for (int k = 0; k < 10; k++)
 		activity(t, ids[k], 3, base + 4000 * k, base + 4000 * k + 1000, 0);
-	gt_monitor__flush();
+	monitor_test__flush();
 	gt_monitor__drain(t);
 
 	CHECK_EQ_U(at(t, nodev, GT_M_GKER_COUNT), 10);
@@ -206,7 +207,7 @@ static void serial_cases(void)
 	now = gt_clock__now();
 	kernel_on(t, b, 2, now + 1000, now + 101000);
 
-	gt_monitor__flush();
+	monitor_test__flush();
 	gt_monitor__drain(t);
 	CHECK_EQ_U(gt_cct__get(w1, GT_M_GSYNC_SERIAL), 100000);
 	CHECK_EQ_U(gt_cct__get(w1, GT_M_GSYNC_SERIAL_COUNT), 1);

@@ -22,6 +22,7 @@
 #include "ompt/target-internal.h"
 #include "ompt/target.h"
 #include "tests/unit/test.h"
+#include "tests/gpu/monitor-test.h"
 
 #define HOST 5 /* the host's device number: the devices are 0 .. 4 */
 
@@ -524,7 +525,7 @@ static void device_tracing(void)
 	recs[3].type = ompt_callback_target_data_op_emi; /* no id: not charged */
 	fake_records = 4;
 	fake_complete(0, buf, 4 * sizeof(*recs), 0, 1);
-	gt_monitor__flush();
+	monitor_test__flush();
 	gt_monitor__drain(t);
 
 	copy = find_ph(t->cct.root, GT_PH_OMP_COPY_H2D);
@@ -586,7 +587,7 @@ static void host_waits(void)
 	target(ompt_target_update, ompt_scope_begin, HOST, &c);
 	nanosleep(&nap, NULL);
 	target(ompt_target_update, ompt_scope_end, HOST, &c);
-	gt_monitor__flush();
+	monitor_test__flush();
 	gt_monitor__drain(t);
 
 	gpu = find_name(find_ph(t->cct.root, GT_PH_OMP_TARGET), "device 2 (sm_90)");

@@ -31,7 +31,7 @@ void test_report(void)
 
 	CHECK(f);
 	CHECK(build_sample(&p) == 0);
-	CHECK(gt_report__write_text(&p, f, 20) == 0);
+	CHECK(gt_report__write_profile(&p, NULL, f, 20) == 0);
 	fclose(f);
 	fputs(text, stdout);
 	/* Header. */
@@ -88,7 +88,7 @@ void test_report_sparse(void)
 
 	gt_profile__init(&p);
 	f = open_memstream(&text, &len);
-	CHECK(gt_report__write_text(&p, f, 0) == 0);
+	CHECK(gt_report__write_profile(&p, NULL, f, 0) == 0);
 	fclose(f);
 	CHECK(contains(text, "gputool report\n"));
 	CHECK(contains(text, "Nothing was measured for CPUTIME."));
@@ -101,7 +101,7 @@ void test_report_sparse(void)
 	CHECK(gt_profile__metric(&p, "CPUTIME", "ns", NULL) == 0);
 	CHECK(gt_profile__value(&p, 1, 0, 0, 7 * MS) == 0);
 	f = open_memstream(&text, &len);
-	CHECK(gt_report__write_text(&p, f, 0) == 0);
+	CHECK(gt_report__write_profile(&p, NULL, f, 0) == 0);
 	fclose(f);
 	CHECK(contains(text, "0.007  100.0%  solo (s.c:3)"));
 	CHECK(!strstr(text, "OpenMP") && !strstr(text, "Waits") && !strstr(text, "wall time"));

@@ -8,6 +8,7 @@
 #include "core/thread.h"
 #include "core/unwind.h"
 
+#include "tests/unit/cct-test.h"
 #include "tests/unit/test.h"
 
 static struct gt_arena arena;
@@ -27,9 +28,9 @@ static void insert_finds_existing(void)
 	struct gt_cct_node *a, *b, *c;
 
 	setup();
-	a = gt_cct__insert_path(&cct, cct.root, p1, 3, 0);
-	b = gt_cct__insert_path(&cct, cct.root, p2, 3, 0);
-	c = gt_cct__insert_path(&cct, cct.root, p1, 3, 0);
+	a = cct_test__path(&cct, cct.root, p1, 3, 0);
+	b = cct_test__path(&cct, cct.root, p2, 3, 0);
+	c = cct_test__path(&cct, cct.root, p1, 3, 0);
 	CHECK(a && b && a != b);
 	CHECK(a == c);
 	CHECK(a->parent == b->parent);
@@ -152,7 +153,7 @@ static void walk_visits_all(void)
 	for (uintptr_t i = 1; i <= 50; i++) {
 		uintptr_t path[] = { i % 5, i % 7, i };
 
-		gt_cct__insert_path(&cct, cct.root, path, 3, 0);
+		cct_test__path(&cct, cct.root, path, 3, 0);
 	}
 	gt_cct__walk(cct.root, count_visit, &visits);
 	CHECK_EQ_U(visits, cct.nodes);
@@ -187,7 +188,7 @@ static void import_copies_path(void)
 	CHECK(t);
 	gt_arena__init(&other_arena);
 	gt_cct__init(&other, &other_arena);
-	foreign = gt_cct__insert_path(&other, other.root, path, 2, 0);
+	foreign = cct_test__path(&other, other.root, path, 2, 0);
 	foreign = gt_cct__placeholder(&other, foreign, GT_PH_OMP_PARALLEL);
 	own = gt_thread__import(t, foreign);
 	CHECK(own != foreign);

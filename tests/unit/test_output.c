@@ -10,6 +10,7 @@
 #include "core/output.h"
 #include "core/profile.h"
 #include "core/thread.h"
+#include "tests/unit/cct-test.h"
 #include "tests/unit/test.h"
 
 __attribute__((noinline)) static void site_a(void)
@@ -31,8 +32,8 @@ static void *fill(void *arg)
 	uintptr_t pa = (uintptr_t)&site_a + 1, pb = (uintptr_t)&site_b + 1;
 	struct gt_cct_node *a, *b, *ph, *name;
 
-	a = gt_cct__insert_path(&t->cct, t->cct.root, &pa, 1, 0);
-	b = gt_cct__insert_path(&t->cct, t->cct.root, &pb, 1, 0);
+	a = cct_test__path(&t->cct, t->cct.root, &pa, 1, 0);
+	b = cct_test__path(&t->cct, t->cct.root, &pb, 1, 0);
 	ph = gt_cct__placeholder(&t->cct, a, GT_PH_OMP_PARALLEL);
 	name = gt_cct__child(&t->cct, ph, GT_NODE_NAME, (uint64_t)(uintptr_t) "kernel_x", 0);
 	gt_cct__add(&t->cct, ph, GT_M_OMP_PAR_COUNT, v, 0);

@@ -52,7 +52,6 @@ static void frame_and_chain(void)
 	CHECK(sym[0].kind == GT_SYM_FRAME);
 	CHECK(sym[0].file && strstr(sym[0].file, "test_symbolize.c"));
 	gt_symbolizer__delete(s);
-	gt_modmap__fini();
 }
 
 /* ---- inline chains ---- */
@@ -142,7 +141,6 @@ static void inline_chain(void)
 	CHECK(sym[0].runtime);
 	gt_symbolizer__set_runtime_inline(NULL);
 	gt_symbolizer__delete(s);
-	gt_modmap__fini();
 }
 
 static void vdso_module(void)
