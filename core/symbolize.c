@@ -49,6 +49,16 @@ Dwfl_Module *gt_sym__module_at(struct gt_symbolizer *s, uintptr_t pc)
 	return mod ? mod : dwfl_addrmodule(s->dwfl, pc);
 }
 
+static void symbolize__touch_dw(void)
+{
+	dwarf_errno();
+}
+
+static void symbolize__touch_elf(void)
+{
+	elf_errno();
+}
+
 struct gt_symbolizer *gt_symbolizer__new(void)
 {
 	struct gt_symbolizer *s = calloc(1, sizeof(*s));
@@ -59,12 +69,9 @@ struct gt_symbolizer *gt_symbolizer__new(void)
 	/* libdw and libelf keep their error codes in dynamic thread-local
 	 * storage, touched at their first error, which comes when memory
 	 * runs out: touch both now, or symbolize nothing. */
-	if (gt_thread__tls_reserve(gt_thread__tls_size((const void *)(uintptr_t)&dwarf_errno)))
+	if (gt_thread__tls_touch(gt_thread__tls_size((const void *)(uintptr_t)&dwarf_errno), symbolize__touch_dw) ||
+	    gt_thread__tls_touch(gt_thread__tls_size((const void *)(uintptr_t)&elf_errno), symbolize__touch_elf))
 		goto out_free;
-	dwarf_errno();
-	if (gt_thread__tls_reserve(gt_thread__tls_size((const void *)(uintptr_t)&elf_errno)))
-		goto out_free;
-	elf_errno();
 	s->dwfl = dwfl_begin(&proc_callbacks);
 	if (!s->dwfl)
 		goto out_free;

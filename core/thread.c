@@ -107,20 +107,54 @@ size_t gt_thread__tls_size(const void *fn)
 	return f.size;
 }
 
-int gt_thread__tls_reserve(size_t size)
-{
-	void *p;
+/*
+ * One thread at a time between the reservation and the touch: the block
+ * freed for the loader is taken by the loader, not by another thread of
+ * the tool preparing itself meanwhile (a thread whose malloc has no cache of
+ * its own, as at the edge of a memory limit, shares its arena's free
+ * blocks). Threads start far too rarely for the lock to matter; fork()
+ * leaves it free in the child.
+ */
+static pthread_mutex_t tls_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_once_t tls_once = PTHREAD_ONCE_INIT;
+/* Freed with the reservation: what the loader asks for is split from it. */
+#define TLS_SLACK 4096u
 
-	if (!size || !proc_malloc || !proc_free)
+static void tls__lock(void)
+{
+	pthread_mutex_lock(&tls_lock);
+}
+
+static void tls__unlock(void)
+{
+	pthread_mutex_unlock(&tls_lock);
+}
+
+static void tls__atfork(void)
+{
+	pthread_atfork(tls__lock, tls__unlock, tls__unlock);
+}
+
+int gt_thread__tls_touch(size_t size, void (*touch)(void))
+{
+	void *p = NULL;
+
+	if (!size || !proc_malloc || !proc_free) {
+		touch();
 		return 0;
-	p = proc_malloc(size);
-	if (!p)
-		return -ENOMEM;
-	/* An allocation freed unused may be elided by the compiler: this one
-	 * must reach malloc. */
-	__asm__ volatile("" : : "r"(p) : "memory");
-	proc_free(p);
-	return 0;
+	}
+	pthread_once(&tls_once, tls__atfork);
+	tls__lock();
+	p = proc_malloc(size + TLS_SLACK);
+	if (p) {
+		/* An allocation freed unused may be elided by the compiler:
+		 * this one must reach malloc. */
+		__asm__ volatile("" : : "r"(p) : "memory");
+		proc_free(p);
+		touch();
+	}
+	tls__unlock();
+	return p ? 0 : -ENOMEM;
 }
 
 __thread struct gt_thread *gt_thread_self __attribute__((tls_model("initial-exec")));

@@ -160,14 +160,16 @@ uint64_t gt_thread__refused(void);
  * frame cache, libdw's and libelf's error codes): the loader allocates a
  * thread's block with malloc at the thread's first touch, and ends the
  * process when that malloc fails ("cannot allocate memory for thread-local
- * data", exit 127). A caller touches a block first right after
- * gt_thread__tls_reserve(size) returned 0: a malloc of that size has just
- * worked, and the freed chunk waits in the thread's arena for the loader's.
- * gt_thread__tls_size: what the loader asks malloc for, for the module that
- * holds @fn; 0 when it has no such block. Normal context.
+ * data", exit 127). gt_thread__tls_touch(size, touch) calls touch(), which
+ * makes a block's first touch, right after a malloc of size (and some more)
+ * has just worked and been freed, so the loader's malloc is served from it;
+ * where that malloc fails it calls nothing and returns -ENOMEM (the caller
+ * then never touches the block). gt_thread__tls_size: what the loader asks
+ * malloc for, for the module that holds @fn; 0 when it has no such block.
+ * Normal context.
  */
 size_t gt_thread__tls_size(const void *fn);
-int gt_thread__tls_reserve(size_t size);
+int gt_thread__tls_touch(size_t size, void (*touch)(void));
 
 /* Registry: threads in creation order. A slot not yet published reads NULL. */
 uint32_t gt_thread__count(void);

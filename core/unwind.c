@@ -96,7 +96,7 @@ static void gcc_unwinder__init(void)
 
 /*
  * libunwind's per-thread frame cache is dynamic thread-local storage
- * (gt_thread__tls_reserve says why it is touched first only after a
+ * (gt_thread__tls_touch says why it is touched first only after a
  * reservation). Where that fails, the thread never calls unw_backtrace.
  * unw_tls_size: written once at init, before any thread is prepared.
  */
@@ -225,16 +225,19 @@ int gt_unwind__raw(void *uc, struct gt_frame *out, int max)
 	return n;
 }
 
-void gt_unwind__thread_init(void)
+static void unwind__touch_tls(void)
 {
 	void *ips[4];
 
+	unw_backtrace(ips, 4);
+}
+
+void gt_unwind__thread_init(void)
+{
 	if (unw_tls_ready)
 		return;
-	if (gt_thread__tls_reserve(unw_tls_size))
-		return;
-	unw_backtrace(ips, 4);
-	unw_tls_ready = 1;
+	if (!gt_thread__tls_touch(unw_tls_size, unwind__touch_tls))
+		unw_tls_ready = 1;
 }
 
 int gt_unwind__ips(void *uc, struct gt_frame *f, int max)

@@ -578,6 +578,21 @@ static void monitor__finalize(void)
 	atomic_store_explicit(&gt_mon.pub[STAT_finalized], gt_mon.priv.finalized, memory_order_relaxed);
 }
 
+/*
+ * From the stop on, the exit waits for the monitor: it runs at the stopping
+ * thread's scheduling policy, whatever was made of it meanwhile (a monitor
+ * moved to SCHED_IDLE on a busy machine would make the exit last as long as
+ * the machine stays busy).
+ */
+static void monitor__lift(void)
+{
+	struct sched_param sp;
+	int policy;
+
+	if (!pthread_getschedparam(pthread_self(), &policy, &sp))
+		pthread_setschedparam(gt_mon.thread, policy, &sp);
+}
+
 void gt_monitor__stop(void)
 {
 	int expected = MON_RUNNING;
@@ -586,6 +601,7 @@ void gt_monitor__stop(void)
 	if (!atomic_compare_exchange_strong_explicit(&gt_mon.state, &expected, MON_STOPPING,
 						     memory_order_acq_rel, memory_order_acquire))
 		return;
+	monitor__lift();
 	/* Backends deliver their last activities while the monitor runs. */
 	gt_backend__stop_all();
 	/* Release: pairs with the monitor's acquire load; everything the
