@@ -1327,7 +1327,11 @@ def markdown(results, path):
                 "writing, ends the program without a profile.\n"
                 "\nOn a busy machine, a thread of a team spins in the runtime while a teammate waits for a\n"
                 "CPU; that CPU time is the region's (charged to its node, not to the function the teammate\n"
-                "runs), so a short program's samples may all land there.\n")
+                "runs), so a short program's samples may all land there.\n"
+                "\nKnown fault, cause not found yet: on a machine with more runnable threads than CPUs\n"
+                "(4 busy loops and the suite on 2 CPUs), about 1 run in 30 of a 0.6 s OpenMP program takes\n"
+                "no CPU-time sample at all (no timer error, nothing dropped), with this library and the\n"
+                "one before it alike; the exit cases, which check that the profile holds CPU time, then fail.\n")
 
 
 def main():
