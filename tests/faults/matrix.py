@@ -1331,7 +1331,9 @@ def markdown(results, path):
                 "\nKnown fault, cause not found yet: on a machine with more runnable threads than CPUs\n"
                 "(4 busy loops and the suite on 2 CPUs), about 1 run in 30 of a 0.6 s OpenMP program takes\n"
                 "no CPU-time sample at all (no timer error, nothing dropped), with this library and the\n"
-                "one before it alike; the exit cases, which check that the profile holds CPU time, then fail.\n")
+                "one before it alike; the exit cases, which check that the profile holds CPU time, then fail.\n"
+                "Both threads' timers were armed (CLOCK_THREAD_CPUTIME_ID, no error) and the handler was\n"
+                "never entered.\n")
 
 
 def main():
