@@ -82,24 +82,28 @@ static void log__write(int fd, const char *d, size_t n)
 static void log__vwrite(int fd, const char *prefix, int nl, const char *fmt, va_list ap)
 {
 	char buf[1024], *d = buf;
-	int pre = prefix ? (int)strlen(prefix) : 0, n;
+	size_t pre = prefix ? strlen(prefix) : 0, room = sizeof(buf) - pre - 1;
 	va_list again;
+	int n;
 
 	va_copy(again, ap);
-	n = vsnprintf(NULL, 0, fmt, ap);
-	if (n < 0)
-		goto out;
-	if ((size_t)pre + (size_t)n + 2 > sizeof(buf) && !(d = malloc((size_t)pre + (size_t)n + 2)))
-		goto out;
-	memcpy(d, prefix ? prefix : "", (size_t)pre);
-	vsnprintf(d + pre, (size_t)n + 1, fmt, again);
+	memcpy(buf, prefix ? prefix : "", pre);
+	n = vsnprintf(buf + pre, room, fmt, ap);
+	if (n >= 0 && (size_t)n >= room) {
+		d = malloc(pre + (size_t)n + 2);
+		if (d) {
+			memcpy(d, buf, pre);
+			vsnprintf(d + pre, (size_t)n + 1, fmt, again);
+		}
+	}
+	va_end(again);
+	if (n < 0 || !d)
+		return;
 	if (nl)
-		d[pre + n++] = '\n';
-	log__write(fd, d, (size_t)pre + (size_t)n);
+		d[pre + (size_t)n++] = '\n';
+	log__write(fd, d, pre + (size_t)n);
 	if (d != buf)
 		free(d);
-out:
-	va_end(again);
 }
 
 void gt_log__init(const char *dest, int verbosity)

@@ -278,8 +278,6 @@ static void *heap__alloc(size_t align, size_t size, bool zero)
 	c = align <= PAGE ? class__of(size, align) : -1;
 	heap__lock();
 	p = c >= 0 ? small__alloc(c) : large__alloc(size, align, &reused);
-	if (p)
-		heap.st.allocs++;
 	heap__unlock();
 	if (p && zero && reused)
 		memset(p, 0, size);

@@ -39,7 +39,6 @@ struct gt_mem_stats {
 	size_t mapped;     /* bytes mapped now: slabs, large blocks (live and
 			    * kept for reuse), the tables */
 	size_t large;      /* of which live large blocks */
-	unsigned long allocs; /* blocks handed out, ever */
 };
 
 void gt_mem__stats(struct gt_mem_stats *s);

@@ -47,12 +47,28 @@ static const char *const launchers[] = {
 	"mpirun_rsh", "mpispawn", "srun", "slurmstepd", "flux-shell", "aprun", "jsrun",
 };
 
-int gt_output__is_launcher(const char *exe)
+/* The executable's file name (links resolved) in buf; NULL if unknown. */
+static const char *self_exe(char *buf, size_t n)
 {
-	for (size_t i = 0; exe && i < sizeof(launchers) / sizeof(*launchers); i++)
-		if (!strcmp(exe, launchers[i]))
-			return 1;
-	return 0;
+	ssize_t len = readlink("/proc/self/exe", buf, n - 1);
+	const char *base;
+
+	if (len <= 0)
+		return NULL;
+	buf[len] = 0;
+	base = strrchr(buf, '/');
+	return base ? base + 1 : buf;
+}
+
+const char *gt_output__launcher(void)
+{
+	static char exe[4096];
+	const char *base = self_exe(exe, sizeof(exe));
+
+	for (size_t i = 0; base && i < sizeof(launchers) / sizeof(*launchers); i++)
+		if (!strcmp(base, launchers[i]))
+			return base;
+	return NULL;
 }
 
 /* The first of vars that holds a number in [min, 2^30); -1 if none. */
@@ -166,16 +182,13 @@ int gt_output__init(struct gt_output *o, const char *configured_dir)
 	char exe[4096];
 	const char *job = NULL;
 	char jobbuf[128];
-	ssize_t len;
 	const char *base;
 	int err;
 
 	memset(o, 0, sizeof(*o));
-	len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	exe[len > 0 ? len : 0] = 0;
-	base = strrchr(exe, '/');
+	base = self_exe(exe, sizeof(exe));
 	/* A longer name is cut: it only names files. */
-	snprintf(o->exe, sizeof(o->exe), "%.*s", (int)sizeof(o->exe) - 1, base ? base + 1 : (len > 0 ? exe : "app"));
+	snprintf(o->exe, sizeof(o->exe), "%.*s", (int)sizeof(o->exe) - 1, base ? base : "app");
 	sanitize(o->exe);
 	o->rank = gt_output__rank();
 	job = gt_output__job_id();

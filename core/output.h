@@ -73,13 +73,14 @@ int gt_output__job_size(void);
 /* The launcher's job id (every rank of a job sees the same), or NULL. */
 const char *gt_output__job_id(void);
 /*
- * Whether @exe (a file name, no directory) is an MPI or batch launcher's
- * process (mpirun, orted, prted, hydra_pmi_proxy, srun, ...: the list is
- * in core/output.c, and the same in docs/REPORT.md). Such a process starts
- * or serves ranks but is none: the tool stays inactive in it, so that it
- * is neither measured nor merged into the job's report.
+ * This process's executable name (links resolved) when it is an MPI or
+ * batch launcher's process (mpirun, orted, prted, hydra_pmi_proxy, srun,
+ * ...: the list is in core/output.c, and the same in docs/REPORT.md); NULL
+ * otherwise. Such a process starts or serves ranks but is none: the tool
+ * stays inactive in it, so that it is neither measured nor merged into the
+ * job's report.
  */
-int gt_output__is_launcher(const char *exe);
+const char *gt_output__launcher(void);
 
 /* Builds the profile of this process from every thread's tree (symbolized). */
 int gt_output__build(struct gt_profile *p);

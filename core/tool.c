@@ -116,25 +116,17 @@ static void tool__configure(void)
 }
 
 /*
- * Whether this process is an MPI or batch launcher's (gt_output__is_launcher):
+ * Whether this process is an MPI or batch launcher's (gt_output__launcher):
  * decided once, at start, from the executable's name. It inherited the
  * ranks' environment but is no rank: nothing of it is measured or written.
  */
 static int tool__launcher(void)
 {
-	char exe[4096];
-	ssize_t len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	const char *base;
+	const char *exe = gt_output__launcher();
 
-	if (len <= 0)
-		return 0;
-	exe[len] = 0;
-	base = strrchr(exe, '/');
-	base = base ? base + 1 : exe;
-	if (!gt_output__is_launcher(base))
-		return 0;
-	gt_info("tool", "inactive in %s, a launcher's process (not a rank)", base);
-	return 1;
+	if (exe)
+		gt_info("tool", "inactive in %s, a launcher's process (not a rank)", exe);
+	return exe != NULL;
 }
 
 static void tool__start_once(void)
