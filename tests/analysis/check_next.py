@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""What to do next (report/next.c) on profiles with known metrics: each
+"""What to do next (report/advice/) on profiles with known metrics: each
 check's advice, its estimate by docs/ADVICE.md's models computed here, the
 program's gain through the blame metrics (or an upper bound without them),
 the ranking, and nothing where a check does not apply.
