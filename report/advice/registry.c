@@ -169,14 +169,27 @@ void gt_advice__kernel_gain(const struct gt_advice_ctx *c, struct gt_next *n, ui
 		gt_advice__saves(c, n, gpu_saved, 1);
 }
 
-/* The ranking: estimated items first, by the wall time they save per
- * process, then by the time they act on; the rest after them. */
+/* An item estimated to speed the program up by less than this is held
+ * back: listed after every item estimated higher and after the items with
+ * no estimate, whose gain may be larger. */
+#define HELD_BACK 1.02
+
+/* The ranking's bands: 0 estimated at HELD_BACK or more; 1 not estimated
+ * (program 0); 2 estimated under HELD_BACK. */
+static int band(const struct gt_next *n)
+{
+	return n->program >= HELD_BACK ? 0 : n->program <= 0 ? 1 : 2;
+}
+
+/* The ranking: by band, then by the wall time saved per process (an
+ * unestimated item may still know it, as an upper bound on a run with no
+ * wall time), then by the time acted on; node and kind break ties. */
 static int by_gain(const void *a, const void *b)
 {
 	const struct gt_next *x = a, *y = b;
 
-	if ((x->program > 0) != (y->program > 0))
-		return x->program > 0 ? -1 : 1;
+	if (band(x) != band(y))
+		return band(x) < band(y) ? -1 : 1;
 	if (x->saved_ns != y->saved_ns)
 		return x->saved_ns > y->saved_ns ? -1 : 1;
 	if (x->time_ns != y->time_ns)

@@ -142,6 +142,18 @@ if len(advice) == 2:
           "run-time build: up to its 20 ms of host time")
     check(q["program_speedup"] == 0 and q["saved_ns"] == 0 and q["at"].startswith("make_queue"),
           "in-order queue: at its creation, not estimated")
+# ---- held back: an estimate under 1.02x comes after the unestimated advice ----
+p = gtfiles.Profile(dict(FACTS))
+main = p.frame(0, "main", line=1)
+for line, ns in ((10, 30000000), (12, 10000000)):
+    jit = p.ph(p.frame(main, "build", line=line), "<gpu jit>")
+    for m, v in (("GJIT", ns), ("GJIT_COUNT", 1), ("SINGLE_DEVICE_USE_AOT_COMPILATION", 1)):
+        p.value(jit, 0, m, v)
+p.value(p.frame(main, "make_queue", line=11), 0, "INORDER_QUEUE", 1)
+advice, text = report(p, "heldback")
+got = [(a["kind"], a["saved_ns"]) for a in advice]
+check(got == [("opencl-aot-compilation", 30000000), ("opencl-inorder-queue", 0), ("opencl-aot-compilation", 10000000)],
+      "held back: 1.03x, then the unestimated, then 1.01x (%s)" % got)
 # ---- launch-bound kernels: the gaps after their issue, saved up to their total ----
 p = gtfiles.Profile(dict(FACTS))
 main = p.frame(0, "main", line=1)
