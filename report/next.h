@@ -61,7 +61,10 @@ const char *gt_next__id(enum gt_next_kind k);
 const char *gt_next__title(enum gt_next_kind k);
 const char *gt_next__todo(enum gt_next_kind k);
 const char *gt_next__subject(enum gt_next_kind k);
-/* The "What to do next" section of the text report (nothing when l is empty). */
+/* Why the list of p is empty: one line, for the text and the JSON. */
+const char *gt_next__none_why(const struct gt_profile *p);
+/* The "What to do next" section of the text report ("No advice applies:
+ * ..." when l is empty). */
 int gt_next__write_text(const struct gt_profile *p, const struct gt_next_list *l, FILE *f, unsigned top);
 
 #endif

@@ -47,6 +47,13 @@ const char *gt_next__subject(enum gt_next_kind k)
 	return k < GT_NEXT_KINDS ? kinds[k].subject : NULL;
 }
 
+const char *gt_next__none_why(const struct gt_profile *p)
+{
+	return gt_next__applies(p) ? "no check found a change worth a line (docs/ADVICE.md gives their thresholds)"
+				   : "the run measured none of what the checks read (PC samples, instruction counts, "
+				     "pageable or resent copies, launch gaps, waits, OpenCL's counts)";
+}
+
 static void put_time(FILE *f, uint64_t ns)
 {
 	if (ns >= 1000000000)
@@ -62,8 +69,10 @@ int gt_next__write_text(const struct gt_profile *p, const struct gt_next_list *l
 	char what[256], ctx[GT_PTREE_WHERE_COLS + 512], path[GT_PTREE_WHERE_COLS + 512];
 	uint32_t shown = l->n < top ? l->n : top;
 
-	if (!l->n)
+	if (!l->n) {
+		fprintf(f, "\nNo advice applies: %s\n", gt_next__none_why(p));
 		return 0;
+	}
 	fprintf(f, "\nWhat to do next (%" PRIu32 " of %" PRIu32 ", by the estimated gain of the whole program;"
 		   " how each is estimated: docs/ADVICE.md)\n",
 		shown, l->n);

@@ -142,6 +142,17 @@ if len(advice) == 2:
           "run-time build: up to its 20 ms of host time")
     check(q["program_speedup"] == 0 and q["saved_ns"] == 0 and q["at"].startswith("make_queue"),
           "in-order queue: at its creation, not estimated")
+# ---- nothing applies: one line says so, in the text and the JSON ----
+for name, metric, why in (("none", "CPUTIME", "measured none of what the checks read"),
+                          ("small", "CPU_IDLE", "no check found a change worth a line")):
+    p = gtfiles.Profile(dict(FACTS))
+    p.value(p.frame(p.frame(0, "main", line=1), "work", line=10), 0, metric, 1000)
+    advice, text = report(p, name)
+    doc = json.loads(subprocess.run([GPUTOOL, "report", os.path.join(OUT, name + ".gtprof"), "--format", "json"],
+                                    capture_output=True, text=True).stdout)
+    check(advice == [] and "No advice applies: the run " + why in text or "No advice applies: " + why in text,
+          "%s: the text says no advice applies, and why" % name)
+    check(why in doc.get("advice_none", ""), "%s: the JSON's advice_none says why (%s)" % (name, doc.get("advice_none")))
 # ---- held back: an estimate under 1.02x comes after the unestimated advice ----
 p = gtfiles.Profile(dict(FACTS))
 main = p.frame(0, "main", line=1)
