@@ -295,7 +295,8 @@ static int advice(const struct js *j)
 
 	/* The run's tree holds its metrics: no flat copy when nothing applies. */
 	if (!gt_next__applies(j->a->t)) {
-		fputs(",\n\"advice\":[]", f);
+		fputs(",\n\"advice\":[],\n\"advice_none\":", f);
+		str(j, gt_next__none_why(j->a->t));
 		return 0;
 	}
 	err = gt_flat_profile__init(&fp, j->a);
@@ -351,6 +352,10 @@ static int advice(const struct js *j)
 		fputc('}', f);
 	}
 	fputc(']', f);
+	if (!l.n) {
+		fputs(",\n\"advice_none\":", f);
+		str(j, gt_next__none_why(&fp.p));
+	}
 	gt_next__fini(&l);
 out:
 	gt_flat_profile__fini(&fp);

@@ -7,35 +7,22 @@
  * the sections read it), each piece with the context and line it is about,
  * the measurements it rests on, the estimated speedup of what it acts on
  * (a kernel, a copy, the waits) and the whole program's estimated gain,
- * ranked by that gain. docs/ADVICE.md gives the models.
+ * ranked by that gain. docs/ADVICE.md gives the models; report/advice/
+ * holds the kinds (kinds.h), the checks (checks/, registry.c) and the
+ * models (model.h).
  */
 #include <stdint.h>
 #include <stdio.h>
 
 #include "core/profile.h"
+#include "report/advice/kinds.h"
 #include "report/sections.h"
 
+/* The kinds, in report/advice/kinds.h's order: GT_NEXT_GPU_GLOBAL, ... */
 enum gt_next_kind {
-	GT_NEXT_GPU_GLOBAL,    /* scattered (uncoalesced) global memory accesses */
-	GT_NEXT_GPU_LOCAL,     /* local memory: register spills, local arrays */
-	GT_NEXT_GPU_BARRIER,   /* warps of a block waiting at a barrier */
-	GT_NEXT_GPU_OCCUPANCY, /* too few resident warps to hide latency */
-	GT_NEXT_GPU_DIVERGENCE, /* warps running with threads idle (instruction counts) */
-	GT_NEXT_GPU_UNROLL,    /* a rolled loop whose iterations' waits unrolling would overlap */
-	GT_NEXT_GPU_INLINE,    /* waits in a device function called, not inlined */
-	GT_NEXT_GPU_MATH,      /* long-latency arithmetic: conversions, the math library's subroutines */
-	GT_NEXT_PAGEABLE,      /* copies of pageable host memory */
-	GT_NEXT_OVERLAP,       /* the CPU waits for the GPU, which waits for the CPU */
-	GT_NEXT_RESENT,        /* the same host bytes uploaded again (CUDA, OpenMP target) */
-	GT_NEXT_LAUNCH_BOUND,  /* kernels shorter than their launches: the stream idles between them */
-	GT_NEXT_SERIAL_SYNC,   /* a wait for one stream keeps another stream's work from overlapping it */
-	/* OpenCL's best-practice checks (gpu/opencl/advice.c), in their order there */
-	GT_NEXT_OCL_AOT,       /* compiled from source at run time, one device in use */
-	GT_NEXT_OCL_RESEND,    /* data read back, then sent to the device unchanged */
-	GT_NEXT_OCL_RESTRICT,  /* buffer arguments that never overlap, not declared restrict */
-	GT_NEXT_OCL_CONTEXTS,  /* a kernel compiled for several contexts */
-	GT_NEXT_OCL_INORDER,   /* an in-order queue */
-	GT_NEXT_OCL_DEVICES,   /* devices of the platforms left unused */
+#define X(id, json, scope, subject, title, todo) GT_NEXT_##id,
+	GT_ADVICE_KINDS(X)
+#undef X
 	GT_NEXT_KINDS
 };
 
@@ -68,10 +55,16 @@ int gt_next__applies(const struct gt_profile *p);
 /* Whether advice of kind k is about a kernel (named by it, at its launch
  * site) rather than a copy or a wait. */
 int gt_next__of_kernel(enum gt_next_kind k);
-/* A short name of a kind ("gpu-local-memory") and its title. */
+/* A short name of a kind ("gpu-local-memory"), its title, its "try" text,
+ * and what its speedup is of ("kernel"; NULL: no speedup line). */
 const char *gt_next__id(enum gt_next_kind k);
 const char *gt_next__title(enum gt_next_kind k);
-/* The "What to do next" section of the text report (nothing when l is empty). */
+const char *gt_next__todo(enum gt_next_kind k);
+const char *gt_next__subject(enum gt_next_kind k);
+/* Why the list of p is empty: one line, for the text and the JSON. */
+const char *gt_next__none_why(const struct gt_profile *p);
+/* The "What to do next" section of the text report ("No advice applies:
+ * ..." when l is empty). */
 int gt_next__write_text(const struct gt_profile *p, const struct gt_next_list *l, FILE *f, unsigned top);
 
 #endif

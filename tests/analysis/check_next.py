@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""What to do next (report/next.c) on profiles with known metrics: each
+"""What to do next (report/advice/) on profiles with known metrics: each
 check's advice, its estimate by docs/ADVICE.md's models computed here, the
 program's gain through the blame metrics (or an upper bound without them),
 the ranking, and nothing where a check does not apply.
@@ -12,7 +12,9 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import gtfiles  # noqa: E402
+from advice_model import divergence_ratio, gone_ratio, occupancy_ratio, stall_ratio  # noqa: E402
 
 GPUTOOL, OUT = sys.argv[1:3]
 bad = []
@@ -113,15 +115,14 @@ advice, text = report(p, "noblame")
 by = {a["kind"]: a for a in advice}
 a = by.get("gpu-occupancy", {})
 # Shared memory holds it at 25 %; registers, the next bound, allow 50 %.
-check(near(a.get("speedup", 0), 1 / (0.5 + 0.5 * 0.25 / 0.5)) and a.get("upper_bound") and
+check(near(a.get("speedup", 0), 1 / occupancy_ratio(0.5, 0, 250, 500)) and a.get("upper_bound") and
       a.get("saved_ns") == 100000000 - int(100000000 / (1 / 0.75)), "occupancy: 1.33x to the registers' 50 %")
 check("shared memory" in a.get("try", "") and "65536" in a.get("try", ""), "occupancy: the bytes to cut")
 a = by.get("gpu-local-memory", {})
 S, wr, waiting = 20000.0, 0.2, 0.9
 f = (8000 + 9000) / S * 600 / 800
 cut = 600 / 1000.0
-w = (waiting - f) / (1 - f)
-want = 1 / (wr * (1 - cut) / (1 - w ** 16))
+want = 1 / gone_ratio(wr, waiting, f, cut, 16)
 check(near(a.get("speedup", 0), want), "local memory: %.6fx by the second model (%.6f)" % (want, a.get("speedup", 0)))
 check(a.get("line") == "k.cu:60", "local memory: at the line its waits are blamed on")
 check("gpu-global-memory" not in by, "no scattered-access advice where global waits are a quarter")
@@ -141,6 +142,29 @@ if len(advice) == 2:
           "run-time build: up to its 20 ms of host time")
     check(q["program_speedup"] == 0 and q["saved_ns"] == 0 and q["at"].startswith("make_queue"),
           "in-order queue: at its creation, not estimated")
+# ---- nothing applies: one line says so, in the text and the JSON ----
+for name, metric, why in (("none", "CPUTIME", "measured none of what the checks read"),
+                          ("small", "CPU_IDLE", "no check found a change worth a line")):
+    p = gtfiles.Profile(dict(FACTS))
+    p.value(p.frame(p.frame(0, "main", line=1), "work", line=10), 0, metric, 1000)
+    advice, text = report(p, name)
+    doc = json.loads(subprocess.run([GPUTOOL, "report", os.path.join(OUT, name + ".gtprof"), "--format", "json"],
+                                    capture_output=True, text=True).stdout)
+    check(advice == [] and "No advice applies: the run " + why in text or "No advice applies: " + why in text,
+          "%s: the text says no advice applies, and why" % name)
+    check(why in doc.get("advice_none", ""), "%s: the JSON's advice_none says why (%s)" % (name, doc.get("advice_none")))
+# ---- held back: an estimate under 1.02x comes after the unestimated advice ----
+p = gtfiles.Profile(dict(FACTS))
+main = p.frame(0, "main", line=1)
+for line, ns in ((10, 30000000), (12, 10000000)):
+    jit = p.ph(p.frame(main, "build", line=line), "<gpu jit>")
+    for m, v in (("GJIT", ns), ("GJIT_COUNT", 1), ("SINGLE_DEVICE_USE_AOT_COMPILATION", 1)):
+        p.value(jit, 0, m, v)
+p.value(p.frame(main, "make_queue", line=11), 0, "INORDER_QUEUE", 1)
+advice, text = report(p, "heldback")
+got = [(a["kind"], a["saved_ns"]) for a in advice]
+check(got == [("opencl-aot-compilation", 30000000), ("opencl-inorder-queue", 0), ("opencl-aot-compilation", 10000000)],
+      "held back: 1.03x, then the unestimated, then 1.01x (%s)" % got)
 # ---- launch-bound kernels: the gaps after their issue, saved up to their total ----
 p = gtfiles.Profile(dict(FACTS))
 main = p.frame(0, "main", line=1)
@@ -185,7 +209,8 @@ check(len(dv) == 1 and dv[0]["name"] == "k_lanes", "divergence: the kernel at ha
 if dv:
     a = dv[0]
     cut = 1 - (3000 * 16 + 1000 * 32) / 32.0 / 4000
-    check(near(a["speedup"], 1 / (1 - cut)), "divergence: 1 / (1 - c) = %.6f (%.6f)" % (1 / (1 - cut), a["speedup"]))
+    want = 1 / divergence_ratio(cut)
+    check(near(a["speedup"], want), "divergence: 1 / (1 - c) = %.6f (%.6f)" % (want, a["speedup"]))
     check(a.get("line") == "k.cu:70", "divergence: at the line with the most instructions for idle threads")
     check(a["saved_ns"] == 0 and a["program_speedup"] == 0, "divergence: a patched run's times give no gain")
 sec = text.split("GPU source lines (instruction counts")[1].split("\n\n")[0] if "(instruction counts" in text else ""
@@ -262,7 +287,7 @@ for kind, name, line, f, cut, n in (
     check(len(got) == 1, "%s: one, for %s (%s)" % (kind, name, [a["name"] for a in advice if a["kind"] == kind]))
     if got:
         a = got[0]
-        ratio = wr * (1 - cut) + (1 - wr) * (waiting - f) / waiting
+        ratio = stall_ratio(wr, waiting, f, cut)
         check(near(a["speedup"], 1 / ratio), "%s: %.6fx by the first model (%.6f)" % (kind, 1 / ratio, a["speedup"]))
         check(a.get("line") == line and a.get("samples") == n and a.get("kernel_samples") == 10000,
               "%s: at %s, %d of 10000 samples (%s, %s)" % (kind, line, n, a.get("line"), a.get("samples")))

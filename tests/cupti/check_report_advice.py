@@ -14,6 +14,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from pcreport import check, finish, incl, math_model, replay_report, unroll_model  # noqa: E402
+import advice_model  # noqa: E402  (on the path pcreport sets)
 
 TEST_CUPTI, GPUTOOL, REC, SRC, OUT = sys.argv[1:6]
 # The run sampled at CUPTI's default period on the H100: 2^11 cycles.
@@ -56,13 +57,12 @@ def model(a, k):
     occ = incl(k, "GKER_OCC_THR") / count
 
     def stall(f, cut):
-        return wr * (1 - cut) + (1 - wr) * max(0.0, (waiting - f) / waiting)
+        return advice_model.stall_ratio(wr, waiting, f, cut)
 
     if a["kind"] == "gpu-local-memory":
         f, cut = mem * il / (il + ig), il / iss
-        w = max(0.0, (waiting - f) / (1 - f))
         n = occ / 1000 * first("gpu_warps_per_sm", 64) / first("pc_schedulers", 4)
-        r = wr * (1 - cut) / (1 - w ** n)
+        r = advice_model.gone_ratio(wr, waiting, f, cut, n)
     elif a["kind"] == "gpu-global-memory":
         r = stall(mem * ig / (il + ig), 0)
         t = incl(k, "GKER") / 1e9
@@ -76,7 +76,7 @@ def model(a, k):
         tight = min(range(3), key=lambda i: (lim[i] <= 0, lim[i]))
         nxt = min([1000] + [x for i, x in enumerate(lim) if i != tight and x > 0])
         m = incl(k, "GPC_MEMORY") / S / waiting
-        r = wr + (1 - wr) * (m + (1 - m) * occ / nxt)
+        r = advice_model.occupancy_ratio(wr, m, occ, nxt)
     return 1 / r
 
 

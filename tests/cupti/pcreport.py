@@ -8,6 +8,9 @@ import os
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from advice_model import stall_ratio  # noqa: E402
+
 bad = []
 
 
@@ -41,7 +44,7 @@ def kernel_shares(k):
 
 def first_model(wr, waiting, f, cut=0.0):
     """docs/ADVICE.md's first model: the kernel's speedup T / T'."""
-    return 1 / (wr * (1 - cut) + (1 - wr) * (waiting - f) / waiting)
+    return 1 / stall_ratio(wr, waiting, f, cut)
 
 
 def unroll_model(doc, a):

@@ -2,7 +2,7 @@
 /*
  * The code optimizers of "what to do next" (GPA (CGO'21), section 5): changes
  * to a kernel's code whose samples the instruction blamer and the kernel's
- * structure single out, estimated with next.c's first model,
+ * structure single out, estimated with the first model (model.h),
  *   T' / T = W_R (1 - c) + (1 - W_R) (w - f) / w,
  * f the share of the samples whose waiting the change removes or hides.
  *
@@ -51,11 +51,10 @@
 #include <string.h>
 
 #include "core/metrics.h"
-#include "report/next-internal.h"
+#include "report/advice/check.h"
 
-#define MIN_SAMPLES 1000 /* as next.c: a kernel context with fewer PC samples gets no advice */
-#define MIN_SHARE 0.10	 /* the least share of a kernel's samples an advice explains */
-#define MIN_SPEEDUP 1.05 /* and the least speedup it must promise */
+#define MIN_SHARE GT_ADVICE_MIN_SHARE
+#define MIN_SPEEDUP GT_ADVICE_MIN_SPEEDUP
 
 static const char *name_of(const struct gt_profile *p, uint32_t i)
 {
@@ -110,14 +109,14 @@ static int is_callee(const struct gt_profile *p, uint32_t i)
 }
 
 struct code {
-	struct ctx *c;
+	struct gt_advice_ctx *c;
 	uint64_t *loop_m, *loop_a; /* per loop node: GPO_UNROLL and issued samples of all under it */
 	uint32_t *callee;	   /* per node: the outermost called function it is under, or GT_NONE */
 	uint8_t *recursive;	   /* per called function's node: a recursive call under it */
 };
 
 /* The node under @top with the most of exclusive column @col (GT_NONE if none). */
-static uint32_t hottest_under(const struct code *x, uint32_t top, enum col col)
+static uint32_t hottest_under(const struct code *x, uint32_t top, enum gt_metric col)
 {
 	const struct gt_profile *p = x->c->p;
 	uint32_t best = GT_NONE;
@@ -125,11 +124,11 @@ static uint32_t hottest_under(const struct code *x, uint32_t top, enum col col)
 	for (uint32_t j = top + 1; j < p->n_nodes; j++) {
 		uint32_t a = j;
 
-		if (x->c->kern[j] != x->c->kern[top] || !x->c->v[col][j])
+		if (x->c->kern[j] != x->c->kern[top] || !x->c->excl[col][j])
 			continue;
 		while (a != GT_NONE && a > top)
 			a = p->nodes[a].parent;
-		if (a == top && (best == GT_NONE || x->c->v[col][j] > x->c->v[col][best]))
+		if (a == top && (best == GT_NONE || x->c->excl[col][j] > x->c->excl[col][best]))
 			best = j;
 	}
 	return best;
@@ -153,14 +152,14 @@ static void check_unroll(struct code *x, uint32_t k, double S, double wr, double
 	}
 	if (best == GT_NONE)
 		return;
-	double ratio = gt_next__stall_ratio(wr, waiting, best_f, 0);
+	double ratio = gt_advice_model__stall(wr, waiting, best_f, 0);
 
-	if (ratio > 1.0 / MIN_SPEEDUP || !(n = gt_next__add(x->c, GT_NEXT_GPU_UNROLL, k)))
+	if (ratio > 1.0 / MIN_SPEEDUP || !(n = gt_advice__add(x->c, GT_NEXT_GPU_UNROLL, k)))
 		return;
-	n->line = hottest_under(x, best, C_B_LOOP);
+	n->line = hottest_under(x, best, GT_M_GPO_UNROLL);
 	n->samples = x->loop_m[best];
 	n->kernel_samples = (uint64_t)S;
-	gt_next__kernel_gain(x->c, n, k, ratio);
+	gt_advice__kernel_gain(x->c, n, k, ratio);
 	snprintf(n->why, sizeof(n->why),
 		 "%.1f%% of the kernel's PC samples are waits, in the %s, for results of the same iteration "
 		 "that no recurrence ties to the last one, which unrolling it %d times would hide (its "
@@ -175,9 +174,9 @@ static void check_unroll(struct code *x, uint32_t k, double S, double wr, double
 static double call_cost(const struct code *x, uint32_t f)
 {
 	const struct gt_profile *p = x->c->p;
-	uint64_t *const *v = x->c->v;
+	uint64_t *const *v = x->c->excl;
 	uint32_t line = p->nodes[f].parent;
-	double sum = (double)v[C_I_CONTROL][line] + (double)v[C_I_OTHER][line];
+	double sum = (double)v[GT_M_GPI_CONTROL][line] + (double)v[GT_M_GPI_OTHER][line];
 
 	for (uint32_t j = f; j < p->n_nodes; j++) {
 		uint32_t a = j;
@@ -187,7 +186,7 @@ static double call_cost(const struct code *x, uint32_t f)
 		while (a != f && !is_loop(name_of(p, a)))
 			a = p->nodes[a].parent;
 		if (a == f)
-			sum += (double)v[C_I_CONTROL][j] + (double)v[C_I_OTHER][j];
+			sum += (double)v[GT_M_GPI_CONTROL][j] + (double)v[GT_M_GPI_OTHER][j];
 	}
 	return sum;
 }
@@ -195,7 +194,7 @@ static double call_cost(const struct code *x, uint32_t f)
 static void check_inline(struct code *x, uint32_t k, double S, double wr, double waiting, double iss)
 {
 	const struct gt_profile *p = x->c->p;
-	const uint64_t *const *v = (const uint64_t *const *)x->c->v;
+	uint64_t *const *in = x->c->incl;
 
 	for (uint32_t i = k + 1; i < p->n_nodes; i++) {
 		double w, f, ratio, br;
@@ -205,22 +204,22 @@ static void check_inline(struct code *x, uint32_t k, double S, double wr, double
 
 		if (x->c->kern[i] != k || x->callee[i] != i || is_math(name_of(p, i)) || x->recursive[i])
 			continue;
-		w = (double)v[C_SAMPLES][i] - (double)v[C_ISSUED][i] - (double)v[C_NOT_SELECTED][i];
+		w = (double)in[GT_M_GPC_SAMPLES][i] - (double)in[GT_M_GPC_ISSUED][i] - (double)in[GT_M_GPC_NOT_SELECTED][i];
 		if (w / S < MIN_SHARE)
 			continue;
-		br = (double)v[C_BRANCH][i];
+		br = (double)in[GT_M_GPS_BRANCH][i];
 		br = br < w ? br : w;
 		for (a = p->nodes[i].parent; a != GT_NONE && a != k && !is_loop(name_of(p, a)); a = p->nodes[a].parent)
 			;
 		in_loop = a != GT_NONE && a != k;
 		f = (br + (in_loop ? (1.0 - 1.0 / GT_GPO_UNROLL_BY) * (w - br) : (w - br < iss ? w - br : iss))) / S;
-		ratio = gt_next__stall_ratio(wr, waiting, f, iss > 0 ? call_cost(x, i) / iss : 0);
-		if (ratio > 1.0 / MIN_SPEEDUP || !(n = gt_next__add(x->c, GT_NEXT_GPU_INLINE, k)))
+		ratio = gt_advice_model__stall(wr, waiting, f, iss > 0 ? call_cost(x, i) / iss : 0);
+		if (ratio > 1.0 / MIN_SPEEDUP || !(n = gt_advice__add(x->c, GT_NEXT_GPU_INLINE, k)))
 			continue;
 		n->line = p->nodes[i].parent;
 		n->samples = (uint64_t)w;
 		n->kernel_samples = (uint64_t)S;
-		gt_next__kernel_gain(x->c, n, k, ratio);
+		gt_advice__kernel_gain(x->c, n, k, ratio);
 		snprintf(n->why, sizeof(n->why),
 			 in_loop ? "%.1f%% of the kernel's PC samples wait in %s, called here in a loop and not "
 				   "inlined, %.1f%% of them for its calls' and returns' branches; inlined, the branches "
@@ -235,7 +234,7 @@ static void check_inline(struct code *x, uint32_t k, double S, double wr, double
 static void check_math(struct code *x, uint32_t k, double S, double wr, double waiting, double iss)
 {
 	const struct gt_profile *p = x->c->p;
-	const uint64_t *const *v = (const uint64_t *const *)x->c->v;
+	uint64_t *const *in = x->c->incl, *const *ex = x->c->excl;
 	double conv = 0, sub = 0, sub_iss = 0, sub_wait = 0, idiom_iss = 0;
 	uint32_t hot_conv = GT_NONE, hot_sub = GT_NONE;
 	struct gt_next *n;
@@ -247,30 +246,30 @@ static void check_math(struct code *x, uint32_t k, double S, double wr, double w
 			continue;
 		if (f != GT_NONE && is_math(name_of(p, f))) {
 			if (f == i) { /* the subroutine's node: all under it */
-				sub += (double)v[C_SAMPLES][i];
-				sub_iss += (double)v[C_ISSUED][i];
-				sub_wait += (double)v[C_SAMPLES][i] - (double)v[C_ISSUED][i] -
-					    (double)v[C_NOT_SELECTED][i];
-				if (v[C_SAMPLES][i] && (hot_sub == GT_NONE || v[C_SAMPLES][i] > v[C_SAMPLES][hot_sub]))
+				sub += (double)in[GT_M_GPC_SAMPLES][i];
+				sub_iss += (double)in[GT_M_GPC_ISSUED][i];
+				sub_wait += (double)in[GT_M_GPC_SAMPLES][i] - (double)in[GT_M_GPC_ISSUED][i] -
+					    (double)in[GT_M_GPC_NOT_SELECTED][i];
+				if (in[GT_M_GPC_SAMPLES][i] && (hot_sub == GT_NONE || in[GT_M_GPC_SAMPLES][i] > in[GT_M_GPC_SAMPLES][hot_sub]))
 					hot_sub = i;
 			}
 			continue;
 		}
-		conv += (double)v[C_B_CONVERT][i];
-		idiom_iss += (double)v[C_IDIOM_ISSUED][i];
-		if (v[C_B_CONVERT][i] && (hot_conv == GT_NONE || v[C_B_CONVERT][i] > v[C_B_CONVERT][hot_conv]))
+		conv += (double)ex[GT_M_GPB_CONVERT][i];
+		idiom_iss += (double)ex[GT_M_GPO_IDIOM_ISSUED][i];
+		if (ex[GT_M_GPB_CONVERT][i] && (hot_conv == GT_NONE || ex[GT_M_GPB_CONVERT][i] > ex[GT_M_GPB_CONVERT][hot_conv]))
 			hot_conv = i;
 	}
 	if ((conv + sub) / S < MIN_SHARE)
 		return;
-	double ratio = gt_next__stall_ratio(wr, waiting, (conv + sub_wait) / S, iss > 0 ? (sub_iss + idiom_iss) / iss : 0);
+	double ratio = gt_advice_model__stall(wr, waiting, (conv + sub_wait) / S, iss > 0 ? (sub_iss + idiom_iss) / iss : 0);
 
-	if (ratio > 1.0 / MIN_SPEEDUP || !(n = gt_next__add(x->c, GT_NEXT_GPU_MATH, k)))
+	if (ratio > 1.0 / MIN_SPEEDUP || !(n = gt_advice__add(x->c, GT_NEXT_GPU_MATH, k)))
 		return;
 	n->line = sub >= conv && hot_sub != GT_NONE ? p->nodes[hot_sub].parent : hot_conv;
 	n->samples = (uint64_t)(conv + sub);
 	n->kernel_samples = (uint64_t)S;
-	gt_next__kernel_gain(x->c, n, k, ratio);
+	gt_advice__kernel_gain(x->c, n, k, ratio);
 	if (hot_sub != GT_NONE && sub >= 0.001 * S)
 		snprintf(n->why, sizeof(n->why),
 			 "%.1f%% of the kernel's PC samples wait on conversions, divisions or precise math "
@@ -285,7 +284,7 @@ static void check_math(struct code *x, uint32_t k, double S, double wr, double w
 			 100.0 * conv / S, iss > 0 ? 100.0 * idiom_iss / iss : 0.0);
 }
 
-void gt_next__check_code(struct ctx *c)
+static int run(struct gt_advice_ctx *c)
 {
 	const struct gt_profile *p = c->p;
 	size_t nn = p->n_nodes ? p->n_nodes : 1;
@@ -310,22 +309,22 @@ void gt_next__check_code(struct ctx *c)
 		x.callee[i] = up != GT_NONE && x.callee[up] != GT_NONE ? x.callee[up] : is_callee(p, i) ? i : GT_NONE;
 		if (x.callee[i] != GT_NONE && is_recursion(name_of(p, i)))
 			x.recursive[x.callee[i]] = 1;
-		if (!c->v[C_B_LOOP][i] && !c->v[C_LOOP_ISSUED][i])
+		if (!c->excl[GT_M_GPO_UNROLL][i] && !c->excl[GT_M_GPC_ISSUED][i])
 			continue;
 		for (uint32_t a = i; a != GT_NONE && a != k; a = p->nodes[a].parent)
 			if (is_loop(name_of(p, a))) {
-				x.loop_m[a] += c->v[C_B_LOOP][i];
-				x.loop_a[a] += c->v[C_LOOP_ISSUED][i];
+				x.loop_m[a] += c->excl[GT_M_GPO_UNROLL][i];
+				x.loop_a[a] += c->excl[GT_M_GPC_ISSUED][i];
 			}
 	}
 	for (uint32_t k = 0; k < p->n_nodes; k++) {
-		const uint64_t *const *v = (const uint64_t *const *)c->v;
-		double S = (double)v[C_SAMPLES][k], wr, waiting, iss = (double)v[C_ISSUED][k];
+		uint64_t *const *in = c->incl, *const *ex = c->excl;
+		double S = (double)in[GT_M_GPC_SAMPLES][k], wr, waiting, iss = (double)in[GT_M_GPC_ISSUED][k];
 
-		if (c->kern[k] != k || S < MIN_SAMPLES || !v[C_GKER][k])
+		if (c->kern[k] != k || S < GT_ADVICE_MIN_SAMPLES || !ex[GT_M_GKER][k])
 			continue;
-		wr = (S - (double)v[C_LATENCY][k]) / S;
-		waiting = 1.0 - (iss + (double)v[C_NOT_SELECTED][k]) / S;
+		wr = (S - (double)in[GT_M_GPC_LATENCY][k]) / S;
+		waiting = 1.0 - (iss + (double)in[GT_M_GPC_NOT_SELECTED][k]) / S;
 		check_unroll(&x, k, S, wr, waiting);
 		check_inline(&x, k, S, wr, waiting, iss);
 		check_math(&x, k, S, wr, waiting, iss);
@@ -335,4 +334,29 @@ out:
 	free(x.loop_a);
 	free(x.callee);
 	free(x.recursive);
+	return 0;
 }
+
+static const enum gt_metric triggers[] = { GT_M_GPC_SAMPLES, GT_ADVICE_END };
+static const struct gt_advice_need needs[] = {
+	{ GT_M_GPC_SAMPLES, GT_ADVICE_INCL },
+	{ GT_M_GPC_ISSUED, GT_ADVICE_INCL | GT_ADVICE_EXCL },
+	{ GT_M_GPC_LATENCY, GT_ADVICE_INCL },
+	{ GT_M_GPC_NOT_SELECTED, GT_ADVICE_INCL },
+	{ GT_M_GPS_BRANCH, GT_ADVICE_INCL },
+	{ GT_M_GPB_CONVERT, GT_ADVICE_EXCL },
+	{ GT_M_GPO_UNROLL, GT_ADVICE_EXCL },
+	{ GT_M_GPO_IDIOM_ISSUED, GT_ADVICE_EXCL },
+	{ GT_M_GPI_CONTROL, GT_ADVICE_EXCL },
+	{ GT_M_GPI_OTHER, GT_ADVICE_EXCL },
+	{ GT_ADVICE_END, 0 },
+};
+
+/* Unrolling, inlining and long-latency arithmetic share the kernels'
+ * loops and called functions, found in one pass: one check of three kinds. */
+const struct gt_advice_check gt_advice_check_code = {
+	.name = "code",
+	.triggers = triggers,
+	.needs = needs,
+	.run = run,
+};

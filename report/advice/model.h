@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The models of the advice's estimates (docs/ADVICE.md), as pure
+ * functions of the shares the checks measure: no profile, no I/O, so that
+ * tests/unit/test_advice_model.c checks them on figures worked by hand and
+ * tests/advice_model.py restates them once for the report's oracles.
+ *
+ * Kernels (GPA's (CGO'21) stall elimination and latency hiding, with the
+ * scheduler's issue cycles kept): of a kernel context's S samples, L are
+ * latency samples (its scheduler issued nothing), so the schedulers issued
+ * in the share W_R = (S - L) / S of its cycles; the share w of the samples
+ * waited (neither issued nor eligible).
+ */
+#ifndef GT_REPORT_ADVICE_MODEL_H
+#define GT_REPORT_ADVICE_MODEL_H
+
+/* A change that removes the share f of the samples, all waiting, and the
+ * share cut of the issued instructions: the issue cycles shrink by cut,
+ * the others as the warps' waiting does.
+ *   T' / T = W_R (1 - c) + (1 - W_R) (w - f) / w */
+double gt_advice_model__stall(double wr, double waiting, double f, double cut);
+
+/* The same change where the waits' cause goes too (local loads that
+ * become registers): a warp then waits the share w' = (w - f) / (1 - f) of
+ * its time, and a scheduler with n resident warps, each waiting
+ * independently, issues in 1 - w'^n of its cycles, at most every cycle:
+ *   T' / T = W_R (1 - c) / (1 - w'^n)
+ * (the first model where w' >= 1 or n < 1). */
+double gt_advice_model__gone(double wr, double waiting, double f, double cut, double n);
+
+/* More resident warps (occupancy occ -> next) hide latency, but for the
+ * memory's (the share m of the waiting), whose bandwidth the samples do
+ * not show:
+ *   T' / T = W_R + (1 - W_R) (m + (1 - m) occ / next) */
+double gt_advice_model__occupancy(double wr, double m, double occ, double next);
+
+/* The share cut of the warp instructions ran for idle threads: only the
+ * issue cycles shrink, T' / T = W_R (1 - c) + (1 - W_R); without PC
+ * samples (sampled 0) the kernel is taken as issue-bound, T' / T = 1 - c. */
+double gt_advice_model__divergence(int sampled, double wr, double cut);
+
+/* Launches that found their stream idle: busy the kernel time of those
+ * launches, gap the idle time after them; launched together, only busy
+ * remains: T / T' = (busy + gap) / busy. */
+double gt_advice_model__launch_speedup(double busy, double gap);
+
+/* The program's speedup when saved_ns of its wall_ns are saved: wall /
+ * (wall - saved); 0 (not estimated) when the saving is not below wall. */
+double gt_advice_model__program(double wall_ns, double saved_ns);
+
+#endif

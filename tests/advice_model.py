@@ -1,0 +1,44 @@
+# SPDX-License-Identifier: MIT
+"""The advice's models (docs/ADVICE.md; report/advice/model.c), restated once
+for the tests that check the report's estimates: tests/analysis/check_next.py
+on profiles with known metrics, tests/cupti/check_report_*.py on replayed
+recordings. Each returns T'/T (a ratio) or T/T' (a speedup) as named."""
+
+
+def stall_ratio(wr, waiting, f, cut=0.0):
+    """The first model: the share f of the samples, all waiting, removed,
+    and the share cut of the issued instructions:
+    T'/T = W_R (1 - c) + (1 - W_R) (w - f) / w."""
+    left = (waiting - f) / waiting if waiting > 0 else 1.0
+    return wr * (1 - cut) + (1 - wr) * max(0.0, left)
+
+
+def gone_ratio(wr, waiting, f, cut, n):
+    """The second model: the waits' cause gone too, n resident warps per
+    scheduler: T'/T = W_R (1 - c) / (1 - w'^n), w' = (w - f) / (1 - f)."""
+    w = max(0.0, (waiting - f) / (1 - f)) if f < 1 else 0.0
+    if w >= 1 or n < 1:
+        return stall_ratio(wr, waiting, f, cut)
+    return wr * (1 - cut) / (1 - w ** n)
+
+
+def occupancy_ratio(wr, m, occ, nxt):
+    """More resident warps, occ -> nxt, the memory's waits (share m) left:
+    T'/T = W_R + (1 - W_R) (m + (1 - m) occ / nxt)."""
+    return wr + (1 - wr) * (m + (1 - m) * occ / nxt)
+
+
+def divergence_ratio(cut, wr=None):
+    """The share cut of the warp instructions ran for idle threads; without
+    PC samples (wr None) the kernel is taken as issue-bound."""
+    return 1 - cut if wr is None else stall_ratio(wr, 1.0, 0.0, cut)
+
+
+def launch_speedup(busy, gap):
+    """Launches that found their stream idle, launched together: (busy + gap) / busy."""
+    return (busy + gap) / busy
+
+
+def speedup(ratio):
+    """A kernel's speedup from its T'/T."""
+    return 1 / ratio

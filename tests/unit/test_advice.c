@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: MIT */
+/* report/advice/: the models on figures worked by hand (docs/ADVICE.md),
+ * and the kinds list every writer reads. */
+#include <math.h>
+
+#include "report/advice/model.h"
+#include "report/next.h"
+#include "test.h"
+
+static int near(double a, double b)
+{
+	return fabs(a - b) < 1e-12;
+}
+
+/* T'/T = W_R (1 - c) + (1 - W_R) (w - f) / w */
+static void test_stall(void)
+{
+	CHECK(near(gt_advice_model__stall(0.5, 0.5, 0.25, 0), 0.75));
+	CHECK(near(gt_advice_model__stall(0.4, 0.5, 0.1, 0.2), 0.4 * 0.8 + 0.6 * 0.8));
+	/* More removed than waited: the waiting goes, no further. */
+	CHECK(near(gt_advice_model__stall(0.5, 0.2, 0.3, 0), 0.5));
+	/* Nothing waited: the other cycles stay. */
+	CHECK(near(gt_advice_model__stall(0.5, 0, 0, 0), 1.0));
+}
+
+/* T'/T = W_R (1 - c) / (1 - w'^n), w' = (w - f) / (1 - f) */
+static void test_gone(void)
+{
+	CHECK(near(gt_advice_model__gone(0.5, 0.6, 0.2, 0.1, 2), 0.45 / 0.75));
+	/* Fewer than one warp per scheduler: the first model. */
+	CHECK(near(gt_advice_model__gone(0.5, 0.6, 0.2, 0.1, 0.5), gt_advice_model__stall(0.5, 0.6, 0.2, 0.1)));
+	/* All of it waited on the cause: the warps then issue every cycle. */
+	CHECK(near(gt_advice_model__gone(0.3, 0.7, 0.7, 0, 8), 0.3));
+}
+
+/* T'/T = W_R + (1 - W_R) (m + (1 - m) o / o') */
+static void test_occupancy(void)
+{
+	CHECK(near(gt_advice_model__occupancy(0.5, 0.2, 250, 500), 0.8));
+	/* All waits on memory: more warps hide none of them. */
+	CHECK(near(gt_advice_model__occupancy(0.5, 1, 250, 500), 1.0));
+}
+
+static void test_divergence(void)
+{
+	CHECK(near(gt_advice_model__divergence(0, 0, 0.25), 0.75));
+	CHECK(near(gt_advice_model__divergence(1, 0.4, 0.25), 0.4 * 0.75 + 0.6));
+}
+
+static void test_launch_and_program(void)
+{
+	CHECK(near(gt_advice_model__launch_speedup(100, 300), 4));
+	CHECK(near(gt_advice_model__program(1000, 250), 1000.0 / 750.0));
+	CHECK(gt_advice_model__program(1000, 1000) == 0);
+	CHECK(gt_advice_model__program(1000, 2000) == 0);
+}
+
+/* Every kind has a distinct id, a title and something to try. */
+static void test_kinds(void)
+{
+	for (int k = 0; k < GT_NEXT_KINDS; k++) {
+		CHECK(gt_next__id(k)[0] && strcmp(gt_next__id(k), "?"));
+		CHECK(gt_next__title(k)[0] && gt_next__todo(k)[0]);
+		for (int j = 0; j < k; j++)
+			CHECK(strcmp(gt_next__id(k), gt_next__id(j)));
+	}
+	CHECK(gt_next__of_kernel(GT_NEXT_GPU_LOCAL) && gt_next__of_kernel(GT_NEXT_LAUNCH_BOUND));
+	CHECK(!gt_next__of_kernel(GT_NEXT_PAGEABLE) && !gt_next__of_kernel(GT_NEXT_OCL_RESTRICT));
+	CHECK(!strcmp(gt_next__subject(GT_NEXT_PAGEABLE), "copies") && !gt_next__subject(GT_NEXT_OVERLAP));
+}
+
+TEST_MAIN(TEST_CASE(test_stall), TEST_CASE(test_gone), TEST_CASE(test_occupancy), TEST_CASE(test_divergence),
+	  TEST_CASE(test_launch_and_program), TEST_CASE(test_kinds))
