@@ -344,6 +344,10 @@ void ompt__on_thread_begin(ompt_thread_t type, ompt_data_t *thread_data)
 								: GT_THREAD_OTHER;
 	struct gt_thread *t = thread_of(kind);
 
+	/* A record the preloaded pthread_create made as the thread started
+	 * (core/thread-create.c) learns what the runtime says the thread is. */
+	if (t && t->kind == GT_THREAD_OTHER)
+		t->kind = kind;
 	thread_data->ptr = t;
 	if (t)
 		gt_sample__thread_start(t);
