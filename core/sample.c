@@ -164,6 +164,12 @@ int gt_sample__init(unsigned hz, const char *what)
 	return 0;
 }
 
+int gt_sample__active(void)
+{
+	/* Acquire: pairs with the release store of init, after the signals. */
+	return atomic_load_explicit(&active, memory_order_acquire);
+}
+
 unsigned gt_sample__kinds(void)
 {
 	return (signo ? GT_SAMPLE_CPU : 0) | (wall_signo ? GT_SAMPLE_WALL : 0);

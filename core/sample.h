@@ -29,6 +29,8 @@ enum { GT_SAMPLE_CPU = 1, GT_SAMPLE_WALL = 2 };
 /* hz: samples per second of each clock; what: GPUTOOL_SAMPLE ("cpu",
  * "wall", "cpu,wall"; NULL: cpu). 0, or -EBUSY when nothing samples. */
 int gt_sample__init(unsigned hz, const char *what);
+/* Whether sampling runs now (after init, before fini). Any thread. */
+int gt_sample__active(void);
 /* What is sampled: GT_SAMPLE_* bits. */
 unsigned gt_sample__kinds(void);
 void gt_sample__set_stitch(gt_sample_stitch_fn fn);

@@ -344,6 +344,10 @@ void ompt__on_thread_begin(ompt_thread_t type, ompt_data_t *thread_data)
 								: GT_THREAD_OTHER;
 	struct gt_thread *t = thread_of(kind);
 
+	/* A record the preloaded pthread_create made as the thread started
+	 * (core/thread-create.c) learns what the runtime says the thread is. */
+	if (t && t->kind == GT_THREAD_OTHER)
+		t->kind = kind;
 	thread_data->ptr = t;
 	if (t)
 		gt_sample__thread_start(t);
@@ -382,10 +386,18 @@ void ompt__on_parallel_begin(ompt_data_t *encountering_task_data,
 		return;
 	ot = t->ompt;
 	gt_thread__enter(t);
-	node = gt_cct__placeholder(&t->cct,
-				   ompt__context_of(t, codeptr_ra, key, task_of(encountering_task_data),
-						    encountering_task_frame),
-				   GT_PH_OMP_PARALLEL);
+	if (ot->kernel && !ot->kernel_name)
+		ot->kernel_name = ompt__kernel_name(codeptr_ra);
+	/* A region the task running a host kernel opens is the kernel's: it
+	 * hangs under <omp kernel>, not beside its construct (the frames
+	 * between are the offload runtime's, and its entry function's). */
+	if (ot->kernel && data_get(encountering_task_data) == ot->kernel_task)
+		node = gt_cct__placeholder(&t->cct, ot->kernel, GT_PH_OMP_PARALLEL);
+	else
+		node = gt_cct__placeholder(&t->cct,
+					   ompt__context_of(t, codeptr_ra, key, task_of(encountering_task_data),
+							    encountering_task_frame),
+					   GT_PH_OMP_PARALLEL);
 	s = node ? site__take(ot, node) : NULL;
 	if (!s)
 		goto out;

@@ -141,6 +141,18 @@ struct omp_thread {
 	void *league; /* its parallel_data (region__tag) */
 	/* Target regions and operations of this thread (ompt/target.c). */
 	struct omp_target_thread *target;
+	/*
+	 * A kernel of the host device this thread runs now, inside its
+	 * submission (ompt/target.c sets them at the submission's begin and
+	 * clears them at its end): its <omp kernel> node, and the task that
+	 * submitted it. A parallel region that task opens meanwhile is the
+	 * kernel's (the host plugin runs the offloaded function on libomp's
+	 * threads) and hangs under that node; its name, the offload entry's
+	 * (interned, NULL until known), goes to the kernel's device record.
+	 */
+	struct gt_cct_node *kernel;
+	void *kernel_task;
+	const char *kernel_name;
 };
 
 struct gt_stitch;
@@ -158,5 +170,9 @@ struct omp_thread *ompt__thread_state(struct gt_thread *t);
 struct gt_cct_node *ompt__context_of(struct gt_thread *t, const void *ra, uintptr_t key,
 				     struct omp_task *task, const ompt_frame_t *frame);
 void ompt__stitch_sample(struct gt_thread *t, struct gt_stitch *st);
+/* The name of the host kernel whose code is at @pc, from its offload entry
+ * (`__omp_offloading_<dev>_<file>_<function>_l<line>`: "function:line",
+ * demangled), interned; NULL if pc is in no such entry. Normal context. */
+const char *ompt__kernel_name(const void *pc);
 
 #endif

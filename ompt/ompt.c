@@ -131,6 +131,9 @@ static int has_gomp(struct dl_phdr_info *info, size_t size, void *arg)
 
 static void ompt__unmeasured(void)
 {
+	char fact[224];
+	unsigned sampled = 0;
+
 	if (atomic_load_explicit(&omp_started, memory_order_relaxed))
 		return;
 	/* Looked up in the loader's list, never with dlopen: at exit, a
@@ -145,9 +148,19 @@ static void ompt__unmeasured(void)
 		return;
 	}
 	gt_warn("omp", "OpenMP not measured: GCC's libgomp has no OMPT interface (build with clang -fopenmp, "
-		"LLVM's libomp, to measure OpenMP regions and their threads)");
-	gt_tool__set_fact("omp_unmeasured", "GCC's libgomp (no OMPT): OpenMP regions and their threads not measured; "
-					    "build with clang -fopenmp to measure them");
+		"LLVM's libomp, to measure OpenMP regions)");
+	/* Preloaded, every thread the program created was sampled
+	 * (core/thread-create.c): its CPU time is there, its regions not. */
+	for (uint32_t i = 0, n = gt_thread__count(); i < n; i++) {
+		struct gt_thread *t = gt_thread__at(i);
+
+		sampled += t && t->samples > 0;
+	}
+	snprintf(fact, sizeof(fact),
+		 "GCC's libgomp (no OMPT): no OpenMP regions measured, CPU time sampled on %u thread%s; "
+		 "build with clang -fopenmp to measure regions",
+		 sampled, sampled == 1 ? "" : "s");
+	gt_tool__set_fact("omp_unmeasured", fact);
 }
 
 __attribute__((constructor)) static void ompt__register_check(void)

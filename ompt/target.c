@@ -31,6 +31,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
 #include <link.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -41,6 +42,7 @@
 #include "core/clock.h"
 #include "core/construct.h"
 #include "core/log.h"
+#include "core/symbolize.h"
 #include "core/thread.h"
 #include "core/tool.h"
 #include "core/unwind.h"
@@ -483,7 +485,7 @@ static uint64_t op__begin(struct gt_thread *t, struct omp_target_thread *ts, str
 	return op->id;
 }
 
-static void op__end(struct gt_thread *t, struct omp_target_thread *ts, uint64_t id)
+static void op__end(struct gt_thread *t, struct omp_target_thread *ts, uint64_t id, const char *name)
 {
 	uint64_t now = gt_clock__ticks();
 
@@ -510,6 +512,7 @@ static void op__end(struct gt_thread *t, struct omp_target_thread *ts, uint64_t 
 					: op->what == OP_D2D ? GT_COPY_D2D
 							     : GT_COPY_OTHER,
 				.bytes = op->bytes,
+				.name = name,
 			};
 
 			gt_monitor__activity(t, &dop);
@@ -526,6 +529,125 @@ static struct tgt_region *region_of(ompt_data_t *target_data)
 	struct tgt_region *r = target_data ? target_data->ptr : NULL;
 
 	return r && r->magic == REGION_MAGIC ? r : NULL;
+}
+
+/*
+ * Host kernels' names, interned: a device record's name is a tree node's
+ * key, one pointer per name for the whole run. Few (one per offloaded
+ * construct that runs), added under the lock, never removed.
+ */
+#define KERNEL_NAMES 256
+static struct {
+	pthread_mutex_t lock;
+	unsigned n;
+	char *names[KERNEL_NAMES];
+} kernel_names = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+/* Under kernel_names.lock. */
+static const char *kernel_name__intern_locked(const char *s)
+{
+	const char *out = NULL;
+
+	for (unsigned i = 0; i < kernel_names.n && !out; i++)
+		if (!strcmp(kernel_names.names[i], s))
+			out = kernel_names.names[i];
+	if (!out && kernel_names.n < KERNEL_NAMES && (kernel_names.names[kernel_names.n] = strdup(s)))
+		out = kernel_names.names[kernel_names.n++];
+	return out;
+}
+
+/*
+ * An offload entry's symbol, as clang names it (also the prefix of the
+ * functions outlined from it): __omp_offloading_<dev>_<file>_<function>_l<line>,
+ * <dev> and <file> in hex. "function:line", the function demangled when
+ * it is a C++ name and libstdc++'s demangler is loaded; -1 otherwise.
+ */
+static int kernel_name__parse(const char *sym, char *out, size_t size)
+{
+	static const char prefix[] = "__omp_offloading_";
+	const char *p = sym, *fn, *line = NULL;
+	char mangled[256];
+	size_t fn_len;
+
+	if (strncmp(p, prefix, sizeof(prefix) - 1))
+		return -1;
+	p += sizeof(prefix) - 1;
+	for (int field = 0; field < 2; field++) {
+		const char *h = p;
+
+		while ((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f'))
+			p++;
+		if (p == h || *p != '_')
+			return -1;
+		p++;
+	}
+	fn = p;
+	/* The first "_l<digits>" that ends the name or a part of it. */
+	for (const char *q = fn; (q = strstr(q, "_l")); q++) {
+		const char *d = q + 2;
+
+		while (*d >= '0' && *d <= '9')
+			d++;
+		if (d > q + 2 && (!*d || *d == '_' || *d == '.') && q > fn) {
+			line = q;
+			break;
+		}
+	}
+	if (!line || (fn_len = (size_t)(line - fn)) >= sizeof(mangled))
+		return -1;
+	memcpy(mangled, fn, fn_len);
+	mangled[fn_len] = 0;
+	if (mangled[0] == '_' && mangled[1] == 'Z') {
+		char *(*demangle)(const char *, char *, size_t *, int *);
+		char *d;
+		int status = -1;
+
+		*(void **)&demangle = dlsym(RTLD_DEFAULT, "__cxa_demangle");
+		d = demangle ? demangle(mangled, NULL, NULL, &status) : NULL;
+		if (d && !status) {
+			snprintf(out, size, "%s:%ld", d, strtol(line + 2, NULL, 10));
+			free(d);
+			return 0;
+		}
+		free(d);
+	}
+	snprintf(out, size, "%s:%ld", mangled, strtol(line + 2, NULL, 10));
+	return 0;
+}
+
+const char *ompt__kernel_name(const void *pc)
+{
+	static struct gt_symbolizer *sym;
+	static uintptr_t last_pc;
+	static const char *last_name;
+	struct gt_symbol fn;
+	const char *out = NULL;
+	char name[320];
+
+	if (!pc)
+		return NULL;
+	/*
+	 * The host plugin loads the device image from a file of its own and
+	 * runs the entry's outlined functions, which are local symbols: the
+	 * image's symbol table names them (dladdr sees only exported ones).
+	 * One symbolizer, under the names' lock; a kernel that runs again asks
+	 * at the same pc.
+	 */
+	pthread_mutex_lock(&kernel_names.lock);
+	if ((uintptr_t)pc == last_pc) {
+		out = last_name;
+		goto out_unlock;
+	}
+	if (!sym)
+		sym = gt_symbolizer__new();
+	if (sym && !gt_symbolizer__lookup(sym, (uintptr_t)pc - 1, &fn) &&
+	    !kernel_name__parse(fn.linkage ? fn.linkage : fn.function, name, sizeof(name)))
+		out = kernel_name__intern_locked(name);
+	last_pc = (uintptr_t)pc;
+	last_name = out;
+out_unlock:
+	pthread_mutex_unlock(&kernel_names.lock);
+	return out;
 }
 
 /* ---- EMI callbacks ---- */
@@ -580,7 +702,7 @@ void ompt__on_target_data_op_emi(ompt_scope_endpoint_t endpoint, ompt_data_t *ta
 	if (!host_op_id || !(t = self(&ts)))
 		return;
 	if (endpoint == ompt_scope_end) {
-		op__end(t, ts, *host_op_id);
+		op__end(t, ts, *host_op_id, NULL);
 		return;
 	}
 	if (endpoint != ompt_scope_begin)
@@ -609,14 +731,18 @@ void ompt__on_target_submit_emi(ompt_scope_endpoint_t endpoint, ompt_data_t *tar
 {
 	uintptr_t key = GT_UNWIND_KEY();
 	struct omp_target_thread *ts;
+	struct omp_thread *ot;
 	struct gt_cct_node *node;
 	struct tgt_region *r;
 	struct gt_thread *t;
 
 	if (!host_op_id || !(t = self(&ts)))
 		return;
+	ot = t->ompt;
 	if (endpoint == ompt_scope_end) {
-		op__end(t, ts, *host_op_id);
+		op__end(t, ts, *host_op_id, ot ? ot->kernel_name : NULL);
+		if (ot)
+			ot->kernel = NULL;
 		return;
 	}
 	if (endpoint != ompt_scope_begin)
@@ -629,6 +755,19 @@ void ompt__on_target_submit_emi(ompt_scope_endpoint_t endpoint, ompt_data_t *tar
 	gt_thread__leave(t);
 	if (node)
 		*host_op_id = op__begin(t, ts, node, OP_KERNEL, r ? r->device : -1, 0);
+	/* The host device runs the kernel inside this submission, on this
+	 * thread, in parallel regions the submitting task opens: they hang
+	 * under the kernel's node (ompt/host.c, parallel_begin). */
+	if (node && ot && r && host_device(r->device)) {
+		ompt_data_t *task_data = NULL;
+
+		ot->kernel = node;
+		ot->kernel_task = NULL;
+		ot->kernel_name = NULL;
+		if (gt_ompt_get_task_info && gt_ompt_get_task_info(0, NULL, &task_data, NULL, NULL, NULL) == 2 &&
+		    task_data)
+			ot->kernel_task = task_data->ptr;
+	}
 }
 
 /*

@@ -15,7 +15,9 @@ ENTRY_POINTS = {"ompt_start_tool", "acc_register_library", "InitializeInjection"
                 # preloaded, with wall-clock sampling: waits measured whole (core/wall.c)
                 "nanosleep", "clock_nanosleep", "usleep", "sleep", "poll", "ppoll", "select", "pselect",
                 "epoll_wait", "epoll_pwait", "pause", "sigsuspend", "sigtimedwait", "sigwaitinfo",
-                "semop", "semtimedop", "msgrcv"}
+                "semop", "semtimedop", "msgrcv",
+                # preloaded: the program's threads sampled from their start (core/thread-create.c)
+                "pthread_create"}
 
 
 def test_exports():

@@ -211,6 +211,56 @@ def test_gcc_libgomp_said():
     check("OpenMP       GCC's libgomp (no OMPT)" in header, "no line in the report's header:\n%s" % header)
 
 
+def test_gcc_threads_sampled():
+    """GCC's libgomp never calls a tool, but preloaded (gputool run) the tool
+    samples every thread the program creates: four threads doing the same
+    work each carry the CPU time they measured themselves, up to a few
+    sampling periods, and the header says in one line that no OpenMP
+    region was measured."""
+    exe = os.path.join(BUILD, "tests", "e2e", "gomp_threads")
+    if not os.path.exists(exe):
+        raise Fail("gomp_threads was not built")
+    with open(os.path.join(BUILD, "CMakeCache.txt")) as f:
+        if "GT_SANITIZE:BOOL=ON" in f.read():
+            return  # as in test_gcc_libgomp_said
+    # Passive waits: a thread's CPU time is its work, not libgomp's spinning.
+    outdir, err = run_gputool(GPUTOOL, exe, env={"OMP_WAIT_POLICY": "passive"})
+    own = own_times(err, "gomp times:")
+    cpu = [own["t%d" % i]["cpu_ns"] for i in range(4)]
+    p = one_profile(outdir)
+    period = 1e9 / int(p.meta("sample_hz"))
+    # spin's samples, on the initial thread (under main) and on the
+    # workers (at the root); a sample's line makes a context of its own.
+    spins = p.find("spin")
+    on_main = [n for n in spins if "main" in p.names(n)[:-2]]
+    on_workers = sorted((n for n in spins if n not in on_main), key=lambda n: -p.incl(n, "CPUTIME"))
+    check(on_main and on_workers, "spin contexts: %s" % ["/".join(p.names(n)) for n in spins])
+    main_ns = sum(p.incl(n, "CPUTIME") for n in on_main)
+    work_ns = sum(p.incl(n, "CPUTIME") for n in on_workers)
+    n_main = max(p.per_thread(n, "CPUTIME")[0] for n in on_main)
+    n_work, lo, hi, top = p.per_thread(on_workers[0], "CPUTIME")
+    check(n_main == 1 and n_work == 3, "threads sampled in spin: %d + %d, expected 1 + 3" % (n_main, n_work))
+    # A thread's samples carry its CPU time up to a period at each end of
+    # the work and one the kernel merged, whatever the load.
+    slack = 3 * period
+    bounded(main_ns, cpu[0] - slack, cpu[0] + slack, "initial thread's spin CPUTIME")
+    bounded(work_ns, sum(cpu[1:]) - 3 * slack, sum(cpu[1:]) + 3 * slack, "workers' spin CPUTIME")
+    # Per worker: its samples in the main context, up to what the others
+    # of its samples hold.
+    rest = work_ns - top
+    bounded(lo, min(cpu[1:]) - slack - rest, max(cpu[1:]) + slack, "a worker's least spin CPUTIME")
+    bounded(hi, min(cpu[1:]) - slack - rest, max(cpu[1:]) + slack, "a worker's most spin CPUTIME")
+    # Each thread's share of the program's work, as the program measured it.
+    share_tool, share_own = main_ns / (main_ns + work_ns), cpu[0] / sum(cpu)
+    check(abs(share_tool - share_own) <= 4 * slack / sum(cpu),
+          "initial thread's share %.3f, measured %.3f" % (share_tool, share_own))
+    txt = [f for f in os.listdir(outdir) if f.endswith(".txt")]
+    header = open(os.path.join(outdir, txt[0])).read().split("\n\n")[0]
+    said = [l for l in header.splitlines() if "no OMPT" in l]
+    check(said == ["  OpenMP       GCC's libgomp (no OMPT): no OpenMP regions measured, CPU time sampled on "
+                   "4 threads; build with clang -fopenmp to measure regions"], "header lines: %s" % said)
+
+
 def test_bad_env_values():
     env = dict(ENV, GPUTOOL_SAMPLE_HZ="fast", GPUTOOL_BOGUS="1")
     outdir, err = run_under_tool(LIB, os.path.join(SAMPLES, "split"), ["1000000"], env=env)
@@ -293,6 +343,7 @@ main([
     ("fork without exec: each process its own work", test_fork_without_exec),
     ("gcc/libgomp program untouched", test_gcc_libgomp_untouched),
     ("gcc/libgomp program under gputool run: OpenMP said unmeasured", test_gcc_libgomp_said),
+    ("gcc/libgomp program under gputool run: every thread sampled", test_gcc_threads_sampled),
     ("bad GPUTOOL_* values", test_bad_env_values),
     ("GPUTOOL_DISABLE and GPUTOOL_SAMPLE_HZ=0", test_disable_and_sampling_off),
     ("more threads than GPUTOOL_MAX_THREADS", test_thread_limit),

@@ -346,8 +346,43 @@ def test_resend():
     expect(total, {"GXCOPY_RESENT_COUNT": 0, "OMP_TGT_H2D_BYTES": (n + steps * m) * D}, "resend fixed")
 
 
+def test_host_kernel():
+    """A target region offloaded to the host device (tests/e2e/host_offload.c),
+    called 3 times from from_one and twice from from_two: the host plugin
+    runs the offloaded function on libomp's threads, in parallel regions
+    opened inside the submission. Their CPU samples hang under the
+    construct's <omp kernel>, each call path counts its targets once, and
+    the kernel is named by its offload entry: function and line."""
+    exe = os.path.join(BUILD, "tests", "e2e", "host_offload")
+    if not os.path.exists(exe):
+        raise Fail("%s was not built" % exe)
+    src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "host_offload.c")
+    line = gtrun.marked_line(src, "KERNEL").split(":")[1]
+    outdir, err = run_tool(exe, args=("4000",))
+    p = one_profile(outdir)
+    no_runtime_frames(p)
+    for caller, calls in (("from_one", 3), ("from_two", 2)):
+        rs = constructs(p, "<omp target>", caller)
+        check(len(rs) == 1, "expected one <omp target> under %s, found %d" % (caller, len(rs)))
+        check(p.names(rs[0])[-2:] == ["work", "<omp target>"], "context %s" % "/".join(p.names(rs[0])))
+        expect(totals(p, rs), {"OMP_TGT_COUNT": calls, "OMP_TGT_KERNEL_COUNT": calls}, caller)
+        kernels = [k for k in p.descendants(rs[0]) if k.get("name") == "<omp kernel>"]
+        check(len(kernels) == 1, "%s: %d <omp kernel> nodes" % (caller, len(kernels)))
+        names = [n.get("name") for n in p.descendants(kernels[0])
+                 if n.get("kind") == "name" and p.nodes[n["parent"]].get("name") == "<gpu kernel>"]
+        check(names == ["work:%s" % line], "%s: kernel names %s, expected work:%s" % (caller, names, line))
+        check(p.incl(kernels[0], "CPUTIME") > 0, "%s: no CPU samples under <omp kernel>" % caller)
+    # Every sample of the offloaded code, and every parallel region the
+    # plugin opened for it, is under a kernel.
+    for n in p.doc["nodes"]:
+        offloaded = (n.get("name") or "").startswith("__omp_offloading") or n.get("name") == "<omp parallel>"
+        if offloaded and p.incl(n, "CPUTIME"):
+            check("<omp kernel>" in p.names(n), "CPU time outside the kernel at %s" % "/".join(p.names(n)))
+
+
 main([
     ("transfer: bytes per direction and context, counts, devices", test_transfer),
+    ("host offload: the kernel's samples under it, named by its entry", test_host_kernel),
     ("the same input uploaded at every step: resent, and advice", test_resend),
     ("nowait targets under their call site", test_nowait),
     ("targets from every thread of a parallel region", test_threads),
