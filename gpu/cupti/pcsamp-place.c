@@ -251,19 +251,26 @@ static void path__recursion(struct path *p, const struct gt_sass *s, const struc
 	path__add(p, gt_cupti_pcsamp__intern(text));
 }
 
-/* The names from the kernel down to context @c (excluded: its instructions). */
+/* The names from the kernel down to context @c (excluded: its instructions).
+ * A callee whose sites the samples could not tell apart is named so. */
 static void path__context(struct path *p, const struct gt_sass *s, const struct gt_sass_gcct *g, uint32_t c)
 {
 	uint32_t chain[MAX_PATH], n = 0;
+	char text[512];
 
 	for (; c != GT_SASS_NONE && g->contexts[c].parent != GT_SASS_NONE && n < MAX_PATH; c = g->contexts[c].parent)
 		chain[n++] = c;
 	while (n--) {
 		const struct gt_sass_context *x = &g->contexts[chain[n]];
+		const char *name = gt_cupti__kernel_name(s->functions[x->function].callee);
 
 		if (x->call != GT_SASS_NONE)
 			path__insn(p, s, x->call, g->contexts[x->parent].function, NULL);
-		path__add(p, gt_cupti__kernel_name(s->functions[x->function].callee));
+		if (x->undetermined && name) {
+			snprintf(text, sizeof(text), "%s" GT_GPU_NODE_SPLIT, name);
+			name = gt_cupti_pcsamp__intern(text);
+		}
+		path__add(p, name);
 	}
 }
 
