@@ -50,6 +50,11 @@ enum gt_prof_node_kind {
 #define GT_GPU_NODE_RECURSIVE " [recursive call]"
 #define GT_GPU_NODE_SPLIT " [split undetermined]"
 
+/* The node "<tool: LIBRARY>" holds time spent in a measurement library
+ * (core/modmap.c lists them) that reached a calling context: the tool's
+ * cost, under the program's frame that was below it (core/output.c). */
+#define GT_PNODE_TOOL_PREFIX "<tool: "
+
 /* Kinds that are a function at a source location: frame, inline, tail. */
 static inline int gt_pnode__is_frame(uint32_t kind)
 {

@@ -709,13 +709,15 @@ static void check_overlap(struct ctx *c)
 	struct gt_next *n;
 
 	for (uint32_t i = 0; i < p->n_nodes; i++) {
+		/* The measurement's own time (CUPTI's, ours) is no program work. */
+		uint64_t g = c->v[C_GPU_IDLE_CAUSE][i] && !gt_ptree__tool_time(p, i) ? c->v[C_GPU_IDLE_CAUSE][i] : 0;
+
 		idle += c->v[C_CPU_IDLE][i];
-		gidle += c->v[C_GPU_IDLE_CAUSE][i];
+		gidle += g;
 		if (c->v[C_CPU_IDLE][i] && (at == GT_NONE || c->v[C_CPU_IDLE][i] > c->v[C_CPU_IDLE][at]))
 			at = i;
 		/* The root holds samples no context was found for: no place to name. */
-		if (i && c->v[C_GPU_IDLE_CAUSE][i] &&
-		    (cpu == GT_NONE || c->v[C_GPU_IDLE_CAUSE][i] > c->v[C_GPU_IDLE_CAUSE][cpu]))
+		if (i && g && (cpu == GT_NONE || g > c->v[C_GPU_IDLE_CAUSE][cpu]))
 			cpu = i;
 	}
 	waited = idle < gidle ? idle : gidle;
