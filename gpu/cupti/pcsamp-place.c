@@ -518,7 +518,7 @@ static int section__place(const uint32_t *idx, uint32_t n, const struct target *
 	uint32_t sec = s->functions[s->insns[gt_pcs.e[idx[0]].insn].function].section;
 	const struct gt_sass_section *S = &s->sections[sec];
 	uint32_t ns = S->end - S->first, *by_v = NULL, *v_start = NULL;
-	uint64_t *weight = calloc(2 * (size_t)ns, sizeof(*weight)), *issued = weight + ns, *part = NULL;
+	uint64_t *weight = calloc(2 * (size_t)ns, sizeof(*weight)), *issued = weight + ns, *part = NULL, counts = 0;
 	double *v_sum = NULL, *w = NULL;
 	struct gt_sass_gcct g;
 	int err = -ENOMEM;
@@ -531,9 +531,11 @@ static int section__place(const uint32_t *idx, uint32_t n, const struct target *
 		for (int c = 0; c < PC_LATENCY; c++)
 			weight[gt_pcs.e[idx[k]].insn - S->first] += gt_pcs.e[idx[k]].n[c];
 		weight[gt_pcs.e[idx[k]].insn - S->first] += gt_pcs.e[idx[k]].n[PI_INST];
+		counts += gt_pcs.e[idx[k]].n[PI_INST];
 		issued[gt_pcs.e[idx[k]].insn - S->first] += gt_pcs.e[idx[k]].n[PC_ISSUED];
 	}
-	if (gt_sass__gcct(s, sec, weight, issued, &g)) {
+	/* Counted executions are exact: any count of the calls splits. */
+	if (gt_sass__gcct(s, sec, weight, issued, counts ? 1 : GT_SASS_MIN_SPLIT_SAMPLES, &g)) {
 		free(weight);
 		return err;
 	}

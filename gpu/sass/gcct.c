@@ -28,7 +28,7 @@
  * instruction after it, which runs once per return unless a branch also
  * leads there): twice the evidence of the call instruction alone. A callee
  * called from several sites whose calls have fewer than
- * GT_SASS_MIN_SPLIT_SAMPLES such samples in all is split evenly among its
+ * GT_SASS_MIN_SPLIT_SAMPLES such samples in all (min_split) is split evenly among its
  * sites, and its contexts say so (gt_sass_context.undetermined): on a kernel
  * of 5,184 samples whose callee ran ~10^4 instructions per call, one site's
  * call took the only sample and its split came out 0 : 100.
@@ -86,7 +86,7 @@ static int tarjan(struct graph *g, const struct edge *fe, uint32_t nfe)
 }
 
 static int graph__build(struct graph *g, const struct gt_sass *s, uint32_t sec, const uint64_t *weight,
-			const uint64_t *issued)
+			const uint64_t *issued, double min_split)
 {
 	const struct gt_sass_section *S = &s->sections[sec];
 	struct edge *fe = NULL;
@@ -173,9 +173,9 @@ static int graph__build(struct graph *g, const struct gt_sass *s, uint32_t sec, 
 
 			if (e->to != v)
 				continue;
-			if (sum >= GT_SASS_MIN_SPLIT_SAMPLES || (sum > 0 && sites == 1))
+			if (sum >= min_split || (sum > 0 && sites == 1))
 				e->w = e->issued;
-			else if (sites > 1 && all < GT_SASS_MIN_SPLIT_SAMPLES) {
+			else if (sites > 1 && all < min_split) {
 				e->w = 0;
 				e->undetermined = 1;
 			}
@@ -254,7 +254,7 @@ static int push(struct gt_sass_gcct *out, uint32_t *cap, struct gt_sass_context 
 }
 
 int gt_sass__gcct(const struct gt_sass *s, uint32_t section, const uint64_t *weight, const uint64_t *issued,
-		  struct gt_sass_gcct *out)
+		  double min_split, struct gt_sass_gcct *out)
 {
 	const struct gt_sass_section *S;
 	struct graph g;
@@ -267,7 +267,7 @@ int gt_sass__gcct(const struct gt_sass *s, uint32_t section, const uint64_t *wei
 	if (!s || section >= s->n_sections)
 		return -EINVAL;
 	S = &s->sections[section];
-	if ((err = graph__build(&g, s, section, weight, issued))) {
+	if ((err = graph__build(&g, s, section, weight, issued, min_split))) {
 		graph__fini(&g);
 		return err;
 	}

@@ -130,7 +130,10 @@ enum gt_sass_class gt_sass__class_of(const char *opcode);
  * proportion to those counts. @weight holds the samples of each
  * instruction of the section, from the section's first, @issued those of
  * them in which it issued (gcct.c says why calls are counted by those);
- * calls outside the section are not followed.
+ * calls outside the section are not followed. @min_split: the fewest
+ * samples at a callee's calls and returns, from all its sites, that split
+ * it among them (GT_SASS_MIN_SPLIT_SAMPLES; 1 where @weight holds counted
+ * executions, which are exact).
  *
  * The result is a tree of contexts. Context 0 is the section's kernel; a
  * context has a parent, the call instruction it was called at (in the
@@ -167,7 +170,7 @@ struct gt_sass_gcct {
 };
 
 int gt_sass__gcct(const struct gt_sass *s, uint32_t section, const uint64_t *weight, const uint64_t *issued,
-		  struct gt_sass_gcct *out);
+		  double min_split, struct gt_sass_gcct *out);
 void gt_sass__gcct_fini(struct gt_sass_gcct *g);
 
 /*

@@ -179,7 +179,7 @@ static void test_small(void)
 	w[6] = 10;  /* FFMA in g */
 	w[8] = 4;   /* MUFU in h */
 	w[12] = 20; /* FADD in l */
-	CHECK(gt_sass__gcct(s, 0, w, w, &g) == 0);
+	CHECK(gt_sass__gcct(s, 0, w, w, GT_SASS_MIN_SPLIT_SAMPLES, &g) == 0);
 	CHECK_EQ_U(g.n_insns, 21);
 	CHECK_EQ_U(g.vertex[3], g.vertex[5]); /* f and g: one vertex */
 	CHECK(g.vertex[0] != g.vertex[3]);
@@ -522,7 +522,7 @@ static void test_gpucalls(const char *path)
 		}
 	}
 	CHECK(n_a && n_b);
-	CHECK(gt_sass__gcct(s, sec, w, zero, &g) == 0);
+	CHECK(gt_sass__gcct(s, sec, w, zero, GT_SASS_MIN_SPLIT_SAMPLES, &g) == 0);
 	CHECK_EQ_U(g.n_contexts, 3);
 	{
 		double fa = 0, fb = 0, want = 3.0 * n_a / (3.0 * n_a + n_b);
@@ -543,7 +543,7 @@ static void test_gpucalls(const char *path)
 	 * call instruction, whatever their stall samples. */
 	for (uint32_t i = s->sections[sec].first; i < s->sections[sec].end; i++)
 		zero[i - s->sections[sec].first] = (s->insns[i].flags & GT_SASS_F_CALL) ? 10 : 0;
-	CHECK(gt_sass__gcct(s, sec, w, zero, &g) == 0);
+	CHECK(gt_sass__gcct(s, sec, w, zero, GT_SASS_MIN_SPLIT_SAMPLES, &g) == 0);
 	CHECK_EQ_U(g.n_contexts, 3);
 	for (uint32_t c = 1; c < 3; c++) {
 		double want = (s->insns[g.contexts[c].call].line == a_line ? n_a : n_b) / (double)(n_a + n_b);
@@ -557,7 +557,7 @@ static void test_gpucalls(const char *path)
 	for (uint32_t i = s->sections[sec].first; i < s->sections[sec].end; i++)
 		if (s->insns[i].flags & GT_SASS_F_CALL)
 			w[i - s->sections[sec].first] = w[i + 1 - s->sections[sec].first] = 0;
-	CHECK(gt_sass__gcct(s, sec, w, zero, &g) == 0);
+	CHECK(gt_sass__gcct(s, sec, w, zero, GT_SASS_MIN_SPLIT_SAMPLES, &g) == 0);
 	CHECK_EQ_U(g.n_contexts, 3);
 	CHECK(g.contexts[1].factor == 0.5 && g.contexts[2].factor == 0.5);
 	CHECK(g.contexts[1].undetermined && g.contexts[2].undetermined);
@@ -578,17 +578,23 @@ static void test_gpucalls(const char *path)
 		}
 		CHECK(one != GT_SASS_NONE && sampled >= 5000);
 		w[one - first] = zero[one - first] = 1;
-		CHECK(gt_sass__gcct(s, sec, w, zero, &g) == 0);
+		CHECK(gt_sass__gcct(s, sec, w, zero, GT_SASS_MIN_SPLIT_SAMPLES, &g) == 0);
 		CHECK_EQ_U(g.n_contexts, 3);
 		printf("  two_sites, one call sample of %u: %.4f, %.4f\n", sampled + 1, g.contexts[1].factor,
 		       g.contexts[2].factor);
 		CHECK(g.contexts[1].factor == 0.5 && g.contexts[2].factor == 0.5);
 		CHECK(g.contexts[1].undetermined && g.contexts[2].undetermined);
 		gt_sass__gcct_fini(&g);
+		/* Counted executions (min_split 1) are exact: one call counted
+		 * at one site, none at the other, is 0 : 1. */
+		CHECK(gt_sass__gcct(s, sec, w, zero, 1, &g) == 0);
+		CHECK_EQ_U(g.n_contexts, 2);
+		CHECK(g.contexts[1].factor == 1.0 && !g.contexts[1].undetermined);
+		gt_sass__gcct_fini(&g);
 		/* GT_SASS_MIN_SPLIT_SAMPLES of them, all at one site: a site never
 		 * called is a finding, 0 : 1. */
 		w[one - first] = zero[one - first] = GT_SASS_MIN_SPLIT_SAMPLES;
-		CHECK(gt_sass__gcct(s, sec, w, zero, &g) == 0);
+		CHECK(gt_sass__gcct(s, sec, w, zero, GT_SASS_MIN_SPLIT_SAMPLES, &g) == 0);
 		CHECK_EQ_U(g.n_contexts, 2);
 		CHECK(g.contexts[1].factor == 1.0 && !g.contexts[1].undetermined);
 		CHECK_EQ_U(s->insns[g.contexts[1].call].line, b_line);
@@ -605,7 +611,7 @@ static void test_gpucalls(const char *path)
 	CHECK(w && zero);
 	for (uint32_t i = 0; i < s->sections[sec].end - s->sections[sec].first; i++)
 		w[i] = 2;
-	CHECK(gt_sass__gcct(s, sec, w, zero, &g) == 0);
+	CHECK(gt_sass__gcct(s, sec, w, zero, GT_SASS_MIN_SPLIT_SAMPLES, &g) == 0);
 	CHECK_EQ_U(g.n_contexts, 3);
 	CHECK(!strcmp(s->functions[g.contexts[1].function].callee, "_Z3recfii"));
 	CHECK_EQ_U(g.contexts[1].parent, 0);
