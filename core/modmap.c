@@ -49,9 +49,25 @@ struct captured {
 static struct captured *captured;
 static uint32_t n_captured;
 
+/*
+ * The measurement's own libraries: this one, and the vendor libraries that
+ * only a measuring tool loads (CUPTI, and the host libraries CUPTI's PC
+ * sampling opens: libnvperf_host, libnvperf_target, libpcsamplingutil).
+ * Time in them is the measurement's cost, never the program's work: CPU
+ * samples there count as the tool's (core/sample.c), frames of them that
+ * reach a tree hang under a "<tool: NAME>" node (core/output.c), and the
+ * advice names no context in them (report/ptree.c). The CUDA driver
+ * (libcuda) is not one: the work a program asks of it is the program's,
+ * and it stays a runtime, left out of contexts with its time charged to the
+ * call that made it. The one list of them.
+ */
+static const char *const tool_prefixes[] = {
+	"libgputool", "libcupti", "libnvperf_host", "libnvperf_target", "libpcsamplingutil",
+};
+
 static const char *const runtime_prefixes[] = {
 	"libomp.", "libomp-", "libiomp", "libomptarget", "libgomp", "libcuda.", "libcudart",
-	"libcupti", "libnvidia-", "libnvrtc", "libOpenCL", "libpocl", "libaccinj", "libnvhpc",
+	"libnvidia-", "libnvrtc", "libOpenCL", "libpocl", "libaccinj", "libnvhpc",
 	"libacc", "libpgi", "libnvomp", "libze_", "libamdhip", "libhsa",
 	/* Compilers that runtimes call at run time (OpenCL builds, JIT). */
 	"libclang", "libLLVM", "libnvJitLink", "libnvptxcompiler",
@@ -74,6 +90,8 @@ enum gt_module_class gt_modmap__classify(const char *path)
 	const char *base = strrchr(path, '/');
 
 	base = base ? base + 1 : path;
+	if (has_prefix(base, tool_prefixes, sizeof(tool_prefixes) / sizeof(*tool_prefixes)))
+		return GT_MOD_TOOL;
 	if (has_prefix(base, runtime_prefixes, sizeof(runtime_prefixes) / sizeof(*runtime_prefixes)))
 		return GT_MOD_RUNTIME;
 	if (has_prefix(base, system_prefixes, sizeof(system_prefixes) / sizeof(*system_prefixes)))

@@ -26,7 +26,8 @@
 
 enum gt_module_class {
 	GT_MOD_USER = 0,    /* the application and its own libraries */
-	GT_MOD_TOOL = 1,    /* libgputool itself */
+	GT_MOD_TOOL = 1,    /* libgputool, and the vendors' measurement libraries (CUPTI, libnvperf_host,
+			     * ...: modmap.c lists them): their time is the tool's */
 	GT_MOD_RUNTIME = 2, /* programming-model runtimes: libomp, libcuda, libOpenCL ... */
 	GT_MOD_SYSTEM = 3,  /* libc, the dynamic loader: trimmed at the root of a path */
 };

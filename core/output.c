@@ -561,16 +561,44 @@ static uint32_t merge__frame_keys(struct merge *m, uintptr_t pc, uint32_t *first
 	return (uint32_t)n;
 }
 
-/* Runtime and tool modules, by file name (core/modmap.h classes). */
-static int module_elided(struct merge *m, uint32_t module)
+/* A module's class by its file name (core/modmap.h); *base its file name. */
+static enum gt_module_class module_class(struct merge *m, uint32_t module, const char **base)
 {
 	const char *path = gt_profile__str(m->p, m->p->modules[module]);
-	const char *base = path ? strrchr(path, '/') : NULL;
 
-	base = base ? base + 1 : path;
-	if (!base)
+	*base = path ? strrchr(path, '/') : NULL;
+	*base = *base ? *base + 1 : path;
+	return *base ? gt_modmap__classify(*base) : GT_MOD_USER;
+}
+
+static int is_tool_node(struct merge *m, uint32_t i)
+{
+	const char *name;
+
+	if (i == GT_NONE || i >= m->p->n_nodes || m->p->nodes[i].kind != GT_PNODE_NAME)
 		return 0;
-	return gt_modmap__classify(base) == GT_MOD_RUNTIME || !strncmp(base, "libgputool", 10);
+	name = gt_profile__str(m->p, m->p->nodes[i].name);
+	return name && !strncmp(name, GT_PNODE_TOOL_PREFIX, strlen(GT_PNODE_TOOL_PREFIX));
+}
+
+/*
+ * A frame of a measurement library (the tool's, CUPTI's, libnvperf_host's)
+ * that reached the tree (a library the unwinder did not know yet when it
+ * was sampled): its time is the measurement's, so it goes under a node
+ * "<tool: LIBRARY>" below the frame that called it, with everything that
+ * it called, not to that frame as the program's work.
+ */
+static uint32_t merge__tool(struct merge *m, uint32_t parent, const char *base)
+{
+	char text[256];
+	struct merge_key k = { .kind = GT_PNODE_NAME, .file = GT_NONE, .module = GT_NONE };
+
+	if (is_tool_node(m, parent))
+		return parent;
+	snprintf(text, sizeof(text), GT_PNODE_TOOL_PREFIX "%s>", base);
+	k.name = gt_profile__string(m->p, text);
+	k.parent = parent;
+	return merge__node(m, &k);
 }
 
 /* The frames tail calls left out between a call at caller_pc and the frame
@@ -625,6 +653,8 @@ static void merge__visit(struct gt_cct_node *n, void *arg)
 		n->aux = 0;
 		goto out_values;
 	case GT_NODE_FRAME: {
+		enum gt_module_class cls = GT_MOD_USER;
+		const char *base = NULL;
 		int runtime = 0;
 		uint32_t first, n_keys = merge__frame_keys(m, (uintptr_t)n->key, &first, &runtime);
 
@@ -635,9 +665,16 @@ static void merge__visit(struct gt_cct_node *n, void *arg)
 		/* A runtime loaded after its frames were sampled was not known
 		 * to the unwinder then, nor a runtime's function compiled into
 		 * the program that only its backend knows: such frames go now,
-		 * their children and values to the nearest frame kept above. */
-		if (runtime ||
-		    (m->chain[first].module != GT_NONE && module_elided(m, m->chain[first].module))) {
+		 * their children and values to the nearest frame kept above.
+		 * A measurement library's, and all below one, go to its node. */
+		if (m->chain[first].module != GT_NONE)
+			cls = module_class(m, m->chain[first].module, &base);
+		if (is_tool_node(m, parent) || cls == GT_MOD_TOOL) {
+			parent = merge__tool(m, parent, base ? base : "?");
+			n->aux = parent == GT_NONE ? 0 : parent;
+			goto out_values;
+		}
+		if (runtime || cls == GT_MOD_RUNTIME) {
 			n->aux = parent;
 			goto out_values;
 		}

@@ -39,13 +39,21 @@ enum gt_prof_node_kind {
  * The names of the nodes PC samples make under a GPU kernel's node
  * (gpu/cupti/pcsamp-place.c; docs/PROFILE.md): "loop at FILE:LINE",
  * "inlined at FILE:LINE", a line "FILE:LINE" or "pc 0x...", a called
- * function's name under its call's line, and "NAME [recursive call]" under
- * the line of a call within a recursion.
+ * function's name under its call's line ("NAME [split undetermined]" where
+ * too few samples told its call sites apart, and its samples were split
+ * evenly among them), and "NAME [recursive call]" under the line of a call
+ * within a recursion.
  */
 #define GT_GPU_NODE_LOOP "loop at "
 #define GT_GPU_NODE_INLINED "inlined at "
 #define GT_GPU_NODE_PC "pc 0x"
 #define GT_GPU_NODE_RECURSIVE " [recursive call]"
+#define GT_GPU_NODE_SPLIT " [split undetermined]"
+
+/* The node "<tool: LIBRARY>" holds time spent in a measurement library
+ * (core/modmap.c lists them) that reached a calling context: the tool's
+ * cost, under the program's frame that was below it (core/output.c). */
+#define GT_PNODE_TOOL_PREFIX "<tool: "
 
 /* Kinds that are a function at a source location: frame, inline, tail. */
 static inline int gt_pnode__is_frame(uint32_t kind)

@@ -34,8 +34,20 @@ static struct gt_cct_node *sample__context(struct gt_thread *t, void *uc, int *t
 	int n = gt_unwind__ips(uc, frames, SAMPLE_FRAMES);
 
 	/* In the tool's code outside its bracketed sections (a callback's
-	 * entry or early return): the tool's time too, not the user's. */
-	*tool = n > 0 && gt_modmap__class(frames[0].ip) == GT_MOD_TOOL;
+	 * entry or early return), or in a vendor's measurement library (CUPTI
+	 * collecting PC samples inside a CUDA call, in libnvperf_host): the
+	 * tool's time too, not the user's. What such code calls (libc, the
+	 * driver) is passed over to the first frame of a library that is not
+	 * a runtime's or the system's. */
+	*tool = 0;
+	for (int i = 0; i < n; i++) {
+		enum gt_module_class c = gt_modmap__class(frames[i].ip);
+
+		if (c == GT_MOD_SYSTEM || c == GT_MOD_RUNTIME)
+			continue;
+		*tool = c == GT_MOD_TOOL;
+		break;
+	}
 	if (*tool)
 		return NULL;
 	gt_sample__stitch(t, &st);

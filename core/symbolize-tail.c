@@ -28,6 +28,25 @@ static int addr_attr(Dwarf_Die *die, unsigned int name, Dwarf_Addr *v)
 	return dwarf_attr(die, name, &a) ? dwarf_formaddr(&a, v) : -1;
 }
 
+/*
+ * Where a tail call jumps from. Clang gives the jump's own address
+ * (DW_AT_call_pc); GCC (and so nvcc's host code) gives only the address
+ * after it (DW_AT_call_return_pc, DW_AT_low_pc before DWARF 5), whose line
+ * is whatever code the compiler placed next: one byte back is inside the
+ * jump, at its line. Either way the pc lies in the jump instruction.
+ */
+static int tail_jump_pc(Dwarf_Die *die, Dwarf_Addr *pc)
+{
+	if (!addr_attr(die, DW_AT_call_pc, pc))
+		return 0;
+	if (addr_attr(die, DW_AT_call_return_pc, pc) && addr_attr(die, DW_AT_low_pc, pc))
+		return -1;
+	if (!*pc)
+		return -1;
+	*pc -= 1;
+	return 0;
+}
+
 struct cs_collect {
 	struct mod_index *mi;
 	size_t cap;
@@ -50,7 +69,7 @@ static void collect_call_sites(struct cs_collect *c, Dwarf_Die *die, Dwarf_Addr 
 
 			cs.tail = gt_sym__flag_attr(&child, DW_AT_call_tail_call) ||
 				  gt_sym__flag_attr(&child, DW_AT_GNU_tail_call);
-			if (cs.tail ? addr_attr(&child, DW_AT_call_pc, &cs.pc)
+			if (cs.tail ? tail_jump_pc(&child, &cs.pc)
 				    : addr_attr(&child, DW_AT_call_return_pc, &cs.pc) &&
 					      addr_attr(&child, DW_AT_low_pc, &cs.pc))
 				continue;
@@ -194,6 +213,16 @@ static void call_sites__reach(struct mod_index *mi, Dwarf_Addr fn_lo, int depth)
 	free(next);
 }
 
+/* Whether a call to sym leaves the user's code: a function of another
+ * module, or runtime code linked into this one (nvcc links the CUDA runtime
+ * statically, so a tail call to cudaMemcpy stays in the module). */
+static int goes_to_runtime(struct mod_index *mi, const char *sym)
+{
+	Dwarf_Addr e = gt_sym__entry_of(mi, sym);
+
+	return !e || gt_unwind__elided(e + mi->bias);
+}
+
 /* Depth-first: paths of tail calls from the function at fn_lo to target (NULL:
  * to a function of another module); path[] gets the tail call sites of the
  * first, *n_paths counts them all. */
@@ -205,7 +234,7 @@ static void tail_paths(struct mod_index *mi, Dwarf_Addr fn_lo, const char *targe
 
 		if (!cs->tail || cs->fn_lo != fn_lo)
 			continue;
-		if (target ? !strcmp(cs->callee, target) : !gt_sym__entry_of(mi, cs->callee)) {
+		if (target ? !strcmp(cs->callee, target) : goes_to_runtime(mi, cs->callee)) {
 			if ((*n_paths)++ == 0) {
 				path[depth] = cs;
 				*len = depth + 1;

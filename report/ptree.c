@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/modmap.h"
+
 static uint64_t *totals(const struct gt_profile *p, const char *name, int inclusive)
 {
 	uint64_t *v = calloc(p->n_nodes ? p->n_nodes : 1, sizeof(*v));
@@ -149,4 +151,25 @@ uint32_t gt_ptree__launch_site(const struct gt_profile *p, uint32_t k)
 	uint32_t ph = p->nodes[k].parent;
 
 	return ph == GT_NONE ? GT_NONE : p->nodes[ph].parent;
+}
+
+int gt_ptree__tool_time(const struct gt_profile *p, uint32_t i)
+{
+	int framed = 0;
+
+	for (; i != GT_NONE && i < p->n_nodes; i = p->nodes[i].parent) {
+		const struct gt_prof_node *n = &p->nodes[i];
+		const char *s = gt_profile__str(p, n->name);
+
+		if (n->kind == GT_PNODE_NAME && s && !strncmp(s, GT_PNODE_TOOL_PREFIX, strlen(GT_PNODE_TOOL_PREFIX)))
+			return 1;
+		if (framed || !gt_pnode__is_frame(n->kind))
+			continue;
+		/* The innermost frame. */
+		framed = 1;
+		s = n->module != GT_NONE && n->module < p->n_modules ? gt_profile__str(p, p->modules[n->module]) : NULL;
+		if (s && gt_modmap__classify(s) == GT_MOD_TOOL)
+			return 1;
+	}
+	return 0;
 }

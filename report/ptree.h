@@ -39,4 +39,10 @@ uint32_t *gt_ptree__kernels(const struct gt_profile *p);
 /* The launch site of kernel context k: the node above its placeholder. */
 uint32_t gt_ptree__launch_site(const struct gt_profile *p, uint32_t k);
 
+/* Whether node i is the measurement's time, not the program's work: under
+ * a "<tool: LIBRARY>" node, or its innermost frame in a measurement
+ * library (core/modmap.c lists them; a profile written before they were
+ * put under such nodes has them as frames). Advice names no such context. */
+int gt_ptree__tool_time(const struct gt_profile *p, uint32_t i);
+
 #endif

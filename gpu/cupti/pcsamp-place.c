@@ -251,19 +251,26 @@ static void path__recursion(struct path *p, const struct gt_sass *s, const struc
 	path__add(p, gt_cupti_pcsamp__intern(text));
 }
 
-/* The names from the kernel down to context @c (excluded: its instructions). */
+/* The names from the kernel down to context @c (excluded: its instructions).
+ * A callee whose sites the samples could not tell apart is named so. */
 static void path__context(struct path *p, const struct gt_sass *s, const struct gt_sass_gcct *g, uint32_t c)
 {
 	uint32_t chain[MAX_PATH], n = 0;
+	char text[512];
 
 	for (; c != GT_SASS_NONE && g->contexts[c].parent != GT_SASS_NONE && n < MAX_PATH; c = g->contexts[c].parent)
 		chain[n++] = c;
 	while (n--) {
 		const struct gt_sass_context *x = &g->contexts[chain[n]];
+		const char *name = gt_cupti__kernel_name(s->functions[x->function].callee);
 
 		if (x->call != GT_SASS_NONE)
 			path__insn(p, s, x->call, g->contexts[x->parent].function, NULL);
-		path__add(p, gt_cupti__kernel_name(s->functions[x->function].callee));
+		if (x->undetermined && name) {
+			snprintf(text, sizeof(text), "%s" GT_GPU_NODE_SPLIT, name);
+			name = gt_cupti_pcsamp__intern(text);
+		}
+		path__add(p, name);
 	}
 }
 
@@ -511,7 +518,7 @@ static int section__place(const uint32_t *idx, uint32_t n, const struct target *
 	uint32_t sec = s->functions[s->insns[gt_pcs.e[idx[0]].insn].function].section;
 	const struct gt_sass_section *S = &s->sections[sec];
 	uint32_t ns = S->end - S->first, *by_v = NULL, *v_start = NULL;
-	uint64_t *weight = calloc(2 * (size_t)ns, sizeof(*weight)), *issued = weight + ns, *part = NULL;
+	uint64_t *weight = calloc(2 * (size_t)ns, sizeof(*weight)), *issued = weight + ns, *part = NULL, counts = 0;
 	double *v_sum = NULL, *w = NULL;
 	struct gt_sass_gcct g;
 	int err = -ENOMEM;
@@ -524,9 +531,11 @@ static int section__place(const uint32_t *idx, uint32_t n, const struct target *
 		for (int c = 0; c < PC_LATENCY; c++)
 			weight[gt_pcs.e[idx[k]].insn - S->first] += gt_pcs.e[idx[k]].n[c];
 		weight[gt_pcs.e[idx[k]].insn - S->first] += gt_pcs.e[idx[k]].n[PI_INST];
+		counts += gt_pcs.e[idx[k]].n[PI_INST];
 		issued[gt_pcs.e[idx[k]].insn - S->first] += gt_pcs.e[idx[k]].n[PC_ISSUED];
 	}
-	if (gt_sass__gcct(s, sec, weight, issued, &g)) {
+	/* Counted executions are exact: any count of the calls splits. */
+	if (gt_sass__gcct(s, sec, weight, issued, counts ? 1 : GT_SASS_MIN_SPLIT_SAMPLES, &g)) {
 		free(weight);
 		return err;
 	}

@@ -124,12 +124,16 @@ enum gt_sass_class gt_sass__class_of(const char *opcode);
  * GPU calling contexts of one section's samples (HPCToolkit ICS'20, algorithm 3):
  * the call graph of the section's functions, its cycles folded into one
  * vertex each, call counts estimated from the samples of call instructions
- * (a function whose callers' calls were never sampled gets one call from
- * each), and each function's cost shared among its calling contexts in
+ * and their return addresses (a function whose callers' calls were never
+ * sampled, or from several sites sampled fewer than GT_SASS_MIN_SPLIT_SAMPLES
+ * times, gets one call from each), and each function's cost shared among its calling contexts in
  * proportion to those counts. @weight holds the samples of each
  * instruction of the section, from the section's first, @issued those of
  * them in which it issued (gcct.c says why calls are counted by those);
- * calls outside the section are not followed.
+ * calls outside the section are not followed. @min_split: the fewest
+ * samples at a callee's calls and returns, from all its sites, that split
+ * it among them (GT_SASS_MIN_SPLIT_SAMPLES; 1 where @weight holds counted
+ * executions, which are exact).
  *
  * The result is a tree of contexts. Context 0 is the section's kernel; a
  * context has a parent, the call instruction it was called at (in the
@@ -147,7 +151,17 @@ struct gt_sass_context {
 	uint32_t function; /* the function it runs; for a cycle, the one called */
 	uint32_t vertex;
 	double factor;
+	/* Its callee is called from several sites whose calls had fewer than
+	 * GT_SASS_MIN_SPLIT_SAMPLES samples: its factor is an even split
+	 * among them, not an estimate. */
+	int undetermined;
 };
+
+/* The fewest samples at a callee's calls and their returns, from all its
+ * sites, that split it among them: with 20 samples of sites called 3 : 1,
+ * a share's standard error is 0.1, and the rarer site goes unsampled with
+ * probability 0.75^20 = 0.3 %. */
+#define GT_SASS_MIN_SPLIT_SAMPLES 20
 
 struct gt_sass_gcct {
 	struct gt_sass_context *contexts;
@@ -156,7 +170,7 @@ struct gt_sass_gcct {
 };
 
 int gt_sass__gcct(const struct gt_sass *s, uint32_t section, const uint64_t *weight, const uint64_t *issued,
-		  struct gt_sass_gcct *out);
+		  double min_split, struct gt_sass_gcct *out);
 void gt_sass__gcct_fini(struct gt_sass_gcct *g);
 
 /*

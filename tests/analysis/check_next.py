@@ -77,6 +77,13 @@ for m, v in (("GXCOPY_H2D", 10000000), ("GXCOPY_H2D_BYTES", 500000000)):
     p.value(pn, 0, m, v)
 p.value(p.ph(p.frame(main, "wait", line=14), "<gpu sync>"), 0, "CPU_IDLE", 50000000)
 p.value(p.frame(main, "prepare", line=15), 0, "GPU_IDLE_CAUSE", 20000000)
+# The measurement's own CPU time, more than the program's, while the GPU
+# idled: CUPTI's PC-sampling host library as a frame (a profile written
+# before such frames went under a <tool: ...> node), and such a node.
+p.value(p.node(p.frame(main, "setup", line=16), gtfiles.FRAME, "NVPW_CUDA_Profiler", "", 0,
+               "/usr/local/cuda/extras/CUPTI/lib64/libnvperf_host.so"), 0, "GPU_IDLE_CAUSE", 40000000)
+p.value(p.node(p.frame(main, "launch", line=17), gtfiles.NAME, "<tool: libcupti.so.13>"), 0,
+        "GPU_IDLE_CAUSE", 30000000)
 advice, text = report(p, "blame")
 kinds = [a["kind"] for a in advice]
 check(kinds == ["pageable-copies", "gpu-barrier", "cpu-gpu-overlap"],
@@ -98,7 +105,8 @@ check(a.get("line") == "k.cu:30" and a.get("samples") == 6000 and a.get("kernel_
 check("k_few" not in text.split("What to do next")[1].split("\n\n")[0], "no advice for a kernel of 900 samples")
 a = by.get("cpu-gpu-overlap", {})
 check(a.get("saved_ns") == 20000000 and a.get("upper_bound") and a.get("cpu_work_at", "").startswith("prepare"),
-      "overlap: up to the 20 ms the GPU idled, the CPU work named")
+      "overlap: up to the 20 ms the GPU idled, the CPU work named, not the tool's (%s)" % a.get("cpu_work_at"))
+check("0.020 s of work" in a.get("why", ""), "overlap: the tool's time not counted as the program's work")
 check("What to do next (3 of 3" in text and "program up to" in text, "the text section")
 
 # ---- no blame: occupancy and local memory, upper bounds ----

@@ -22,7 +22,7 @@ uint64_t tree_sum(struct gt_thread *t, enum gt_placeholder ph, enum gt_metric m)
 /* The modes on files; each returns 0 when its checks pass. */
 int replay(const char *path, unsigned short_launches);
 int replay_blame(const char *path);
-int replay_pc(const char *path, const char *source);
+int replay_pc(const char *path, const char *source, unsigned thin);
 int replay_advice(const char *path, unsigned period_log2);
 /* Replays a recording's activity alone into GT_REPLAY_PROFILE. */
 int replay_profile(const char *path);

@@ -14,6 +14,13 @@
  * the module): the GPU calling contexts rebuilt from the samples, work()
  * under its two call sites 3:1, under pair() and under the recursive rec(),
  * its loop holding most (over 70 %) of its samples.
+ *
+ * replay-pc FILE SOURCE THIN: one sample in THIN kept, every THIN-th of the
+ * recording's in its order (as a sampler of a THIN times longer period
+ * would): few samples at work()'s calls, many in it. Its
+ * two sites' split must then be 3:1 (within 10 %) or, where the calls'
+ * samples are too few, an even split named "[split undetermined]"; never
+ * a confident split that leaves a site out.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -58,6 +65,8 @@ static struct {
 	uint32_t n_sass;
 	CUpti_PCSamplingData *buf; /* the backend's, from its configuration */
 	uint64_t recorded;	   /* samples of every reason that is a class's */
+	uint32_t thin;		   /* one sample in thin kept */
+	uint64_t kept;		   /* samples seen by the thinning, for its phase */
 } rp;
 
 /* ---- the recording ---- */
@@ -101,6 +110,12 @@ static void on_pcs(void *arg, const CUpti_PCSamplingData *d)
 		CHECK(b->pPcData[i].stallReason);
 		memcpy(b->pPcData[i].stallReason, d->pPcData[i].stallReason,
 		       d->pPcData[i].stallReasonCount * sizeof(CUpti_PCSamplingStallReason));
+		for (size_t r = 0; rp.thin > 1 && r < d->pPcData[i].stallReasonCount; r++) {
+			uint64_t n = b->pPcData[i].stallReason[r].samples;
+
+			b->pPcData[i].stallReason[r].samples = (uint32_t)((rp.kept + n) / rp.thin - rp.kept / rp.thin);
+			rp.kept += n;
+		}
 	}
 	rp.n_batches++;
 }
@@ -387,6 +402,11 @@ static uint64_t kernel_under(struct gt_thread *t, const char *kernel, const char
 	return v;
 }
 
+static uint64_t kernel_samples(struct gt_thread *t, const char *kernel)
+{
+	return kernel_under(t, kernel, NULL, 0);
+}
+
 static int check_gpucalls(struct gt_thread *t, const char *source, struct kernel_sums *k, int n_k)
 {
 	char a[64], b[64], root[64], rw[64], nested[64], p1[64], wk[64], loop[80];
@@ -415,6 +435,28 @@ static int check_gpucalls(struct gt_thread *t, const char *source, struct kernel
 	printf("  work() at %s: %llu, at %s: %llu (%.3f : 1); in %s: %llu; nested: %llu; recursive: %llu\n", a,
 	       (unsigned long long)at_a, b, (unsigned long long)at_b, at_b ? (double)at_a / (double)at_b : 0.0, loop,
 	       (unsigned long long)in_loop, (unsigned long long)n1, (unsigned long long)r);
+	if (rp.thin > 1) {
+		char wu[128];
+		const char *pa[] = { a, wu }, *pb[] = { b, wu };
+		uint64_t ua, ub, all = kernel_samples(t, "two_sites");
+
+		snprintf(wu, sizeof(wu), "%s" GT_GPU_NODE_SPLIT, work);
+		ua = kernel_under(t, "two_sites", pa, 2);
+		ub = kernel_under(t, "two_sites", pb, 2);
+		printf("  thinned %u times: two_sites %llu samples; work() at %s: %llu, at %s: %llu; "
+		       "split undetermined: %llu, %llu\n",
+		       rp.thin, (unsigned long long)all, a, (unsigned long long)at_a, b, (unsigned long long)at_b,
+		       (unsigned long long)ua, (unsigned long long)ub);
+		/* Either it was split by the calls' samples, SITE_A's share 3/4
+		 * within the error of GT_SASS_MIN_SPLIT_SAMPLES samples (two
+		 * standard errors, 0.2), or evenly, and says so: both sites
+		 * named undetermined, with all of work()'s samples. */
+		if (ua || ub)
+			CHECK(!at_a && !at_b && ua && ub);
+		else
+			CHECK(at_a && at_b && at_a * 100 >= (at_a + at_b) * 55 && at_a * 100 <= (at_a + at_b) * 95);
+		return 0;
+	}
 	CHECK(at_b && at_a * 10 >= at_b * 27 && at_a * 10 <= at_b * 33);
 	CHECK(in_loop * 10 > (at_a + at_b) * 7);
 	CHECK(n1 > 0 && r > 0);
@@ -522,7 +564,7 @@ int replay_advice(const char *path, unsigned period_log2)
 	return 0;
 }
 
-int replay_pc(const char *path, const char *source)
+int replay_pc(const char *path, const char *source, unsigned thin)
 {
 	static const struct gt_cupti_replay cb = {
 		.cubin = on_cubin, .reasons = on_reasons, .pcs = on_pcs, .line = on_line, .sass = on_sass,
@@ -539,6 +581,7 @@ int replay_pc(const char *path, const char *source)
 		if (++lineno, strstr(text, "// HOT"))
 			hot[n_hot++] = lineno;
 	fclose(f);
+	rp.thin = thin;
 	CHECK(gt_cupti_record__replay(path, &cb) == 0);
 	CHECK(rp.n_reasons && rp.n_batches && rp.n_cubins && rp.n_lines && (n_hot || strstr(source, "gpucalls")));
 	/* What the backend will count: the samples of the class-giving reasons. */

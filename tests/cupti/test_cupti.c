@@ -927,7 +927,7 @@ int main(int argc, char **argv)
 	if (argc > 2 && !strcmp(argv[1], "replay-profile"))
 		return replay_profile(argv[2]) ? 1 : 0;
 	if (argc > 3 && !strcmp(argv[1], "replay-pc"))
-		return replay_pc(argv[2], argv[3]) ? 1 : 0;
+		return replay_pc(argv[2], argv[3], argc > 4 ? (unsigned)atoi(argv[4]) : 1) ? 1 : 0;
 	if (argc > 2 && !strcmp(argv[1], "replay-blame"))
 		return replay_blame(argv[2]) ? 1 : 0;
 	if (argc > 2 && !strcmp(argv[1], "elide"))

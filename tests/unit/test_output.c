@@ -95,6 +95,37 @@ static void merges_threads(void)
 	gt_profile__fini(&p);
 }
 
+void gt_shim_burn(uint64_t ns);
+
+/* A measurement library's frame in the tree (one the unwinder did not know
+ * yet when it was sampled), with a frame of the program under it: both go
+ * to a "<tool: LIBRARY>" node under the program's frame that called it,
+ * not to that frame as the program's work. */
+static void tool_library_frames(void)
+{
+	struct gt_thread *t = gt_thread__self(GT_THREAD_INITIAL);
+	uintptr_t pcs[3] = { (uintptr_t)&site_a + 1, (uintptr_t)&gt_shim_burn + 1, (uintptr_t)&site_b + 1 };
+	struct gt_cct_node *shim, *below;
+	struct gt_profile p;
+	uint32_t a, tool;
+
+	shim = cct_test__path(&t->cct, t->cct.root, pcs, 2, 0);
+	below = cct_test__path(&t->cct, t->cct.root, pcs, 3, 0);
+	gt_cct__add(&t->cct, shim, GT_M_CPUTIME, 100, 0);
+	gt_cct__add(&t->cct, below, GT_M_CPUTIME, 20, 0);
+	gt_profile__init(&p);
+	CHECK(gt_output__build(&p) == 0);
+	a = find(&p, 0, "site_a");
+	CHECK(a != GT_NONE);
+	tool = find(&p, a, GT_PNODE_TOOL_PREFIX "libnvperf_host-gtshim.so>");
+	CHECK(tool != GT_NONE && p.nodes[tool].kind == GT_PNODE_NAME);
+	CHECK_EQ_U(value(&p, tool, GT_NONE, "CPUTIME"), 120);
+	CHECK_EQ_U(value(&p, a, GT_NONE, "CPUTIME"), 0);
+	/* root, site_a, the tool's node */
+	CHECK_EQ_U(p.n_nodes, 3);
+	gt_profile__fini(&p);
+}
+
 static void rank_from_launcher(void)
 {
 	setenv("PMI_RANK", "5", 1);
@@ -123,5 +154,6 @@ static void output_names(void)
 	rmdir(dir);
 }
 
-TEST_MAIN({ "merges threads", merges_threads }, { "rank from launcher", rank_from_launcher },
+TEST_MAIN({ "merges threads", merges_threads }, { "a measurement library's frames", tool_library_frames },
+	  { "rank from launcher", rank_from_launcher },
 	  { "output names", output_names })

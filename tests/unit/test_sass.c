@@ -179,7 +179,7 @@ static void test_small(void)
 	w[6] = 10;  /* FFMA in g */
 	w[8] = 4;   /* MUFU in h */
 	w[12] = 20; /* FADD in l */
-	CHECK(gt_sass__gcct(s, 0, w, w, &g) == 0);
+	CHECK(gt_sass__gcct(s, 0, w, w, GT_SASS_MIN_SPLIT_SAMPLES, &g) == 0);
 	CHECK_EQ_U(g.n_insns, 21);
 	CHECK_EQ_U(g.vertex[3], g.vertex[5]); /* f and g: one vertex */
 	CHECK(g.vertex[0] != g.vertex[3]);
@@ -496,8 +496,8 @@ static void test_gpucalls(const char *path)
 	}
 
 	/* two_sites: work() called at two lines; every call sampled 3 times
-	 * at the first line, once at the second: work()'s cost goes 3:1 per
-	 * call instruction. */
+	 * at the first line, once at the second, at its instruction and at
+	 * its return: work()'s cost goes 3:1 per call instruction. */
 	sec = gt_sass__section(s, "_Z9two_sitesPfii");
 	CHECK(sec != GT_SASS_NONE);
 	w = calloc(s->sections[sec].end - s->sections[sec].first, sizeof(*w));
@@ -506,21 +506,23 @@ static void test_gpucalls(const char *path)
 	for (uint32_t i = s->sections[sec].first; i < s->sections[sec].end; i++) {
 		const struct gt_sass_insn *in = &s->insns[i];
 
-		w[i - s->sections[sec].first] = 1;
+		if (!w[i - s->sections[sec].first])
+			w[i - s->sections[sec].first] = 1;
 		if (!(in->flags & GT_SASS_F_CALL))
 			continue;
 		if (!a_line || in->line == a_line) {
 			a_line = in->line;
-			w[i - s->sections[sec].first] = 3;
+			w[i - s->sections[sec].first] = w[i + 1 - s->sections[sec].first] = 3;
 			n_a++;
 		} else {
 			CHECK(!b_line || in->line == b_line);
 			b_line = in->line;
+			w[i + 1 - s->sections[sec].first] = 1;
 			n_b++;
 		}
 	}
 	CHECK(n_a && n_b);
-	CHECK(gt_sass__gcct(s, sec, w, zero, &g) == 0);
+	CHECK(gt_sass__gcct(s, sec, w, zero, GT_SASS_MIN_SPLIT_SAMPLES, &g) == 0);
 	CHECK_EQ_U(g.n_contexts, 3);
 	{
 		double fa = 0, fb = 0, want = 3.0 * n_a / (3.0 * n_a + n_b);
@@ -534,13 +536,14 @@ static void test_gpucalls(const char *path)
 		}
 		printf("  two_sites: work() at line %u: %.4f, at line %u: %.4f\n", a_line, fa, b_line, fb);
 		CHECK(fa > want - 1e-9 && fa < want + 1e-9 && fa + fb > 1 - 1e-9 && fa + fb < 1 + 1e-9);
+		CHECK(!g.contexts[1].undetermined && !g.contexts[2].undetermined);
 	}
 	gt_sass__gcct_fini(&g);
-	/* Issued samples count the calls where there are any: one per call
-	 * instruction, whatever their stall samples. */
+	/* Issued samples count the calls where there are enough: ten per
+	 * call instruction, whatever their stall samples. */
 	for (uint32_t i = s->sections[sec].first; i < s->sections[sec].end; i++)
-		zero[i - s->sections[sec].first] = (s->insns[i].flags & GT_SASS_F_CALL) != 0;
-	CHECK(gt_sass__gcct(s, sec, w, zero, &g) == 0);
+		zero[i - s->sections[sec].first] = (s->insns[i].flags & GT_SASS_F_CALL) ? 10 : 0;
+	CHECK(gt_sass__gcct(s, sec, w, zero, GT_SASS_MIN_SPLIT_SAMPLES, &g) == 0);
 	CHECK_EQ_U(g.n_contexts, 3);
 	for (uint32_t c = 1; c < 3; c++) {
 		double want = (s->insns[g.contexts[c].call].line == a_line ? n_a : n_b) / (double)(n_a + n_b);
@@ -549,14 +552,54 @@ static void test_gpucalls(const char *path)
 	}
 	gt_sass__gcct_fini(&g);
 	memset(zero, 0, (s->sections[sec].end - s->sections[sec].first) * sizeof(*zero));
-	/* No call sampled: each call site gets one call. */
+	/* No call sampled: each call site gets one call, and says it is a
+	 * guess. */
 	for (uint32_t i = s->sections[sec].first; i < s->sections[sec].end; i++)
 		if (s->insns[i].flags & GT_SASS_F_CALL)
-			w[i - s->sections[sec].first] = 0;
-	CHECK(gt_sass__gcct(s, sec, w, zero, &g) == 0);
+			w[i - s->sections[sec].first] = w[i + 1 - s->sections[sec].first] = 0;
+	CHECK(gt_sass__gcct(s, sec, w, zero, GT_SASS_MIN_SPLIT_SAMPLES, &g) == 0);
 	CHECK_EQ_U(g.n_contexts, 3);
 	CHECK(g.contexts[1].factor == 0.5 && g.contexts[2].factor == 0.5);
+	CHECK(g.contexts[1].undetermined && g.contexts[2].undetermined);
 	gt_sass__gcct_fini(&g);
+	/* A few samples at the calls, thousands in work(): one of the sites'
+	 * calls sampled once, no other. That sample does not make a split of
+	 * 0 : 1 (it did); too few to tell the sites apart, it is an even one,
+	 * marked undetermined. */
+	{
+		uint32_t first = s->sections[sec].first, one = GT_SASS_NONE, sampled = 0;
+
+		for (uint32_t i = first; i < s->sections[sec].end; i++) {
+			w[i - first] = zero[i - first] = 0;
+			if (!strcmp(s->functions[s->insns[i].function].callee, "_Z4workfii"))
+				w[i - first] = 100, sampled += 100;
+			else if ((s->insns[i].flags & GT_SASS_F_CALL) && s->insns[i].line == b_line && one == GT_SASS_NONE)
+				one = i;
+		}
+		CHECK(one != GT_SASS_NONE && sampled >= 5000);
+		w[one - first] = zero[one - first] = 1;
+		CHECK(gt_sass__gcct(s, sec, w, zero, GT_SASS_MIN_SPLIT_SAMPLES, &g) == 0);
+		CHECK_EQ_U(g.n_contexts, 3);
+		printf("  two_sites, one call sample of %u: %.4f, %.4f\n", sampled + 1, g.contexts[1].factor,
+		       g.contexts[2].factor);
+		CHECK(g.contexts[1].factor == 0.5 && g.contexts[2].factor == 0.5);
+		CHECK(g.contexts[1].undetermined && g.contexts[2].undetermined);
+		gt_sass__gcct_fini(&g);
+		/* Counted executions (min_split 1) are exact: one call counted
+		 * at one site, none at the other, is 0 : 1. */
+		CHECK(gt_sass__gcct(s, sec, w, zero, 1, &g) == 0);
+		CHECK_EQ_U(g.n_contexts, 2);
+		CHECK(g.contexts[1].factor == 1.0 && !g.contexts[1].undetermined);
+		gt_sass__gcct_fini(&g);
+		/* GT_SASS_MIN_SPLIT_SAMPLES of them, all at one site: a site never
+		 * called is a finding, 0 : 1. */
+		w[one - first] = zero[one - first] = GT_SASS_MIN_SPLIT_SAMPLES;
+		CHECK(gt_sass__gcct(s, sec, w, zero, GT_SASS_MIN_SPLIT_SAMPLES, &g) == 0);
+		CHECK_EQ_U(g.n_contexts, 2);
+		CHECK(g.contexts[1].factor == 1.0 && !g.contexts[1].undetermined);
+		CHECK_EQ_U(s->insns[g.contexts[1].call].line, b_line);
+		gt_sass__gcct_fini(&g);
+	}
 	free(w);
 	free(zero);
 
@@ -568,7 +611,7 @@ static void test_gpucalls(const char *path)
 	CHECK(w && zero);
 	for (uint32_t i = 0; i < s->sections[sec].end - s->sections[sec].first; i++)
 		w[i] = 2;
-	CHECK(gt_sass__gcct(s, sec, w, zero, &g) == 0);
+	CHECK(gt_sass__gcct(s, sec, w, zero, GT_SASS_MIN_SPLIT_SAMPLES, &g) == 0);
 	CHECK_EQ_U(g.n_contexts, 3);
 	CHECK(!strcmp(s->functions[g.contexts[1].function].callee, "_Z3recfii"));
 	CHECK_EQ_U(g.contexts[1].parent, 0);

@@ -9,6 +9,7 @@
 
 #include "core/modmap.h"
 #include "core/symbolize.h"
+#include "core/unwind.h"
 #include "test.h"
 
 static void readable_names(void)
@@ -143,6 +144,67 @@ static void inline_chain(void)
 	gt_symbolizer__delete(s);
 }
 
+/* ---- tail calls as GCC describes them (tail_gcc.c) ---- */
+
+#if defined(GT_TAIL_GCC)
+
+uintptr_t gt_tailgcc_main(int x, int rt);
+uintptr_t gt_tailgcc_fn(int which);
+
+static int line_in(const char *path, const char *marker)
+{
+	FILE *f = fopen(path, "r");
+	char buf[256];
+	int n = 0, hit = 0;
+
+	while (f && fgets(buf, sizeof(buf), f) && !hit)
+		if (++n, strstr(buf, marker))
+			hit = n;
+	if (f)
+		fclose(f);
+	return hit;
+}
+
+/* gt_tailgcc_rt as runtime code linked into the program. */
+static int covers_rt(uintptr_t pc)
+{
+	return pc >= gt_tailgcc_fn(1) && pc < gt_tailgcc_fn(1) + 16;
+}
+
+/* The frame a GCC tail call left out, at the line of its jump: to a
+ * function of the program, and to runtime code linked into it (the
+ * operation made there, callee_pc 0). */
+static void tail_call_gcc(void)
+{
+	uintptr_t ra = gt_tailgcc_main(5, 0), ra_rt = gt_tailgcc_main(5, 1);
+	struct gt_symbolizer *s;
+	struct gt_symbol sym[4];
+	int n;
+
+	CHECK(gt_modmap__init() == 0);
+	s = gt_symbolizer__new();
+	CHECK(s);
+	n = gt_symbolizer__tail_calls(s, ra - 1, gt_tailgcc_fn(0) + 1, sym, 4);
+	CHECK_EQ_U(n, 1);
+	CHECK(sym[0].function && !strcmp(sym[0].function, "gt_tailgcc_relay"));
+	CHECK(sym[0].kind == GT_SYM_TAIL);
+	CHECK(sym[0].file && strstr(sym[0].file, "tail_gcc.c"));
+	CHECK_EQ_U(sym[0].line, line_in(GT_TAIL_GCC_SRC, "GCC_TAIL_JUMP"));
+	gt_unwind__set_elide_hook(covers_rt);
+	n = gt_symbolizer__tail_calls(s, ra_rt - 1, 0, sym, 4);
+	CHECK_EQ_U(n, 1);
+	CHECK(sym[0].function && !strcmp(sym[0].function, "gt_tailgcc_relay_rt"));
+	CHECK(sym[0].kind == GT_SYM_TAIL);
+	CHECK_EQ_U(sym[0].line, line_in(GT_TAIL_GCC_SRC, "GCC_RT_JUMP"));
+	gt_symbolizer__delete(s);
+}
+#else
+static void tail_call_gcc(void)
+{
+	fprintf(stderr, "no gcc: skipped\n");
+}
+#endif
+
 static void vdso_module(void)
 {
 	uintptr_t vdso = (uintptr_t)getauxval(AT_SYSINFO_EHDR);
@@ -168,4 +230,4 @@ static void vdso_module(void)
 
 TEST_MAIN({ "readable names", readable_names }, { "a frame without inlining", frame_and_chain },
 	  { "inline chains", inline_chain },
-	  { "the vdso", vdso_module })
+	  { "tail calls (GCC)", tail_call_gcc }, { "the vdso", vdso_module })

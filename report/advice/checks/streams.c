@@ -8,6 +8,7 @@
 #include <stdio.h>
 
 #include "report/advice/check.h"
+#include "report/ptree.h"
 
 /*
  * Launch-bound kernels: at a kernel's node, n of its N launches found their
@@ -96,13 +97,15 @@ static int check_overlap(struct gt_advice_ctx *c)
 	struct gt_next *n;
 
 	for (uint32_t i = 0; i < p->n_nodes; i++) {
+		/* The measurement's own time (CUPTI's, ours) is no program work. */
+		uint64_t g = v[GT_M_GPU_IDLE_CAUSE][i] && !gt_ptree__tool_time(p, i) ? v[GT_M_GPU_IDLE_CAUSE][i] : 0;
+
 		idle += v[GT_M_CPU_IDLE][i];
-		gidle += v[GT_M_GPU_IDLE_CAUSE][i];
+		gidle += g;
 		if (v[GT_M_CPU_IDLE][i] && (at == GT_NONE || v[GT_M_CPU_IDLE][i] > v[GT_M_CPU_IDLE][at]))
 			at = i;
 		/* The root holds samples no context was found for: no place to name. */
-		if (i && v[GT_M_GPU_IDLE_CAUSE][i] &&
-		    (cpu == GT_NONE || v[GT_M_GPU_IDLE_CAUSE][i] > v[GT_M_GPU_IDLE_CAUSE][cpu]))
+		if (i && g && (cpu == GT_NONE || g > v[GT_M_GPU_IDLE_CAUSE][cpu]))
 			cpu = i;
 	}
 	waited = idle < gidle ? idle : gidle;
