@@ -43,8 +43,13 @@ def main():
                          stdout=subprocess.PIPE).stdout
     text = out.decode("utf-8")  # must be valid UTF-8
     raw = json.loads(text, object_pairs_hook=lambda kv: kv)
-    check([k for k, _ in raw] == TOP, "top-level fields: %r" % [k for k, _ in raw])
+    # "advice_none" follows an empty "advice" list, and only then.
+    check([k for k, _ in raw if k != "advice_none"] == TOP, "top-level fields: %r" % [k for k, _ in raw])
     doc = json.loads(text)
+    check(("advice_none" in doc) == (not doc["advice"]) and
+          ("advice_none" not in doc or [k for k, _ in raw].index("advice_none") ==
+           [k for k, _ in raw].index("advice") + 1),
+          "advice_none after an empty advice list: %r" % [k for k, _ in raw])
     check(doc["format"] == "gputool-report" and doc["version"] == 1, "format/version")
     check(doc["source"] == prof and doc["run"]["processes"] == 1 and doc["run"]["threads"] == 3,
           "source and run: %r %r" % (doc["source"], doc["run"]))
