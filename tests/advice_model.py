@@ -22,10 +22,33 @@ def gone_ratio(wr, waiting, f, cut, n):
     return wr * (1 - cut) / (1 - w ** n)
 
 
-def occupancy_ratio(wr, m, occ, nxt):
-    """More resident warps, occ -> nxt, the memory's waits (share m) left:
-    T'/T = W_R + (1 - W_R) (m + (1 - m) occ / nxt)."""
-    return wr + (1 - wr) * (m + (1 - m) * occ / nxt)
+def issue_rate(e, n):
+    """A scheduler's issue rate with n independent warps, each ready the
+    share e of its cycles: 1 - (1 - e)^n; n e under one warp."""
+    if n <= 0 or e <= 0:
+        return 0.0
+    return 1 - (1 - e) ** n if n >= 1 else n * e
+
+
+def occupancy_ratio(m, e, n, nxt):
+    """More resident warps per scheduler, n -> nxt, the memory's waits
+    (share m) left: T'/T = 1 - (1 - m) (1 - R(n) / R(n'))."""
+    to = issue_rate(e, nxt)
+    return 1 - (1 - m) * (1 - issue_rate(e, n) / to) if to > 0 else 1.0
+
+
+def threads_ratio(u, e, n, nxt):
+    """Larger blocks: lanes u -> 1, warps per scheduler n -> nxt:
+    T'/T = u R(n) / R(n')."""
+    to = issue_rate(e, nxt)
+    return u * issue_rate(e, n) / to if to > 0 else u
+
+
+def blocks_ratio(sms, sms_next, e, n, nxt):
+    """Smaller blocks, the same threads: busy SMs sms -> sms_next, warps
+    per scheduler n -> nxt: T'/T = sms R(n) / (sms' R(n'))."""
+    to = sms_next * issue_rate(e, nxt)
+    return sms * issue_rate(e, n) / to if to > 0 else 1.0
 
 
 def divergence_ratio(cut, wr=None):

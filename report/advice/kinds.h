@@ -94,6 +94,10 @@ enum gt_advice_scope {
 	  "where they are independent, use CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE and events " \
 	  "for the dependencies") \
 	X(OCL_DEVICES, "opencl-unused-devices", CPU, NULL, "devices of the platforms stay unused", \
-	  "share the work among them, in proportion to their speed")
+	  "share the work among them, in proportion to their speed") \
+	X(GPU_THREADS, "gpu-threads", KERNEL, "kernel", "blocks too small: warps with idle lanes, or too few warps per SM", \
+	  "larger blocks, of whole warps (a multiple of 32 threads), each thread's work the same") \
+	X(GPU_BLOCKS, "gpu-blocks", KERNEL, "kernel", "fewer blocks than SMs: most SMs idle", \
+	  "smaller blocks, more of them, for the same threads, so that the grid spreads over more SMs")
 
 #endif

@@ -22,9 +22,11 @@ double gt_advice_model__gone(double wr, double waiting, double f, double cut, do
 	return wr * (1.0 - cut) / (1.0 - pow(w, n));
 }
 
-double gt_advice_model__occupancy(double wr, double m, double occ, double next)
+double gt_advice_model__occupancy(double m, double e, double n, double next_n)
 {
-	return wr + (1.0 - wr) * (m + (1.0 - m) * occ / next);
+	double to = gt_advice_model__issue(e, next_n);
+
+	return to > 0 ? 1.0 - (1.0 - m) * (1.0 - gt_advice_model__issue(e, n) / to) : 1.0;
 }
 
 double gt_advice_model__divergence(int sampled, double wr, double cut)
@@ -40,4 +42,25 @@ double gt_advice_model__launch_speedup(double busy, double gap)
 double gt_advice_model__program(double wall_ns, double saved_ns)
 {
 	return wall_ns > saved_ns ? wall_ns / (wall_ns - saved_ns) : 0;
+}
+
+double gt_advice_model__issue(double e, double n)
+{
+	if (n <= 0 || e <= 0)
+		return 0;
+	return n >= 1 ? 1.0 - pow(1.0 - e, n) : n * e;
+}
+
+double gt_advice_model__threads(double u, double e, double n, double next_n)
+{
+	double to = gt_advice_model__issue(e, next_n);
+
+	return to > 0 ? u * gt_advice_model__issue(e, n) / to : u;
+}
+
+double gt_advice_model__blocks(double sms, double sms_next, double e, double n, double next_n)
+{
+	double to = sms_next * gt_advice_model__issue(e, next_n);
+
+	return to > 0 ? sms * gt_advice_model__issue(e, n) / to : 1.0;
 }

@@ -28,11 +28,13 @@ double gt_advice_model__stall(double wr, double waiting, double f, double cut);
  * (the first model where w' >= 1 or n < 1). */
 double gt_advice_model__gone(double wr, double waiting, double f, double cut, double n);
 
-/* More resident warps (occupancy occ -> next) hide latency, but for the
- * memory's (the share m of the waiting), whose bandwidth the samples do
- * not show:
- *   T' / T = W_R + (1 - W_R) (m + (1 - m) occ / next) */
-double gt_advice_model__occupancy(double wr, double m, double occ, double next);
+/* More resident warps per scheduler, n -> next_n (the theoretical
+ * occupancy's, bounded by the grid's own warps), hide latency as far as
+ * the independent-warp model lets the issue rate grow (model__issue),
+ * but for the memory's waits (the share m of the waiting), whose
+ * bandwidth the samples do not show:
+ *   T' / T = 1 - (1 - m) (1 - R(n) / R(n')) */
+double gt_advice_model__occupancy(double m, double e, double n, double next_n);
 
 /* The share cut of the warp instructions ran for idle threads: only the
  * issue cycles shrink, T' / T = W_R (1 - c) + (1 - W_R); without PC
@@ -47,5 +49,23 @@ double gt_advice_model__launch_speedup(double busy, double gap);
 /* The program's speedup when saved_ns of its wall_ns are saved: wall /
  * (wall - saved); 0 (not estimated) when the saving is not below wall. */
 double gt_advice_model__program(double wall_ns, double saved_ns);
+
+/* The parallel models (GPA's block and thread increase): a warp is ready
+ * (eligible) the share e of its cycles, the kernel's (S_I + S_N) / S, each
+ * independently of the others; a scheduler with n resident warps then
+ * issues in R(n) = 1 - (1 - e)^n of its cycles, and n < 1 (some
+ * schedulers without a warp) in n e. */
+double gt_advice_model__issue(double e, double n);
+
+/* Larger blocks (thread increase): the lanes a warp fills go from the
+ * share u to all of them (the warp instructions, and the waits each
+ * stands for, shrink by u), and the warps per scheduler from n to next_n:
+ *   T' / T = u R(n) / R(n') */
+double gt_advice_model__threads(double u, double e, double n, double next_n);
+
+/* Smaller blocks, the same threads (block increase): the grid's blocks go
+ * from sms to sms_next busy SMs, each scheduler's warps from n to next_n:
+ *   T' / T = (sms R(n)) / (sms' R(n')) */
+double gt_advice_model__blocks(double sms, double sms_next, double e, double n, double next_n);
 
 #endif

@@ -8,6 +8,7 @@ does not pay, and give each kernel the speedup docs/ADVICE.md's model gives
 from the profile's own metrics (recomputed here).
 
 Usage: check_report_advice.py TEST_CUPTI GPUTOOL RECORDING SOURCE OUTDIR"""
+import math
 import os
 import re
 import sys
@@ -76,7 +77,15 @@ def model(a, k):
         tight = min(range(3), key=lambda i: (lim[i] <= 0, lim[i]))
         nxt = min([1000] + [x for i, x in enumerate(lim) if i != tight and x > 0])
         m = incl(k, "GPC_MEMORY") / S / waiting
-        r = advice_model.occupancy_ratio(wr, m, occ, nxt)
+        slots, sms, sched = first("gpu_warps_per_sm", 64), first("pc_sm_count", 0), first("pc_schedulers", 4)
+        blocks, warps = incl(k, "GKER_BLKS") / count, math.ceil(incl(k, "GKER_BLK_THR") / count / 32)
+
+        def per_sched(o):
+            w = o / 1000 * slots
+            if blocks > 0 and warps > 0 and sms > 0:
+                w = min(w, math.ceil(blocks / sms) * warps)
+            return w / sched
+        r = advice_model.occupancy_ratio(m, 1 - waiting, per_sched(occ), per_sched(nxt))
     return 1 / r
 
 

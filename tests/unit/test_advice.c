@@ -33,12 +33,42 @@ static void test_gone(void)
 	CHECK(near(gt_advice_model__gone(0.3, 0.7, 0.7, 0, 8), 0.3));
 }
 
-/* T'/T = W_R + (1 - W_R) (m + (1 - m) o / o') */
+/* T'/T = 1 - (1 - m) (1 - R(n) / R(n')), R(n) = 1 - (1 - e)^n */
 static void test_occupancy(void)
 {
-	CHECK(near(gt_advice_model__occupancy(0.5, 0.2, 250, 500), 0.8));
+	/* e = 0.5: R(1) = 0.5, R(2) = 0.75; no memory waits: 2/3. */
+	CHECK(near(gt_advice_model__occupancy(0, 0.5, 1, 2), 0.5 / 0.75));
+	/* A fifth of the waits on memory: only the rest shrink. */
+	CHECK(near(gt_advice_model__occupancy(0.2, 0.5, 1, 2), 1 - 0.8 * (1 - 0.5 / 0.75)));
 	/* All waits on memory: more warps hide none of them. */
-	CHECK(near(gt_advice_model__occupancy(0.5, 1, 250, 500), 1.0));
+	CHECK(near(gt_advice_model__occupancy(1, 0.5, 1, 2), 1.0));
+}
+
+/* R(n): independent warps, each ready the share e of its cycles. */
+static void test_issue(void)
+{
+	CHECK(near(gt_advice_model__issue(0.5, 2), 0.75));
+	CHECK(near(gt_advice_model__issue(0.2, 1), 0.2));
+	/* Under one warp per scheduler: the schedulers with one. */
+	CHECK(near(gt_advice_model__issue(0.2, 0.5), 0.1));
+	CHECK(gt_advice_model__issue(0.2, 0) == 0 && gt_advice_model__issue(0, 4) == 0);
+}
+
+/* Thread increase: T'/T = u R(n) / R(n'). */
+static void test_threads(void)
+{
+	/* Half-empty warps, 1 -> 2 warps per scheduler at e = 0.5. */
+	CHECK(near(gt_advice_model__threads(0.5, 0.5, 1, 2), 0.5 * 0.5 / 0.75));
+	/* Full warps already, no more warps: no change. */
+	CHECK(near(gt_advice_model__threads(1, 0.3, 4, 4), 1.0));
+}
+
+/* Block increase: T'/T = sms R(n) / (sms' R(n')). */
+static void test_blocks(void)
+{
+	/* 2 SMs with 4 warps per scheduler -> 8 SMs with 1, e = 0.5:
+	 * R(4) = 15/16, R(1) = 1/2. */
+	CHECK(near(gt_advice_model__blocks(2, 8, 0.5, 4, 1), 2 * (15.0 / 16) / (8 * 0.5)));
 }
 
 static void test_divergence(void)
@@ -70,4 +100,5 @@ static void test_kinds(void)
 }
 
 TEST_MAIN(TEST_CASE(test_stall), TEST_CASE(test_gone), TEST_CASE(test_occupancy), TEST_CASE(test_divergence),
+	  TEST_CASE(test_issue), TEST_CASE(test_threads), TEST_CASE(test_blocks),
 	  TEST_CASE(test_launch_and_program), TEST_CASE(test_kinds))

@@ -2,12 +2,13 @@
 /*
  * Occupancy, where the kernel is latency-bound: what lifting its tightest
  * bound (block slots, registers, shared memory) gives, up to the next one
- * (docs/ADVICE.md, "Kernels").
+ * and to the grid's own warps (docs/ADVICE.md, "Kernels").
  */
 #include <inttypes.h>
 #include <stdio.h>
 
 #include "report/advice/check.h"
+#include "report/advice/checks/warps.h"
 
 #define LATENCY_BOUND 0.20 /* only where this share of the cycles issued nothing */
 
@@ -19,9 +20,10 @@ static void kernel(struct gt_advice_ctx *c, const struct gt_advice_kernel *x)
 	uint32_t k = x->k;
 	double S = x->S, wr = x->wr, waiting = x->waiting;
 	uint64_t count = ex[GT_M_GKER_COUNT][k] ? ex[GT_M_GKER_COUNT][k] : 1;
-	double occ, lim[3], next = 1000, m, ratio;
+	double occ, lim[3], next = 1000, m, ratio, n, nn;
+	struct gt_advice_launch l;
 	int tight = 0;
-	struct gt_next *n;
+	struct gt_next *a;
 
 	if (!x->sampled || !ex[GT_M_GKER_OCC_THR][k] || 1.0 - wr < LATENCY_BOUND)
 		return;
@@ -35,33 +37,39 @@ static void kernel(struct gt_advice_ctx *c, const struct gt_advice_kernel *x)
 	for (int i = 0; i < 3; i++)
 		if (i != tight && lim[i] > 0 && lim[i] < next)
 			next = lim[i];
-	/* Waits for memory are left as they are: more warps hide them only up
-	 * to the memory's bandwidth, which the samples do not show (a
-	 * random-access kernel gains nothing). */
+	/* The warps per scheduler now and at the next bound, no more than the
+	 * grid's own: a grid of a few blocks keeps few warps whatever the
+	 * occupancy allows. Waits for memory are left as they are: more warps
+	 * hide them only up to the memory's bandwidth, which the samples do
+	 * not show (a random-access kernel gains nothing). */
+	gt_advice__launch(c, k, &l);
+	n = gt_advice__per_sched(&l, occ);
+	nn = gt_advice__per_sched(&l, next);
 	m = waiting > 0 ? (double)c->incl[GT_M_GPC_MEMORY][k] / S / waiting : 0;
-	ratio = gt_advice_model__occupancy(wr, m, occ, next);
-	if (!(lim[tight] > 0 && occ < 1000 && next > occ * 1.25 && ratio <= 1.0 / GT_ADVICE_MIN_SPEEDUP) ||
-	    !(n = gt_advice__add(c, GT_NEXT_GPU_OCCUPANCY, k)))
+	ratio = gt_advice_model__occupancy(m, 1.0 - waiting, n, nn);
+	if (!(lim[tight] > 0 && occ < 1000 && next > occ * 1.25 && n > 0 && nn > n * 1.25 &&
+	      ratio <= 1.0 / GT_ADVICE_MIN_SPEEDUP) ||
+	    !(a = gt_advice__add(c, GT_NEXT_GPU_OCCUPANCY, k)))
 		return;
-	n->samples = c->incl[GT_M_GPC_LATENCY][k];
-	n->kernel_samples = (uint64_t)S;
-	gt_advice__kernel_gain(c, n, k, ratio);
-	snprintf(n->why, sizeof(n->why),
+	a->samples = c->incl[GT_M_GPC_LATENCY][k];
+	a->kernel_samples = (uint64_t)S;
+	gt_advice__kernel_gain(c, a, k, ratio);
+	snprintf(a->why, sizeof(a->why),
 		 "%.1f%% of the schedulers' cycles issue nothing; %s bounds the occupancy at "
 		 "%.1f%%, the next bound is %.1f%%",
 		 100.0 * (1.0 - wr), what[tight], occ / 10, next / 10);
 	if (tight == 1)
-		snprintf(n->todo, sizeof(n->todo),
+		snprintf(a->todo, sizeof(a->todo),
 			 "fewer registers per thread (now %" PRIu64 "): __launch_bounds__ or "
 			 "-maxrregcount, fewer live values",
 			 ex[GT_M_GKER_THR_REG][k] / count);
 	else if (tight == 2)
-		snprintf(n->todo, sizeof(n->todo),
+		snprintf(a->todo, sizeof(a->todo),
 			 "less shared memory per block (now %" PRIu64 " bytes): smaller tiles, or "
 			 "fewer threads sharing more of it",
 			 (ex[GT_M_GKER_STMEM][k] + ex[GT_M_GKER_DYMEM][k]) / count);
 	else
-		snprintf(n->todo, sizeof(n->todo), "larger blocks: the SM's block slots fill before its warp slots");
+		snprintf(a->todo, sizeof(a->todo), "larger blocks: the SM's block slots fill before its warp slots");
 }
 
 static const enum gt_metric triggers[] = { GT_M_GPC_SAMPLES, GT_ADVICE_END };
@@ -69,6 +77,8 @@ static const struct gt_advice_need needs[] = {
 	{ GT_M_GPC_LATENCY, GT_ADVICE_INCL },
 	{ GT_M_GPC_MEMORY, GT_ADVICE_INCL },
 	{ GT_M_GKER_COUNT, GT_ADVICE_EXCL },
+	{ GT_M_GKER_BLKS, GT_ADVICE_EXCL },
+	{ GT_M_GKER_BLK_THR, GT_ADVICE_EXCL },
 	{ GT_M_GKER_OCC_THR, GT_ADVICE_EXCL },
 	{ GT_M_GKER_OCC_SLOTS, GT_ADVICE_EXCL },
 	{ GT_M_GKER_OCC_REGS, GT_ADVICE_EXCL },
