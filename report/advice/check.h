@@ -84,6 +84,7 @@ extern const struct gt_advice_check gt_advice_check_kernel_stalls, gt_advice_che
 	gt_advice_check_code, gt_advice_check_divergence, gt_advice_check_pageable, gt_advice_check_resent,
 	gt_advice_check_launch_bound, gt_advice_check_serial_sync, gt_advice_check_overlap,
 	gt_advice_check_opencl;
+extern const struct gt_advice_check gt_advice_check_shared;
 
 /* Per kernel context k: the sum over the nodes under it of per-kernel
  * metric m, and the hottest of those nodes in *hot (the first of equals;

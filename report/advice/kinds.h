@@ -94,6 +94,10 @@ enum gt_advice_scope {
 	  "where they are independent, use CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE and events " \
 	  "for the dependencies") \
 	X(OCL_DEVICES, "opencl-unused-devices", CPU, NULL, "devices of the platforms stay unused", \
-	  "share the work among them, in proportion to their speed")
+	  "share the work among them, in proportion to their speed") \
+	X(GPU_SHARED, "gpu-shared", KERNEL, "kernel", "a loop waits for its shared-memory loads", \
+	  "keep the value a loop updates in a register (load it before the loop, accumulate, store " \
+	  "it after) instead of reading and writing shared memory every iteration, and load the " \
+	  "next iteration's operands before this one's use, so that the loads wait together")
 
 #endif

@@ -31,6 +31,7 @@ static const struct gt_advice_check *const checks[] = {
 	&gt_advice_check_serial_sync,
 	&gt_advice_check_overlap,
 	&gt_advice_check_opencl,
+	&gt_advice_check_shared,
 };
 #define N_CHECKS (sizeof(checks) / sizeof(checks[0]))
 
