@@ -13,6 +13,21 @@ def stall_ratio(wr, waiting, f, cut=0.0):
     return wr * (1 - cut) + (1 - wr) * max(0.0, left)
 
 
+def barrier_ratio(wr, waiting, b, g_sum, g_max):
+    """Barriers: the shares b at them, g_sum for global loads outside
+    loops, g_max for the load that waits the most: the first model with
+    f = b + g_sum - g_max."""
+    return stall_ratio(wr, waiting, b + g_sum - g_max)
+
+
+def serial_loads(nodes, k):
+    """The waits for global loads outside loops (GPB_GLOBAL at the nodes
+    right under kernel context k, a report's JSON nodes): sum and most."""
+    g = [n.get("metrics", {}).get("GPB_GLOBAL", {}).get("excl", {}).get("sum", 0)
+         for n in nodes if n.get("parent") == k["id"]]
+    return sum(g), max(g + [0])
+
+
 def gone_ratio(wr, waiting, f, cut, n):
     """The second model: the waits' cause gone too, n resident warps per
     scheduler: T'/T = W_R (1 - c) / (1 - w'^n), w' = (w - f) / (1 - f)."""

@@ -86,6 +86,7 @@ extern const struct gt_advice_check gt_advice_check_kernel_stalls, gt_advice_che
 	gt_advice_check_opencl;
 /* The parallel checks: larger blocks (threads.c), smaller ones (blocks.c). */
 extern const struct gt_advice_check gt_advice_check_threads, gt_advice_check_blocks;
+extern const struct gt_advice_check gt_advice_check_shared;
 
 /* Per kernel context k: the sum over the nodes under it of per-kernel
  * metric m, and the hottest of those nodes in *hot (the first of equals;

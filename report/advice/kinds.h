@@ -98,6 +98,10 @@ enum gt_advice_scope {
 	X(GPU_THREADS, "gpu-threads", KERNEL, "kernel", "blocks too small: warps with idle lanes, or too few warps per SM", \
 	  "larger blocks, of whole warps (a multiple of 32 threads), each thread's work the same") \
 	X(GPU_BLOCKS, "gpu-blocks", KERNEL, "kernel", "fewer blocks than SMs: most SMs idle", \
-	  "smaller blocks, more of them, for the same threads, so that the grid spreads over more SMs")
+	  "smaller blocks, more of them, for the same threads, so that the grid spreads over more SMs") \
+	X(GPU_SHARED, "gpu-shared", KERNEL, "kernel", "a loop waits for its shared-memory loads", \
+	  "keep the value a loop updates in a register (load it before the loop, accumulate, store " \
+	  "it after) instead of reading and writing shared memory every iteration, and load the " \
+	  "next iteration's operands before this one's use, so that the loads wait together")
 
 #endif

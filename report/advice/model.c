@@ -11,6 +11,11 @@ double gt_advice_model__stall(double wr, double waiting, double f, double cut)
 	return wr * (1.0 - cut) + (1.0 - wr) * (left > 0 ? left : 0);
 }
 
+double gt_advice_model__barrier(double wr, double waiting, double b, double g_sum, double g_max)
+{
+	return gt_advice_model__stall(wr, waiting, b + g_sum - g_max, 0);
+}
+
 double gt_advice_model__gone(double wr, double waiting, double f, double cut, double n)
 {
 	double w = f < 1 ? (waiting - f) / (1 - f) : 0;

@@ -20,6 +20,14 @@
  *   T' / T = W_R (1 - c) + (1 - W_R) (w - f) / w */
 double gt_advice_model__stall(double wr, double waiting, double f, double cut);
 
+/* Barriers (gpu-barrier): the shares b of the samples that wait at a
+ * block's barriers, g_sum that wait for global loads outside loops, and
+ * g_max of those for the load that waits the most. Balanced or without
+ * the barriers, the warps do not wait at them, and the loads, issued
+ * together, wait as the longest does: the first model with
+ *   f = b + g_sum - g_max, c = 0. */
+double gt_advice_model__barrier(double wr, double waiting, double b, double g_sum, double g_max);
+
 /* The same change where the waits' cause goes too (local loads that
  * become registers): a warp then waits the share w' = (w - f) / (1 - f) of
  * its time, and a scheduler with n resident warps, each waiting

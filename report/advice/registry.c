@@ -33,6 +33,7 @@ static const struct gt_advice_check *const checks[] = {
 	&gt_advice_check_opencl,
 	&gt_advice_check_threads,
 	&gt_advice_check_blocks,
+	&gt_advice_check_shared,
 };
 #define N_CHECKS (sizeof(checks) / sizeof(checks[0]))
 

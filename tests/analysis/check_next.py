@@ -14,8 +14,8 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import gtfiles  # noqa: E402
-from advice_model import (blocks_ratio, divergence_ratio, gone_ratio, occupancy_ratio, stall_ratio,  # noqa: E402
-                          threads_ratio)
+from advice_model import (barrier_ratio, blocks_ratio, divergence_ratio, gone_ratio, occupancy_ratio,  # noqa: E402
+                          stall_ratio, threads_ratio)
 
 GPUTOOL, OUT = sys.argv[1:3]
 bad = []
@@ -337,5 +337,29 @@ check("__cuda_sm20_rem_u64" not in "".join(a["why"] for a in advice if a["kind"]
       "__cuda_sm20_rem_u64" in "".join(a["why"] for a in advice if a["kind"] == "gpu-math"),
       "the math library's subroutine: not to inline, named as long-latency arithmetic")
 check(not [a for a in advice if a["name"] == "k_busy"], "no advice where the schedulers issue in 98% of the cycles")
+# ---- barriers that serialize global loads; a loop waiting on shared memory ----
+p = gtfiles.Profile(dict(FACTS))
+main = p.frame(0, "main", line=1)
+# 5% at the barrier, under the 10% a barrier alone needs; loads of 2000 and
+# 1500 samples outside loops, between barriers: 1500 overlap once issued
+# together. The loop's load (k.cu:92) is not counted.
+kernel(p, p.frame(main, "sync", line=40), "k_sync", 100000000, 10000, 7000, 1000, 500,
+       lines=((90, {"GPS_BARRIER": 500}), (91, {"GPB_GLOBAL": 2000}), (93, {"GPB_GLOBAL": 1500})))
+kl = kernel(p, p.frame(main, "rmw", line=41), "k_rmw", 100000000, 10000, 7000, 1000, 500,
+            lines=((100, {}),))
+loop = p.node(kl, gtfiles.NAME, "loop at k.cu:101")
+p.value(p.node(loop, gtfiles.NAME, "k.cu:102"), 0, "GPB_SHARED", 2500)
+p.value(p.node(loop, gtfiles.NAME, "k.cu:103"), 0, "GPB_SHARED", 500)
+p.value(p.node(kl, gtfiles.NAME, "k.cu:105"), 0, "GPB_SHARED", 4000)  # outside the loop: not counted
+advice, text = report(p, "sync")
+wr, waiting = 0.3, 0.85
+got = [a for a in advice if a["kind"] == "gpu-barrier" and a["name"] == "k_sync"]
+ratio = barrier_ratio(wr, waiting, 0.05, 0.35, 0.2)
+check(len(got) == 1 and near(got[0]["speedup"], 1 / ratio) and got[0].get("line") == "k.cu:90",
+      "barrier: the serialized loads counted, %.6fx at k.cu:90 (%s)" % (1 / ratio, [(a["speedup"], a.get("line")) for a in got]))
+got = [a for a in advice if a["kind"] == "gpu-shared" and a["name"] == "k_rmw"]
+ratio = stall_ratio(wr, waiting, 0.3)
+check(len(got) == 1 and near(got[0]["speedup"], 1 / ratio) and got[0].get("line") == "k.cu:102" and
+      got[0].get("samples") == 3000, "shared: the loop's 3000 samples, %.6fx at k.cu:102 (%s)" % (1 / ratio, [(a["speedup"], a.get("line"), a.get("samples")) for a in got]))
 print("%d failures" % len(bad))
 sys.exit(1 if bad else 0)

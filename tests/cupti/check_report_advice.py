@@ -71,7 +71,8 @@ def model(a, k):
                  ig / iss * 32 * 4 / first("gpu_dram_bytes_per_s", 1) / t)
         r = max(r, floor)
     elif a["kind"] == "gpu-barrier":
-        r = stall(incl(k, "GPS_BARRIER") / S, 0)
+        g_sum, g_max = advice_model.serial_loads(doc["nodes"], k)
+        r = advice_model.barrier_ratio(wr, waiting, incl(k, "GPS_BARRIER") / S, g_sum / S, g_max / S)
     else:
         lim = [incl(k, m) / count for m in ("GKER_OCC_SLOTS", "GKER_OCC_REGS", "GKER_OCC_SMEM")]
         tight = min(range(3), key=lambda i: (lim[i] <= 0, lim[i]))
@@ -149,6 +150,8 @@ for name in ("chain_open", "chain_reserved", "chain_kept<1>", "barrier_even"):
           incl(k, "GPO_UNROLL") < 0.1 * incl(k, "GPC_SAMPLES") and
           not [a for a in advice if a["kind"] == "gpu-unroll" and a["node"] == k["id"]],
           "%s: its arithmetic waits are a recurrence, no unrolling advised" % name)
+# Shared memory in loops: the pairs wait on none of it.
+check(not [a for a in advice if a["kind"] == "gpu-shared"], "no gpu-shared advice")
 occ = [a for a in advice if a["kind"] == "gpu-occupancy"]
 check(occ and "shared memory" in occ[0]["try"], "chain_reserved: the shared memory named as the bound")
 finish()

@@ -33,6 +33,15 @@ static void test_gone(void)
 	CHECK(near(gt_advice_model__gone(0.3, 0.7, 0.7, 0, 8), 0.3));
 }
 
+/* The first model with f = b + g_sum - g_max */
+static void test_barrier(void)
+{
+	/* 0.1 at barriers, loads of 0.2 and 0.1 serialized: f = 0.2. */
+	CHECK(near(gt_advice_model__barrier(0.5, 0.8, 0.1, 0.3, 0.2), 0.5 + 0.5 * 0.6 / 0.8));
+	/* One load: nothing to overlap it with, only the barrier's waits. */
+	CHECK(near(gt_advice_model__barrier(0.5, 0.8, 0.1, 0.3, 0.3), gt_advice_model__stall(0.5, 0.8, 0.1, 0)));
+}
+
 /* T'/T = 1 - (1 - m) (1 - R(n) / R(n')), R(n) = 1 - (1 - e)^n */
 static void test_occupancy(void)
 {
@@ -99,6 +108,6 @@ static void test_kinds(void)
 	CHECK(!strcmp(gt_next__subject(GT_NEXT_PAGEABLE), "copies") && !gt_next__subject(GT_NEXT_OVERLAP));
 }
 
-TEST_MAIN(TEST_CASE(test_stall), TEST_CASE(test_gone), TEST_CASE(test_occupancy), TEST_CASE(test_divergence),
-	  TEST_CASE(test_issue), TEST_CASE(test_threads), TEST_CASE(test_blocks),
+TEST_MAIN(TEST_CASE(test_stall), TEST_CASE(test_gone), TEST_CASE(test_barrier), TEST_CASE(test_occupancy),
+	  TEST_CASE(test_divergence), TEST_CASE(test_issue), TEST_CASE(test_threads), TEST_CASE(test_blocks),
 	  TEST_CASE(test_launch_and_program), TEST_CASE(test_kinds))

@@ -12,6 +12,27 @@
 #define SCATTERED_BW 0.25 /* global accesses using under this share of the DRAM peak are scattered */
 #define LANE_BYTES 4      /* the bytes a thread's global access is assumed to move */
 
+/* The waits for global loads outside loops, by the line of the load
+ * (GPB_GLOBAL at the lines right under kernel context k): their sum and
+ * the most of one line. Between barriers a block's warps issue such a
+ * load, wait for it, and pass the next barrier together, so that no load
+ * of the next stretch overlaps it; issued together before the first
+ * barrier, or with no barrier between them, they wait as one. */
+static void serial_loads(const struct gt_advice_ctx *c, uint32_t k, double *sum, double *most)
+{
+	const struct gt_profile *p = c->p;
+
+	for (uint32_t i = k + 1; i < p->n_nodes; i++) {
+		double g = (double)c->excl[GT_M_GPB_GLOBAL][i];
+
+		if (c->kern[i] != k || p->nodes[i].parent != k || !g)
+			continue;
+		*sum += g;
+		if (g > *most)
+			*most = g;
+	}
+}
+
 static void kernel(struct gt_advice_ctx *c, const struct gt_advice_kernel *x)
 {
 	uint64_t *const *ex = c->excl;
@@ -88,16 +109,22 @@ static void kernel(struct gt_advice_ctx *c, const struct gt_advice_kernel *x)
 		}
 	}
 
-	/* Barriers. */
+	/* Barriers: the waits at them, and the global loads they serialize. */
 	{
-		double b = (double)gt_advice__under(c, k, GT_M_GPS_BARRIER, &hot), f = b / S;
+		double b = (double)gt_advice__under(c, k, GT_M_GPS_BARRIER, &hot), g_sum = 0, g_max = 0, f;
 
-		if (f >= GT_ADVICE_MIN_SHARE && hot != GT_NONE && (n = gt_advice__add(c, GT_NEXT_GPU_BARRIER, k))) {
+		serial_loads(c, k, &g_sum, &g_max);
+		f = (b + g_sum - g_max) / S;
+		if (b > 0 && f >= GT_ADVICE_MIN_SHARE && hot != GT_NONE &&
+		    (n = gt_advice__add(c, GT_NEXT_GPU_BARRIER, k))) {
 			n->line = hot;
 			n->samples = (uint64_t)b;
 			n->kernel_samples = (uint64_t)S;
-			gt_advice__kernel_gain(c, n, k, gt_advice_model__stall(wr, waiting, f, 0));
-			snprintf(n->why, sizeof(n->why), "%.1f%% of the kernel's PC samples wait at barriers", 100.0 * f);
+			gt_advice__kernel_gain(c, n, k, gt_advice_model__barrier(wr, waiting, b / S, g_sum / S, g_max / S));
+			snprintf(n->why, sizeof(n->why),
+				 "%.1f%% of the kernel's PC samples wait at barriers, and %.1f%% for global loads outside "
+				 "loops that the barriers keep from overlapping (%.1f%% for the one that waits the most)",
+				 100.0 * b / S, 100.0 * g_sum / S, 100.0 * g_max / S);
 		}
 	}
 }
