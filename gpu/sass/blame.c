@@ -25,7 +25,8 @@ struct blamer {
 	uint32_t *queue;
 	uint32_t *scc;       /* per instruction: its loop's dependence component (recurrences()) */
 	uint8_t *self;       /* per instruction: it depends on itself around its loop */
-	uint8_t *idiom;      /* per instruction: part of a long-latency arithmetic idiom (idioms()) */
+	uint8_t *idiom;      /* per instruction: part of a long-latency arithmetic idiom (idioms()):
+			      * IDIOM_GOES, or IDIOM_STAYS for the ones its cheaper form keeps */
 	uint32_t *unrolled;  /* per loop of the module: how often it is unrolled already (unrolled()) */
 };
 
@@ -149,6 +150,13 @@ static uint32_t producers(struct blamer *b, uint32_t i, uint16_t reg, uint32_t *
 	return n_out;
 }
 
+/* An idiom's instructions: those its cheaper form removes, and the start
+ * and the first instruction that reads it, which stand for the one or two
+ * instructions of the cheaper form (a shift and a mask for an integer
+ * division by a power of two; a reciprocal and a multiplication for
+ * __fdividef; MUFU.SIN and its argument's scaling for __sinf). */
+enum { IDIOM_GOES = 1, IDIOM_STAYS = 2 };
+
 /*
  * The long-latency arithmetic idioms (sass.h, gt_sass__blame's @idiom): from each
  * start, forward over GT_SASS_IDIOM_SPAN instructions of its function in
@@ -167,9 +175,38 @@ static void idioms(struct blamer *b, uint8_t *mark)
 	for (uint32_t x = 0; x < b->n; x++) {
 		const struct gt_sass_insn *d = &s->insns[b->first + x];
 
-		if (!(d->flags & (GT_SASS_F_DIVISOR | GT_SASS_F_MATH)))
+		/* The cheaper form's instructions yet to find after the
+		 * start, and how many the idiom has after it: a precise
+		 * division's fast path keeps one multiplication (the start's
+		 * place) by MUFU.RCP's result, which stays; sqrtf's keeps its
+		 * MUFU.RSQ's place (MUFU.SQRT). */
+		int kept = 1, bounded = 0;
+		uint32_t left = UINT32_MAX;
+
+		if (!(d->flags & (GT_SASS_F_DIVISOR | GT_SASS_F_MATH | GT_SASS_F_RECIP | GT_SASS_F_SQRT)))
 			continue;
-		mark[x] = 1;
+		if (d->flags & GT_SASS_F_RECIP) {
+			kept = 0;
+			left = 4;
+			bounded = 1;
+		} else if (d->flags & GT_SASS_F_SQRT) {
+			uint32_t rsq = UINT32_MAX;
+
+			for (uint32_t y = x >= 2 ? x - 2 : 0; y < b->n && y <= x + 2; y++) {
+				const struct gt_sass_insn *r = &s->insns[b->first + y];
+
+				if ((r->flags & GT_SASS_F_RSQ) && r->function == d->function && r->n_use &&
+				    d->n_use && r->use[r->n_use - 1] == d->use[d->n_use - 1])
+					rsq = y;
+			}
+			if (rsq == UINT32_MAX || mark[rsq])
+				continue;
+			mark[rsq] = IDIOM_STAYS;
+			kept = 0;
+			left = 5;
+			bounded = 1;
+		}
+		mark[x] = bounded && !(d->flags & GT_SASS_F_RECIP) ? IDIOM_GOES : IDIOM_STAYS;
 		for (uint32_t y = x + 1; y < b->n && y <= x + GT_SASS_IDIOM_SPAN; y++) {
 			const struct gt_sass_insn *in = &s->insns[b->first + y];
 
@@ -180,12 +217,22 @@ static void idioms(struct blamer *b, uint8_t *mark)
 			if (mark[y] || in->loop != d->loop || (in->flags & GT_SASS_F_CALL) || in->cls == GT_SASS_GLOBAL ||
 			    in->cls == GT_SASS_LOCAL || in->cls == GT_SASS_SHARED || in->cls == GT_SASS_CONTROL)
 				continue;
-			for (int u = 0; u < in->n_use && !mark[y]; u++) {
+			/* The guard (the first use of a predicated instruction)
+			 * only selects the threads: what an idiom's comparison
+			 * guards uses its result, as the cheaper form's would. */
+			for (int u = (in->flags & GT_SASS_F_PRED) ? 1 : 0; u < in->n_use && !mark[y]; u++) {
 				uint32_t n = producers(b, y, in->use[u], cand, 0, 64);
 
 				for (uint32_t k = 0; k < n && !mark[y]; k++)
-					mark[y] = mark[cand[k]];
+					mark[y] = mark[cand[k]] ? IDIOM_GOES : 0;
 			}
+			if (mark[y] && kept > 0) {
+				mark[y] = IDIOM_STAYS;
+				kept--;
+			}
+			/* A short idiom ends with its result: its consumers are not part. */
+			if (mark[y] && bounded && !--left)
+				break;
 		}
 	}
 }
@@ -377,8 +424,8 @@ int gt_sass__blame(const struct gt_sass *s, uint32_t section, const uint64_t *st
 	}
 	memset(blame, 0, (size_t)b.n * GT_SASS__BLAMES * sizeof(*blame));
 	idioms(&b, b.idiom);
-	if (idiom)
-		memcpy(idiom, b.idiom, b.n);
+	for (uint32_t i = 0; idiom && i < b.n; i++)
+		idiom[i] = b.idiom[i] == IDIOM_GOES;
 	if (inloop) {
 		memset(inloop, 0, (size_t)b.n * sizeof(*inloop));
 		if ((err = recurrences(&b)) || (err = unrolled(&b))) {

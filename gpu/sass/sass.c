@@ -464,6 +464,20 @@ static void operands(struct gt_sass_insn *in, const char *op, size_t n, const ch
 	}
 }
 
+
+/* "FFMA d, -a, b, 1 ;" (the operands from @p to the line's @end): the
+ * Newton step 1 - a b of a reciprocal b of a. */
+static int is_newton(const char *p, const char *end)
+{
+	const char *semi = memchr(p, ';', (size_t)(end - p)), *t;
+
+	if (!semi || !(t = memmem(p, (size_t)(semi - p), ", -R", 4)))
+		return 0;
+	while (semi > p && (semi[-1] == ' ' || semi[-1] == '\t'))
+		semi--;
+	return semi - p >= 3 && !memcmp(semi - 3, ", 1", 3);
+}
+
 static int on_insn(struct parser *ps, const char *p, const char *end)
 {
 	struct gt_sass *s = ps->s;
@@ -542,6 +556,12 @@ static int on_insn(struct parser *ps, const char *p, const char *end)
 		 (IS("FFMA") && memmem(op + n, (size_t)(p - op) - n, ".RM", 3) &&
 		  memmem(p, (size_t)(end - p), "12582913", 8)))
 		in->flags |= GT_SASS_F_MATH;
+	else if (IS("FFMA") && op + n == p && is_newton(p, end))
+		in->flags |= GT_SASS_F_RECIP;
+	else if (IS("IADD3") && memmem(p, (size_t)(end - p), ", -0xd000000,", 13))
+		in->flags |= GT_SASS_F_SQRT;
+	else if (IS("MUFU") && (size_t)(p - op) == 8 && !memcmp(op + 4, ".RSQ", 4))
+		in->flags |= GT_SASS_F_RSQ;
 #undef IS
 	if ((in->flags & (GT_SASS_F_CALL | GT_SASS_F_BRANCH)) && p < end && (t = memmem(p, (size_t)(end - p), "`(", 2))) {
 		q = memchr(t + 2, ')', (size_t)(end - t - 2));

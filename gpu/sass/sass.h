@@ -42,6 +42,13 @@ enum {
 	GT_SASS_F_MATH = 1u << 6,     /* the start of a precise math function's inline code: sinf's,
 				       * cosf's or tanf's argument times 2/pi (FMUL by 0.6366...),
 				       * expf's rounding (FFMA.RM by 12582913) */
+	GT_SASS_F_RECIP = 1u << 7,    /* FFMA d, -a, b, 1: a reciprocal's Newton step (1 - a b), with
+				       * which precise float division refines MUFU.RCP (__fdividef
+				       * and -use_fast_math multiply by MUFU.RCP's result alone) */
+	GT_SASS_F_SQRT = 1u << 8,     /* IADD3 d, a, -0xd000000: precise sqrtf's range check of its
+				       * argument, beside the MUFU.RSQ its fast path refines
+				       * (-use_fast_math: MUFU.SQRT alone) */
+	GT_SASS_F_RSQ = 1u << 9,      /* MUFU.RSQ */
 };
 
 /* Registers as numbers: R0-R254, then P0-P6, UR0-UR62, UP0-UP6, and a
@@ -196,10 +203,17 @@ void gt_sass__gcct_fini(struct gt_sass_gcct *g);
  * instructions after it in program order, in its function and its
  * innermost loop (a loop's use of a reciprocal computed before it is the
  * cheap form); memory accesses, calls and branches are not part of one.
+ * Precise float division's and sqrtf's inline fast paths
+ * (GT_SASS_F_RECIP, GT_SASS_F_SQRT with the MUFU.RSQ of the same argument
+ * within two instructions) are short: at most 4 and 5 instructions after
+ * the start, whose own result is the idiom's, not its consumers'.
  * The fast forms (32-bit integer operands, a reciprocal computed once,
  * __expf, __sinf, -use_fast_math) have none of these starts. The idioms'
  * instructions cause CONVERT waits, whatever their class; @idiom (NULL:
- * not wanted) gets per instruction of the section 1 for those.
+ * not wanted) gets per instruction of the section 1 for those the cheaper
+ * form removes: all but the start and the first instruction that reads
+ * it, which stand for the cheaper form's one or two instructions (a shift
+ * and a mask; a reciprocal and a multiplication; MUFU.SIN and its scaling).
  *
  * @inloop (NULL: not wanted) gets per instruction of the section the part
  * of those samples that unrolling its loop GT_GPO_UNROLL_BY times would

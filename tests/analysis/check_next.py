@@ -318,7 +318,19 @@ step = p.node(call, gtfiles.NAME, "step(float)")
 samples(p.node(step, gtfiles.NAME, "s.cu:3"), 5000, 2500, 400, 100, GPS_BRANCH=1500, GPI_CONTROL=150, GPI_OTHER=50)
 samples(p.node(p.node(step, gtfiles.NAME, "loop at s.cu:5"), gtfiles.NAME, "s.cu:6"), 1000, 500, 100, 0,
         GPI_CONTROL=80)
+# An issue-bound kernel (W_R 0.8, waiting 0.2) whose idioms wait in 3 % of
+# the samples but issue 1200 of its 4000 instructions (the ones their
+# cheaper forms remove): the issue slots alone make it long-latency
+# arithmetic.
+ki = p.node(p.ph(p.frame(main, "issue", line=33), "<gpu kernel>"), gtfiles.NAME, "k_issue")
+for m, v in (("GKER", 100000000), ("GKER_COUNT", 1), ("GKER_OCC_THR", 1000)):
+    p.value(ki, 0, m, v)
+samples(p.node(ki, gtfiles.NAME, "k.cu:100"), 10000, 2000, 4000, 4000, GPB_CONVERT=300, GPO_IDIOM_ISSUED=1200)
 advice, text = report(p, "code")
+got = [a for a in advice if a["kind"] == "gpu-math" and a["name"] == "k_issue"]
+check(len(got) == 1 and near(got[0]["speedup"], 1 / stall_ratio(0.8, 0.2, 0.03, 0.3)),
+      "gpu-math where the idioms take 30%% of the issue slots: %.6fx (%s)" %
+      (1 / stall_ratio(0.8, 0.2, 0.03, 0.3), [a["speedup"] for a in got]))
 wr, waiting = 0.5, 0.75
 for kind, name, line, f, cut, n in (
         ("gpu-unroll", "k_code", "k.cu:51", 0.3, 0, 3000),        # M 3000: what unrolling hides

@@ -434,8 +434,11 @@ static void test_idioms(void)
 	 * reduction (4-7) and what reads its result where the paths meet
 	 * (10), expf's rounding and its use (11, 12). Not: the loop's
 	 * multiply-high by the reciprocal (3), the branch (8), the slow path's
-	 * write (9), the fast forms (13-15), the loop's branch and the exit. */
-	static const uint8_t want[18] = { 1, 1, 1, 0, 1, 1, 1, 1, 0, 0, 1, 1, 1, 0, 0, 0, 0, 0 };
+	 * write (9), the fast forms (13-15), the loop's branch and the exit.
+	 * Of the marked ones, each idiom's start and the first instruction
+	 * that reads it (0-1, 4-5, 11-12) stand for the cheaper form's one or
+	 * two: @idiom has the others, which the cheaper form removes. */
+	static const uint8_t want[18] = { 0, 0, 1, 0, 0, 0, 1, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0 };
 	uint64_t stalls[18 * GT_SASS__WAITS] = { 0 }, issued[18] = { 0 };
 	double blame[18 * GT_SASS__BLAMES];
 	uint8_t mark[18];
@@ -447,6 +450,58 @@ static void test_idioms(void)
 	CHECK(!(s->insns[9].flags & GT_SASS_F_MATH) && !(s->insns[14].flags & GT_SASS_F_MATH));
 	CHECK(gt_sass__blame(s, 0, stalls, issued, blame, NULL, mark) == 0);
 	for (uint32_t i = 0; i < 18; i++)
+		CHECK(mark[i] == want[i]);
+	gt_sass__delete(s);
+}
+
+/* Precise float division's and sqrtf's inline fast paths: the
+ * reciprocal's Newton steps after MUFU.RCP, and the refinement of MUFU.RSQ
+ * beside the argument's range check. Each ends with its result: the
+ * multiplication that uses the quotient and the root (13) is not part.
+ * __fdividef's MUFU.RCP and multiplication (14, 15) start none. */
+static const char fast_paths[] =
+	"\t.section\t.text.f,\"ax\",@progbits\n"
+	"        .type           f,@function\n"
+	"        .other          f,@\"STO_CUDA_ENTRY STV_DEFAULT\"\n"
+	"f:\n"
+	".text.f:\n"
+	"        /*0000*/                   MUFU.RCP R5, R32 ;\n"
+	"        /*0010*/                   FFMA R0, -R32, R5, 1 ;\n"
+	"        /*0020*/                   FFMA R15, R5, R0, R5 ;\n"
+	"        /*0030*/                   FFMA R0, R2, R15, RZ ;\n"
+	"        /*0040*/                   FFMA R4, -R32, R0, R2 ;\n"
+	"        /*0050*/                   FFMA R15, R15, R4, R0 ;\n"
+	"        /*0060*/                   MUFU.RSQ R3, R10 ;\n"
+	"        /*0070*/                   IADD3 R6, R10, -0xd000000, RZ ;\n"
+	"        /*0080*/                   ISETP.GT.U32.AND P0, PT, R6, 0x727fffff, PT ;\n"
+	"        /*0090*/                   FMUL.FTZ R23, R10, R3 ;\n"
+	"        /*00a0*/                   FMUL.FTZ R3, R3, 0.5 ;\n"
+	"        /*00b0*/                   FFMA R7, -R23, R23, R10 ;\n"
+	"        /*00c0*/                   FFMA R23, R7, R3, R23 ;\n"
+	"        /*00d0*/                   FMUL R24, R15, R23 ;\n"
+	"        /*00e0*/                   MUFU.RCP R8, R9 ;\n"
+	"        /*00f0*/                   FMUL R25, R8, R24 ;\n"
+	"        /*0100*/                   EXIT ;\n";
+
+static void test_fast_paths(void)
+{
+	struct gt_sass *s = gt_sass__parse(fast_paths, sizeof(fast_paths) - 1);
+	/* What the cheaper forms remove: four of the five Newton steps (the
+	 * first stands for the multiplication by MUFU.RCP's result), the
+	 * range check, its comparison and the root's refinement (MUFU.RSQ
+	 * stands for MUFU.SQRT). */
+	static const uint8_t want[17] = { 0, 0, 1, 1, 1, 1, 0, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0 };
+	uint64_t stalls[17 * GT_SASS__WAITS] = { 0 }, issued[17] = { 0 };
+	double blame[17 * GT_SASS__BLAMES];
+	uint8_t mark[17];
+
+	CHECK(s);
+	CHECK_EQ_U(s->n_insns, 17);
+	CHECK(s->insns[1].flags & GT_SASS_F_RECIP);
+	CHECK(!(s->insns[4].flags & GT_SASS_F_RECIP)); /* -a b + c: no reciprocal's step */
+	CHECK((s->insns[7].flags & GT_SASS_F_SQRT) && (s->insns[6].flags & GT_SASS_F_RSQ));
+	CHECK(gt_sass__blame(s, 0, stalls, issued, blame, NULL, mark) == 0);
+	for (uint32_t i = 0; i < 17; i++)
 		CHECK(mark[i] == want[i]);
 	gt_sass__delete(s);
 }
@@ -682,6 +737,7 @@ int main(int argc, char **argv)
 		test_unrolled(copies);
 	test_divide();
 	test_idioms();
+	test_fast_paths();
 	test_disassemble();
 	if (argc > 1)
 		test_gpucalls(argv[1]);

@@ -38,8 +38,10 @@
  *   every sample in the CUDA math library's subroutines (64-bit division
  *   and modulo, precise division's slow paths: functions named __cuda_* or
  *   __internal_*) go: f their waiting samples, c the idioms' and the
- *   subroutines' issued instructions (GPO_IDIOM_ISSUED), which the cheaper
- *   forms replace by one or two.
+ *   subroutines' issued instructions (GPO_IDIOM_ISSUED: an idiom's but the
+ *   one or two that stand for its cheaper form), which the cheaper forms
+ *   replace by one or two. Matched when those waits are MIN_SHARE of the
+ *   samples, or those instructions MIN_SHARE of the issued ones.
  *
  * The nodes under a kernel come from gpu/cupti/pcsamp-place.c: "loop at
  * FILE:LINE", "inlined at FILE:LINE", lines "FILE:LINE" (or "pc 0x..."),
@@ -260,7 +262,9 @@ static void check_math(struct code *x, uint32_t k, double S, double wr, double w
 		if (ex[GT_M_GPB_CONVERT][i] && (hot_conv == GT_NONE || ex[GT_M_GPB_CONVERT][i] > ex[GT_M_GPB_CONVERT][hot_conv]))
 			hot_conv = i;
 	}
-	if ((conv + sub) / S < MIN_SHARE)
+	/* Their waits, or the issue slots they take: an idiom in an
+	 * issue-bound kernel waits little but fills its schedulers. */
+	if ((conv + sub) / S < MIN_SHARE && (iss <= 0 || (sub_iss + idiom_iss) / iss < MIN_SHARE))
 		return;
 	double ratio = gt_advice_model__stall(wr, waiting, (conv + sub_wait) / S, iss > 0 ? (sub_iss + idiom_iss) / iss : 0);
 
