@@ -123,21 +123,30 @@ __attribute__((format(printf, 4, 5))) static void append(char *buf, size_t size,
 		*len = *len + (size_t)n < size ? *len + (size_t)n : size - 1;
 }
 
-/* "0-3 generic-64bit": runs of devices of one type. */
+/*
+ * "0 generic-64bit, of 4 offered": runs of the devices that ran a construct
+ * or an operation, by type, then how many the runtime initialized when that
+ * is more; "none used, of 4 offered" when none ran anything.
+ */
 static void describe_devices(char *buf, size_t size)
 {
 	size_t len = 0;
+	int offered = 0, used = 0;
 
 	buf[0] = 0;
+	for (int i = 0; i < GT_OMPT_MAX_DEVICES; i++)
+		if (gt_ompt__device(i))
+			offered++;
 	for (int i = 0; i < GT_OMPT_MAX_DEVICES;) {
 		const struct gt_ompt_device *d = gt_ompt__device(i);
 		int j = i + 1;
 
-		if (!d) {
+		if (!d || !atomic_load_explicit(&d->used, memory_order_relaxed)) {
 			i++;
 			continue;
 		}
 		while (j < GT_OMPT_MAX_DEVICES && gt_ompt__device(j) &&
+		       atomic_load_explicit(&gt_ompt_devices[j].used, memory_order_relaxed) &&
 		       !strcmp(gt_ompt_devices[j].type, d->type))
 			j++;
 		append(buf, size, &len, len ? ", " : "");
@@ -145,8 +154,13 @@ static void describe_devices(char *buf, size_t size)
 			append(buf, size, &len, "%d-%d %s", i, j - 1, d->type);
 		else
 			append(buf, size, &len, "%d %s", i, d->type);
+		used += j - i;
 		i = j;
 	}
+	if (!used && offered)
+		append(buf, size, &len, "none used");
+	if (offered > used)
+		append(buf, size, &len, ", of %d offered", offered);
 }
 
 static void describe_images(char *buf, size_t size)

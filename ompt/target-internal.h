@@ -37,6 +37,10 @@ struct gt_ompt_device {
 	char plain_name[16];
 	char full_name[80];
 	atomic_uint_fast64_t images, image_bytes, unloads;
+	/* A construct or an operation ran on it: set (relaxed) by the
+	 * thread that hangs its device node, read at stop for the report's
+	 * list of devices used. */
+	atomic_int used;
 	/* The first image's file; 0 none, 1 being written, 2 written (release). */
 	atomic_int file_state;
 	char file[96];

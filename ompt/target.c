@@ -207,6 +207,10 @@ static struct gt_cct_node *in_tree(struct gt_thread *t, struct gt_thread *owner,
 
 static struct gt_cct_node *device_node(struct gt_thread *t, struct gt_cct_node *under, int device)
 {
+	/* A load first, as in check_device: every construct comes here. */
+	if (device >= 0 && device < GT_OMPT_MAX_DEVICES &&
+	    !atomic_load_explicit(&gt_ompt_devices[device].used, memory_order_relaxed))
+		atomic_store_explicit(&gt_ompt_devices[device].used, 1, memory_order_relaxed);
 	return gt_cct__child(&t->cct, under, GT_NODE_NAME, (uint64_t)(uintptr_t)device_name(device), 0);
 }
 

@@ -13,6 +13,15 @@
  * (GKER, GXCOPY_*, GMSET: the metrics of unit ns among them). The host's
  * time in allocations, releases and synchronizations (GMEM, GSYNC) is CPU
  * time, not the device's: a program that waits is not GPU-bound for it.
+ * Neither is a program that offloads to a host device (OpenMP's
+ * generic-64bit): its kernels are CPU time, sampled as such, so the
+ * operations under a host device's node count in no G.
+ *
+ * I_C,i is capped by its parent's: G_i only says how much device time the
+ * context overlaps, not which of its CPU time, and a child that holds the
+ * CPU time of a context whose device time covers it (a sibling's kernel) is
+ * covered no less. Without the cap a child could read more important than
+ * every one of its ancestors.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -60,6 +69,70 @@ static void find_gpu_metrics(struct gt_analysis *a)
 	for (uint32_t m = 0; m < t->n_metrics && a->n_gpu < GT_MAX_GPU_METRICS; m++)
 		if (t->metrics[m].cls == GT_MC_DEVICE && unit_is_ns(t, m))
 			a->gpu_metric[a->n_gpu++] = m;
+}
+
+static uint64_t sub_sat(uint64_t a, uint64_t b)
+{
+	return a > b ? a - b : 0;
+}
+
+/*
+ * The type of a host device's node ("device 0 (generic-64bit)", as
+ * ompt/target-devices.c names it; an x86_64 type from other runtimes),
+ * else NULL. The same types as the collector's host_device() in
+ * ompt/target.c.
+ */
+static const char *host_device_type(const struct gt_profile *t, uint32_t i)
+{
+	const char *s = t->nodes[i].kind == GT_PNODE_NAME ? gt_profile__str(t, t->nodes[i].name) : NULL;
+	const char *type = s && !strncmp(s, "device ", 7) ? strchr(s, '(') : NULL;
+
+	if (!type || (!strstr(type, "generic") && !strstr(type, "x86_64")))
+		return NULL;
+	return type + 1;
+}
+
+/*
+ * Leaves the operations of host devices out of every Gj (inclusive, per
+ * node): each outermost host device node's sums come off its ancestors,
+ * and its subtree reads 0. Sets on_host, H_P and host_device. Nodes come
+ * parents first (core/profile.c checks it on load).
+ */
+static int drop_host_devices(struct gt_analysis *a)
+{
+	const struct gt_profile *t = a->t;
+	uint8_t *host = a->on_host = calloc(a->n_nodes ? a->n_nodes : 1, 1);
+
+	if (!host)
+		return -ENOMEM;
+	for (uint32_t i = 1; i < a->n_nodes; i++) {
+		const char *type;
+
+		if (host[t->nodes[i].parent]) {
+			host[i] = 1;
+			continue;
+		}
+		if (!(type = host_device_type(t, i)))
+			continue;
+		host[i] = 1;
+		for (uint32_t j = 0; j < a->n_gpu; j++) {
+			uint64_t v = a->Gj[j][i];
+
+			if (v && !a->host_device)
+				a->host_device = type;
+			a->H_P = add_sat(a->H_P, v);
+			for (uint32_t up = t->nodes[i].parent;; up = t->nodes[up].parent) {
+				a->Gj[j][up] = sub_sat(a->Gj[j][up], v);
+				if (!up)
+					break;
+			}
+		}
+	}
+	for (uint32_t i = 0; i < a->n_nodes; i++)
+		if (host[i])
+			for (uint32_t j = 0; j < a->n_gpu; j++)
+				a->Gj[j][i] = 0;
+	return 0;
 }
 
 static uint64_t metric_total(const struct gt_run *r, uint32_t m)
@@ -309,7 +382,6 @@ int gt_analysis__init(struct gt_analysis *a, const struct gt_run *r, const char 
 {
 	size_t n;
 	uint8_t *is_site = NULL;
-	uint64_t *key = NULL;
 	int rc = -ENOMEM;
 
 	memset(a, 0, sizeof(*a));
@@ -324,7 +396,8 @@ int gt_analysis__init(struct gt_analysis *a, const struct gt_run *r, const char 
 	a->incl = calloc(n, sizeof(*a->incl));
 	a->C = calloc(n, sizeof(*a->C));
 	a->G = calloc(n, sizeof(*a->G));
-	if (!a->first || !a->next || !a->excl || !a->incl || !a->C || !a->G)
+	a->U = calloc(n, sizeof(*a->U));
+	if (!a->first || !a->next || !a->excl || !a->incl || !a->C || !a->G || !a->U)
 		goto out_fail;
 	memset(a->first, 0xff, n * sizeof(*a->first));
 	memset(a->next, 0xff, n * sizeof(*a->next));
@@ -338,11 +411,19 @@ int gt_analysis__init(struct gt_analysis *a, const struct gt_run *r, const char 
 		if (!(a->Gj[j] = calloc(n, sizeof(uint64_t))))
 			goto out_fail;
 		fill_sums(r, a->gpu_metric[j], NULL, a->Gj[j]);
+	}
+	if (drop_host_devices(a))
+		goto out_fail;
+	for (uint32_t j = 0; j < a->n_gpu; j++)
 		for (uint32_t i = 0; i < a->n_nodes; i++)
 			a->G[i] = add_sat(a->G[i], a->Gj[j][i]);
-	}
 	if (a->cpu_metric != GT_NONE)
 		fill_sums(r, a->cpu_metric, NULL, a->C);
+	for (uint32_t i = 0; i < a->n_nodes; i++) {
+		uint64_t u = sub_sat(a->C[i], a->G[i]);
+
+		a->U[i] = i && a->U[r->t.nodes[i].parent] < u ? a->U[r->t.nodes[i].parent] : u;
+	}
 	a->C_P = a->n_nodes ? a->C[0] : 0;
 	a->G_P = a->n_nodes ? a->G[0] : 0;
 	a->I_C_P = a->C_P ? (a->C_P > a->G_P ? (double)(a->C_P - a->G_P) / (double)a->C_P : 0.0) : 0.0;
@@ -367,7 +448,8 @@ int gt_analysis__init(struct gt_analysis *a, const struct gt_run *r, const char 
 				goto out_fail;
 			fill_sums(r, a->gpu_metric[j], ex, NULL);
 			for (uint32_t i = 0; i < a->n_nodes; i++)
-				a->excl[i] = add_sat(a->excl[i], ex[i]);
+				if (!a->on_host[i])
+					a->excl[i] = add_sat(a->excl[i], ex[i]);
 			free(ex);
 		}
 		memcpy(a->incl, a->G, n * sizeof(*a->incl));
@@ -381,13 +463,10 @@ int gt_analysis__init(struct gt_analysis *a, const struct gt_run *r, const char 
 	}
 	a->total = a->n_nodes ? a->incl[0] : 0;
 
-	key = malloc(n * sizeof(*key));
 	is_site = calloc(n, 1);
-	if (!key || !is_site)
+	if (!is_site)
 		goto out_fail;
-	for (uint32_t i = 0; i < a->n_nodes; i++)
-		key[i] = a->C[i] > a->G[i] ? a->C[i] - a->G[i] : 0;
-	if (hot_path(a, key, 0, &a->cpu_hot, &a->n_cpu_hot) || find_sites(a, is_site) ||
+	if (hot_path(a, a->U, 0, &a->cpu_hot, &a->n_cpu_hot) || find_sites(a, is_site) ||
 	    hot_path(a, a->G, 1, &a->gpu_hot, &a->n_gpu_hot))
 		goto out_fail;
 	if (imbalance(a, 0, &a->imb, &a->n_imb) || imbalance(a, 1, &a->timb, &a->n_timb))
@@ -401,11 +480,9 @@ int gt_analysis__init(struct gt_analysis *a, const struct gt_run *r, const char 
 	sort_run = r;
 	qsort(a->proc_order, a->n_proc_order, sizeof(*a->proc_order), by_rank);
 	sort_run = NULL;
-	free(key);
 	free(is_site);
 	return 0;
 out_fail:
-	free(key);
 	free(is_site);
 	gt_analysis__fini(a);
 	if (rc == -ENOMEM)
@@ -421,6 +498,8 @@ void gt_analysis__fini(struct gt_analysis *a)
 	free(a->incl);
 	free(a->C);
 	free(a->G);
+	free(a->U);
+	free(a->on_host);
 	for (uint32_t j = 0; j < GT_MAX_GPU_METRICS; j++)
 		free(a->Gj[j]);
 	free(a->cpu_hot);
@@ -434,9 +513,7 @@ void gt_analysis__fini(struct gt_analysis *a)
 
 double gt_analysis__I_C(const struct gt_analysis *a, uint32_t i)
 {
-	if (!a->C_P || a->C[i] <= a->G[i])
-		return 0.0;
-	return (double)(a->C[i] - a->G[i]) / (double)a->C_P;
+	return a->C_P ? (double)a->U[i] / (double)a->C_P : 0.0;
 }
 
 double gt_analysis__I_G(const struct gt_analysis *a, uint32_t i)

@@ -510,10 +510,20 @@ static void importance(struct out *o)
 		}
 		fputc('\n', o->f);
 	}
+	/* A host device's kernels are CPU time (derive.c): say what the
+	 * device is rather than weigh it as a GPU. */
+	if (a->host_device)
+		fprintf(o->f,
+			"  Offloaded to the host (%.*s): kernels run on this CPU, their %.3f s of operations\n"
+			"  counted as CPU time, not GPU time.\n",
+			(int)strcspn(a->host_device, ")"), a->host_device, (double)a->H_P / 1e9);
 	switch (a->bound) {
 	case GT_BOUND_CPU_ONLY:
-		fprintf(o->f, "  No GPU operations were measured: the CPU does all the work (I_G = 0).\n"
-			      "  Start with the CPU contexts on the hot path below.\n");
+		if (a->host_device)
+			fprintf(o->f, "  Start with the CPU contexts on the hot path below, the kernels' among them.\n");
+		else
+			fprintf(o->f, "  No GPU operations were measured: the CPU does all the work (I_G = 0).\n"
+				      "  Start with the CPU contexts on the hot path below.\n");
 		hot(o, "CPU time", a->cpu_hot, a->n_cpu_hot, 0);
 		break;
 	case GT_BOUND_CPU:

@@ -219,7 +219,18 @@ struct gt_analysis {
 	uint32_t cpu_metric; /* CPUTIME, or GT_NONE */
 	uint32_t n_gpu, gpu_metric[GT_MAX_GPU_METRICS];
 	uint64_t *C, *G, *Gj[GT_MAX_GPU_METRICS]; /* inclusive per node */
+	/* CPU time not covered by GPU time: max(C_i - G_i, 0), and never more
+	 * than the parent's, so that I_C never grows going down the tree. */
+	uint64_t *U;
 	uint64_t C_P, G_P;
+	/* Operations of host devices (OpenMP offload to this CPU, "device N
+	 * (generic-64bit)"): their time is the CPU's, already in C, so it is
+	 * left out of G and of every Gj. H_P sums it; host_device names the
+	 * first such device's type, NULL when none ran anything; on_host[i]
+	 * is 1 at such a device's node and below. */
+	uint64_t H_P;
+	const char *host_device;
+	uint8_t *on_host;
 	double I_C_P;
 	enum gt_bound bound;
 	uint32_t *cpu_hot, n_cpu_hot; /* hot path by I_C, from the root's child down */

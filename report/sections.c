@@ -23,6 +23,8 @@
 #define NAME_COLS 60     /* widest function name in the by-function list */
 
 #define PH_PARALLEL "<omp parallel>"
+#define PH_OMP_KERNEL "<omp kernel>"
+#define PH_GPU_KERNEL "<gpu kernel>"
 
 /* ---- the profile, summed ---- */
 
@@ -339,11 +341,30 @@ static int nodes_by(const struct rep *r, const uint64_t *key, uint32_t **out, ui
  * regions reached by one call (a virtual call of a dispatch loop) can be
  * told apart.
  */
-static char *region_label(const struct rep *r, uint32_t region)
+/* The kernel's name under a host kernel's <omp kernel> (its <gpu kernel>'s
+ * name child, "work:31"), else NULL. */
+static const char *kernel_name(const struct rep *r, uint32_t kernel)
+{
+	const struct gt_profile *p = r->p;
+
+	for (uint32_t i = kernel + 1; i < p->n_nodes; i++) {
+		uint32_t up = p->nodes[i].parent;
+
+		if (p->nodes[i].kind == GT_PNODE_NAME && up > kernel && p->nodes[up].parent == kernel &&
+		    is_node_named(p, up, GT_PNODE_PLACEHOLDER, PH_GPU_KERNEL))
+			return gt_profile__str(p, p->nodes[i].name);
+	}
+	return NULL;
+}
+
+/* A host kernel's region (kernel not GT_NONE) reads as the kernel: where the
+ * <omp kernel> is, and its name before the bodies. */
+static char *region_label(const struct rep *r, uint32_t region, uint32_t kernel)
 {
 	const struct gt_profile *p = r->p;
 	uint32_t body[BODY_MAX], n = 0;
-	char *where = path(r, p->nodes[region].parent, 0, LINE_COLS - 6);
+	const char *kname = kernel != GT_NONE ? kernel_name(r, kernel) : NULL;
+	char *where = path(r, kernel != GT_NONE ? kernel : p->nodes[region].parent, 0, LINE_COLS - 6);
 	struct gt_sb b = { 0 };
 
 	if (!where)
@@ -371,13 +392,19 @@ static char *region_label(const struct rep *r, uint32_t region)
 				break;
 			}
 	}
-	if (!n)
+	if (!n && !kname)
 		return where;
 	gt_sb__add(&b, where);
 	free(where);
 	gt_sb__add(&b, "\n");
 	gt_sb__addf(&b, "%*s", 10, "");
-	gt_sb__add(&b, n > 1 ? "bodies: " : "body: ");
+	if (kname) {
+		gt_sb__add(&b, "kernel ");
+		gt_sb__add_fit(&b, kname, (LINE_COLS - 16) / 2);
+		gt_sb__add(&b, n ? "; " : "");
+	}
+	if (n)
+		gt_sb__add(&b, n > 1 ? "bodies: " : "body: ");
 	for (uint32_t k = 0; k < n; k++) {
 		struct gt_sb l = { 0 };
 
@@ -403,7 +430,7 @@ static int section_parallel(struct rep *r)
 		{ "OMP_PAR_THREADS", &thr, NULL }, { "OMP_WORK", &work, NULL },
 		{ "OMP_WAIT", &wait, NULL },
 	};
-	uint32_t *idx = NULL, n = 0, shown;
+	uint32_t *idx = NULL, n = 0, shown, *kernel = NULL, *pick = NULL;
 	struct table t = { 0 };
 	int err;
 
@@ -411,8 +438,31 @@ static int section_parallel(struct rep *r)
 		goto out_free;
 	err = -ENOMEM;
 	key = calloc(p->n_nodes ? p->n_nodes : 1, sizeof(*key));
-	if (!key)
+	kernel = malloc((p->n_nodes ? p->n_nodes : 1) * sizeof(*kernel));
+	pick = malloc((p->n_nodes ? p->n_nodes : 1) * sizeof(*pick));
+	if (!key || !kernel || !pick)
 		goto out_free;
+	/*
+	 * A host kernel (OpenMP offload to this CPU) runs in regions its
+	 * plugin opens under the <omp kernel>: its own, the teams', the
+	 * loop's, nested, each with the kernel's full time. They are the
+	 * kernel's implementation, so the kernel is one row: the region of
+	 * its with the most threads per instance (the later on a tie, the
+	 * inner one, where the loop runs), labelled as the kernel. kernel[i]
+	 * is the <omp kernel> above node i, pick[k] the region shown for k.
+	 */
+	for (uint32_t i = 0; i < p->n_nodes; i++) {
+		uint32_t up = p->nodes[i].parent;
+
+		pick[i] = GT_NONE;
+		kernel[i] = !i ? GT_NONE : is_node_named(p, up, GT_PNODE_PLACEHOLDER, PH_OMP_KERNEL) ? up : kernel[up];
+		if (kernel[i] != GT_NONE && is_node_named(p, i, GT_PNODE_PLACEHOLDER, PH_PARALLEL)) {
+			uint32_t *k = &pick[kernel[i]];
+
+			if (*k == GT_NONE || (double)thr[i] * (double)count[*k] >= (double)thr[*k] * (double)count[i])
+				*k = i;
+		}
+	}
 	/* A region's waits are those below it but not inside a region nested
 	 * in it, which reports its own: fold wait[] upward, stopping at
 	 * parallel nodes (children come after parents). */
@@ -420,7 +470,8 @@ static int section_parallel(struct rep *r)
 		if (!is_node_named(p, i, GT_PNODE_PLACEHOLDER, PH_PARALLEL))
 			wait[p->nodes[i].parent] += wait[i];
 	for (uint32_t i = 0; i < p->n_nodes; i++)
-		if (is_node_named(p, i, GT_PNODE_PLACEHOLDER, PH_PARALLEL))
+		if (is_node_named(p, i, GT_PNODE_PLACEHOLDER, PH_PARALLEL) &&
+		    (kernel[i] == GT_NONE || pick[kernel[i]] == i))
 			/* Never 0 for a region with anything measured, so that
 			 * nodes_by keeps it; the order still follows time. */
 			key[i] = time[i] || count[i] || work[i] || wait[i] || r->cpu_incl[i]
@@ -449,7 +500,7 @@ static int section_parallel(struct rep *r)
 		table__set(&t, k, 6, "%.3f", secs(wait[i]));
 		fmt_pct(t.cell[k][7], wait[i], work[i] + wait[i]);
 		table__set(&t, k, 8, "%.3f", secs(r->cpu_incl[i]));
-		t.below[k] = region_label(r, i);
+		t.below[k] = region_label(r, i, kernel[i]);
 		if (!t.below[k]) {
 			err = -ENOMEM;
 			goto out_free;
@@ -471,6 +522,8 @@ out_free:
 	table__fini(&t);
 	free(idx);
 	free(key);
+	free(kernel);
+	free(pick);
 	columns__free(cols, N_COLUMNS(cols));
 	return err;
 }

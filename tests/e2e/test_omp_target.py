@@ -380,9 +380,61 @@ def test_host_kernel():
             check("<omp kernel>" in p.names(n), "CPU time outside the kernel at %s" % "/".join(p.names(n)))
 
 
+def importance_monotone(doc):
+    """I_C never grows going down the tree: a context's CPU time not covered
+    by device time is part of its parent's."""
+    ic = {n["id"]: n.get("importance", {}).get("I_C", 0) for n in doc["nodes"]}
+    for n in doc["nodes"]:
+        up = n.get("parent")
+        if up is not None and up in ic:
+            check(ic[n["id"]] <= ic[up] + 1e-9, "I_C %.4f at %s above its parent's %.4f" %
+                  (ic[n["id"]], n.get("label") or n.get("name"), ic[up]))
+
+
+def test_host_report():
+    """The report of a run offloaded to the host device only: its kernels
+    are CPU time (no GPU time, no GPU-bound wording; I_C of a context never
+    above its parent's), each target is one row of the regions table (not
+    the host plugin's three nested regions), and the header lists the one
+    device used, of the four the runtime offered."""
+    exe = os.path.join(BUILD, "tests", "e2e", "host_offload")
+    if not os.path.exists(exe):
+        raise Fail("%s was not built" % exe)
+    outdir, err = run_tool(exe, args=("4000",))
+    code, out, _ = run([GPUTOOL, "report", outdir, "--format", "json"])
+    check(code == 0, "gputool report --format json failed")
+    doc = json.loads(out)
+    imp = doc["importance"]
+    check(imp["G_P"] == 0 and imp["bound"] == "cpu-only",
+          "host kernels counted as GPU time: G_P %s, bound %s" % (imp["G_P"], imp["bound"]))
+    importance_monotone(doc)
+    code, text, _ = run([GPUTOOL, "report", outdir])
+    check(code == 0, "gputool report failed")
+    for bad in ("GPU-bound", "CPU-bound", "offloading them may pay", "No GPU operations were measured"):
+        check(bad not in text, "%r in the report of a host-offload run" % bad)
+    check("Offloaded to the host (generic-64bit): kernels run on this CPU" in text,
+          "no host-offload line:\n%s" % text[:2000])
+    # One row per target call path, labelled with its kernel; none for the
+    # plugin's nested regions.
+    section = text.split("OpenMP parallel regions", 1)[1].split("\n\n", 1)[0]
+    rows = [l for l in section.splitlines() if re.match(r"\s+\d+\s+\d+\s", l)]
+    check(len(rows) == 2, "regions table has %d rows, expected 2 (one per target):\n%s" % (len(rows), section))
+    check(section.count("kernel work:") == 2, "kernel rows not named:\n%s" % section)
+    check("> <omp parallel>" not in section, "a region inside the kernel listed:\n%s" % section)
+    # The CPU's parallel share of a kernel row: both threads ran it.
+    for l in rows:
+        check(l.split()[4] == "2.0", "kernel row threads %s, expected 2.0: %s" % (l.split()[4], l))
+    devices = re.search(r"OMP devices\s+(.*)", text)
+    check(devices and devices.group(1).startswith("0 generic-64bit"),
+          "OMP devices: %r" % (devices.group(1) if devices else None))
+    check(devices and re.fullmatch(r"0 generic-64bit, of \d+ offered", devices.group(1).strip()),
+          "unused devices listed: %r" % devices.group(1))
+
+
 main([
     ("transfer: bytes per direction and context, counts, devices", test_transfer),
     ("host offload: the kernel's samples under it, named by its entry", test_host_kernel),
+    ("host offload report: CPU time, one row per target, the devices used", test_host_report),
     ("the same input uploaded at every step: resent, and advice", test_resend),
     ("nowait targets under their call site", test_nowait),
     ("targets from every thread of a parallel region", test_threads),
