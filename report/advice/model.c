@@ -41,3 +41,8 @@ double gt_advice_model__program(double wall_ns, double saved_ns)
 {
 	return wall_ns > saved_ns ? wall_ns / (wall_ns - saved_ns) : 0;
 }
+
+double gt_advice_model__access_wait(double waits, double issued)
+{
+	return issued > 0 ? waits / issued : 0;
+}
