@@ -464,6 +464,42 @@ static void operands(struct gt_sass_insn *in, const char *op, size_t n, const ch
 	}
 }
 
+/*
+ * The immediate of an integer add (@p to @end: the operands after an
+ * unmodified IADD3 or VIADD) of one register and one immediate, the other
+ * operands RZ: "R1, R2, 0x4" or "R1, R2, -0x1, RZ"; 0 for any other form.
+ * @in's one register read must be that register (no guard), so that
+ * gt_sass__blame can tell a counter's step from its uses.
+ */
+static int32_t add_immediate(const struct gt_sass_insn *in, const char *p, const char *end)
+{
+	long imm = 0;
+	int regs = 0, imms = 0;
+
+	if (in->n_use != 1 || (in->flags & GT_SASS_F_PRED))
+		return 0;
+	while (p < end && *p != ';') {
+		const char *q = skip_ws(p, end), *t;
+		char *stop;
+
+		/* One operand: to the next comma. */
+		for (t = q; t < end && *t != ',' && *t != ';'; t++)
+			if (*t == '[' || *t == '|' || *t == '~' || *t == '!')
+				return 0;
+		if (t - q >= 2 && (q[0] == '-' || q[0] == '0') && (stop = NULL, imm = strtol(q, &stop, 0), stop > q)) {
+			imms++;
+		} else if (t - q >= 2 && q[0] == 'R' && q[1] == 'Z' && (t - q == 2 || q[2] == ' ')) {
+			;
+		} else if (t - q >= 2 && q[0] == 'R' && q[1] >= '0' && q[1] <= '9') {
+			regs++;
+		} else if (t > q) {
+			return 0;
+		}
+		p = t < end && *t == ',' ? t + 1 : t;
+	}
+	return regs == 2 && imms == 1 && imm == (int32_t)imm ? (int32_t)imm : 0;
+}
+
 static int on_insn(struct parser *ps, const char *p, const char *end)
 {
 	struct gt_sass *s = ps->s;
@@ -528,6 +564,8 @@ static int on_insn(struct parser *ps, const char *p, const char *end)
 	in->cls = (uint16_t)gt_sass__class_of(op);
 	operands(in, op, n, p, end);
 #define IS(name) (n == sizeof(name) - 1 && !memcmp(op, name, n))
+	if ((IS("IADD3") || IS("VIADD")) && op + n == p && in->n_def == 1)
+		in->addi = add_immediate(in, p, end);
 	if (IS("CALL"))
 		in->flags |= GT_SASS_F_CALL;
 	else if (IS("BRA") || IS("JMP"))

@@ -345,6 +345,60 @@ static void test_unrolled(int copies)
 	gt_sass__delete(s);
 }
 
+/*
+ * A loop that holds 4 loads of one source line, as if unrolled 4 times,
+ * whose counter steps by @step: two 16-byte fields of one element in each
+ * of two copies (step 2) read 4 loads of one line, but the counter says 2
+ * copies, and unrolling it 4 times hides half of the waits; with step 4,
+ * none. @via: the compare reads the counter plus 3 (as a loop unrolled by
+ * the compiler compares its last copy's index), not the counter itself.
+ */
+static void test_counter(int step, int via)
+{
+	char text[2048];
+	size_t len;
+	struct gt_sass *s;
+	uint64_t stalls[16 * GT_SASS__WAITS] = { 0 }, issued[16] = { 0 };
+	double blame[16 * GT_SASS__BLAMES], inloop[16], counted = 0;
+	uint32_t n = via ? 12 : 11;
+
+	len = (size_t)snprintf(text, sizeof(text),
+			       "\t.section\t.text.w,\"ax\",@progbits\n        .type w,@function\n"
+			       "        .other w,@\"STO_CUDA_ENTRY STV_DEFAULT\"\nw:\n.text.w:\n"
+			       "\t//## File \"/src/w.cu\", line 1\n        /*0000*/ MOV R1, RZ ;\n"
+			       ".L_x_1:\n\t//## File \"/src/w.cu\", line 2\n"
+			       "        /*0010*/ LDS.128 R12, [R4] ;\n"
+			       "        /*0020*/ LDS.128 R16, [R4+0x10] ;\n"
+			       "        /*0030*/ LDS.128 R20, [R4+0x20] ;\n"
+			       "        /*0040*/ LDS.128 R24, [R4+0x30] ;\n"
+			       "        /*0050*/ FADD R30, R12, R13 ;\n"
+			       "        /*0060*/ FADD R31, R20, R21 ;\n"
+			       "\t//## File \"/src/w.cu\", line 3\n"
+			       "        /*0070*/ IADD3 R0, R0, 0x%x, RZ ;\n",
+			       step);
+	if (via)
+		len += (size_t)snprintf(text + len, sizeof(text) - len,
+					"        /*0080*/ VIADD R37, R0, 0x3 ;\n"
+					"        /*0090*/ ISETP.NE.AND P0, PT, R37, 0x64, PT ;\n"
+					"        /*00a0*/ @P0 BRA `(.L_x_1) ;\n        /*00b0*/ EXIT ;\n");
+	else
+		len += (size_t)snprintf(text + len, sizeof(text) - len,
+					"        /*0080*/ ISETP.NE.AND P0, PT, R0, 0x64, PT ;\n"
+					"        /*0090*/ @P0 BRA `(.L_x_1) ;\n        /*00a0*/ EXIT ;\n");
+	CHECK((s = gt_sass__parse(text, len)));
+	CHECK_EQ_U(s->n_insns, n);
+	CHECK_EQ_U(s->n_loops, 1);
+	CHECK(s->insns[7].addi == step && s->insns[5].addi == 0);
+	CHECK(!via || s->insns[8].addi == 3);
+	stalls[5 * GT_SASS__WAITS + GT_SASS_WAIT_SHORT] = 8; /* each FADD, for its copy's first field */
+	stalls[6 * GT_SASS__WAITS + GT_SASS_WAIT_SHORT] = 8;
+	CHECK(gt_sass__blame(s, 0, stalls, issued, blame, inloop, NULL) == 0);
+	for (uint32_t i = 0; i < n; i++)
+		counted += inloop[i];
+	CHECK(counted == (step >= 4 ? 0.0 : 16.0 * (1.0 - step / 4.0)));
+	gt_sass__delete(s);
+}
+
 /* The integer division idiom: the divisor's I2F.RP, its reciprocal, and
  * what reads them up to the quotient and the remainder cause CONVERT
  * waits; an instruction beside them that does not read them (the
@@ -680,6 +734,10 @@ int main(int argc, char **argv)
 	test_long_recurrence();
 	for (int copies = 1; copies <= 5; copies++)
 		test_unrolled(copies);
+	for (int via = 0; via < 2; via++) {
+		test_counter(2, via);
+		test_counter(4, via);
+	}
 	test_divide();
 	test_idioms();
 	test_disassemble();
