@@ -337,6 +337,15 @@ static uint32_t def_before(const struct blamer *b, uint32_t x, uint16_t r)
 	return GT_SASS_NONE;
 }
 
+/* Whether loop @l holds another loop. */
+static int has_inner(const struct gt_sass *s, uint32_t l)
+{
+	for (uint32_t i = 0; i < s->n_loops; i++)
+		if (s->loops[i].parent == l)
+			return 1;
+	return 0;
+}
+
 /* Whether @in adds an immediate to the register it writes (R = R + imm). */
 static int steps_itself(const struct gt_sass_insn *in)
 {
@@ -416,17 +425,20 @@ static int unrolled(struct blamer *b)
 			b->unrolled[l[i].loop] = run;
 	}
 	free(l);
-	/* Read as unrolled GT_GPO_UNROLL_BY times or more, a loop must show
-	 * it in its counter too: the loads of one line also count the
-	 * fields of one element (a 32-byte struct read in two 128-bit loads,
-	 * once in each of two copies, reads as 4) and the peeled iterations
-	 * of an inner loop's remainder. */
+	/* Read as unrolled GT_GPO_UNROLL_BY times or more, a loop with no
+	 * loop inside must show it in its counter too: the loads of one line
+	 * also count the fields of one element (a 32-byte struct read in two
+	 * 128-bit loads, once in each of two copies, reads as 4). In a loop
+	 * around others they are the inner loops' peeled or fully unrolled
+	 * iterations, which copies of the outer body would not overlap: the
+	 * loads' count stands. */
 	for (uint32_t x = 0; x < b->n; x++) {
 		const struct gt_sass_insn *in = &s->insns[b->first + x];
 		uint32_t lp = in->loop, step;
 
 		if (lp != GT_SASS_NONE && (in->flags & GT_SASS_F_BRANCH) && in->target == s->loops[lp].header &&
-		    b->unrolled[lp] >= GT_GPO_UNROLL_BY && (step = counter_step(b, x)) && step < b->unrolled[lp])
+		    b->unrolled[lp] >= GT_GPO_UNROLL_BY && !has_inner(s, lp) && (step = counter_step(b, x)) &&
+		    step < b->unrolled[lp])
 			b->unrolled[lp] = step;
 	}
 	return 0;

@@ -214,8 +214,9 @@ void gt_sass__gcct_fini(struct gt_sass_gcct *g);
  * instructions and around its back edge, on the waiting instruction's
  * result: v = f(v) waits whatever the unrolling), times 1 - u /
  * GT_GPO_UNROLL_BY for a loop unrolled u times already (the most loads of
- * one source line in it, but no more than the step of the counter its
- * back edge tests where that reads GT_GPO_UNROLL_BY or more; none for
+ * one source line in it, but, in a loop with no loop inside, no more
+ * than the step of the counter its back edge tests where that reads
+ * GT_GPO_UNROLL_BY or more; none for
  * u >= GT_GPO_UNROLL_BY). Recurrences are
  * the strongly connected components of each loop's data dependences, found
  * once per call.

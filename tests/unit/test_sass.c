@@ -399,6 +399,47 @@ static void test_counter(int step, int via)
 	gt_sass__delete(s);
 }
 
+/* The same 4 loads of one line, stepped by 1, in a loop around another:
+ * they are taken as an inner loop's peeled iterations, which copies of
+ * the outer loop would not overlap, and the loads' count stands. */
+static void test_counter_outer(void)
+{
+	static const char text[] = "\t.section\t.text.o,\"ax\",@progbits\n        .type o,@function\n"
+				   "        .other o,@\"STO_CUDA_ENTRY STV_DEFAULT\"\no:\n.text.o:\n"
+				   "\t//## File \"/src/o.cu\", line 1\n        /*0000*/ MOV R1, RZ ;\n"
+				   ".L_x_1:\n\t//## File \"/src/o.cu\", line 2\n"
+				   "        /*0010*/ LDG.E R12, desc[UR4][R4.64] ;\n"
+				   "        /*0020*/ LDG.E R13, desc[UR4][R4.64+0x4] ;\n"
+				   "        /*0030*/ LDG.E R14, desc[UR4][R4.64+0x8] ;\n"
+				   "        /*0040*/ LDG.E R15, desc[UR4][R4.64+0xc] ;\n"
+				   "\t//## File \"/src/o.cu\", line 3\n"
+				   ".L_x_2:\n"
+				   "        /*0050*/ FADD R30, R30, 1 ;\n"
+				   "        /*0060*/ @P1 BRA `(.L_x_2) ;\n"
+				   "\t//## File \"/src/o.cu\", line 2\n"
+				   "        /*0070*/ FADD R31, R12, R13 ;\n"
+				   "        /*0080*/ FADD R32, R14, R15 ;\n"
+				   "\t//## File \"/src/o.cu\", line 4\n"
+				   "        /*0090*/ IADD3 R0, R0, 0x1, RZ ;\n"
+				   "        /*00a0*/ ISETP.NE.AND P0, PT, R0, 0x64, PT ;\n"
+				   "        /*00b0*/ @P0 BRA `(.L_x_1) ;\n        /*00c0*/ EXIT ;\n";
+	struct gt_sass *s = gt_sass__parse(text, sizeof(text) - 1);
+	uint64_t stalls[16 * GT_SASS__WAITS] = { 0 }, issued[16] = { 0 };
+	double blame[16 * GT_SASS__BLAMES], inloop[16], counted = 0;
+
+	CHECK(s);
+	CHECK_EQ_U(s->n_insns, 13);
+	CHECK_EQ_U(s->n_loops, 2);
+	CHECK(s->insns[7].loop != GT_SASS_NONE && s->insns[7].loop == s->insns[1].loop);
+	stalls[7 * GT_SASS__WAITS + GT_SASS_WAIT_LONG] = 8; /* each FADD, for its loads */
+	stalls[8 * GT_SASS__WAITS + GT_SASS_WAIT_LONG] = 8;
+	CHECK(gt_sass__blame(s, 0, stalls, issued, blame, inloop, NULL) == 0);
+	for (uint32_t i = 0; i < 13; i++)
+		counted += inloop[i];
+	CHECK(counted == 0.0);
+	gt_sass__delete(s);
+}
+
 /* The integer division idiom: the divisor's I2F.RP, its reciprocal, and
  * what reads them up to the quotient and the remainder cause CONVERT
  * waits; an instruction beside them that does not read them (the
@@ -738,6 +779,7 @@ int main(int argc, char **argv)
 		test_counter(2, via);
 		test_counter(4, via);
 	}
+	test_counter_outer();
 	test_divide();
 	test_idioms();
 	test_disassemble();
