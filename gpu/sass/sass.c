@@ -464,6 +464,32 @@ static void operands(struct gt_sass_insn *in, const char *op, size_t n, const ch
 	}
 }
 
+/* A hexadecimal immediate, "0x1f" or "-0x1f", from @p up to @end (spaces
+ * after it allowed), in *@v; 0 if it is not one or does not fit 32 bits.
+ * Reads nothing at or past @end: the text need not end in a NUL. */
+static int hex_at(const char *p, const char *end, long *v)
+{
+	int neg = p < end && *p == '-', digits = 0;
+	long x = 0;
+
+	p += neg;
+	if (end - p < 3 || p[0] != '0' || p[1] != 'x')
+		return 0;
+	for (p += 2; p < end && is_alnum(*p); p++, digits++) {
+		int d = *p >= '0' && *p <= '9' ? *p - '0' : *p >= 'a' && *p <= 'f' ? *p - 'a' + 10 : -1;
+
+		if (d < 0 || digits >= 8)
+			return 0;
+		x = x * 16 + d;
+	}
+	while (p < end && (*p == ' ' || *p == '\t'))
+		p++;
+	if (!digits || p != end)
+		return 0;
+	*v = neg ? -x : x;
+	return 1;
+}
+
 /*
  * The immediate of an integer add (@p to @end: the operands after an
  * unmodified IADD3 or VIADD) of one register and one immediate, the other
@@ -480,13 +506,14 @@ static int32_t add_immediate(const struct gt_sass_insn *in, const char *p, const
 		return 0;
 	while (p < end && *p != ';') {
 		const char *q = skip_ws(p, end), *t;
-		char *stop;
 
 		/* One operand: to the next comma. */
 		for (t = q; t < end && *t != ',' && *t != ';'; t++)
 			if (*t == '[' || *t == '|' || *t == '~' || *t == '!')
 				return 0;
-		if (t - q >= 2 && (q[0] == '-' || q[0] == '0') && (stop = NULL, imm = strtol(q, &stop, 0), stop > q)) {
+		if (t - q >= 2 && (q[0] == '-' || q[0] == '0')) {
+			if (!hex_at(q, t, &imm))
+				return 0;
 			imms++;
 		} else if (t - q >= 2 && q[0] == 'R' && q[1] == 'Z' && (t - q == 2 || q[2] == ' ')) {
 			;
@@ -497,7 +524,7 @@ static int32_t add_immediate(const struct gt_sass_insn *in, const char *p, const
 		}
 		p = t < end && *t == ',' ? t + 1 : t;
 	}
-	return regs == 2 && imms == 1 && imm == (int32_t)imm ? (int32_t)imm : 0;
+	return regs == 2 && imms == 1 && imm >= INT32_MIN && imm <= INT32_MAX ? (int32_t)imm : 0;
 }
 
 static int on_insn(struct parser *ps, const char *p, const char *end)

@@ -399,6 +399,31 @@ static void test_counter(int step, int via)
 	gt_sass__delete(s);
 }
 
+/* The immediates of integer adds (gt_sass_insn.addi): one register and
+ * one immediate, the others RZ; anything else is 0. */
+static void test_addi(void)
+{
+	static const char text[] = "\t.section\t.text.a,\"ax\",@progbits\n        .type a,@function\n"
+				   "        .other a,@\"STO_CUDA_ENTRY STV_DEFAULT\"\na:\n.text.a:\n"
+				   "        /*0000*/ IADD3 R1, R2, -0x1, RZ ;\n"
+				   "        /*0010*/ VIADD R3, R3.reuse, 0x100 ;\n"
+				   "        /*0020*/ IADD3 R4, R5, R6, RZ ;\n"
+				   "        /*0030*/ IADD3.X R7, R7, 0x1, RZ ;\n"
+				   "        /*0040*/ VIADD R8, R8, UR4 ;\n"
+				   "        /*0050*/ @P0 IADD3 R9, R9, 0x2, RZ ;\n"
+				   "        /*0060*/ IADD3 R10, R10, 0x123456789, RZ ;\n"
+				   "        /*0070*/ IADD3 R11, R11, 0x7fffffff, RZ ;\n"
+				   "        /*0080*/ EXIT ;\n";
+	struct gt_sass *s = gt_sass__parse(text, sizeof(text) - 1);
+	static const int32_t want[] = { -1, 0x100, 0, 0, 0, 0, 0, 0x7fffffff, 0 };
+
+	CHECK(s);
+	CHECK_EQ_U(s->n_insns, 9);
+	for (uint32_t i = 0; s && i < 9; i++)
+		CHECK(s->insns[i].addi == want[i]);
+	gt_sass__delete(s);
+}
+
 /* The same 4 loads of one line, stepped by 1, in a loop around another:
  * they are taken as an inner loop's peeled iterations, which copies of
  * the outer loop would not overlap, and the loads' count stands. */
@@ -780,6 +805,7 @@ int main(int argc, char **argv)
 		test_counter(4, via);
 	}
 	test_counter_outer();
+	test_addi();
 	test_divide();
 	test_idioms();
 	test_disassemble();
