@@ -352,20 +352,33 @@ static int steps_itself(const struct gt_sass_insn *in)
 	return in->addi && in->n_def == 1 && in->n_use == 1 && in->def[0] == in->use[0];
 }
 
+/* The step by which loop @l adds an immediate to register @r itself (R =
+ * R + imm), as a magnitude; 0 if it does not. */
+static uint32_t self_step(const struct blamer *b, uint32_t l, uint16_t r)
+{
+	for (uint32_t x = 0; x < b->n; x++) {
+		const struct gt_sass_insn *in = &b->s->insns[b->first + x];
+
+		if (in->loop == l && steps_itself(in) && in->def[0] == r)
+			return (uint32_t)(in->addi < 0 ? -(int64_t)in->addi : in->addi);
+	}
+	return 0;
+}
+
 /*
  * The step of the counter that loop back edge @x (a branch to its loop's
  * header) tests: the compare that writes its guard reads a register that
  * the loop steps by an immediate (R = R + imm), or that an add of an
- * immediate makes from one (R37 = R27 + 3, R27 = R27 + 4). The compiler
- * unrolling a loop of step 1 u times steps its counter by u. 0 where no
- * such counter is found (a step in a register, a pointer compared, an
- * unguarded back edge).
+ * immediate makes from one (R37 = R27 + 3, R27 = R27 + 4, in either
+ * order). The compiler unrolling a loop of step 1 u times steps its
+ * counter by u. 0 where no such counter is found (a step in a register,
+ * a pointer compared, an unguarded back edge).
  */
 static uint32_t counter_step(const struct blamer *b, uint32_t x)
 {
 	const struct gt_sass *s = b->s;
 	const struct gt_sass_insn *br = &s->insns[b->first + x], *cmp;
-	uint32_t c = GT_SASS_NONE;
+	uint32_t c = GT_SASS_NONE, l = br->loop, step;
 
 	for (int u = 0; u < br->n_use && c == GT_SASS_NONE; u++)
 		if (br->use[u] >= GT_SASS_REG_P && br->use[u] < GT_SASS_REG_UR)
@@ -374,21 +387,17 @@ static uint32_t counter_step(const struct blamer *b, uint32_t x)
 		return 0;
 	cmp = &s->insns[b->first + c];
 	for (int u = 0; u < cmp->n_use; u++) {
-		uint32_t d = cmp->use[u] < GT_SASS_REG_P ? def_before(b, c, cmp->use[u]) : GT_SASS_NONE;
-		const struct gt_sass_insn *in = d != GT_SASS_NONE ? &s->insns[b->first + d] : NULL;
+		uint32_t d;
+		const struct gt_sass_insn *in;
 
-		if (in && !steps_itself(in) && in->addi && in->n_use == 1)
-			d = def_before(b, d, in->use[0]);
-		if (d == GT_SASS_NONE) {
-			/* Stepped after the compare, before the back edge: the
-			 * register's write after it. */
-			for (uint32_t y = c + 1; y < x; y++)
-				if (s->insns[b->first + y].n_def == 1 && s->insns[b->first + y].def[0] == cmp->use[u])
-					d = y;
-		}
+		if (cmp->use[u] >= GT_SASS_REG_P)
+			continue;
+		if ((step = self_step(b, l, cmp->use[u])))
+			return step;
+		d = def_before(b, c, cmp->use[u]);
 		in = d != GT_SASS_NONE ? &s->insns[b->first + d] : NULL;
-		if (in && steps_itself(in))
-			return (uint32_t)(in->addi < 0 ? -(int64_t)in->addi : in->addi);
+		if (in && in->addi && !steps_itself(in) && in->n_use == 1 && (step = self_step(b, l, in->use[0])))
+			return step;
 	}
 	return 0;
 }

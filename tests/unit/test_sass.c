@@ -351,7 +351,8 @@ static void test_unrolled(int copies)
  * of two copies (step 2) read 4 loads of one line, but the counter says 2
  * copies, and unrolling it 4 times hides half of the waits; with step 4,
  * none. @via: the compare reads the counter plus 3 (as a loop unrolled by
- * the compiler compares its last copy's index), not the counter itself.
+ * the compiler compares its last copy's index), not the counter itself,
+ * made after the counter's step (1) or before it (2).
  */
 static void test_counter(int step, int via)
 {
@@ -361,7 +362,10 @@ static void test_counter(int step, int via)
 	uint64_t stalls[16 * GT_SASS__WAITS] = { 0 }, issued[16] = { 0 };
 	double blame[16 * GT_SASS__BLAMES], inloop[16], counted = 0;
 	uint32_t n = via ? 12 : 11;
+	char counter[64], plus3[64];
 
+	snprintf(counter, sizeof(counter), "IADD3 R0, R0, 0x%x, RZ", step);
+	snprintf(plus3, sizeof(plus3), "VIADD R37, R0, 0x3");
 	len = (size_t)snprintf(text, sizeof(text),
 			       "\t.section\t.text.w,\"ax\",@progbits\n        .type w,@function\n"
 			       "        .other w,@\"STO_CUDA_ENTRY STV_DEFAULT\"\nw:\n.text.w:\n"
@@ -374,13 +378,14 @@ static void test_counter(int step, int via)
 			       "        /*0050*/ FADD R30, R12, R13 ;\n"
 			       "        /*0060*/ FADD R31, R20, R21 ;\n"
 			       "\t//## File \"/src/w.cu\", line 3\n"
-			       "        /*0070*/ IADD3 R0, R0, 0x%x, RZ ;\n",
-			       step);
+			       "        /*0070*/ %s ;\n",
+			       via == 2 ? plus3 : counter);
 	if (via)
 		len += (size_t)snprintf(text + len, sizeof(text) - len,
-					"        /*0080*/ VIADD R37, R0, 0x3 ;\n"
+					"        /*0080*/ %s ;\n"
 					"        /*0090*/ ISETP.NE.AND P0, PT, R37, 0x64, PT ;\n"
-					"        /*00a0*/ @P0 BRA `(.L_x_1) ;\n        /*00b0*/ EXIT ;\n");
+					"        /*00a0*/ @P0 BRA `(.L_x_1) ;\n        /*00b0*/ EXIT ;\n",
+					via == 2 ? counter : plus3);
 	else
 		len += (size_t)snprintf(text + len, sizeof(text) - len,
 					"        /*0080*/ ISETP.NE.AND P0, PT, R0, 0x64, PT ;\n"
@@ -388,8 +393,8 @@ static void test_counter(int step, int via)
 	CHECK((s = gt_sass__parse(text, len)));
 	CHECK_EQ_U(s->n_insns, n);
 	CHECK_EQ_U(s->n_loops, 1);
-	CHECK(s->insns[7].addi == step && s->insns[5].addi == 0);
-	CHECK(!via || s->insns[8].addi == 3);
+	CHECK(s->insns[via == 2 ? 8 : 7].addi == step && s->insns[5].addi == 0);
+	CHECK(!via || s->insns[via == 2 ? 7 : 8].addi == 3);
 	stalls[5 * GT_SASS__WAITS + GT_SASS_WAIT_SHORT] = 8; /* each FADD, for its copy's first field */
 	stalls[6 * GT_SASS__WAITS + GT_SASS_WAIT_SHORT] = 8;
 	CHECK(gt_sass__blame(s, 0, stalls, issued, blame, inloop, NULL) == 0);
@@ -800,7 +805,7 @@ int main(int argc, char **argv)
 	test_long_recurrence();
 	for (int copies = 1; copies <= 5; copies++)
 		test_unrolled(copies);
-	for (int via = 0; via < 2; via++) {
+	for (int via = 0; via < 3; via++) {
 		test_counter(2, via);
 		test_counter(4, via);
 	}
