@@ -80,3 +80,13 @@ def launch_speedup(busy, gap):
 def speedup(ratio):
     """A kernel's speedup from its T'/T."""
     return 1 / ratio
+
+
+# Scattered global accesses: the least a global instruction waits, on
+# average, for the advice (model.h, GT_ADVICE_MODEL_DRAM_WAIT).
+DRAM_WAIT = 500.0
+
+
+def access_wait(waits, issued):
+    """Cycles waited per global instruction issued: waits / issued (0 without any)."""
+    return waits / issued if issued > 0 else 0.0

@@ -365,6 +365,90 @@ static int line_load_cmp(const void *x, const void *y)
 	return (a->line > b->line) - (a->line < b->line);
 }
 
+/* The last instruction before @x in its loop, back to the loop's header,
+ * that writes register @r; GT_SASS_NONE if none. */
+static uint32_t def_before(const struct blamer *b, uint32_t x, uint16_t r)
+{
+	const struct gt_sass *s = b->s;
+	uint32_t l = s->insns[b->first + x].loop, head = s->loops[l].header;
+
+	while (x-- > 0 && b->first + x >= head) {
+		const struct gt_sass_insn *in = &s->insns[b->first + x];
+
+		if (in->loop != l)
+			continue;
+		for (int d = 0; d < in->n_def; d++)
+			if (in->def[d] == r)
+				return x;
+	}
+	return GT_SASS_NONE;
+}
+
+/* Whether loop @l holds another loop. */
+static int has_inner(const struct gt_sass *s, uint32_t l)
+{
+	for (uint32_t i = 0; i < s->n_loops; i++)
+		if (s->loops[i].parent == l)
+			return 1;
+	return 0;
+}
+
+/* Whether @in adds an immediate to the register it writes (R = R + imm). */
+static int steps_itself(const struct gt_sass_insn *in)
+{
+	return in->addi && in->n_def == 1 && in->n_use == 1 && in->def[0] == in->use[0];
+}
+
+/* The step by which loop @l adds an immediate to register @r itself (R =
+ * R + imm), as a magnitude; 0 if it does not. */
+static uint32_t self_step(const struct blamer *b, uint32_t l, uint16_t r)
+{
+	for (uint32_t x = 0; x < b->n; x++) {
+		const struct gt_sass_insn *in = &b->s->insns[b->first + x];
+
+		if (in->loop == l && steps_itself(in) && in->def[0] == r)
+			return (uint32_t)(in->addi < 0 ? -(int64_t)in->addi : in->addi);
+	}
+	return 0;
+}
+
+/*
+ * The step of the counter that loop back edge @x (a branch to its loop's
+ * header) tests: the compare that writes its guard reads a register that
+ * the loop steps by an immediate (R = R + imm), or that an add of an
+ * immediate makes from one (R37 = R27 + 3, R27 = R27 + 4, in either
+ * order). The compiler unrolling a loop of step 1 u times steps its
+ * counter by u. 0 where no such counter is found (a step in a register,
+ * a pointer compared, an unguarded back edge).
+ */
+static uint32_t counter_step(const struct blamer *b, uint32_t x)
+{
+	const struct gt_sass *s = b->s;
+	const struct gt_sass_insn *br = &s->insns[b->first + x], *cmp;
+	uint32_t c = GT_SASS_NONE, l = br->loop, step;
+
+	for (int u = 0; u < br->n_use && c == GT_SASS_NONE; u++)
+		if (br->use[u] >= GT_SASS_REG_P && br->use[u] < GT_SASS_REG_UR)
+			c = def_before(b, x, br->use[u]);
+	if (c == GT_SASS_NONE)
+		return 0;
+	cmp = &s->insns[b->first + c];
+	for (int u = 0; u < cmp->n_use; u++) {
+		uint32_t d;
+		const struct gt_sass_insn *in;
+
+		if (cmp->use[u] >= GT_SASS_REG_P)
+			continue;
+		if ((step = self_step(b, l, cmp->use[u])))
+			return step;
+		d = def_before(b, c, cmp->use[u]);
+		in = d != GT_SASS_NONE ? &s->insns[b->first + d] : NULL;
+		if (in && in->addi && !steps_itself(in) && in->n_use == 1 && (step = self_step(b, l, in->use[0])))
+			return step;
+	}
+	return 0;
+}
+
 /*
  * How many times each innermost loop of the section is unrolled already,
  * by the compiler or by hand: the most loads of one source line it holds
@@ -397,6 +481,22 @@ static int unrolled(struct blamer *b)
 			b->unrolled[l[i].loop] = run;
 	}
 	free(l);
+	/* Read as unrolled GT_GPO_UNROLL_BY times or more, a loop with no
+	 * loop inside must show it in its counter too: the loads of one line
+	 * also count the fields of one element (a 32-byte struct read in two
+	 * 128-bit loads, once in each of two copies, reads as 4). In a loop
+	 * around others they are the inner loops' peeled or fully unrolled
+	 * iterations, which copies of the outer body would not overlap: the
+	 * loads' count stands. */
+	for (uint32_t x = 0; x < b->n; x++) {
+		const struct gt_sass_insn *in = &s->insns[b->first + x];
+		uint32_t lp = in->loop, step;
+
+		if (lp != GT_SASS_NONE && (in->flags & GT_SASS_F_BRANCH) && in->target == s->loops[lp].header &&
+		    b->unrolled[lp] >= GT_GPO_UNROLL_BY && !has_inner(s, lp) && (step = counter_step(b, x)) &&
+		    step < b->unrolled[lp])
+			b->unrolled[lp] = step;
+	}
 	return 0;
 }
 

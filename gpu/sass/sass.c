@@ -476,6 +476,67 @@ static int is_newton(const char *p, const char *end)
 	while (semi > p && (semi[-1] == ' ' || semi[-1] == '\t'))
 		semi--;
 	return semi - p >= 3 && !memcmp(semi - 3, ", 1", 3);
+/* A hexadecimal immediate, "0x1f" or "-0x1f", from @p up to @end (spaces
+ * after it allowed), in *@v; 0 if it is not one or does not fit 32 bits.
+ * Reads nothing at or past @end: the text need not end in a NUL. */
+static int hex_at(const char *p, const char *end, long *v)
+{
+	int neg = p < end && *p == '-', digits = 0;
+	long x = 0;
+
+	p += neg;
+	if (end - p < 3 || p[0] != '0' || p[1] != 'x')
+		return 0;
+	for (p += 2; p < end && is_alnum(*p); p++, digits++) {
+		int d = *p >= '0' && *p <= '9' ? *p - '0' : *p >= 'a' && *p <= 'f' ? *p - 'a' + 10 : -1;
+
+		if (d < 0 || digits >= 8)
+			return 0;
+		x = x * 16 + d;
+	}
+	while (p < end && (*p == ' ' || *p == '\t'))
+		p++;
+	if (!digits || p != end)
+		return 0;
+	*v = neg ? -x : x;
+	return 1;
+}
+
+/*
+ * The immediate of an integer add (@p to @end: the operands after an
+ * unmodified IADD3 or VIADD) of one register and one immediate, the other
+ * operands RZ: "R1, R2, 0x4" or "R1, R2, -0x1, RZ"; 0 for any other form.
+ * @in's one register read must be that register (no guard), so that
+ * gt_sass__blame can tell a counter's step from its uses.
+ */
+static int32_t add_immediate(const struct gt_sass_insn *in, const char *p, const char *end)
+{
+	long imm = 0;
+	int regs = 0, imms = 0;
+
+	if (in->n_use != 1 || (in->flags & GT_SASS_F_PRED))
+		return 0;
+	while (p < end && *p != ';') {
+		const char *q = skip_ws(p, end), *t;
+
+		/* One operand: to the next comma. */
+		for (t = q; t < end && *t != ',' && *t != ';'; t++)
+			if (*t == '[' || *t == '|' || *t == '~' || *t == '!')
+				return 0;
+		if (t - q >= 2 && (q[0] == '-' || q[0] == '0')) {
+			if (!hex_at(q, t, &imm))
+				return 0;
+			imms++;
+		} else if (t - q >= 2 && q[0] == 'R' && q[1] == 'Z' && (t - q == 2 || q[2] == ' ')) {
+			;
+		} else if (t - q >= 2 && q[0] == 'R' && q[1] >= '0' && q[1] <= '9') {
+			regs++;
+		} else if (t > q) {
+			return 0;
+		}
+		p = t < end && *t == ',' ? t + 1 : t;
+	}
+	return regs == 2 && imms == 1 && imm >= INT32_MIN && imm <= INT32_MAX ? (int32_t)imm : 0;
 }
 
 static int on_insn(struct parser *ps, const char *p, const char *end)
@@ -542,6 +603,8 @@ static int on_insn(struct parser *ps, const char *p, const char *end)
 	in->cls = (uint16_t)gt_sass__class_of(op);
 	operands(in, op, n, p, end);
 #define IS(name) (n == sizeof(name) - 1 && !memcmp(op, name, n))
+	if ((IS("IADD3") || IS("VIADD")) && op + n == p && in->n_def == 1)
+		in->addi = add_immediate(in, p, end);
 	if (IS("CALL"))
 		in->flags |= GT_SASS_F_CALL;
 	else if (IS("BRA") || IS("JMP"))

@@ -76,6 +76,11 @@ struct gt_sass_insn {
 	uint32_t loop;   /* innermost loop (index in loops), GT_SASS_NONE if none */
 	uint16_t flags;
 	uint16_t cls; /* enum gt_sass_class */
+	/* An integer add of an immediate to one register (IADD3 Rd, Ra, imm
+	 * [, RZ]; VIADD Rd, Ra, imm): the immediate, else 0. With Rd = Ra it
+	 * steps a loop's counter, by the source's step times the copies of
+	 * the body the compiler unrolled (gt_sass__blame). */
+	int32_t addi;
 };
 
 struct gt_sass_function {
@@ -223,7 +228,10 @@ void gt_sass__gcct_fini(struct gt_sass_gcct *g);
  * instructions and around its back edge, on the waiting instruction's
  * result: v = f(v) waits whatever the unrolling), times 1 - u /
  * GT_GPO_UNROLL_BY for a loop unrolled u times already (the most loads of
- * one source line in it; none for u >= GT_GPO_UNROLL_BY). Recurrences are
+ * one source line in it, but, in a loop with no loop inside, no more
+ * than the step of the counter its back edge tests where that reads
+ * GT_GPO_UNROLL_BY or more; none for
+ * u >= GT_GPO_UNROLL_BY). Recurrences are
  * the strongly connected components of each loop's data dependences, found
  * once per call.
  */

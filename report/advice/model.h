@@ -75,5 +75,18 @@ double gt_advice_model__threads(double u, double e, double n, double next_n);
  * from sms to sms_next busy SMs, each scheduler's warps from n to next_n:
  *   T' / T = (sms R(n)) / (sms' R(n')) */
 double gt_advice_model__blocks(double sms, double sms_next, double e, double n, double next_n);
+/* Scattered global accesses: the cycles a warp waited, on average, per
+ * global instruction it issued. A PC sample of a warp waiting is a cycle
+ * it waited, a sample of it issuing is a cycle it issued (one
+ * instruction), so with waits the samples waiting on global memory and
+ * issued the issued samples of the global instructions:
+ *   wait = waits / issued   (0 where nothing issued)
+ * A scattered access moves a sector per thread, whose requests queue in
+ * the L1TEX and memory pipelines: its warp waits longer than one access
+ * of the DRAM (GT_ADVICE_MODEL_DRAM_WAIT cycles); loads that wait less,
+ * on average, are mostly served by the caches, where coalescing saves
+ * little. */
+#define GT_ADVICE_MODEL_DRAM_WAIT 500.0
+double gt_advice_model__access_wait(double waits, double issued);
 
 #endif

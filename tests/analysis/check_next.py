@@ -14,8 +14,8 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import gtfiles  # noqa: E402
-from advice_model import (barrier_ratio, blocks_ratio, divergence_ratio, gone_ratio, occupancy_ratio,  # noqa: E402
-                          stall_ratio, threads_ratio)
+from advice_model import (DRAM_WAIT, access_wait, barrier_ratio, blocks_ratio, divergence_ratio, gone_ratio,  # noqa: E402
+                          occupancy_ratio, stall_ratio, threads_ratio)
 
 GPUTOOL, OUT = sys.argv[1:3]
 bad = []
@@ -168,6 +168,27 @@ check(near(a.get("speedup", 0), want) and "blocks of 128 threads" in a.get("try"
 check(not [a for a in advice if "k_few_blocks" in a["name"]] and
       not [a for a in advice if a["kind"] == "gpu-occupancy"],
       "no thread, block or occupancy advice where the grid holds the warps")
+# ---- scattered global accesses: only where each global instruction waits longer than a DRAM access ----
+p = gtfiles.Profile(dict(FACTS))
+main = p.frame(0, "main", line=1)
+# 16000 of 20000 samples wait on global loads; 20 issued samples of global
+# instructions (800 cycles of waiting each) in one kernel, 200 (80 cycles
+# each: served by the caches) in the other; the bytes asked for are far
+# under the DRAM's peak in both.
+for name, ig, line in (("k_scattered", 20, 70), ("k_cached", 200, 80)):
+    kernel(p, p.frame(main, name[2:], line=line), name, 200000000, 20000, 16000, 1000, 1000,
+           lines=((line, {"GPS_LONG_SCOREBOARD": 16000, "GPB_GLOBAL": 15000, "GPI_GLOBAL": ig}),))
+advice, text = report(p, "global")
+glob = [a for a in advice if a["kind"] == "gpu-global-memory"]
+check([a["name"].split()[0] for a in glob] == ["k_scattered"],
+      "scattered accesses: k_scattered only, not k_cached (%s)" % [a["name"] for a in glob])
+if glob:
+    a = glob[0]
+    check(access_wait(16000, 20) >= DRAM_WAIT > access_wait(16000, 200), "the oracle's threshold between them")
+    want = 1 / stall_ratio(0.2, 0.9, 0.8, 0)
+    check(near(a["speedup"], want), "scattered accesses: %.6fx by the first model (%.6f)" % (want, a["speedup"]))
+    check(a.get("line") == "k.cu:70" and "800 cycles" in a.get("why", ""),
+          "scattered accesses: at its line, 800 cycles a global instruction (%s)" % a.get("why"))
 # ---- OpenCL's checks: a run-time build's host time is the gain (up to), the others unestimated ----
 p = gtfiles.Profile(dict(FACTS))
 main = p.frame(0, "main", line=1)

@@ -94,6 +94,16 @@ static void test_launch_and_program(void)
 	CHECK(gt_advice_model__program(1000, 2000) == 0);
 }
 
+/* wait = waits / issued: cycles waited per global instruction issued. */
+static void test_access_wait(void)
+{
+	CHECK(near(gt_advice_model__access_wait(8000, 10), 800));
+	CHECK(gt_advice_model__access_wait(8000, 10) >= GT_ADVICE_MODEL_DRAM_WAIT);
+	CHECK(gt_advice_model__access_wait(8000, 100) < GT_ADVICE_MODEL_DRAM_WAIT);
+	/* No global instruction issued: no figure. */
+	CHECK(gt_advice_model__access_wait(8000, 0) == 0);
+}
+
 /* Every kind has a distinct id, a title and something to try. */
 static void test_kinds(void)
 {
@@ -110,4 +120,4 @@ static void test_kinds(void)
 
 TEST_MAIN(TEST_CASE(test_stall), TEST_CASE(test_gone), TEST_CASE(test_barrier), TEST_CASE(test_occupancy),
 	  TEST_CASE(test_divergence), TEST_CASE(test_issue), TEST_CASE(test_threads), TEST_CASE(test_blocks),
-	  TEST_CASE(test_launch_and_program), TEST_CASE(test_kinds))
+	  TEST_CASE(test_launch_and_program), TEST_CASE(test_access_wait), TEST_CASE(test_kinds))

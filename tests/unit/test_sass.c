@@ -345,6 +345,131 @@ static void test_unrolled(int copies)
 	gt_sass__delete(s);
 }
 
+/*
+ * A loop that holds 4 loads of one source line, as if unrolled 4 times,
+ * whose counter steps by @step: two 16-byte fields of one element in each
+ * of two copies (step 2) read 4 loads of one line, but the counter says 2
+ * copies, and unrolling it 4 times hides half of the waits; with step 4,
+ * none. @via: the compare reads the counter plus 3 (as a loop unrolled by
+ * the compiler compares its last copy's index), not the counter itself,
+ * made after the counter's step (1) or before it (2).
+ */
+static void test_counter(int step, int via)
+{
+	char text[2048];
+	size_t len;
+	struct gt_sass *s;
+	uint64_t stalls[16 * GT_SASS__WAITS] = { 0 }, issued[16] = { 0 };
+	double blame[16 * GT_SASS__BLAMES], inloop[16], counted = 0;
+	uint32_t n = via ? 12 : 11;
+	char counter[64], plus3[64];
+
+	snprintf(counter, sizeof(counter), "IADD3 R0, R0, 0x%x, RZ", step);
+	snprintf(plus3, sizeof(plus3), "VIADD R37, R0, 0x3");
+	len = (size_t)snprintf(text, sizeof(text),
+			       "\t.section\t.text.w,\"ax\",@progbits\n        .type w,@function\n"
+			       "        .other w,@\"STO_CUDA_ENTRY STV_DEFAULT\"\nw:\n.text.w:\n"
+			       "\t//## File \"/src/w.cu\", line 1\n        /*0000*/ MOV R1, RZ ;\n"
+			       ".L_x_1:\n\t//## File \"/src/w.cu\", line 2\n"
+			       "        /*0010*/ LDS.128 R12, [R4] ;\n"
+			       "        /*0020*/ LDS.128 R16, [R4+0x10] ;\n"
+			       "        /*0030*/ LDS.128 R20, [R4+0x20] ;\n"
+			       "        /*0040*/ LDS.128 R24, [R4+0x30] ;\n"
+			       "        /*0050*/ FADD R30, R12, R13 ;\n"
+			       "        /*0060*/ FADD R31, R20, R21 ;\n"
+			       "\t//## File \"/src/w.cu\", line 3\n"
+			       "        /*0070*/ %s ;\n",
+			       via == 2 ? plus3 : counter);
+	if (via)
+		len += (size_t)snprintf(text + len, sizeof(text) - len,
+					"        /*0080*/ %s ;\n"
+					"        /*0090*/ ISETP.NE.AND P0, PT, R37, 0x64, PT ;\n"
+					"        /*00a0*/ @P0 BRA `(.L_x_1) ;\n        /*00b0*/ EXIT ;\n",
+					via == 2 ? counter : plus3);
+	else
+		len += (size_t)snprintf(text + len, sizeof(text) - len,
+					"        /*0080*/ ISETP.NE.AND P0, PT, R0, 0x64, PT ;\n"
+					"        /*0090*/ @P0 BRA `(.L_x_1) ;\n        /*00a0*/ EXIT ;\n");
+	CHECK((s = gt_sass__parse(text, len)));
+	CHECK_EQ_U(s->n_insns, n);
+	CHECK_EQ_U(s->n_loops, 1);
+	CHECK(s->insns[via == 2 ? 8 : 7].addi == step && s->insns[5].addi == 0);
+	CHECK(!via || s->insns[via == 2 ? 7 : 8].addi == 3);
+	stalls[5 * GT_SASS__WAITS + GT_SASS_WAIT_SHORT] = 8; /* each FADD, for its copy's first field */
+	stalls[6 * GT_SASS__WAITS + GT_SASS_WAIT_SHORT] = 8;
+	CHECK(gt_sass__blame(s, 0, stalls, issued, blame, inloop, NULL) == 0);
+	for (uint32_t i = 0; i < n; i++)
+		counted += inloop[i];
+	CHECK(counted == (step >= 4 ? 0.0 : 16.0 * (1.0 - step / 4.0)));
+	gt_sass__delete(s);
+}
+
+/* The immediates of integer adds (gt_sass_insn.addi): one register and
+ * one immediate, the others RZ; anything else is 0. */
+static void test_addi(void)
+{
+	static const char text[] = "\t.section\t.text.a,\"ax\",@progbits\n        .type a,@function\n"
+				   "        .other a,@\"STO_CUDA_ENTRY STV_DEFAULT\"\na:\n.text.a:\n"
+				   "        /*0000*/ IADD3 R1, R2, -0x1, RZ ;\n"
+				   "        /*0010*/ VIADD R3, R3.reuse, 0x100 ;\n"
+				   "        /*0020*/ IADD3 R4, R5, R6, RZ ;\n"
+				   "        /*0030*/ IADD3.X R7, R7, 0x1, RZ ;\n"
+				   "        /*0040*/ VIADD R8, R8, UR4 ;\n"
+				   "        /*0050*/ @P0 IADD3 R9, R9, 0x2, RZ ;\n"
+				   "        /*0060*/ IADD3 R10, R10, 0x123456789, RZ ;\n"
+				   "        /*0070*/ IADD3 R11, R11, 0x7fffffff, RZ ;\n"
+				   "        /*0080*/ EXIT ;\n";
+	struct gt_sass *s = gt_sass__parse(text, sizeof(text) - 1);
+	static const int32_t want[] = { -1, 0x100, 0, 0, 0, 0, 0, 0x7fffffff, 0 };
+
+	CHECK(s);
+	CHECK_EQ_U(s->n_insns, 9);
+	for (uint32_t i = 0; s && i < 9; i++)
+		CHECK(s->insns[i].addi == want[i]);
+	gt_sass__delete(s);
+}
+
+/* The same 4 loads of one line, stepped by 1, in a loop around another:
+ * they are taken as an inner loop's peeled iterations, which copies of
+ * the outer loop would not overlap, and the loads' count stands. */
+static void test_counter_outer(void)
+{
+	static const char text[] = "\t.section\t.text.o,\"ax\",@progbits\n        .type o,@function\n"
+				   "        .other o,@\"STO_CUDA_ENTRY STV_DEFAULT\"\no:\n.text.o:\n"
+				   "\t//## File \"/src/o.cu\", line 1\n        /*0000*/ MOV R1, RZ ;\n"
+				   ".L_x_1:\n\t//## File \"/src/o.cu\", line 2\n"
+				   "        /*0010*/ LDG.E R12, desc[UR4][R4.64] ;\n"
+				   "        /*0020*/ LDG.E R13, desc[UR4][R4.64+0x4] ;\n"
+				   "        /*0030*/ LDG.E R14, desc[UR4][R4.64+0x8] ;\n"
+				   "        /*0040*/ LDG.E R15, desc[UR4][R4.64+0xc] ;\n"
+				   "\t//## File \"/src/o.cu\", line 3\n"
+				   ".L_x_2:\n"
+				   "        /*0050*/ FADD R30, R30, 1 ;\n"
+				   "        /*0060*/ @P1 BRA `(.L_x_2) ;\n"
+				   "\t//## File \"/src/o.cu\", line 2\n"
+				   "        /*0070*/ FADD R31, R12, R13 ;\n"
+				   "        /*0080*/ FADD R32, R14, R15 ;\n"
+				   "\t//## File \"/src/o.cu\", line 4\n"
+				   "        /*0090*/ IADD3 R0, R0, 0x1, RZ ;\n"
+				   "        /*00a0*/ ISETP.NE.AND P0, PT, R0, 0x64, PT ;\n"
+				   "        /*00b0*/ @P0 BRA `(.L_x_1) ;\n        /*00c0*/ EXIT ;\n";
+	struct gt_sass *s = gt_sass__parse(text, sizeof(text) - 1);
+	uint64_t stalls[16 * GT_SASS__WAITS] = { 0 }, issued[16] = { 0 };
+	double blame[16 * GT_SASS__BLAMES], inloop[16], counted = 0;
+
+	CHECK(s);
+	CHECK_EQ_U(s->n_insns, 13);
+	CHECK_EQ_U(s->n_loops, 2);
+	CHECK(s->insns[7].loop != GT_SASS_NONE && s->insns[7].loop == s->insns[1].loop);
+	stalls[7 * GT_SASS__WAITS + GT_SASS_WAIT_LONG] = 8; /* each FADD, for its loads */
+	stalls[8 * GT_SASS__WAITS + GT_SASS_WAIT_LONG] = 8;
+	CHECK(gt_sass__blame(s, 0, stalls, issued, blame, inloop, NULL) == 0);
+	for (uint32_t i = 0; i < 13; i++)
+		counted += inloop[i];
+	CHECK(counted == 0.0);
+	gt_sass__delete(s);
+}
+
 /* The integer division idiom: the divisor's I2F.RP, its reciprocal, and
  * what reads them up to the quotient and the remainder cause CONVERT
  * waits; an instruction beside them that does not read them (the
@@ -735,6 +860,12 @@ int main(int argc, char **argv)
 	test_long_recurrence();
 	for (int copies = 1; copies <= 5; copies++)
 		test_unrolled(copies);
+	for (int via = 0; via < 3; via++) {
+		test_counter(2, via);
+		test_counter(4, via);
+	}
+	test_counter_outer();
+	test_addi();
 	test_divide();
 	test_idioms();
 	test_fast_paths();

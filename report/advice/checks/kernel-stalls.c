@@ -79,7 +79,8 @@ static void kernel(struct gt_advice_ctx *c, const struct gt_advice_kernel *x)
 	}
 
 	/* Scattered global accesses: memory-bound on global loads while the
-	 * bytes the threads asked for use little of the DRAM's bandwidth. */
+	 * bytes the threads asked for use little of the DRAM's bandwidth, and
+	 * each global instruction waits longer than a DRAM access. */
 	if (ig > 0 && (gt_advice__under(c, k, GT_M_GPB_GLOBAL, &hot), hot != GT_NONE)) {
 		double f = mem * ig / (il + ig), t = (double)ex[GT_M_GKER][k] / 1e9, bytes = 0, floor = 0;
 		const struct gt_sections_run *r = c->run;
@@ -93,8 +94,12 @@ static void kernel(struct gt_advice_ctx *c, const struct gt_advice_kernel *x)
 				LANE_BYTES;
 			floor = bytes / (double)r->dram_bytes_per_s / t;
 		}
+		/* And its global instructions wait longer, each, than an access
+		 * of the DRAM: a sector per thread queues (model.h). */
+		double wait = gt_advice_model__access_wait(f * S, ig);
+
 		if (f >= GT_ADVICE_MIN_SHARE * 3 && bytes > 0 && floor < SCATTERED_BW &&
-		    (n = gt_advice__add(c, GT_NEXT_GPU_GLOBAL, k))) {
+		    wait >= GT_ADVICE_MODEL_DRAM_WAIT && (n = gt_advice__add(c, GT_NEXT_GPU_GLOBAL, k))) {
 			double ratio = gt_advice_model__stall(wr, waiting, f, 0);
 
 			n->line = hot;
@@ -104,8 +109,9 @@ static void kernel(struct gt_advice_ctx *c, const struct gt_advice_kernel *x)
 			gt_advice__kernel_gain(c, n, k, ratio > floor ? ratio : floor);
 			snprintf(n->why, sizeof(n->why),
 				 "%.1f%% of the kernel's PC samples wait on global memory, while the %.3g bytes its "
-				 "threads access use %.1f%% of the DRAM's peak bandwidth over its run",
-				 100.0 * f, bytes, 100.0 * floor);
+				 "threads access use %.1f%% of the DRAM's peak bandwidth over its run; each global "
+				 "instruction waited %.0f cycles on average, more than an access of the DRAM",
+				 100.0 * f, bytes, 100.0 * floor, wait);
 		}
 	}
 
