@@ -159,7 +159,11 @@ static int cmd_help(int argc, char **argv)
 		printf("usage: gputool run %s\n\n%s", commands[0].args, run_help);
 		return 0;
 	}
-	if (argc == 2 && strcmp(argv[1], "report"))
+	if (argc == 2 && !strcmp(argv[1], "report")) {
+		printf("usage: gputool report %s\n\n%s", commands[1].args, report_help);
+		return 0;
+	}
+	if (argc == 2)
 		return gt_usage_error(NULL, "no help on '%s' (topics: run, report, env)", argv[1]);
 	usage(stdout);
 	return 0;

@@ -205,15 +205,54 @@ static int output_is_input(const char *out, const char *path, char *which, size_
 	return found;
 }
 
-/* The -o file: created or truncated, never through a link. */
-static FILE *open_output(const char *path)
+/*
+ * The -o file is written under a temporary name beside it (tmp, PATH_MAX
+ * bytes: .<name>.XXXXXX, created with O_EXCL, so never through a link) and
+ * takes its name only once the whole report is written (finish_output): a
+ * report that fails leaves no file, and a file of that name from before is
+ * kept until the new one replaces it in one step.
+ */
+static FILE *open_output(const char *path, char *tmp)
 {
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
-	FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+	const char *slash = strrchr(path, '/');
+	int dirlen = slash ? (int)(slash - path + 1) : 0, fd;
+	mode_t mask;
+	FILE *f;
 
-	if (!f && fd >= 0)
+	if ((size_t)snprintf(tmp, PATH_MAX, "%.*s.%s.XXXXXX", dirlen, path, path + dirlen) >= PATH_MAX) {
+		errno = ENAMETOOLONG;
+		return NULL;
+	}
+	fd = mkostemp(tmp, O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	/* The mode open(..., 0644) would have given. */
+	mask = umask(022);
+	umask(mask);
+	if (fchmod(fd, 0644 & ~mask) || !(f = fdopen(fd, "w"))) {
+		int e = errno;
+
 		close(fd);
+		unlink(tmp);
+		errno = e;
+		return NULL;
+	}
 	return f;
+}
+
+/* Names the written -o file (ok), or removes it: 0, or 1 after one line. */
+static int finish_output(const char *tmp, const char *path, int ok)
+{
+	if (!ok) {
+		unlink(tmp);
+		return 0;
+	}
+	if (rename(tmp, path)) {
+		fprintf(stderr, "gputool: cannot write %s: %s\n", path, strerror(errno));
+		unlink(tmp);
+		return 1;
+	}
+	return 0;
 }
 
 static int write_run(const struct report_opts *o, const struct gt_run *r, FILE *out)
@@ -276,7 +315,8 @@ int gt_report__main(int argc, char **argv, struct gt_team *team)
 	struct report_opts o;
 	struct gt_run r;
 	FILE *out = stdout;
-	int status, st;
+	char tmp[PATH_MAX];
+	int status, st, failed;
 
 	status = parse(argc, argv, &o);
 	if (status)
@@ -320,16 +360,19 @@ int gt_report__main(int argc, char **argv, struct gt_team *team)
 			return GT_EXIT_USAGE;
 		}
 	}
-	if (o.output && !(out = open_output(o.output))) {
+	if (o.output && !(out = open_output(o.output, tmp))) {
 		fprintf(stderr, "gputool: cannot write %s: %s\n", o.output, strerror(errno));
 		gt_run__fini(&r);
 		return 1;
 	}
-	st = write_run(&o, &r, out);
-	if (st)
-		status = st;
+	/* A profile left out still gives a report (status 1 from the load). */
+	failed = write_run(&o, &r, out);
+	if (failed)
+		status = failed;
 	st = close_output(out, o.output);
 	if (st && !status)
+		status = st;
+	if (o.output && (st = finish_output(tmp, o.output, !failed && !st)))
 		status = st;
 	gt_run__fini(&r);
 	return status;

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 #include "core/tool.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -435,6 +437,33 @@ static int tool__fill_text(const void *arg, FILE *f)
 }
 
 /*
+ * The line that says where the files went. In a job of several ranks they
+ * all write into one directory (core/output.h), so one line names it for
+ * the whole run, from rank 0, with the command that merges the ranks;
+ * every other rank is silent (each of its own lines would only repeat it).
+ * @stem_q: the stem, escaped; @text: the text report was written.
+ */
+static void tool__say_written(const struct gt_output *o, const char *stem_q, int text)
+{
+	char dir[GT_LOG_VALUE];
+	int size = gt_output__job_size();
+
+	if (size > 1) {
+		if (o->rank != 0)
+			return;
+		gt_log__escape(o->dir, dir, sizeof(dir));
+		gt_log__printf("gputool: the %d ranks' profiles are in %s; merge them with `gputool report %s`%s%s%s\n",
+			       size, dir, dir, text ? " (rank 0's own report: " : "", text ? stem_q : "",
+			       text ? ".txt)" : "");
+		return;
+	}
+	if (text)
+		gt_log__printf("gputool: report %s.txt, profile %s.gtprof\n", stem_q, stem_q);
+	else
+		gt_log__printf("gputool: profile %s.gtprof\n", stem_q);
+}
+
+/*
  * The profile first: it claims the name the files beside it take; then the
  * trace (written before, waiting under its temporary name) and the text
  * report. A file that cannot be written whole is not there at all.
@@ -463,7 +492,7 @@ static int tool__write(const struct gt_profile *p, struct gt_output *o, struct g
 			gt_err("trace", "cannot write %s%s: %s", q, GT_TRACE_SUFFIX, strerror(-err));
 	}
 	if (!report) {
-		gt_log__printf("gputool: profile %s.gtprof\n", q);
+		tool__say_written(o, q, 0);
 		return 0;
 	}
 	err = tool__file(o, ".txt", &of, tool__fill_text, &text);
@@ -473,11 +502,45 @@ static int tool__write(const struct gt_profile *p, struct gt_output *o, struct g
 		gt_err("output", "cannot write %s.txt: %s", q, strerror(-err));
 	if (gt_config.report_stderr && gt_log__stderr())
 		report(p, path, gt_log__stderr(), (unsigned)gt_config.report_top);
-	if (err)
-		gt_log__printf("gputool: profile %s.gtprof\n", q);
-	else
-		gt_log__printf("gputool: report %s.txt, profile %s.gtprof\n", q, q);
+	tool__say_written(o, q, !err);
 	return err ? -1 : 0;
+}
+
+/*
+ * A program `gputool run` started that measured nothing (no runtime of
+ * ours attached, no CPU sample: `ls`, a script that execs something
+ * unmeasured) would leave its directory empty but for the run's mark
+ * (analysis/claim.c) and say nothing. The process `gputool run` became
+ * (its pid is the one in a run id "host:pid:start"; a job's id names no
+ * process, and its ranks say nothing here) says so, and removes the
+ * directory when nothing else is in it, so no process of the run wrote
+ * there. A process of the run that writes later creates it again.
+ */
+static void tool__say_unmeasured(void)
+{
+	const char *run = gt_config.run, *dir = gt_config.output, *colon;
+	char mark[PATH_MAX + 32], q[GT_LOG_VALUE], exe[GT_LOG_VALUE];
+	struct dirent *d;
+	DIR *dp;
+	int others = 0;
+
+	if (!run || !dir || dir[0] != '/' || !(colon = strchr(run, ':')) || !strncmp(run, "job:", 4) ||
+	    strtol(colon + 1, NULL, 10) != (long)getpid() || gt_output__rank() != 0)
+		return;
+	if (!(dp = opendir(dir)))
+		return;
+	while (!others && (d = readdir(dp)))
+		others = strcmp(d->d_name, ".") && strcmp(d->d_name, "..") && strcmp(d->d_name, ".gputool-run");
+	closedir(dp);
+	gt_log__escape(dir, q, sizeof(q));
+	gt_log__escape(program_invocation_short_name, exe, sizeof(exe));
+	if (others)
+		return; /* another process of the run was measured */
+	if ((size_t)snprintf(mark, sizeof(mark), "%s/.gputool-run", dir) < sizeof(mark))
+		unlink(mark);
+	gt_log__printf("gputool: %s was not measured (it started no OpenMP, OpenACC, CUDA or OpenCL runtime "
+		       "and ended before its first CPU sample): nothing written%s%s\n",
+		       exe, rmdir(dir) ? " in " : "; removed the empty directory ", q);
 }
 
 void gt_tool__stop(void)
@@ -504,6 +567,7 @@ void gt_tool__stop(void)
 		flushers[i]();
 	if (!tool__measured()) {
 		gt_info("exit", "preloaded, no runtime attached and no CPU sample: no output");
+		tool__say_unmeasured();
 		goto out;
 	}
 	/* From here the tool writes files: no write of its own may end the

@@ -121,6 +121,43 @@ static const char *context(const struct gt_profile *p, char **cache, uint32_t i)
 	return cache[i];
 }
 
+/*
+ * "kind @ label" into buf (len bytes). A label too long keeps its end,
+ * the "(file:line)" that says where the slice was, and loses the middle
+ * of its function's name (a C++ signature's arguments) instead:
+ * "omp parallel @ CalcKinematicsForElems(Domain&, ...Real_t) (lulesh.cc:1290)".
+ */
+static void fit_label(char *buf, size_t len, const char *kind, const char *label)
+{
+	size_t n = strlen(label), head = strlen(kind) + 3, loc_len, keep;
+	const char *loc = NULL;
+
+	for (const char *q = strstr(label, " ("); q; q = strstr(q + 1, " ("))
+		loc = q;
+	if (head + n < len || !loc || label[n - 1] != ')' || !memchr(loc, ':', n - (size_t)(loc - label)) ||
+	    memchr(loc + 1, ' ', n - (size_t)(loc + 1 - label))) {
+		snprintf(buf, len, "%s @ %s", kind, label);
+		return;
+	}
+	loc_len = n - (size_t)(loc - label);
+	/* The function's start, "...", its end: 3 bytes of dots, a few of each. */
+	if (head + loc_len + 3 + 16 >= len) {
+		snprintf(buf, len, "%s @ %s", kind, label);
+		return;
+	}
+	keep = len - 1 - head - loc_len - 3;
+	{
+		size_t fn = (size_t)(loc - label), front = keep / 2, back = keep - front;
+
+		/* Never split a UTF-8 sequence: cut on a lead byte. */
+		while (front && ((unsigned char)label[front] & 0xC0) == 0x80)
+			front--;
+		while (back && ((unsigned char)label[fn - back] & 0xC0) == 0x80)
+			back--;
+		snprintf(buf, len, "%s @ %.*s...%.*s%s", kind, (int)front, label, (int)back, label + fn - back, loc);
+	}
+}
+
 /* A slice's name and where it was, "omp parallel @ compute (split.c:45)",
  * by the innermost frame of its context; the name alone without one.
  * Written into buf. */
@@ -135,7 +172,10 @@ static const char *slice_name(const struct gt_profile *p, uint32_t i, const char
 	if (site == UINT32_MAX || site == 0)
 		return kind;
 	gt_label(&b, p, site, GT_LABEL_SHORT_FILE);
-	snprintf(buf, len, "%s @ %s", kind, b.s && !b.oom ? b.s : "?");
+	if (!b.s || b.oom)
+		snprintf(buf, len, "%s @ ?", kind);
+	else
+		fit_label(buf, len, kind, b.s);
 	free(b.s);
 	return buf;
 }

@@ -169,12 +169,45 @@ static int gzip_out(FILE *f, const struct gt_bytes *b)
 	return st == Z_STREAM_END ? 0 : -EIO;
 }
 
+static const char *base_name(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash ? slash + 1 : path;
+}
+
+/*
+ * The module of the program's executable (the first process's that names
+ * one), or GT_NONE. pprof takes the first mapping for the program: it
+ * names the profile after it (`File:` in its views), so that one goes
+ * first, not whichever library the merge met first (libc, libomp).
+ */
+static uint32_t main_module(const struct gt_run *r)
+{
+	const struct gt_profile *t = &r->t;
+	const char *exe = NULL;
+
+	for (uint32_t i = 0; i < r->n_procs && !exe; i++)
+		exe = r->procs[i].exe;
+	if (!exe || !*exe)
+		return GT_NONE;
+	exe = base_name(exe);
+	for (uint32_t m = 0; m < t->n_modules; m++) {
+		const char *name = gt_profile__str(t, t->modules[m]);
+
+		if (name && !strcmp(base_name(name), exe))
+			return m;
+	}
+	return GT_NONE;
+}
+
 int gt_pprof__write(FILE *f, const struct gt_analysis *a, const struct gt_out_opts *o)
 {
 	const struct gt_run *r = a->run;
 	const struct gt_profile *t = a->t;
 	struct pp p = { .a = a };
 	uint64_t wall = 0, dflt = 0;
+	uint32_t main_mod;
 	struct gt_used u;
 	int err;
 
@@ -198,7 +231,11 @@ int gt_pprof__write(FILE *f, const struct gt_analysis *a, const struct gt_out_op
 		if (u.metric[k] == a->metric)
 			dflt = name;
 	}
-	for (uint32_t m = 0; m < t->n_modules; m++) {
+	main_mod = main_module(r);
+	for (uint32_t k = 0; k < t->n_modules; k++) {
+		/* The program's own first, then the others in their order. */
+		uint32_t m = main_mod == GT_NONE ? k : k == 0 ? main_mod : k <= main_mod ? k - 1 : k;
+
 		pb_uv(&p.sub, MAPPING_ID, m + 1);
 		pb_uv(&p.sub, MAPPING_FILENAME, str_of(&p, t->modules[m]));
 		pb_uv(&p.sub, MAPPING_HAS_FUNCTIONS, 1);

@@ -47,6 +47,69 @@ static void entries__free(struct entry *e, uint32_t n)
 	free(e);
 }
 
+#define RUNS_LISTED 10
+
+/*
+ * PATH holds no profile: when folders in it do (PATH holds run
+ * directories, `gputool report .` where `gputool run` left them), name
+ * them, newest first, and say how to open one; nothing otherwise.
+ */
+static void say_runs_below(const char *path)
+{
+	struct dirent **ents = NULL;
+	struct { char *name; struct timespec t; } runs[RUNS_LISTED];
+	int n = scandir(path, &ents, NULL, alphasort), n_runs = 0, more = 0;
+
+	for (int i = 0; i < n; i++) {
+		const char *d = ents[i]->d_name;
+		struct dirent **in = NULL;
+		struct stat st;
+		char *sub = NULL;
+		int k = 0;
+
+		if (d[0] != '.' && asprintf(&sub, "%s/%s", path, d) >= 0 && !stat(sub, &st) && S_ISDIR(st.st_mode) &&
+		    (k = scandir(sub, &in, profile_entry, NULL)) > 0) {
+			int at = n_runs;
+
+			for (int j = 0; j < k; j++)
+				free(in[j]);
+			/* Newest first: insertion into the kept RUNS_LISTED. */
+			while (at > 0 && (runs[at - 1].t.tv_sec < st.st_mtim.tv_sec ||
+					  (runs[at - 1].t.tv_sec == st.st_mtim.tv_sec &&
+					   runs[at - 1].t.tv_nsec < st.st_mtim.tv_nsec)))
+				at--;
+			if (at < RUNS_LISTED) {
+				if (n_runs == RUNS_LISTED) {
+					free(runs[RUNS_LISTED - 1].name);
+					n_runs--;
+					more++;
+				}
+				memmove(runs + at + 1, runs + at, (size_t)(n_runs - at) * sizeof(runs[0]));
+				runs[at].name = sub;
+				runs[at].t = st.st_mtim;
+				n_runs++;
+				sub = NULL;
+			} else {
+				more++;
+			}
+		}
+		free(in);
+		free(sub);
+		free(ents[i]);
+	}
+	free(ents);
+	if (!n_runs)
+		return;
+	fprintf(stderr, "%s holds the run director%s below (newest first); report one, e.g. `gputool report %s`:\n",
+		path, n_runs + more > 1 ? "ies" : "y", runs[0].name);
+	for (int i = 0; i < n_runs; i++) {
+		fprintf(stderr, "  %s\n", runs[i].name);
+		free(runs[i].name);
+	}
+	if (more)
+		fprintf(stderr, "  (and %d more)\n", more);
+}
+
 /* The profiles path names: itself, or the *.gtprof files in it by name.
  * 0, or 1 after printing why not. */
 static int list_profiles(const char *path, struct entry **out, uint32_t *count)
@@ -96,6 +159,7 @@ static int list_profiles(const char *path, struct entry **out, uint32_t *count)
 	if (!n) {
 		free(e);
 		fprintf(stderr, "gputool: no *%s files in %s\n", PROFILE_SUFFIX, path);
+		say_runs_below(path);
 		return 1;
 	}
 	*out = e;

@@ -108,6 +108,12 @@ def main():
     # A profile and a report per rank, and the job's mark (one run, one directory).
     check(len(set(profiles)) == RANKS and len(os.listdir(out)) == 2 * RANKS + 1 and
           open(os.path.join(out, ".gputool-run")).read(), "files %s" % os.listdir(out))
+    # One line for the run, from rank 0: the directory and how to merge it;
+    # no rank prints a report line of its own.
+    said = [l for l in p.stderr.splitlines() if l.startswith("gputool: ")]
+    check(said == ["gputool: the %d ranks' profiles are in %s; merge them with `gputool report %s`"
+                   " (rank 0's own report: %s.txt)" % (RANKS, out, out, os.path.join(out, profiles[0][:-7]))],
+          "the lines at exit: %s" % said)
 
     r = subprocess.run([GPUTOOL, "report", out, "--format", "json"], capture_output=True, text=True)
     if not check(r.returncode == 0, "report: %s" % r.stderr):
