@@ -28,6 +28,11 @@
  * under this share of an instance's wall time: most of the instance is
  * the team's start, barriers and join. */
 #define OMP_SHORT_SHARE 0.5
+/* ... and that work under this (ns): starting and joining a team costs
+ * microseconds (tens under the tool's callbacks), so a region of longer
+ * work whose threads wait most of its time waits for a slow or preempted
+ * thread, which the imbalance check prices. */
+#define OMP_SHORT_WORK 50000.0
 /* Tasks are too fine when the team's time around them is this share or
  * more of its time in them. */
 #define OMP_TASK_SHARE 0.5
@@ -162,7 +167,7 @@ static void regions(struct gt_advice_ctx *c, const struct omp_tree *t, const str
 			continue;
 		team = (double)thr / (double)n;
 		mean_work = (double)work / (double)thr;
-		if (mean_work < OMP_SHORT_SHARE * (double)par / (double)n) {
+		if (mean_work < OMP_SHORT_WORK && mean_work < OMP_SHORT_SHARE * (double)par / (double)n) {
 			saved = (uint64_t)gt_advice_model__fork_join((double)par, (double)work, team);
 			if (worth(c, saved) && (x = gt_advice__add(c, GT_NEXT_OMP_FORK_JOIN, i))) {
 				region_gain(c, x, par, saved, 1);
