@@ -428,7 +428,7 @@ check("What to do next (4 of 4" in text and "the region: 1.45x faster" in text, 
 p = gtfiles.Profile(dict(FACTS))
 p.value(p.frame(p.frame(0, "main", line=1), "work", line=10), 0, "CPUTIME", 1000)
 advice, text = report(p, "cpuonly")
-check(advice == [] and "a CPU-only run gets advice for its OpenMP regions only" in text,
+check(advice == [] and "a CPU-only run is advised on its parallel regions only" in text,
       "a CPU-only run: no advice, and why")
 # An OpenMP run with nothing worth a line.
 p = gtfiles.Profile(dict(FACTS))

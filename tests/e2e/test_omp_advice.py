@@ -53,9 +53,12 @@ def test_advice():
     within(a["saved_ns"], own["imbalance"]["saved_ns"], 0.8, 1.5, "imbalance")
     check(not a["upper_bound"], "imbalance: a top-level region's saving is the program's")
     # The fork/join cost: the region's wall time less its longest thread's
-    # work, as the program measured it around each construct.
+    # work, as the program measured it around each construct. The tool's
+    # callbacks before the region's begin and after its end are the
+    # program's cost but lie outside OMP_PAR_TIME: on a quiet machine, where
+    # an instance costs a few microseconds, the estimate is about half.
     a = one(advice, "omp-fork-join", "<omp parallel> < tiny (%s)" % line("REGION_TINY"))
-    within(a["saved_ns"], own["tiny"]["overhead_ns"], 0.5, 1.5, "fork/join")
+    within(a["saved_ns"], own["tiny"]["overhead_ns"], 0.3, 1.5, "fork/join")
     check(not [b for b in advice if b["kind"] == "omp-imbalance" and "tiny" in b["at"]],
           "no imbalance advice for the tiny regions")
     # Amdahl on 2 threads: half the serial stretch's CPU time, sampled to
