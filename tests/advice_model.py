@@ -90,3 +90,25 @@ DRAM_WAIT = 500.0
 def access_wait(waits, issued):
     """Cycles waited per global instruction issued: waits / issued (0 without any)."""
     return waits / issued if issued > 0 else 0.0
+
+
+def omp_imbalance_saved(wait, team):
+    """OpenMP imbalance: the threads' waits at the region's barriers over
+    the team, what a balanced schedule saves."""
+    return wait / team
+
+
+def omp_fork_join_saved(par, work, team):
+    """A region too short for its team: its wall time less the threads'
+    mean work, par - work / team."""
+    return max(0.0, par - work / team)
+
+
+def omp_amdahl_saved(serial, team):
+    """Serial time run by the team: serial (1 - 1 / team)."""
+    return serial * (1 - 1 / team) if team > 1 else 0.0
+
+
+def omp_tasks_saved(work, tasks, team):
+    """Tasks too fine: the team's work outside them, over the team."""
+    return max(0.0, work - tasks) / team

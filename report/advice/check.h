@@ -87,6 +87,8 @@ extern const struct gt_advice_check gt_advice_check_kernel_stalls, gt_advice_che
 /* The parallel checks: larger blocks (threads.c), smaller ones (blocks.c). */
 extern const struct gt_advice_check gt_advice_check_threads, gt_advice_check_blocks;
 extern const struct gt_advice_check gt_advice_check_shared;
+/* OpenMP regions, their tasks and the serial time between them. */
+extern const struct gt_advice_check gt_advice_check_openmp;
 
 /* Per kernel context k: the sum over the nodes under it of per-kernel
  * metric m, and the hottest of those nodes in *hot (the first of equals;

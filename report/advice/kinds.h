@@ -102,6 +102,22 @@ enum gt_advice_scope {
 	X(GPU_SHARED, "gpu-shared", KERNEL, "kernel", "a loop waits for its shared-memory loads", \
 	  "keep the value a loop updates in a register (load it before the loop, accumulate, store " \
 	  "it after) instead of reading and writing shared memory every iteration, and load the " \
-	  "next iteration's operands before this one's use, so that the loads wait together")
+	  "next iteration's operands before this one's use, so that the loads wait together") \
+	X(OMP_IMBALANCE, "omp-imbalance", CPU, "region", "threads wait at the region's barrier for the slowest one", \
+	  "balance the threads' work: schedule(dynamic) or schedule(guided) for a loop whose " \
+	  "iterations differ in cost (a smaller chunk for schedule(static)), split a long " \
+	  "iteration so that other threads share it, or give the waiting threads other work " \
+	  "(nowait, tasks)") \
+	X(OMP_FORK_JOIN, "omp-fork-join", CPU, "region", "regions too short for the cost of starting and joining their team", \
+	  "merge the regions: one parallel region around the loop that starts them (its " \
+	  "worksharing loops inside, with nowait where no barrier is needed), or coarser " \
+	  "regions with more work each; for a region this short, if(n > threshold) keeps it " \
+	  "serial") \
+	X(OMP_SERIAL, "omp-serial", CPU, "serial part", "serial time between the parallel regions", \
+	  "parallelize it (a parallel for over its loop, tasks for independent steps), or " \
+	  "overlap it with the parallel work") \
+	X(OMP_TASKS, "omp-fine-tasks", CPU, "region", "tasks too small for the cost of creating and scheduling them", \
+	  "make each task do more: a cutoff below which the work runs inline (if() or final() " \
+	  "on the task), taskloop with a grainsize, or a parallel for over the same work")
 
 #endif

@@ -74,3 +74,25 @@ double gt_advice_model__access_wait(double waits, double issued)
 {
 	return issued > 0 ? waits / issued : 0;
 }
+
+double gt_advice_model__imbalance(double wait, double team)
+{
+	return team > 0 ? wait / team : 0;
+}
+
+double gt_advice_model__fork_join(double par, double work, double team)
+{
+	double left = team > 0 ? par - work / team : 0;
+
+	return left > 0 ? left : 0;
+}
+
+double gt_advice_model__amdahl(double serial, double team)
+{
+	return team > 1 ? serial * (1.0 - 1.0 / team) : 0;
+}
+
+double gt_advice_model__tasks(double work, double tasks, double team)
+{
+	return team > 0 && work > tasks ? (work - tasks) / team : 0;
+}

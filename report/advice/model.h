@@ -89,4 +89,35 @@ double gt_advice_model__blocks(double sms, double sms_next, double e, double n, 
 #define GT_ADVICE_MODEL_DRAM_WAIT 500.0
 double gt_advice_model__access_wait(double waits, double issued);
 
+/*
+ * OpenMP (docs/ADVICE.md, "OpenMP"): the measurements of a parallel region
+ * summed over its N instances and its threads: wait, the threads' time at
+ * the region's barriers (OMP_WAIT below it, nested regions' left out);
+ * work, their time in its implicit tasks not waiting (OMP_WORK); team, the
+ * mean team size (OMP_PAR_THREADS / OMP_PAR_COUNT); par, the instances'
+ * wall time on the thread that starts them (OMP_PAR_TIME).
+ */
+
+/* Imbalance: at a barrier each thread waits for the slowest, so the waits
+ * of an instance add up to team (max - mean) of the threads' work; a
+ * balanced schedule ends the instance at the mean: it saves wait / team. */
+double gt_advice_model__imbalance(double wait, double team);
+
+/* Fork/join: of a region's wall time par, only the threads' mean work,
+ * work / team, is the work's own; the rest is starting the team, the
+ * barriers and the waits, which one region around the loop of instances
+ * (or a coarser one) saves: par - work / team, at least 0. */
+double gt_advice_model__fork_join(double par, double work, double team);
+
+/* Amdahl: serial time run by team threads instead of one saves
+ * serial (1 - 1 / team); nothing for a team of one or less. */
+double gt_advice_model__amdahl(double serial, double team);
+
+/* Tasks: the team's working time in a region outside its explicit tasks,
+ * work - tasks, is the tasks' creation and scheduling (and whatever else
+ * the region does outside them): spread over the team it is the wall time
+ * that tasks coarse enough to make it negligible save, (work - tasks) /
+ * team, at least 0. */
+double gt_advice_model__tasks(double work, double tasks, double team);
+
 #endif

@@ -34,6 +34,7 @@ static const struct gt_advice_check *const checks[] = {
 	&gt_advice_check_threads,
 	&gt_advice_check_blocks,
 	&gt_advice_check_shared,
+	&gt_advice_check_openmp,
 };
 #define N_CHECKS (sizeof(checks) / sizeof(checks[0]))
 

@@ -50,8 +50,9 @@ const char *gt_next__subject(enum gt_next_kind k)
 const char *gt_next__none_why(const struct gt_profile *p)
 {
 	return gt_next__applies(p) ? "no check found a change worth a line (docs/ADVICE.md gives their thresholds)"
-				   : "the run measured none of what the checks read (PC samples, instruction counts, "
-				     "pageable or resent copies, launch gaps, waits, OpenCL's counts)";
+				   : "the run measured none of what the checks read (parallel regions, PC samples, "
+				     "instruction counts, pageable or resent copies, launch gaps, waits, OpenCL's "
+				     "counts): a CPU-only run is advised on its parallel regions only";
 }
 
 static void put_time(FILE *f, uint64_t ns)

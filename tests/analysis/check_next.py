@@ -15,7 +15,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import gtfiles  # noqa: E402
 from advice_model import (DRAM_WAIT, access_wait, barrier_ratio, blocks_ratio, divergence_ratio, gone_ratio,  # noqa: E402
-                          occupancy_ratio, stall_ratio, threads_ratio)
+                          occupancy_ratio, omp_amdahl_saved, omp_fork_join_saved, omp_imbalance_saved,
+                          omp_tasks_saved, stall_ratio, threads_ratio)
 
 GPUTOOL, OUT = sys.argv[1:3]
 bad = []
@@ -394,5 +395,67 @@ got = [a for a in advice if a["kind"] == "gpu-shared" and a["name"] == "k_rmw"]
 ratio = stall_ratio(wr, waiting, 0.3)
 check(len(got) == 1 and near(got[0]["speedup"], 1 / ratio) and got[0].get("line") == "k.cu:102" and
       got[0].get("samples") == 3000, "shared: the loop's 3000 samples, %.6fx at k.cu:102 (%s)" % (1 / ratio, [(a["speedup"], a.get("line"), a.get("samples")) for a in got]))
+# ---- OpenMP: an imbalanced region, tiny regions, serial time, fine tasks ----
+p = gtfiles.Profile(dict(FACTS), threads=4)
+main = p.frame(0, "main", line=1)
+
+
+def region(site, count, thr, par, work, wait=0):
+    r = p.ph(site, "<omp parallel>")
+    for m, v in (("OMP_PAR_COUNT", count), ("OMP_PAR_THREADS", thr), ("OMP_PAR_TIME", par), ("OMP_WORK", work)):
+        p.value(r, 0, m, v)
+    if wait:
+        p.value(p.ph(r, "<omp implicit barrier>"), 0, "OMP_WAIT", wait)
+    return r
+
+
+# 200 instances of 2 ms on 4 threads, 1.25 ms of mean work: waits of 500 ms.
+region(p.frame(main, "dot", line=20), 200, 800, 400000000, 1000000000, 500000000)
+# 10,000 instances of 10 us on 4 threads, 1 us of mean work: fork/join.
+region(p.frame(main, "step", line=30), 10000, 40000, 100000000, 40000000, 60000000)
+# Serial: 200 ms at two lines of init(); a worker's idle time and a
+# region's CPU time are not serial.
+init = p.frame(main, "init", line=40)
+p.value(p.frame(init, "fill", line=41), 0, "CPUTIME", 150000000)
+p.value(p.frame(init, "fill", line=42), 0, "CPUTIME", 50000000)
+p.value(p.frame(p.ph(0, "<omp idle>"), "__kmp_wait", line=1), 1, "CPUTIME", 500000000)
+# 100,000 tasks of 0.4 us; the team's work around them is 50 ms; a region
+# of 2 threads with no waits.
+tr = region(p.frame(main, "tree", line=50), 1, 2, 50000000, 90000000)
+tk = p.ph(p.frame(tr, "walk", line=51), "<omp task>")
+p.value(tk, 0, "OMP_EXPLICIT_TASKS", 100000)
+p.value(tk, 0, "OMP_EXPLICIT_TASK_TIME", 40000000)
+p.value(p.frame(tr, "walk", line=52), 0, "CPUTIME", 300000000)
+# A small imbalance (5 ms over 4 threads: under 1 % of the wall time).
+region(p.frame(main, "small", line=60), 10, 40, 20000000, 60000000, 5000000)
+advice, text = report(p, "openmp")
+got = [(a["kind"], a["at"].split(" < ")[1].split(" (")[0] if a["kind"] != "omp-serial" else a["at"].split(" (")[0],
+        a["saved_ns"]) for a in advice]
+want = [("omp-serial", "fill", int(omp_amdahl_saved(200000000, 4))),
+        ("omp-imbalance", "dot", int(omp_imbalance_saved(500000000, 4))),
+        ("omp-fork-join", "step", int(omp_fork_join_saved(100000000, 40000000, 4))),
+        ("omp-fine-tasks", "tree", int(omp_tasks_saved(90000000, 40000000, 2)))]
+check(got == want, "OpenMP: the four kinds at their places, ranked, by the models (%s)" % got)
+by = {a["kind"]: a for a in advice}
+a = by.get("omp-imbalance", {})
+check(near(a.get("speedup", 0), 400 / 275.0) and not a.get("upper_bound") and "line" not in a,
+      "imbalance: the region 400 ms -> 275 ms, not an upper bound (%s)" % a.get("speedup"))
+check(by.get("omp-serial", {}).get("at", "").startswith("fill (app.c:41)") and by.get("omp-serial", {}).get("upper_bound"),
+      "serial: named at its hottest line, an upper bound (%s)" % by.get("omp-serial", {}).get("at"))
+check(by.get("omp-fork-join", {}).get("upper_bound") and "omp-imbalance" not in
+      [a["kind"] for a in advice if "step" in a["at"]], "fork/join: an upper bound, and no imbalance for that region")
+check("What to do next (4 of 4" in text and "the region: 1.45x faster" in text, "OpenMP: the text section")
+# A CPU-only run without OpenMP says why nothing applies.
+p = gtfiles.Profile(dict(FACTS))
+p.value(p.frame(p.frame(0, "main", line=1), "work", line=10), 0, "CPUTIME", 1000)
+advice, text = report(p, "cpuonly")
+check(advice == [] and "a CPU-only run is advised on its parallel regions only" in text,
+      "a CPU-only run: no advice, and why")
+# An OpenMP run with nothing worth a line.
+p = gtfiles.Profile(dict(FACTS))
+region(p.frame(p.frame(0, "main", line=1), "fine", line=10), 10, 20, 100000000, 190000000, 1000000)
+advice, text = report(p, "ompnone")
+check(advice == [] and "No advice applies: no check found a change worth a line" in text,
+      "an OpenMP run with balanced regions: no advice, and why")
 print("%d failures" % len(bad))
 sys.exit(1 if bad else 0)

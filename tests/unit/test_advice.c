@@ -104,6 +104,24 @@ static void test_access_wait(void)
 	CHECK(gt_advice_model__access_wait(8000, 0) == 0);
 }
 
+/* OpenMP: imbalance wait / team; fork/join par - work / team; Amdahl
+ * serial (1 - 1 / team); tasks (work - tasks) / team. */
+static void test_openmp(void)
+{
+	/* 2 threads, one works 3 ms, the other 1 ms: the second waits 2 ms,
+	 * the first none; balanced, both work 2 ms: 1 ms saved. */
+	CHECK(near(gt_advice_model__imbalance(2e6, 2), 1e6));
+	CHECK(gt_advice_model__imbalance(1e6, 0) == 0);
+	/* 100 instances of 10 us on 4 threads working 1 us each. */
+	CHECK(near(gt_advice_model__fork_join(100 * 10e3, 100 * 4 * 1e3, 4), 100 * 9e3));
+	/* More work than wall time (a clock's rounding): nothing saved. */
+	CHECK(gt_advice_model__fork_join(1e3, 8e3, 4) == 0);
+	CHECK(near(gt_advice_model__amdahl(1e9, 4), 0.75e9));
+	CHECK(gt_advice_model__amdahl(1e9, 1) == 0);
+	CHECK(near(gt_advice_model__tasks(5e6, 2e6, 2), 1.5e6));
+	CHECK(gt_advice_model__tasks(2e6, 5e6, 2) == 0);
+}
+
 /* Every kind has a distinct id, a title and something to try. */
 static void test_kinds(void)
 {
@@ -116,8 +134,9 @@ static void test_kinds(void)
 	CHECK(gt_next__of_kernel(GT_NEXT_GPU_LOCAL) && gt_next__of_kernel(GT_NEXT_LAUNCH_BOUND));
 	CHECK(!gt_next__of_kernel(GT_NEXT_PAGEABLE) && !gt_next__of_kernel(GT_NEXT_OCL_RESTRICT));
 	CHECK(!strcmp(gt_next__subject(GT_NEXT_PAGEABLE), "copies") && !gt_next__subject(GT_NEXT_OVERLAP));
+	CHECK(!gt_next__of_kernel(GT_NEXT_OMP_IMBALANCE) && !strcmp(gt_next__id(GT_NEXT_OMP_SERIAL), "omp-serial"));
 }
 
 TEST_MAIN(TEST_CASE(test_stall), TEST_CASE(test_gone), TEST_CASE(test_barrier), TEST_CASE(test_occupancy),
 	  TEST_CASE(test_divergence), TEST_CASE(test_issue), TEST_CASE(test_threads), TEST_CASE(test_blocks),
-	  TEST_CASE(test_launch_and_program), TEST_CASE(test_access_wait), TEST_CASE(test_kinds))
+	  TEST_CASE(test_launch_and_program), TEST_CASE(test_access_wait), TEST_CASE(test_openmp), TEST_CASE(test_kinds))
