@@ -41,7 +41,7 @@ static const struct command commands[] = {
 	{ "run", "[-o DIR] [--force] [--trace] [--sample-hz N] [--sample cpu|wall|cpu,wall] [--pc-sampling[=N]] [--sass-counts] [--backends LIST] [--] PROGRAM [ARGS...]",
 	  "run PROGRAM measured by libgputool.so (works under mpirun; exits as PROGRAM does)", cmd_run },
 	{ "report",
-	  "PATH [--view top-down|bottom-up|flat] [--metric M] [--top N] [--format text|json|folded|chrome|html|speedscope|hatchet|pprof] "
+	  "PATH [--view top-down|bottom-up|flat] [--metric M] [--top N] [--width N] [--signatures] [--format text|json|folded|chrome|html|speedscope|hatchet|pprof] "
 	  "[-o FILE] [--force]",
 	  "report the run in the measurement directory PATH (all processes and threads merged), or one profile",
 	  cmd_report },
@@ -80,6 +80,8 @@ static const char report_help[] =
 	"  --metric M            the metric the views show: CPUTIME (default when measured), a\n"
 	"                        GPU metric such as GKER, GPUOP (all GPU operations), any other\n"
 	"  --top N               rows per list, lines of a tree (default 30)\n"
+	"  --width N             text lines at most N columns (default: the terminal's, else 160)\n"
+	"  --signatures          C++ functions with their parameter lists (default: f(…))\n"
 	"  --format F            text (default), json (docs/report.schema.json), folded (flame\n"
 	"                        graph stacks of the view's metric), chrome (trace-event JSON from\n"
 	"                        recorded traces), html (one self-contained page); for other tools,\n"

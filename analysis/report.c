@@ -17,6 +17,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -24,6 +25,8 @@
 #include "report/sections.h"
 
 #define MAX_TOP 1000000u
+#define MIN_WIDTH 60u   /* the fixed columns of the widest table, and some context */
+#define MAX_WIDTH 10000u
 
 enum format {
 	FORMAT_TEXT, FORMAT_JSON, FORMAT_FOLDED, FORMAT_CHROME, FORMAT_HTML,
@@ -47,6 +50,8 @@ struct report_opts {
 	enum format format;
 	enum gt_view view;
 	unsigned top;
+	unsigned width;  /* 0: the terminal's when the text goes to one, else GT_PATHS_WIDTH */
+	int signatures;  /* C++ parameter lists in full */
 	int force; /* merge profiles that look like more than one run */
 };
 
@@ -58,11 +63,12 @@ static int pick(const char *v, const char *const *names, int n)
 	return -1;
 }
 
-enum { OPT_FORMAT = 256, OPT_VIEW, OPT_METRIC, OPT_TOP, OPT_FORCE };
+enum { OPT_FORMAT = 256, OPT_VIEW, OPT_METRIC, OPT_TOP, OPT_FORCE, OPT_WIDTH, OPT_SIGNATURES };
 
 static const struct option report_options[] = {
 	{ "format", required_argument, NULL, OPT_FORMAT }, { "view", required_argument, NULL, OPT_VIEW },
 	{ "metric", required_argument, NULL, OPT_METRIC }, { "top", required_argument, NULL, OPT_TOP },
+	{ "width", required_argument, NULL, OPT_WIDTH }, { "signatures", no_argument, NULL, OPT_SIGNATURES },
 	{ "force", no_argument, NULL, OPT_FORCE },	   { "output", required_argument, NULL, 'o' },
 	{ "help", no_argument, NULL, 'h' },		   { NULL, 0, NULL, 0 },
 };
@@ -81,6 +87,7 @@ static int option_error(int c, char **argv)
 		case OPT_METRIC:
 			return gt_usage_error("report", "--metric needs a metric name, e.g. CPUTIME, GKER or GPUOP");
 		case OPT_TOP: return gt_usage_error("report", "--top needs a number");
+		case OPT_WIDTH: return gt_usage_error("report", "--width needs a number of columns");
 		default: return gt_usage_error("report", "%s needs a value", a);
 		}
 	}
@@ -129,6 +136,19 @@ static int parse(int argc, char **argv, struct report_opts *o)
 			o->top = (unsigned)n;
 			break;
 		}
+		case OPT_WIDTH: {
+			char *end;
+			unsigned long n;
+
+			errno = 0;
+			n = strtoul(v, &end, 10);
+			if (*v < '0' || *v > '9' || *end || errno || n < MIN_WIDTH || n > MAX_WIDTH)
+				return gt_usage_error("report", "--width takes a number of columns from %u to %u, not '%s'",
+						      MIN_WIDTH, MAX_WIDTH, v);
+			o->width = (unsigned)n;
+			break;
+		}
+		case OPT_SIGNATURES: o->signatures = 1; break;
 		case OPT_FORCE: o->force = 1; break;
 		case 'o':
 			if (!*v)
@@ -257,7 +277,14 @@ static int finish_output(const char *tmp, const char *path, int ok)
 
 static int write_run(const struct report_opts *o, const struct gt_run *r, FILE *out)
 {
-	struct gt_out_opts oo = { .view = o->view, .top = o->top, .path = o->path };
+	struct gt_out_opts oo = { .view = o->view, .top = o->top, .path = o->path, .width = o->width,
+				  .signatures = o->signatures };
+	struct winsize ws;
+
+	/* A terminal's width when the text goes to one (wider than the least
+	 * we take), else what a file or pipe gets. */
+	if (!oo.width && isatty(fileno(out)) && !ioctl(fileno(out), TIOCGWINSZ, &ws) && ws.ws_col >= MIN_WIDTH)
+		oo.width = ws.ws_col < MAX_WIDTH ? ws.ws_col : MAX_WIDTH;
 	struct gt_analysis a;
 	char why[512] = "";
 	int err;

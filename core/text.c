@@ -125,6 +125,59 @@ const char *gt_base_name(const char *path)
 	return s && s[1] ? s + 1 : path;
 }
 
+int gt_text__is_library(const char *path)
+{
+	const char *b = gt_base_name(path), *so = strstr(b, ".so");
+
+	return b[0] == '[' || (so && (so[3] == 0 || so[3] == '.'));
+}
+
+int gt_text__args(const char *name, size_t *open, size_t *close)
+{
+	size_t end = strlen(name), depth = 0;
+
+	/* The last ')' that closes a list: trailing qualifiers (" const",
+	 * " &&", " [clone .cold]") may follow it. */
+	while (end > 0 && name[end - 1] != ')')
+		end--;
+	if (!end)
+		return 0;
+	*close = end - 1;
+	for (size_t i = end; i-- > 0;) {
+		if (name[i] == ')') {
+			depth++;
+		} else if (name[i] == '(' && !--depth) {
+			/* "operator()" is the name, not a list. */
+			if (i == 0)
+				return 0;
+			*open = i;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* name with its parameter list read as "(…)" when asked and it has a
+ * non-empty one. */
+static void add_name(struct gt_sb *b, const char *name, int flags)
+{
+	size_t open, close;
+
+	if (!(flags & GT_LABEL_ELIDE_ARGS) || !gt_text__args(name, &open, &close) || close == open + 1) {
+		gt_sb__add_clean(b, name);
+		return;
+	}
+	{
+		struct gt_sb head = { 0 };
+
+		gt_sb__addn(&head, name, open + 1);
+		gt_sb__add_clean(b, head.s ? head.s : "");
+		free(head.s);
+	}
+	gt_sb__add(b, "…");
+	gt_sb__add_clean(b, name + close);
+}
+
 void gt_label(struct gt_sb *b, const struct gt_profile *t, uint32_t i, int flags)
 {
 	const struct gt_prof_node *n = &t->nodes[i];
@@ -140,7 +193,7 @@ void gt_label(struct gt_sb *b, const struct gt_profile *t, uint32_t i, int flags
 	case GT_PNODE_INLINE:
 	case GT_PNODE_TAIL:
 		if (name) {
-			gt_sb__add_clean(b, name);
+			add_name(b, name, flags);
 		} else if (mod) {
 			gt_sb__add_clean(b, gt_base_name(mod));
 			gt_sb__addf(b, "+0x%" PRIx64, n->offset);
@@ -153,16 +206,20 @@ void gt_label(struct gt_sb *b, const struct gt_profile *t, uint32_t i, int flags
 		if (file) {
 			gt_sb__add(b, " (");
 			gt_sb__add_clean(b, flags & GT_LABEL_SHORT_FILE ? gt_base_name(file) : file);
-			if (n->line && !(flags & GT_LABEL_NO_LINE))
-				gt_sb__addf(b, ":%" PRIu32, n->line);
+			if (!(flags & GT_LABEL_NO_LINE))
+			{
+				if (n->line)
+					gt_sb__addf(b, ":%" PRIu32, n->line);
+				else
+					gt_sb__add(b, ", line ?");
+			}
 			gt_sb__add(b, ")");
-		} else if (name && mod && mod[0] == '[') {
-			gt_sb__add(b, " ");
-			gt_sb__add_clean(b, mod); /* [vdso] */
-		} else if (name && mod) {
-			gt_sb__add(b, " [");
-			gt_sb__add_clean(b, gt_base_name(mod));
-			gt_sb__add(b, "]");
+		} else if (name && mod && gt_text__is_library(mod)) {
+			gt_sb__add(b, mod[0] == '[' ? " " : " [");
+			gt_sb__add_clean(b, gt_base_name(mod)); /* [libc.so.6], [vdso] */
+			gt_sb__add(b, mod[0] == '[' ? "" : "]");
+		} else if (name && mod && !(flags & GT_LABEL_NO_LINE)) {
+			gt_sb__add(b, " (line ?)");
 		}
 		return;
 	default:

@@ -14,91 +14,12 @@
 
 #include "core/metrics.h"
 #include "core/profile.h"
+#include "core/text.h"
+#include "report/paths.h"
 
-#define WHERE_COLS 110 /* a calling context is shortened to about this width */
 /* GPU_IDLE_CAUSE_D0 .. _D<n-1>, as the metrics table lists them. */
 #define DEVICE_METRICS (GT_M_GPU_IDLE_CAUSE_D3 - GT_M_GPU_IDLE_CAUSE_D0 + 1)
-
-/* ---- labels ---- */
-
-struct buf {
-	char s[WHERE_COLS + 256];
-	size_t len;
-};
-
-static void buf__put(struct buf *b, const char *s)
-{
-	/* Control characters from the file are printed as '?'. */
-	for (; *s && b->len + 1 < sizeof(b->s); s++)
-		b->s[b->len++] = ((unsigned char)*s < 0x20 || *s == 0x7f) ? '?' : *s;
-	b->s[b->len] = 0;
-}
-
-__attribute__((format(printf, 2, 3))) static void buf__fmt(struct buf *b, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	if (b->len + 1 >= sizeof(b->s))
-		return;
-	va_start(ap, fmt);
-	n = vsnprintf(b->s + b->len, sizeof(b->s) - b->len, fmt, ap);
-	va_end(ap);
-	if (n > 0)
-		b->len += (size_t)n < sizeof(b->s) - b->len ? (size_t)n : sizeof(b->s) - b->len - 1;
-}
-
-static const char *base_name(const char *path)
-{
-	const char *s = strrchr(path, '/');
-
-	return s ? s + 1 : path;
-}
-
-/* "function (file.c:12)", "module+0x1f", or a placeholder's or name's text. */
-static void label(const struct gt_profile *p, uint32_t i, struct buf *b)
-{
-	const struct gt_prof_node *n = &p->nodes[i];
-	const char *name = gt_profile__str(p, n->name), *file = gt_profile__str(p, n->file);
-	const char *mod = n->module == GT_NONE ? NULL : gt_profile__str(p, p->modules[n->module]);
-
-	if (!gt_pnode__is_frame(n->kind)) {
-		buf__put(b, name ? name : "<unnamed>");
-		return;
-	}
-	if (name)
-		buf__put(b, name);
-	else if (mod)
-		buf__fmt(b, "%s+0x%" PRIx64, base_name(mod), n->offset);
-	else
-		buf__fmt(b, "0x%" PRIx64, n->offset);
-	buf__put(b, gt_pnode__marker(n->kind));
-	if (file) {
-		buf__put(b, " (");
-		buf__put(b, base_name(file));
-		if (n->line)
-			buf__fmt(b, ":%" PRIu32, n->line);
-		buf__put(b, ")");
-	}
-}
-
-/* The context of node @from, innermost first, cut at about WHERE_COLS. */
-static void where(const struct gt_profile *p, uint32_t from, struct buf *b)
-{
-	b->len = 0;
-	b->s[0] = 0;
-	for (uint32_t v = from; v != GT_NONE && v != 0; v = p->nodes[v].parent) {
-		if (b->len)
-			buf__put(b, " < ");
-		if (b->len > WHERE_COLS) {
-			buf__put(b, "…");
-			return;
-		}
-		label(p, v, b);
-	}
-	if (!b->len)
-		buf__put(b, "<root>");
-}
+#define ROW_COLS 21 /* "  %9.3f %6.1f%%  " before a row's context */
 
 /* ---- sums ---- */
 
@@ -134,12 +55,16 @@ static double pct(uint64_t part, uint64_t whole)
 /* ---- the section ---- */
 
 /* The top contexts of one metric, by exclusive value. */
-static int top_contexts(const struct gt_profile *p, FILE *f, unsigned top, const char *title,
-			const uint64_t *v, uint64_t total)
+static int top_contexts(const struct gt_profile *p, FILE *f, unsigned top, const struct gt_sections_run *run,
+			const char *title, const uint64_t *v, uint64_t total)
 {
+	unsigned width = run->width ? run->width : GT_PATHS_WIDTH;
+	struct gt_paths_opts po = { .width = width > ROW_COLS + 20 ? width - ROW_COLS : 20, .leaf_first = 1,
+				    .label_flags = run->signatures ? 0 : GT_LABEL_ELIDE_ARGS };
 	struct gt_ranked *rows;
-	uint32_t n = 0, shown;
-	struct buf b;
+	uint32_t n = 0, shown, *nodes;
+	char **where;
+	int err;
 
 	if (!total)
 		return 0;
@@ -151,14 +76,24 @@ static int top_contexts(const struct gt_profile *p, FILE *f, unsigned top, const
 			rows[n++] = (struct gt_ranked){ v[i], i };
 	qsort(rows, n, sizeof(*rows), gt_ranked__cmp);
 	shown = n < top ? n : top;
-	fprintf(f, "\n  %s (%" PRIu32 " of %" PRIu32 " contexts)\n", title, shown, n);
-	fprintf(f, "  %9s %7s  %s\n", "s", "%", "context (innermost first)");
-	for (uint32_t k = 0; k < shown; k++) {
-		where(p, rows[k].node, &b);
-		fprintf(f, "  %9.3f %6.1f%%  %s\n", secs(rows[k].key), pct(rows[k].key, total), b.s);
+	nodes = malloc((shown ? shown : 1) * sizeof(*nodes));
+	where = calloc(shown ? shown : 1, sizeof(*where));
+	err = nodes && where ? 0 : -ENOMEM;
+	for (uint32_t k = 0; k < shown && !err; k++)
+		nodes[k] = rows[k].node;
+	if (!err)
+		err = gt_paths__build(p, nodes, shown, &po, where);
+	if (!err) {
+		fprintf(f, "\n  %s (%" PRIu32 " of %" PRIu32 " contexts)\n", title, shown, n);
+		fprintf(f, "  %9s %7s  %s\n", "s", "%", "context (innermost first)");
+		for (uint32_t k = 0; k < shown; k++)
+			fprintf(f, "  %9.3f %6.1f%%  %s\n", secs(rows[k].key), pct(rows[k].key, total), where[k]);
+		gt_paths__free(where, shown);
 	}
+	free(where);
+	free(nodes);
 	free(rows);
-	return 0;
+	return err;
 }
 
 /* Each device's busy time, from run->gpu_busy = "D:NS D:NS ...". */
@@ -224,12 +159,12 @@ int gt_report__blame(const struct gt_profile *p, FILE *f, unsigned top, const st
 	fprintf(f, "  %-18s %9.3f s  CPU time while no device had anything in flight\n",
 		"GPU_IDLE_CAUSE", secs(t_gidle));
 	devices(run, f, idle_cpu);
-	if ((err = top_contexts(p, f, top, "where threads waited: CPU_IDLE at the sync call sites",
+	if ((err = top_contexts(p, f, top, run, "where threads waited: CPU_IDLE at the sync call sites",
 				idle, t_idle)) ||
-	    (err = top_contexts(p, f, top,
+	    (err = top_contexts(p, f, top, run,
 				"what they waited for: CPU_IDLE_CAUSE at the launch sites", cause,
 				t_cause)) ||
-	    (err = top_contexts(p, f, top,
+	    (err = top_contexts(p, f, top, run,
 				"what ran on the CPU while the devices were idle: GPU_IDLE_CAUSE",
 				gidle, t_gidle)))
 		goto out_free;

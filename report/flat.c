@@ -143,14 +143,17 @@ void gt_flat_profile__fini(struct gt_flat_profile *fp)
 	fp->p.values = NULL;
 }
 
-int gt_flat__write_sections(FILE *f, const struct gt_analysis *a, unsigned top)
+int gt_flat__write_sections(FILE *f, const struct gt_analysis *a, const struct gt_out_opts *o)
 {
 	struct gt_flat_profile fp;
 	struct gt_next_list next;
+	unsigned top = o->top;
 	int err = gt_flat_profile__init(&fp, a);
 
 	if (err)
 		return err;
+	fp.run.width = o->width;
+	fp.run.signatures = o->signatures;
 	err = gt_next__build(&fp.p, &fp.run, &next);
 	if (!err) {
 		err = gt_next__write_text(&fp.p, &next, f, top ? top : GT_REPORT_TOP);

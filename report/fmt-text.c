@@ -13,10 +13,10 @@
 #include <string.h>
 
 #include "core/metrics.h"
+#include "report/paths.h"
 #include "report/report.h"
 #include "report/sections.h"
 
-#define LINE_COLS 160
 #define TREE_MIN_SHARE 0.01 /* tree nodes under this share of the total are left out */
 #define TREE_DEPTH 40
 #define BU_DEPTH 6
@@ -52,12 +52,28 @@ static void pct(char *buf, size_t len, double part, double whole)
 		snprintf(buf, len, "%.1f%%", 100.0 * part / whole);
 }
 
+static size_t line_cols(const struct out *o)
+{
+	return o->o->width ? o->o->width : GT_PATHS_WIDTH;
+}
+
+static int label_flags(const struct out *o)
+{
+	return o->o->signatures ? 0 : GT_LABEL_ELIDE_ARGS;
+}
+
+/* What is left of a line after used columns, for a label or a context. */
+static size_t room(const struct out *o, size_t used)
+{
+	return line_cols(o) > used + 20 ? line_cols(o) - used : 20;
+}
+
 /* The label of node i, fitted to width columns. */
-static char *label(const struct gt_analysis *a, uint32_t i, int flags, size_t width)
+static char *label(const struct out *o, uint32_t i, int flags, size_t width)
 {
 	struct gt_sb b = { 0 }, fit = { 0 };
 
-	gt_label(&b, a->t, i, flags | GT_LABEL_SHORT_FILE);
+	gt_label(&b, o->a->t, i, flags | GT_LABEL_SHORT_FILE | label_flags(o));
 	if (!b.oom)
 		gt_sb__add_fit(&fit, b.s, width);
 	free(b.s);
@@ -68,78 +84,14 @@ static char *label(const struct gt_analysis *a, uint32_t i, int flags, size_t wi
 	return fit.s ? fit.s : strdup("");
 }
 
-/*
- * The path from the root's child to node i, joined by " > ", at most width
- * columns: when too long, whole contexts from the middle give way to "…",
- * keeping the outermost and as many of the innermost as fit, and always the
- * innermost function (what tells two contexts of one construct apart).
- */
-static char *path(const struct gt_analysis *a, uint32_t i, size_t width)
+/* The contexts of nodes[0..n), outermost first, as one table's rows
+ * (report/paths.h); out[k] NULL for all when out of memory. */
+static void paths(const struct out *o, const uint32_t *nodes, uint32_t n, size_t width, char **out)
 {
-	struct gt_sb out = { 0 };
-	char **lab;
-	uint32_t *chain, n = 0, keep, inner = 0;
-	size_t w;
+	const struct gt_paths_opts po = { .width = width, .label_flags = label_flags(o) };
 
-	chain = malloc((a->n_nodes ? a->n_nodes : 1) * sizeof(*chain));
-	if (!chain)
-		return NULL;
-	for (uint32_t v = i; v != 0 && v != GT_NONE; v = a->t->nodes[v].parent) {
-		if (!inner && gt_pnode__is_frame(a->t->nodes[v].kind))
-			inner = n + 1;
-		chain[n++] = v; /* innermost first */
-	}
-	if (!n) {
-		free(chain);
-		return strdup("<program>");
-	}
-	lab = calloc(n, sizeof(*lab));
-	if (!lab) {
-		free(chain);
-		return NULL;
-	}
-	for (uint32_t k = 0; k < n; k++) {
-		struct gt_sb b = { 0 };
-
-		gt_label(&b, a->t, chain[k], GT_LABEL_SHORT_FILE);
-		lab[k] = b.oom ? NULL : b.s;
-		if (!lab[k])
-			goto out_free;
-	}
-	/* The outermost (lab[n - 1]) always; then innermost ones while they fit. */
-	w = gt_cols(lab[n - 1]);
-	for (keep = 0; keep + 1 < n; keep++) {
-		size_t more = gt_cols(lab[keep]) + 3 + (keep + 2 < n ? 4 : 0);
-
-		if (w + more > width && keep >= inner)
-			break;
-		w += gt_cols(lab[keep]) + 3;
-	}
-	gt_sb__add(&out, lab[n - 1]);
-	if (keep + 1 < n)
-		gt_sb__add(&out, " > …");
-	for (uint32_t k = keep; k-- > 0;) {
-		gt_sb__add(&out, " > ");
-		gt_sb__add(&out, lab[k]);
-	}
-	if (keep == 0 && n > 1) { /* not even the innermost fits: cut it */
-		struct gt_sb fit = { 0 };
-
-		gt_sb__add(&out, " > ");
-		gt_sb__add_fit(&fit, lab[0], width > w + 7 ? width - w - 7 : 10);
-		gt_sb__add(&out, fit.s ? fit.s : "");
-		free(fit.s);
-	}
-out_free:
-	for (uint32_t k = 0; k < n; k++)
-		free(lab[k]);
-	free(lab);
-	free(chain);
-	if (out.oom || !out.s) {
-		free(out.s);
-		return NULL;
-	}
-	return out.s;
+	if (gt_paths__build(o->a->t, nodes, n, &po, out))
+		memset(out, 0, n * sizeof(*out));
 }
 
 static const char *exe_base(const struct gt_proc *p)
@@ -392,7 +344,7 @@ static void header(struct out *o)
 
 		gt_sb__add_clean(&b, first->cmdline);
 		if (b.s)
-			gt_sb__add_fit(&fit, b.s, LINE_COLS - 15);
+			gt_sb__add_fit(&fit, b.s, room(o, 15));
 		fprintf(o->f, "  %-12s %s\n", "command", fit.s ? fit.s : "");
 		free(b.s);
 		free(fit.s);
@@ -461,7 +413,7 @@ static void hot(struct out *o, const char *what, const uint32_t *p, uint32_t n, 
 	}
 	fprintf(o->f, "  hot path (%s), from the top; %%: %s\n", what, gpu ? "I_G" : "I_C");
 	for (uint32_t k = 0; k < n; k++) {
-		char *l = label(a, p[k], 0, LINE_COLS - 20 - 2 * (k < 20 ? k : 20));
+		char *l = label(o, p[k], 0, room(o, 11 + 2 * (k < 20 ? k : 20)));
 		char c[16];
 
 		pct(c, sizeof(c), gpu ? gt_analysis__I_G(a, p[k]) : gt_analysis__I_C(a, p[k]), 1.0);
@@ -484,6 +436,25 @@ static void hot(struct out *o, const char *what, const uint32_t *p, uint32_t n, 
 			fputc('\n', o->f);
 		}
 	}
+}
+
+/* A "<gpu kernel>" placeholder with one kernel's name under it reads as
+ * that name: the row then says which kernel ran. */
+static uint32_t kernel_named(const struct gt_analysis *a, uint32_t node)
+{
+	const struct gt_profile *t = a->t;
+	const char *ph = gt_profile__str(t, t->nodes[node].name);
+	uint32_t named = GT_NONE, kids = 0;
+
+	if (t->nodes[node].kind != GT_PNODE_PLACEHOLDER || !ph || strcmp(ph, "<gpu kernel>"))
+		return node;
+	for (uint32_t i = node + 1; i < t->n_nodes; i++)
+		if (t->nodes[i].parent == node) {
+			kids++;
+			if (t->nodes[i].kind == GT_PNODE_NAME)
+				named = i;
+		}
+	return kids == 1 && named != GT_NONE ? named : node;
 }
 
 static void importance(struct out *o)
@@ -546,10 +517,17 @@ static void importance(struct out *o)
 		struct gt_scale sc = gt_scale__for("ns", a->sites[0].value);
 
 		fprintf(o->f, "\n  GPU operations by importance (%" PRIu32 " of %" PRIu32 ")\n", shown, a->n_sites);
+		uint32_t *nodes = calloc(shown ? shown : 1, sizeof(*nodes));
+		char **where = calloc(shown ? shown : 1, sizeof(*where));
+
 		fprintf(o->f, "  %8s %10s  %-12s  %s\n", "I_G,i,j", sc.suffix, "type", "call site > operation");
+		for (uint32_t k = 0; nodes && where && k < shown; k++)
+			nodes[k] = kernel_named(a, a->sites[k].node);
+		if (nodes && where)
+			paths(o, nodes, shown, room(o, 37), where);
 		for (uint32_t k = 0; k < shown; k++) {
 			const struct gt_gpu_site *st = &a->sites[k];
-			char v[32], *p = path(a, st->node, LINE_COLS - 40);
+			char v[32], *p = where ? where[k] : NULL;
 
 			pct(s, sizeof(s), (double)st->value, (double)a->G_P);
 			gt_scale__fmt(&sc, v, sizeof(v), (double)st->value);
@@ -557,6 +535,8 @@ static void importance(struct out *o)
 				gt_profile__str(a->t, a->t->metrics[a->gpu_metric[st->j]].name), p ? p : "?");
 			free(p);
 		}
+		free(where);
+		free(nodes);
 	}
 }
 
@@ -685,7 +665,7 @@ static void imbalance(struct out *o)
 	const struct gt_analysis *a = o->a;
 	const struct gt_run *r = a->run;
 	uint32_t n = r->n_merged, shown;
-	char buf[5][32];
+	char buf[5][32], *where[IMB_ROWS];
 
 	if (n >= 2 && a->n_imb) {
 		uint64_t period = sample_period_ns(a);
@@ -698,10 +678,11 @@ static void imbalance(struct out *o)
 		if (period)
 			fprintf(o->f, " %7s %5s", "samples", "noise");
 		fprintf(o->f, " %s\n", "context");
+		paths(o, a->imb, shown, room(o, period ? 83 : 69), where);
 		for (uint32_t k = 0; k < shown; k++) {
 			const struct gt_cell *c = gt_analysis__cell(a, a->imb[k]);
 			double mean = gt_pstat__mean(&c->incl, n);
-			char at[32], *p = path(a, a->imb[k], LINE_COLS - 80);
+			char at[32], *p = where[k];
 
 			val(o, buf[0], sizeof(buf[0]), (double)c->incl.max - mean);
 			val(o, buf[1], sizeof(buf[1]), (double)gt_pstat__min(&c->incl, n));
@@ -726,10 +707,11 @@ static void imbalance(struct out *o)
 		fprintf(o->f, "\nLoad imbalance across threads (%s, exclusive, in %s; over the threads that measured it)\n",
 			a->metric_name, unit_label(&o->sc));
 		fprintf(o->f, "  %6s %7s %10s %10s %10s  %s\n", "imb", "threads", "min", "mean", "max", "context");
+		paths(o, a->timb, shown, room(o, 51), where);
 		for (uint32_t k = 0; k < shown; k++) {
 			const struct gt_cell *c = gt_analysis__cell(a, a->timb[k]);
 			double mean = gt_tstat__mean(&c->thr, c->excl.sum);
-			char *p = path(a, a->timb[k], LINE_COLS - 60);
+			char *p = where[k];
 
 			val(o, buf[1], sizeof(buf[1]), (double)c->thr.min);
 			val(o, buf[2], sizeof(buf[2]), mean);
@@ -797,7 +779,7 @@ static int tree(struct out *o, uint32_t node, unsigned depth)
 		fprintf(o->f, "  %6s %10s %10s", p, v1, v2);
 		row_stats(o, c);
 		row_importance(o, c);
-		l = label(a, c, 0, LINE_COLS - 40 - 2 * ind);
+		l = label(o, c, 0, room(o, 32 + (o->stats ? 36 : 0) + (o->imp ? 14 : 0) + 2 * ind));
 		fprintf(o->f, "  %*s%s\n", (int)(2 * ind), "", l ? l : "?");
 		free(l);
 		o->lines++;
@@ -813,8 +795,8 @@ static int view_top_down(struct out *o)
 	const struct gt_analysis *a = o->a;
 	int err;
 
-	fprintf(o->f, "\nTop-down view (%s, in %s; inclusive and exclusive summed over %" PRIu32 " process%s and %" PRIu64
-		      " thread%s; contexts over %.0f%% of the total)\n",
+	fprintf(o->f, "\nTop-down view (%s, in %s; inclusive and exclusive, sum of %" PRIu32 " process%s and %" PRIu64
+		      " thread%s; over %.0f%% of the total)\n",
 		a->metric_name, unit_label(&o->sc), a->run->n_merged, a->run->n_merged == 1 ? "" : "es",
 		a->run->n_threads, a->run->n_threads == 1 ? "" : "s", 100 * TREE_MIN_SHARE);
 	fprintf(o->f, "  %6s %10s %10s", "%", "incl", "excl");
@@ -846,7 +828,7 @@ static int callers(struct out *o, const struct gt_bottom_up *bu, uint32_t id, un
 			break;
 		pct(p, sizeof(p), (double)b->value, (double)a->total);
 		val(o, v, sizeof(v), (double)b->value);
-		l = label(a, b->node, 0, LINE_COLS - 40 - 2 * depth);
+		l = label(o, b->node, 0, room(o, 23 + 2 * depth));
 		fprintf(o->f, "  %6s %10s  %*s< %s\n", p, v, (int)(2 * depth), "", l ? l : "?");
 		free(l);
 		o->lines++;
@@ -871,7 +853,7 @@ static int view_bottom_up(struct out *o)
 	fprintf(o->f, "  %6s %10s  %s\n", "%", "excl", "function  < called from");
 	for (uint32_t k = 0; k < shown && !err; k++) {
 		const struct gt_bu_node *b = &bu.n[bu.roots[k]];
-		char p[16], v[32], *l = label(a, b->node, GT_LABEL_NO_LINE, LINE_COLS - 30);
+		char p[16], v[32], *l = label(o, b->node, GT_LABEL_NO_LINE, room(o, 21));
 
 		pct(p, sizeof(p), (double)b->value, (double)a->total);
 		val(o, v, sizeof(v), (double)b->value);
@@ -911,7 +893,7 @@ static int view_flat(struct out *o)
 		pct(p2, sizeof(p2), (double)f->incl, (double)a->total);
 		val(o, v1, sizeof(v1), (double)f->excl);
 		val(o, v2, sizeof(v2), (double)f->incl);
-		l = label(a, f->node, GT_LABEL_NO_LINE, LINE_COLS - 60);
+		l = label(o, f->node, GT_LABEL_NO_LINE, room(o, 48));
 		fprintf(o->f, "  %6s %10s %6s %10s %8" PRIu32 "  %s\n", p1, v1, p2, v2, f->contexts, l ? l : "?");
 		free(l);
 		s++;
@@ -935,7 +917,7 @@ int gt_text__write(FILE *f, const struct gt_analysis *a, const struct gt_out_opt
 	processes(&o);
 	imbalance(&o);
 	/* What the report of each process shows, for the run as a whole. */
-	err = gt_flat__write_sections(f, a, opts->top);
+	err = gt_flat__write_sections(f, a, opts);
 	if (err)
 		return err;
 	if (!a->total) {

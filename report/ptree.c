@@ -8,6 +8,8 @@
 #include <string.h>
 
 #include "core/modmap.h"
+#include "core/text.h"
+#include "report/paths.h"
 
 static uint64_t *totals(const struct gt_profile *p, const char *name, int inclusive)
 {
@@ -32,13 +34,6 @@ uint64_t *gt_ptree__incl(const struct gt_profile *p, const char *name)
 	return totals(p, name, 1);
 }
 
-static const char *base_name(const char *path)
-{
-	const char *s = strrchr(path, '/');
-
-	return s ? s + 1 : path;
-}
-
 /* Printable: control characters from the file become '?'. */
 void gt_ptree__put(char *out, size_t cap, size_t *len, const char *s)
 {
@@ -60,48 +55,23 @@ void gt_ptree__putf(char *out, size_t cap, size_t *len, const char *fmt, uint64_
 
 void gt_ptree__label(const struct gt_profile *p, uint32_t i, char *out, size_t cap, size_t *len)
 {
-	const struct gt_prof_node *n = &p->nodes[i];
-	const char *name = gt_profile__str(p, n->name), *file = gt_profile__str(p, n->file);
-	const char *mod = n->module == GT_NONE ? NULL : gt_profile__str(p, p->modules[n->module]);
+	struct gt_sb b = { 0 };
 
-	if (!gt_pnode__is_frame(n->kind)) {
-		gt_ptree__put(out, cap, len, name ? name : "<unnamed>");
-		return;
-	}
-	if (name) {
-		gt_ptree__put(out, cap, len, name);
-	} else if (mod) {
-		gt_ptree__put(out, cap, len, base_name(mod));
-		gt_ptree__putf(out, cap, len, "+0x%" PRIx64, n->offset);
-	} else {
-		gt_ptree__putf(out, cap, len, "0x%" PRIx64, n->offset);
-	}
-	gt_ptree__put(out, cap, len, gt_pnode__marker(n->kind));
-	if (file) {
-		gt_ptree__put(out, cap, len, " (");
-		gt_ptree__put(out, cap, len, base_name(file));
-		if (n->line)
-			gt_ptree__putf(out, cap, len, ":%" PRIu64, n->line);
-		gt_ptree__put(out, cap, len, ")");
-	}
+	gt_label(&b, p, i, GT_LABEL_SHORT_FILE);
+	gt_ptree__put(out, cap, len, b.s ? b.s : "?");
+	free(b.s);
 }
 
 void gt_ptree__where(const struct gt_profile *p, uint32_t from, char *out, size_t cap)
 {
+	const struct gt_paths_opts o = { .width = GT_PTREE_WHERE_COLS, .leaf_first = 1,
+					 .label_flags = GT_LABEL_ELIDE_ARGS };
+	char *s = gt_paths__one(p, from, &o);
 	size_t len = 0;
 
 	out[0] = 0;
-	for (uint32_t v = from; v != GT_NONE && v != 0; v = p->nodes[v].parent) {
-		if (len)
-			gt_ptree__put(out, cap, &len, " < ");
-		if (len > GT_PTREE_WHERE_COLS) {
-			gt_ptree__put(out, cap, &len, "...");
-			return;
-		}
-		gt_ptree__label(p, v, out, cap, &len);
-	}
-	if (!len)
-		gt_ptree__put(out, cap, &len, "<root>");
+	gt_ptree__put(out, cap, &len, s ? s : "?");
+	free(s);
 }
 
 int gt_ptree__is_kernel_ph(const struct gt_profile *p, uint32_t i)

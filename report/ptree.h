@@ -25,7 +25,8 @@ void gt_ptree__putf(char *out, size_t cap, size_t *len, const char *fmt, uint64_
 /* Appends node i's label: "function (file.c:12)", "module+0x1f", a
  * placeholder's or a name's text. */
 void gt_ptree__label(const struct gt_profile *p, uint32_t i, char *out, size_t cap, size_t *len);
-/* The context of node from, innermost first, cut at about GT_PTREE_WHERE_COLS. */
+/* The context of node from, innermost first, at most GT_PTREE_WHERE_COLS
+ * columns (report/paths.h; "<program>" for the root). */
 void gt_ptree__where(const struct gt_profile *p, uint32_t from, char *out, size_t cap);
 
 /* Whether node i is the "<gpu kernel>" placeholder. */

@@ -322,12 +322,14 @@ struct gt_out_opts {
 	enum gt_view view;
 	unsigned top; /* rows per list and lines of a tree */
 	const char *path; /* what was reported */
+	unsigned width;   /* text: columns of a line, at most (0: GT_PATHS_WIDTH) */
+	int signatures;   /* text: C++ parameter lists in full; else "f(…)" */
 };
 
 int gt_text__write(FILE *f, const struct gt_analysis *a, const struct gt_out_opts *o);
 /* The per-process report's sections (report/sections.h) over the merged
  * run, after what to do next (report/next.h). */
-int gt_flat__write_sections(FILE *f, const struct gt_analysis *a, unsigned top);
+int gt_flat__write_sections(FILE *f, const struct gt_analysis *a, const struct gt_out_opts *o);
 /* The merged run as one profile (borrowing a's tree, strings and metrics;
  * one value per node and metric, the run's sum) and what the sections need
  * to know of the run (flat.c). 0 or -ENOMEM. */

@@ -16,10 +16,10 @@
 
 #include "core/profile.h"
 #include "core/text.h"
+#include "report/paths.h"
 #include "report/rank.h"
 #include "report/sections.h"
 
-#define LINE_COLS 150    /* paths are shortened to keep lines about this wide */
 #define NAME_COLS 60     /* widest function name in the by-function list */
 
 #define PH_PARALLEL "<omp parallel>"
@@ -91,6 +91,9 @@ static void columns__free(const struct column *c, size_t n)
 	}
 }
 
+/* A line under a row starts after the first column (up to 4 digits) and 4 spaces. */
+#define BELOW_INDENT 8
+
 #define N_COLUMNS(c) (sizeof(c) / sizeof((c)[0]))
 
 static double secs(uint64_t ns)
@@ -98,10 +101,25 @@ static double secs(uint64_t ns)
 	return (double)ns / 1e9;
 }
 
-/* How node i reads in a path: "func (file.c:12)", or a placeholder's name. */
-static void gt_label_short(struct gt_sb *b, const struct gt_profile *p, uint32_t i)
+/* The label flags of the run: parameter lists elided unless asked. */
+static int label_flags(const struct rep *r)
 {
-	gt_label(b, p, i, GT_LABEL_SHORT_FILE);
+	return r->run->signatures ? 0 : GT_LABEL_ELIDE_ARGS;
+}
+
+static size_t line_cols(const struct rep *r)
+{
+	return r->run->width ? r->run->width : GT_PATHS_WIDTH;
+}
+
+/* The contexts of nodes[0..n) as one table's rows (report/paths.h), each at
+ * most width columns. */
+static int paths(const struct rep *r, const uint32_t *nodes, uint32_t n, int leaf_first, size_t width, char **out)
+{
+	const struct gt_paths_opts o = { .width = width > 20 ? width : 20, .leaf_first = leaf_first,
+					 .label_flags = label_flags(r) };
+
+	return gt_paths__build(r->p, nodes, n, &o, out);
 }
 
 static int is_node_named(const struct gt_profile *p, uint32_t i, uint32_t kind, const char *name)
@@ -111,110 +129,6 @@ static int is_node_named(const struct gt_profile *p, uint32_t i, uint32_t kind, 
 	return p->nodes[i].kind == kind && s && !strcmp(s, name);
 }
 
-
-/*
- * The calling context of node `from` up to the root (the root itself left
- * out), leaf first joined by " < " or root first joined by " > ", at most
- * width columns. When too long, whole elements from the middle give way to
- * "…": both ends stay, the outermost caller and as many of the innermost
- * callers as fit, since those say most about where the time went. The
- * innermost function always stays (with the placeholders under it): it is
- * what tells two contexts of one construct apart.
- */
-static char *path(const struct rep *r, uint32_t from, int leaf_first, size_t width)
-{
-	const struct gt_profile *p = r->p;
-	const char *sep = leaf_first ? " < " : " > ";
-	struct gt_sb *lab = NULL, out = { 0 };
-	size_t n = 0, total = 0, i, keep_front, keep_back, w_front, w_back, inner = 0;
-	uint32_t v;
-
-	for (v = from; v != GT_NONE && v != 0; v = p->nodes[v].parent)
-		n++;
-	if (!n)
-		return strdup("<root>");
-	lab = calloc(n, sizeof(*lab));
-	if (!lab)
-		return NULL;
-	/* lab[] in the order printed. */
-	for (i = 0, v = from; i < n; i++, v = p->nodes[v].parent) {
-		struct gt_sb *l = &lab[leaf_first ? i : n - 1 - i];
-
-		gt_label_short(l, p, v);
-		if (l->oom)
-			goto out_free_labels;
-		total += gt_cols(l->s) + (i ? 3 : 0);
-		if (!inner && gt_pnode__is_frame(p->nodes[v].kind))
-			inner = i + 1;
-	}
-	if (!inner || inner > n - 1)
-		inner = n - 1 ? n - 1 : 1;
-	if (total <= width) {
-		keep_front = n;
-		keep_back = 0;
-	} else {
-		/* Grow the innermost side first, then the other, while both
-		 * still fit around " … " (7 columns with the separators). */
-		keep_front = leaf_first ? inner : 1;
-		keep_back = leaf_first ? 1 : inner;
-		w_front = w_back = 0;
-		for (i = 0; i < keep_front; i++)
-			w_front += gt_cols(lab[i].s) + (i ? 3 : 0);
-		for (i = 0; i < keep_back; i++)
-			w_back += gt_cols(lab[n - 1 - i].s) + (i ? 3 : 0);
-		while (keep_front + keep_back < n) {
-			const struct gt_sb *f = &lab[keep_front], *b = &lab[n - 1 - keep_back];
-			size_t wf = gt_cols(f->s) + 3, wb = gt_cols(b->s) + 3;
-			int fits_f = w_front + w_back + wf + 7 <= width;
-			int fits_b = w_front + w_back + wb + 7 <= width;
-
-			if (fits_f && (leaf_first || !fits_b)) {
-				w_front += wf;
-				keep_front++;
-			} else if (fits_b) {
-				w_back += wb;
-				keep_back++;
-			} else {
-				break;
-			}
-		}
-		/* Nothing left out (one or two long names): cut characters. */
-		if (keep_front + keep_back >= n) {
-			keep_front = n;
-			keep_back = 0;
-		}
-	}
-	{
-		struct gt_sb joined = { 0 };
-
-		for (i = 0; i < keep_front; i++) {
-			if (i)
-				gt_sb__add(&joined, sep);
-			gt_sb__add(&joined, lab[i].s);
-		}
-		if (keep_back) {
-			gt_sb__add(&joined, sep);
-			gt_sb__add(&joined, "…");
-			for (i = n - keep_back; i < n; i++) {
-				gt_sb__add(&joined, sep);
-				gt_sb__add(&joined, lab[i].s);
-			}
-		}
-		/* Names longer than the line are cut in their middle too. */
-		if (!joined.oom)
-			gt_sb__add_fit(&out, joined.s, width);
-		free(joined.s);
-	}
-out_free_labels:
-	for (i = 0; i < n; i++)
-		free(lab[i].s);
-	free(lab);
-	if (out.oom) {
-		free(out.s);
-		return NULL;
-	}
-	return out.s ? out.s : strdup("");
-}
 
 /* ---- tables ---- */
 
@@ -297,6 +211,22 @@ static void table__print(const struct table *t, FILE *f)
 	}
 }
 
+/* The columns left for the tail of each row once the cells are set. */
+static size_t table__tail_cols(const struct table *t, size_t width)
+{
+	size_t used = 2;
+
+	for (unsigned c = 0; c < t->ncols; c++) {
+		size_t w = strlen(t->head[c]);
+
+		for (unsigned i = 0; i < t->nrows; i++)
+			if (strlen(t->cell[i][c]) > w)
+				w = strlen(t->cell[i][c]);
+		used += 2 + w;
+	}
+	return width > used + 20 ? width - used : 20;
+}
+
 static void fmt_pct(char *buf, uint64_t part, uint64_t whole)
 {
 	if (!whole)
@@ -359,13 +289,13 @@ static const char *kernel_name(const struct rep *r, uint32_t kernel)
 
 /* A host kernel's region (kernel not GT_NONE) reads as the kernel: where the
  * <omp kernel> is, and its name before the bodies. */
-static char *region_label(const struct rep *r, uint32_t region, uint32_t kernel)
+static char *region_label(const struct rep *r, uint32_t region, uint32_t kernel, char *where)
 {
 	const struct gt_profile *p = r->p;
 	uint32_t body[BODY_MAX], n = 0;
 	const char *kname = kernel != GT_NONE ? kernel_name(r, kernel) : NULL;
-	char *where = path(r, kernel != GT_NONE ? kernel : p->nodes[region].parent, 0, LINE_COLS - 6);
 	struct gt_sb b = { 0 };
+	size_t cols = line_cols(r) > 60 ? line_cols(r) - 30 : 30; /* after the indent, "kernel " and "bodies: " */
 
 	if (!where)
 		return NULL;
@@ -400,7 +330,7 @@ static char *region_label(const struct rep *r, uint32_t region, uint32_t kernel)
 	gt_sb__addf(&b, "%*s", 10, "");
 	if (kname) {
 		gt_sb__add(&b, "kernel ");
-		gt_sb__add_fit(&b, kname, (LINE_COLS - 16) / 2);
+		gt_sb__add_fit(&b, kname, cols / 2);
 		gt_sb__add(&b, n ? "; " : "");
 	}
 	if (n)
@@ -408,10 +338,10 @@ static char *region_label(const struct rep *r, uint32_t region, uint32_t kernel)
 	for (uint32_t k = 0; k < n; k++) {
 		struct gt_sb l = { 0 };
 
-		gt_label_short(&l, p, body[k]);
+		gt_label(&l, p, body[k], GT_LABEL_SHORT_FILE | label_flags(r));
 		if (k)
 			gt_sb__add(&b, "; ");
-		gt_sb__add_fit(&b, l.s ? l.s : "?", (LINE_COLS - 16) / n);
+		gt_sb__add_fit(&b, l.s ? l.s : "?", (kname ? cols / 2 : cols) / n - (k ? 2 : 0));
 		free(l.s);
 	}
 	if (b.oom) {
@@ -430,7 +360,8 @@ static int section_parallel(struct rep *r)
 		{ "OMP_PAR_THREADS", &thr, NULL }, { "OMP_WORK", &work, NULL },
 		{ "OMP_WAIT", &wait, NULL },
 	};
-	uint32_t *idx = NULL, n = 0, shown, *kernel = NULL, *pick = NULL;
+	uint32_t *idx = NULL, n = 0, shown = 0, *kernel = NULL, *pick = NULL, *ctx = NULL;
+	char **where = NULL;
 	struct table t = { 0 };
 	int err;
 
@@ -485,6 +416,16 @@ static int section_parallel(struct rep *r)
 			  "wait s", "wait %", "CPU s");
 	if (err)
 		goto out_free;
+	where = calloc(shown ? shown : 1, sizeof(*where));
+	ctx = malloc((shown ? shown : 1) * sizeof(*ctx));
+	if (!where || !ctx) {
+		err = -ENOMEM;
+		goto out_free;
+	}
+	for (uint32_t k = 0; k < shown; k++)
+		ctx[k] = kernel[idx[k]] != GT_NONE ? kernel[idx[k]] : p->nodes[idx[k]].parent;
+	if ((err = paths(r, ctx, shown, 0, line_cols(r) - BELOW_INDENT, where)))
+		goto out_free;
 	for (uint32_t k = 0; k < shown; k++) {
 		uint32_t i = idx[k];
 
@@ -500,7 +441,8 @@ static int section_parallel(struct rep *r)
 		table__set(&t, k, 6, "%.3f", secs(wait[i]));
 		fmt_pct(t.cell[k][7], wait[i], work[i] + wait[i]);
 		table__set(&t, k, 8, "%.3f", secs(r->cpu_incl[i]));
-		t.below[k] = region_label(r, i, kernel[i]);
+		t.below[k] = region_label(r, i, kernel[i], where[k]);
+		where[k] = NULL;
 		if (!t.below[k]) {
 			err = -ENOMEM;
 			goto out_free;
@@ -519,6 +461,10 @@ static int section_parallel(struct rep *r)
 		}
 	}
 out_free:
+	if (where)
+		gt_paths__free(where, shown);
+	free(where);
+	free(ctx);
 	table__fini(&t);
 	free(idx);
 	free(key);
@@ -570,12 +516,14 @@ static int section_acc(struct rep *r)
 		table__set(&t, k, 4, "%.3f", (double)up[i] / 1e6);
 		table__set(&t, k, 5, "%.3f", (double)down[i] / 1e6);
 		t.tail[k] = strdup(gt_profile__str(p, p->nodes[i].name) ? gt_profile__str(p, p->nodes[i].name) : "?");
-		t.below[k] = path(r, p->nodes[i].parent, 0, LINE_COLS - 6);
-		if (!t.tail[k] || !t.below[k]) {
+		idx[k] = p->nodes[i].parent;
+		if (!t.tail[k]) {
 			err = -ENOMEM;
 			goto out_free;
 		}
 	}
+	if ((err = paths(r, idx, shown, 0, line_cols(r) - BELOW_INDENT, t.below)))
+		goto out_free;
 	fprintf(r->f, "\nOpenACC constructs (%" PRIu32 " of %" PRIu32 ", by time; under each, where it was reached)\n",
 		shown, n);
 	table__print(&t, r->f);
@@ -592,6 +540,24 @@ struct fn_row {
 	uint64_t cpu;
 	uint32_t contexts;
 };
+
+/* A function's name with its parameter list "(…)" under flags. */
+static char *elide(const char *name, int flags)
+{
+	size_t open, close;
+	struct gt_sb b = { 0 };
+
+	if (!(flags & GT_LABEL_ELIDE_ARGS) || !gt_text__args(name, &open, &close) || close == open + 1)
+		return strdup(name);
+	gt_sb__addn(&b, name, open + 1);
+	gt_sb__add(&b, "…");
+	gt_sb__add(&b, name + close);
+	if (b.oom) {
+		free(b.s);
+		return NULL;
+	}
+	return b.s;
+}
 
 static int fn_by_name(const void *a, const void *b)
 {
@@ -636,7 +602,8 @@ static char *function_key(const struct gt_profile *p, uint32_t i)
 static int section_functions(struct rep *r, const uint32_t *idx, uint32_t n)
 {
 	struct fn_row *rows = calloc(n ? n : 1, sizeof(*rows));
-	uint32_t m = 0, shown;
+	char **shown_name = NULL;
+	uint32_t m = 0, shown = 0;
 	struct table t = { 0 };
 	size_t name_w = 0;
 	int err = -ENOMEM;
@@ -668,18 +635,45 @@ static int section_functions(struct rep *r, const uint32_t *idx, uint32_t n)
 	err = table__init(&t, shown, "function", 3, "CPU s", "%", "contexts");
 	if (err)
 		goto out_free;
+	err = -ENOMEM;
+	/* The cells first: the names get what the line leaves. */
 	for (uint32_t k = 0; k < shown; k++) {
-		size_t w = gt_cols(rows[k].name);
+		table__set(&t, k, 0, "%.3f", secs(rows[k].cpu));
+		fmt_pct(t.cell[k][1], rows[k].cpu, r->cpu_total);
+		table__set(&t, k, 2, "%" PRIu32, rows[k].contexts);
+	}
+	/* Names read "f(…)" unless two shown read alike (overloads): those in full. */
+	shown_name = calloc(shown ? shown : 1, sizeof(*shown_name));
+	if (!shown_name)
+		goto out_free;
+	for (uint32_t k = 0; k < shown; k++) {
+		shown_name[k] = elide(rows[k].name, label_flags(r));
+		if (!shown_name[k])
+			goto out_free;
+	}
+	for (uint32_t k = 0; k < shown; k++)
+		for (uint32_t j = 0; j < shown; j++)
+			if (j != k && strcmp(rows[k].name, rows[j].name) && !strcmp(shown_name[k], shown_name[j]) &&
+			    strcmp(shown_name[k], rows[k].name)) {
+				free(shown_name[k]);
+				if (!(shown_name[k] = strdup(rows[k].name)))
+					goto out_free;
+				break;
+			}
+	for (uint32_t k = 0; k < shown; k++) {
+		size_t w = gt_cols(shown_name[k]);
 
 		name_w = w > name_w ? w : name_w;
 	}
+	if (name_w > table__tail_cols(&t, line_cols(r)))
+		name_w = table__tail_cols(&t, line_cols(r));
 	for (uint32_t k = 0; k < shown; k++) {
 		struct gt_sb b = { 0 };
 
 		table__set(&t, k, 0, "%.3f", secs(rows[k].cpu));
 		fmt_pct(t.cell[k][1], rows[k].cpu, r->cpu_total);
 		table__set(&t, k, 2, "%" PRIu32, rows[k].contexts);
-		gt_sb__add_fit(&b, rows[k].name, name_w < NAME_COLS ? name_w : NAME_COLS);
+		gt_sb__add_fit(&b, shown_name[k], name_w);
 		if (b.oom) {
 			free(b.s);
 			err = -ENOMEM;
@@ -687,14 +681,51 @@ static int section_functions(struct rep *r, const uint32_t *idx, uint32_t n)
 		}
 		t.tail[k] = b.s;
 	}
+	err = 0;
 	fprintf(r->f, "\n  by function (%" PRIu32 " of %" PRIu32 ")\n", shown, m);
 	table__print(&t, r->f);
 out_free:
+	for (uint32_t k = 0; shown_name && k < shown; k++)
+		free(shown_name[k]);
+	free(shown_name);
 	table__fini(&t);
 	for (uint32_t k = 0; k < n; k++)
 		free(rows[k].name);
 	free(rows);
 	return err;
+}
+
+/*
+ * One line when most CPU time is in the program's own code without line
+ * information (a module built without -g: its frames have no file), since
+ * then every context stops at one outlined function and reads alike.
+ */
+static void no_lines_hint(const struct rep *r)
+{
+	const struct gt_profile *p = r->p;
+	uint64_t blind = 0, most = 0;
+	uint32_t mod = GT_NONE;
+
+	for (uint32_t i = 0; i < p->n_nodes; i++) {
+		const struct gt_prof_node *n = &p->nodes[i];
+		const char *m = n->module != GT_NONE && n->module < p->n_modules ? gt_profile__str(p, p->modules[n->module]) : NULL;
+
+		if (!r->cpu_excl[i] || !gt_pnode__is_frame(n->kind) || gt_profile__str(p, n->file) || !m || gt_text__is_library(m))
+			continue;
+		blind += r->cpu_excl[i];
+		if (r->cpu_excl[i] > most) {
+			most = r->cpu_excl[i];
+			mod = n->module;
+		}
+	}
+	if (mod != GT_NONE && 2 * blind > r->cpu_total) {
+		struct gt_sb b = { 0 };
+
+		gt_sb__add_clean(&b, gt_base_name(gt_profile__str(p, p->modules[mod])));
+		fprintf(r->f, "  %.1f%% of the CPU time is in code without line information (%s): rebuild with -g to see lines\n",
+			100.0 * (double)blind / (double)r->cpu_total, b.s ? b.s : "?");
+		free(b.s);
+	}
 }
 
 static int section_cpu(struct rep *r)
@@ -715,15 +746,13 @@ static int section_cpu(struct rep *r)
 	for (uint32_t k = 0; k < shown; k++) {
 		table__set(&t, k, 0, "%.3f", secs(r->cpu_excl[idx[k]]));
 		fmt_pct(t.cell[k][1], r->cpu_excl[idx[k]], r->cpu_total);
-		t.tail[k] = path(r, idx[k], 1, LINE_COLS - 20);
-		if (!t.tail[k]) {
-			err = -ENOMEM;
-			goto out_free;
-		}
 	}
+	if ((err = paths(r, idx, shown, 1, table__tail_cols(&t, line_cols(r)), t.tail)))
+		goto out_free;
 	fprintf(r->f, "\nCPU time by calling context (%" PRIu32 " of %" PRIu32 " contexts; total %.3f s)\n", shown,
 		n, secs(r->cpu_total));
 	table__print(&t, r->f);
+	no_lines_hint(r);
 	err = section_functions(r, idx, n);
 out_free:
 	table__fini(&t);
@@ -780,12 +809,9 @@ static int section_waits(struct rep *r)
 		else
 			table__set(&t, k, 3, "-");
 		table__set(&t, k, 4, "%" PRIu32, thr[i]);
-		t.tail[k] = path(r, i, 1, LINE_COLS - 50);
-		if (!t.tail[k]) {
-			err = -ENOMEM;
-			goto out_free;
-		}
 	}
+	if ((err = paths(r, idx, shown, 1, table__tail_cols(&t, line_cols(r)), t.tail)))
+		goto out_free;
 	fprintf(r->f, "\nWaits (%" PRIu32 " of %" PRIu32 " places; total %.3f s over all threads)\n", shown, n,
 		secs(total));
 	table__print(&t, r->f);

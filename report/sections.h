@@ -35,6 +35,8 @@ struct gt_sections_run {
 	uint64_t dram_bytes_per_s; /* the first device's peak DRAM bandwidth (meta gpu_dram_bytes_per_s); 0: unknown */
 	uint64_t warps_per_sm;     /* its warp slots per SM (meta gpu_warps_per_sm); 0: unknown */
 	uint32_t processes;        /* merged; the advice's gains are per process */
+	unsigned width;            /* columns of a line, at most (0: GT_PATHS_WIDTH) */
+	int signatures;            /* C++ parameter lists in full; else "f(…)" */
 };
 
 /*
