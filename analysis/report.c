@@ -218,7 +218,7 @@ static FILE *open_output(const char *path)
 
 static int write_run(const struct report_opts *o, const struct gt_run *r, FILE *out)
 {
-	struct gt_out_opts oo = { .view = o->view, .top = o->top, .path = o->path };
+	struct gt_out_opts oo = { .view = o->view, .top = o->top, .path = o->path, .metric_given = o->metric != NULL };
 	struct gt_analysis a;
 	char why[512] = "";
 	int err;

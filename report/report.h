@@ -322,6 +322,7 @@ struct gt_out_opts {
 	enum gt_view view;
 	unsigned top; /* rows per list and lines of a tree */
 	const char *path; /* what was reported */
+	int metric_given; /* the metric was asked for (--metric): the page opens on it, not on the bound's */
 };
 
 int gt_text__write(FILE *f, const struct gt_analysis *a, const struct gt_out_opts *o);
