@@ -279,6 +279,18 @@ def main():
         print("FAIL what to do next: the tab (tabs %s) does not show the pageable copies' advice" % tabs)
     else:
         print("ok   what to do next: its tab first, the pageable copies' advice with the program's estimate")
+    # ...and the summary's first piece of advice is in the first screen.
+    try:
+        fs = check_page.probe(chrome, src, tmp, "advice")
+        first = fs["next_first"] or ""
+        ok = first.startswith("1. ") and "pageable host memory" in first and fs["next_bottom"] <= check_page.HEIGHT
+    except AssertionError as e:
+        ok, first = False, str(e)
+    if not ok:
+        failed += 1
+        print("FAIL what to do next in the summary: %r" % first)
+    else:
+        print("ok   what to do next in the summary: %r" % first[:70])
     # The first screen of a GPU-bound run: it opens on the GPU operations'
     # tree (GPUOP), with "What to do next" and the tabs in view, and the
     # file:line of a row whose function has a name wider than the window

@@ -28,7 +28,7 @@ WIDTH, HEIGHT = 1400, 1000
 # Appended to the page after its own script: measures the first screen
 # and writes what it found, as JSON, into #probe for --dump-dom.
 PROBE = """<pre id="probe">none</pre><script>
-(function () {
+(function () { try {
   // The first screen of a screenshot at --window-size WxH; the window
   // --dump-dom lays out is as wide, and less high (headless browser chrome).
   var W = SIZE_W, H = SIZE_H, r = { window: [window.innerWidth, window.innerHeight] };
@@ -42,7 +42,7 @@ PROBE = """<pre id="probe">none</pre><script>
   r.tabs_bottom = document.getElementById("tabs").getBoundingClientRect().bottom;
   var s = document.getElementById("summary"), h2 = s.querySelector("h2");
   r.next_heading = h2 ? h2.textContent : null;
-  var first = s.querySelector("ol li") || s.querySelector(".none");
+  var first = s.querySelector(".advice .line") || s.querySelector(".none");
   r.next_first = first ? first.textContent : null;
   r.next_bottom = first ? first.getBoundingClientRect().bottom : null;
   r.verdict = (s.querySelector(".verdict") || {}).textContent || null;
@@ -61,7 +61,7 @@ PROBE = """<pre id="probe">none</pre><script>
     r.locs.push({ text: loc.textContent, right: b.right, width: b.width, title: nm.title });
   });
   document.getElementById("probe").textContent = JSON.stringify(r);
-})();
+} catch (e) { document.getElementById("probe").textContent = JSON.stringify({ error: String(e.message || e) }); } })();
 </script>"""
 
 
@@ -92,7 +92,10 @@ def probe(chrome, page, tmp, tag="probe"):
     m = re.search(r'<pre id="probe">([^<]*)</pre>', r.stdout)
     if not m or m.group(1) == "none":
         raise AssertionError("the probe did not run (exit %d): %s" % (r.returncode, r.stderr[-500:]))
-    return json.loads(m.group(1).replace("&amp;", "&").replace("&lt;", "<").replace("&gt;", ">").replace("&quot;", '"'))
+    p = json.loads(m.group(1).replace("&lt;", "<").replace("&gt;", ">").replace("&quot;", '"').replace("&amp;", "&"))
+    if "error" in p:
+        raise AssertionError("the page's first screen could not be read: " + p["error"])
+    return p
 
 
 def first_screen_problems(p, metric):
