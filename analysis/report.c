@@ -278,7 +278,7 @@ static int finish_output(const char *tmp, const char *path, int ok)
 static int write_run(const struct report_opts *o, const struct gt_run *r, FILE *out)
 {
 	struct gt_out_opts oo = { .view = o->view, .top = o->top, .path = o->path, .width = o->width,
-				  .signatures = o->signatures };
+				  .signatures = o->signatures, .metric_given = o->metric != NULL };
 	struct winsize ws;
 
 	/* A terminal's width when the text goes to one (wider than the least

@@ -13,6 +13,7 @@
 #include "report/next.h"
 #include "report/ptree.h"
 #include "report/report.h"
+#include "report/sections.h"
 #include "core/metrics.h"
 
 #define HTML_MIN_SHARE 1e-4 /* the page leaves out contexts under this share of every metric */
@@ -23,7 +24,22 @@ struct js {
 	int html;
 	uint32_t *pos;   /* run process index -> position in "processes" */
 	struct gt_used u; /* metrics with a nonzero total */
+	unsigned char *ref; /* html: nodes a list refers to, and their ancestors, kept whatever their share */
 };
+
+/* Node i (and so its ancestors) stays in the page, which draws the lists'
+ * contexts from the nodes. */
+static void mark(const struct js *j, uint32_t i)
+{
+	for (; j->ref && i < j->a->t->n_nodes && !j->ref[i]; i = j->a->t->nodes[i].parent)
+		j->ref[i] = 1;
+}
+
+static void mark_list(const struct js *j, const uint32_t *ids, uint32_t n)
+{
+	for (uint32_t k = 0; k < n; k++)
+		mark(j, ids[k]);
+}
 
 /* key (JSON punctuation and name), then v in decimal: the hot path of
  * this writer, without printf's format parsing. */
@@ -121,7 +137,7 @@ static void cell(const struct js *j, const struct gt_cell *c)
 
 static int keep(const struct js *j, uint32_t i)
 {
-	if (!j->html || i == 0)
+	if (!j->html || i == 0 || (j->ref && j->ref[i]))
 		return 1;
 	for (uint32_t k = 0; k < j->u.n; k++) {
 		const struct gt_cell *c = gt_run__cell(j->a->run, i, j->u.metric[k]);
@@ -311,6 +327,9 @@ static int advice(const struct js *j)
 		int kernel = gt_next__of_kernel(n->kind);
 		size_t len = 0;
 
+		mark(j, n->node);
+		if (n->line != GT_NONE)
+			mark(j, n->line);
 		u64(f, k ? ",\n  {\"rank\":" : "\n  {\"rank\":", k + 1);
 		fputs(",\"kind\":", f);
 		str(j, gt_next__id(n->kind));
@@ -362,6 +381,73 @@ out:
 	return err;
 }
 
+/*
+ * "regions" and "waits": the text report's OpenMP regions and waits
+ * (report/sections.h), the first `top` rows of each, with node ids and
+ * each context as text too.
+ */
+static int sections(const struct js *j, unsigned top)
+{
+	struct gt_flat_profile fp;
+	struct gt_section_rows s;
+	FILE *f = j->f;
+	int err = gt_flat_profile__init(&fp, j->a);
+
+	if (err)
+		return err;
+	err = gt_report__section_rows(&fp.p, top, &fp.run, &s);
+	if (err)
+		goto out;
+	u64(f, ",\n\"regions\":{\"of\":", s.all_regions);
+	u64(f, ",\"wall_ns\":", fp.run.wall_ns);
+	fputs(",\"rows\":[", f);
+	for (uint32_t k = 0; k < s.n_region; k++) {
+		const struct gt_region_row *r = &s.region[k];
+
+		mark(j, r->node);
+		mark_list(j, r->body, r->n_body);
+		u64(f, k ? ",\n  {\"node\":" : "\n  {\"node\":", r->node);
+		fputs(",\"kernel\":", f);
+		if (r->kernel == GT_NONE)
+			fputs("null", f);
+		else
+			u64(f, "", r->kernel);
+		fputs(",\"kernel_name\":", f);
+		str(j, r->kernel_name);
+		u64(f, ",\"instances\":", r->instances);
+		u64(f, ",\"time_ns\":", r->time_ns);
+		u64(f, ",\"thread_instances\":", r->thread_instances);
+		u64(f, ",\"work_ns\":", r->work_ns);
+		u64(f, ",\"wait_ns\":", r->wait_ns);
+		u64(f, ",\"cpu_ns\":", r->cpu_ns);
+		fputs(",\"bodies\":", f);
+		id_list(f, r->body, r->n_body);
+		fputs(",\"where\":", f);
+		str(j, r->where);
+		fputc('}', f);
+	}
+	u64(f, "]},\n\"waits\":{\"of\":", s.all_waits);
+	u64(f, ",\"total_ns\":", s.wait_total_ns);
+	fputs(",\"rows\":[", f);
+	for (uint32_t k = 0; k < s.n_wait; k++) {
+		const struct gt_wait_row *w = &s.wait[k];
+
+		mark(j, w->node);
+		u64(f, k ? ",\n  {\"node\":" : "\n  {\"node\":", w->node);
+		u64(f, ",\"wait_ns\":", w->wait_ns);
+		u64(f, ",\"count\":", w->count);
+		u64(f, ",\"threads\":", w->threads);
+		fputs(",\"where\":", f);
+		str(j, w->where);
+		fputc('}', f);
+	}
+	fputs("]}", f);
+	gt_section_rows__fini(&s);
+out:
+	gt_flat_profile__fini(&fp);
+	return err;
+}
+
 int gt_json__write(FILE *f, const struct gt_analysis *a, const struct gt_out_opts *o, int html)
 {
 	const struct gt_run *r = a->run;
@@ -371,6 +457,8 @@ int gt_json__write(FILE *f, const struct gt_analysis *a, const struct gt_out_opt
 
 	j.pos = calloc(r->n_procs ? r->n_procs : 1, sizeof(*j.pos));
 	if (!j.pos || gt_used__init(&j.u, r, 0))
+		goto out_free;
+	if (html && !(j.ref = calloc(t->n_nodes ? t->n_nodes : 1, 1)))
 		goto out_free;
 	for (uint32_t k = 0; k < a->n_proc_order; k++)
 		j.pos[a->proc_order[k]] = k;
@@ -408,7 +496,17 @@ int gt_json__write(FILE *f, const struct gt_analysis *a, const struct gt_out_opt
 	id_list(f, a->imb, a->n_imb);
 	fputs(",\"threads\":", f);
 	id_list(f, a->timb, a->n_timb);
-	fputs("},\n\"modules\":[", f);
+	fputc('}', f);
+	mark_list(&j, a->imb, a->n_imb);
+	mark_list(&j, a->timb, a->n_timb);
+	mark_list(&j, a->cpu_hot, a->n_cpu_hot);
+	mark_list(&j, a->gpu_hot, a->n_gpu_hot);
+	for (uint32_t k = 0; k < a->n_sites; k++)
+		mark(&j, a->sites[k].node);
+	if ((err = sections(&j, o->top)))
+		goto out_free;
+	err = -ENOMEM;
+	fputs(",\n\"modules\":[", f);
 	for (uint32_t m = 0; m < t->n_modules; m++) {
 		fputs(m ? ",\n  " : "\n  ", f);
 		str(&j, gt_profile__str(t, t->modules[m]));
@@ -426,6 +524,7 @@ int gt_json__write(FILE *f, const struct gt_analysis *a, const struct gt_out_opt
 	err = ferror(f) || fflush(f) ? -EIO : 0;
 out_free:
 	free(j.pos);
+	free(j.ref);
 	gt_used__fini(&j.u);
 	return err;
 }

@@ -324,6 +324,7 @@ struct gt_out_opts {
 	const char *path; /* what was reported */
 	unsigned width;   /* text: columns of a line, at most (0: GT_PATHS_WIDTH) */
 	int signatures;   /* text: C++ parameter lists in full; else "f(…)" */
+	int metric_given; /* the metric was asked for (--metric): the page opens on it, not on the bound's */
 };
 
 int gt_text__write(FILE *f, const struct gt_analysis *a, const struct gt_out_opts *o);

@@ -261,9 +261,6 @@ static int nodes_by(const struct rep *r, const uint64_t *key, uint32_t **out, ui
 
 /* ---- sections ---- */
 
-/* The wall time the profile's meta gives, 0 when unknown. */
-#define BODY_MAX 3
-
 /*
  * Where a region's context and where its body are one line: "path > <omp
  * parallel>", then the functions its threads ran in it (the outlined
@@ -287,18 +284,14 @@ static const char *kernel_name(const struct rep *r, uint32_t kernel)
 	return NULL;
 }
 
-/* A host kernel's region (kernel not GT_NONE) reads as the kernel: where the
- * <omp kernel> is, and its name before the bodies. */
-static char *region_label(const struct rep *r, uint32_t region, uint32_t kernel, char *where)
+/* The frames right under a region (its outlined bodies), at most
+ * GT_REGION_BODIES, one per function (the line of a function with the most
+ * CPU time), the ones with the most CPU time when there are more. */
+static uint32_t region_bodies(const struct rep *r, uint32_t region, uint32_t *body)
 {
 	const struct gt_profile *p = r->p;
-	uint32_t body[BODY_MAX], n = 0;
-	const char *kname = kernel != GT_NONE ? kernel_name(r, kernel) : NULL;
-	struct gt_sb b = { 0 };
-	size_t cols = line_cols(r) > 60 ? line_cols(r) - 30 : 30; /* after the indent, "kernel " and "bodies: " */
+	uint32_t n = 0;
 
-	if (!where)
-		return NULL;
 	for (uint32_t i = region + 1; i < p->n_nodes; i++) {
 		uint32_t k;
 
@@ -312,7 +305,7 @@ static char *region_label(const struct rep *r, uint32_t region, uint32_t kernel,
 				body[k] = i;
 			continue;
 		}
-		if (n < BODY_MAX) {
+		if (n < GT_REGION_BODIES) {
 			body[n++] = i;
 			continue;
 		}
@@ -322,6 +315,21 @@ static char *region_label(const struct rep *r, uint32_t region, uint32_t kernel,
 				break;
 			}
 	}
+	return n;
+}
+
+/* A host kernel's region (kernel not GT_NONE) reads as the kernel: where the
+ * <omp kernel> is, and its name before the bodies. */
+static char *region_label(const struct rep *r, const struct gt_region_row *row, char *where)
+{
+	const struct gt_profile *p = r->p;
+	uint32_t n = row->n_body;
+	const char *kname = row->kernel_name;
+	struct gt_sb b = { 0 };
+	size_t cols = line_cols(r) > 60 ? line_cols(r) - 30 : 30; /* after the indent, "kernel " and "bodies: " */
+
+	if (!where)
+		return NULL;
 	if (!n && !kname)
 		return where;
 	gt_sb__add(&b, where);
@@ -338,7 +346,7 @@ static char *region_label(const struct rep *r, uint32_t region, uint32_t kernel,
 	for (uint32_t k = 0; k < n; k++) {
 		struct gt_sb l = { 0 };
 
-		gt_label(&l, p, body[k], GT_LABEL_SHORT_FILE | label_flags(r));
+		gt_label(&l, p, row->body[k], GT_LABEL_SHORT_FILE | label_flags(r));
 		if (k)
 			gt_sb__add(&b, "; ");
 		gt_sb__add_fit(&b, l.s ? l.s : "?", (kname ? cols / 2 : cols) / n - (k ? 2 : 0));
@@ -351,7 +359,9 @@ static char *region_label(const struct rep *r, uint32_t region, uint32_t kernel,
 	return b.s;
 }
 
-static int section_parallel(struct rep *r)
+/* The regions by time, the first r->top of them into s (s->region, n_region,
+ * all_regions); none when the profile measured no OpenMP region. */
+static int regions__build(const struct rep *r, struct gt_section_rows *s)
 {
 	const struct gt_profile *p = r->p;
 	uint64_t *count = NULL, *time = NULL, *thr = NULL, *work = NULL, *wait = NULL, *key = NULL;
@@ -360,9 +370,7 @@ static int section_parallel(struct rep *r)
 		{ "OMP_PAR_THREADS", &thr, NULL }, { "OMP_WORK", &work, NULL },
 		{ "OMP_WAIT", &wait, NULL },
 	};
-	uint32_t *idx = NULL, n = 0, shown = 0, *kernel = NULL, *pick = NULL, *ctx = NULL;
-	char **where = NULL;
-	struct table t = { 0 };
+	uint32_t *idx = NULL, n = 0, shown, *kernel = NULL, *pick = NULL;
 	int err;
 
 	if ((err = columns__load(p, cols, N_COLUMNS(cols))))
@@ -412,36 +420,73 @@ static int section_parallel(struct rep *r)
 	if (err || !n)
 		goto out_free;
 	shown = n < r->top ? n : r->top;
-	err = table__init(&t, shown, NULL, 9, "#", "instances", "time s", "% wall", "threads", "work s",
+	s->region = calloc(shown, sizeof(*s->region));
+	if (!s->region) {
+		err = -ENOMEM;
+		goto out_free;
+	}
+	s->n_region = shown;
+	s->all_regions = n;
+	for (uint32_t k = 0; k < shown; k++) {
+		uint32_t i = idx[k];
+		struct gt_region_row *row = &s->region[k];
+
+		*row = (struct gt_region_row){
+			.node = i, .kernel = kernel[i], .instances = count[i], .time_ns = time[i],
+			.thread_instances = thr[i], .work_ns = work[i], .wait_ns = wait[i], .cpu_ns = r->cpu_incl[i],
+		};
+		row->kernel_name = kernel[i] != GT_NONE ? kernel_name(r, kernel[i]) : NULL;
+		row->n_body = region_bodies(r, i, row->body);
+	}
+out_free:
+	free(idx);
+	free(key);
+	free(kernel);
+	free(pick);
+	columns__free(cols, N_COLUMNS(cols));
+	return err;
+}
+
+static int section_parallel(struct rep *r)
+{
+	struct gt_section_rows s = { 0 };
+	struct table t = { 0 };
+	uint32_t *ctx = NULL;
+	char **where = NULL;
+	int err = regions__build(r, &s);
+
+	if (err || !s.n_region)
+		goto out_free;
+	err = table__init(&t, s.n_region, NULL, 9, "#", "instances", "time s", "% wall", "threads", "work s",
 			  "wait s", "wait %", "CPU s");
 	if (err)
 		goto out_free;
-	where = calloc(shown ? shown : 1, sizeof(*where));
-	ctx = malloc((shown ? shown : 1) * sizeof(*ctx));
+	where = calloc(s.n_region, sizeof(*where));
+	ctx = malloc(s.n_region * sizeof(*ctx));
 	if (!where || !ctx) {
 		err = -ENOMEM;
 		goto out_free;
 	}
-	for (uint32_t k = 0; k < shown; k++)
-		ctx[k] = kernel[idx[k]] != GT_NONE ? kernel[idx[k]] : p->nodes[idx[k]].parent;
-	if ((err = paths(r, ctx, shown, 0, line_cols(r) - BELOW_INDENT, where)))
+	for (uint32_t k = 0; k < s.n_region; k++)
+		ctx[k] = s.region[k].kernel != GT_NONE ? s.region[k].kernel : r->p->nodes[s.region[k].node].parent;
+	if ((err = paths(r, ctx, s.n_region, 0, line_cols(r) - BELOW_INDENT, where)))
 		goto out_free;
-	for (uint32_t k = 0; k < shown; k++) {
-		uint32_t i = idx[k];
+	for (uint32_t k = 0; k < s.n_region; k++) {
+		const struct gt_region_row *row = &s.region[k];
 
 		table__set(&t, k, 0, "%" PRIu32, k + 1);
-		table__set(&t, k, 1, "%" PRIu64, count[i]);
-		table__set(&t, k, 2, "%.3f", secs(time[i]));
-		fmt_pct(t.cell[k][3], time[i], r->wall_ns);
-		if (count[i])
-			table__set(&t, k, 4, "%.1f", (double)thr[i] / (double)count[i]);
+		table__set(&t, k, 1, "%" PRIu64, row->instances);
+		table__set(&t, k, 2, "%.3f", secs(row->time_ns));
+		fmt_pct(t.cell[k][3], row->time_ns, r->wall_ns);
+		if (row->instances)
+			table__set(&t, k, 4, "%.1f", (double)row->thread_instances / (double)row->instances);
 		else
 			table__set(&t, k, 4, "-");
-		table__set(&t, k, 5, "%.3f", secs(work[i]));
-		table__set(&t, k, 6, "%.3f", secs(wait[i]));
-		fmt_pct(t.cell[k][7], wait[i], work[i] + wait[i]);
-		table__set(&t, k, 8, "%.3f", secs(r->cpu_incl[i]));
-		t.below[k] = region_label(r, i, kernel[i], where[k]);
+		table__set(&t, k, 5, "%.3f", secs(row->work_ns));
+		table__set(&t, k, 6, "%.3f", secs(row->wait_ns));
+		fmt_pct(t.cell[k][7], row->wait_ns, row->work_ns + row->wait_ns);
+		table__set(&t, k, 8, "%.3f", secs(row->cpu_ns));
+		t.below[k] = region_label(r, row, where[k]);
 		where[k] = NULL;
 		if (!t.below[k]) {
 			err = -ENOMEM;
@@ -450,10 +495,10 @@ static int section_parallel(struct rep *r)
 	}
 	fprintf(r->f, "\nOpenMP parallel regions (%" PRIu32 " of %" PRIu32 ", by time; under each, where it was reached and"
 		      " what it ran)\n",
-		shown, n);
+		s.n_region, s.all_regions);
 	table__print(&t, r->f);
-	for (uint32_t k = 0; k < shown; k++) {
-		if (r->wall_ns && time[idx[k]] > r->wall_ns) {
+	for (uint32_t k = 0; k < s.n_region; k++) {
+		if (r->wall_ns && s.region[k].time_ns > r->wall_ns) {
 			fputs("  (time adds up the instances of all threads that started them: regions nested in\n"
 			      "  a parallel region can exceed the wall time)\n",
 			      r->f);
@@ -462,15 +507,11 @@ static int section_parallel(struct rep *r)
 	}
 out_free:
 	if (where)
-		gt_paths__free(where, shown);
+		gt_paths__free(where, s.n_region);
 	free(where);
 	free(ctx);
 	table__fini(&t);
-	free(idx);
-	free(key);
-	free(kernel);
-	free(pick);
-	columns__free(cols, N_COLUMNS(cols));
+	gt_section_rows__fini(&s);
 	return err;
 }
 
@@ -777,13 +818,14 @@ static int threads_per_node(const struct rep *r, uint32_t m, uint32_t **out)
 	return 0;
 }
 
-static int section_waits(struct rep *r)
+/* The places that waited, most first, the first r->top of them into s
+ * (s->wait, n_wait, all_waits, wait_total_ns). */
+static int waits__build(const struct rep *r, struct gt_section_rows *s)
 {
 	const struct gt_profile *p = r->p;
 	uint64_t *wait = NULL, *count = NULL, total = 0;
 	const struct column cols[] = { { "OMP_WAIT", &wait, NULL }, { "OMP_WAIT_COUNT", &count, NULL } };
 	uint32_t *idx = NULL, *thr = NULL, n = 0, shown;
-	struct table t = { 0 };
 	int err;
 
 	if ((err = columns__load(p, cols, N_COLUMNS(cols))) ||
@@ -795,31 +837,63 @@ static int section_waits(struct rep *r)
 	if (err || !n)
 		goto out_free;
 	shown = n < r->top ? n : r->top;
-	err = table__init(&t, shown, "where (innermost first)", 5, "wait s", "%", "count", "mean us", "threads");
-	if (err)
+	s->wait = calloc(shown, sizeof(*s->wait));
+	if (!s->wait) {
+		err = -ENOMEM;
 		goto out_free;
-	for (uint32_t k = 0; k < shown; k++) {
-		uint32_t i = idx[k];
-
-		table__set(&t, k, 0, "%.3f", secs(wait[i]));
-		fmt_pct(t.cell[k][1], wait[i], total);
-		table__set(&t, k, 2, "%" PRIu64, count[i]);
-		if (count[i])
-			table__set(&t, k, 3, "%.1f", (double)wait[i] / (double)count[i] / 1e3);
-		else
-			table__set(&t, k, 3, "-");
-		table__set(&t, k, 4, "%" PRIu32, thr[i]);
 	}
-	if ((err = paths(r, idx, shown, 1, table__tail_cols(&t, line_cols(r)), t.tail)))
-		goto out_free;
-	fprintf(r->f, "\nWaits (%" PRIu32 " of %" PRIu32 " places; total %.3f s over all threads)\n", shown, n,
-		secs(total));
-	table__print(&t, r->f);
+	s->n_wait = shown;
+	s->all_waits = n;
+	s->wait_total_ns = total;
+	for (uint32_t k = 0; k < shown; k++)
+		s->wait[k] = (struct gt_wait_row){
+			.node = idx[k], .wait_ns = wait[idx[k]], .count = count[idx[k]], .threads = thr[idx[k]]
+		};
 out_free:
-	table__fini(&t);
 	free(idx);
 	free(thr);
 	columns__free(cols, N_COLUMNS(cols));
+	return err;
+}
+
+static int section_waits(struct rep *r)
+{
+	struct gt_section_rows s = { 0 };
+	struct table t = { 0 };
+	uint32_t *nodes = NULL;
+	int err = waits__build(r, &s);
+
+	if (err || !s.n_wait)
+		goto out_free;
+	if (!(nodes = malloc(s.n_wait * sizeof(*nodes)))) {
+		err = -ENOMEM;
+		goto out_free;
+	}
+	err = table__init(&t, s.n_wait, "where (innermost first)", 5, "wait s", "%", "count", "mean us", "threads");
+	if (err)
+		goto out_free;
+	for (uint32_t k = 0; k < s.n_wait; k++) {
+		const struct gt_wait_row *w = &s.wait[k];
+
+		table__set(&t, k, 0, "%.3f", secs(w->wait_ns));
+		fmt_pct(t.cell[k][1], w->wait_ns, s.wait_total_ns);
+		table__set(&t, k, 2, "%" PRIu64, w->count);
+		if (w->count)
+			table__set(&t, k, 3, "%.1f", (double)w->wait_ns / (double)w->count / 1e3);
+		else
+			table__set(&t, k, 3, "-");
+		table__set(&t, k, 4, "%" PRIu32, w->threads);
+		nodes[k] = w->node;
+	}
+	if ((err = paths(r, nodes, s.n_wait, 1, table__tail_cols(&t, line_cols(r)), t.tail)))
+		goto out_free;
+	fprintf(r->f, "\nWaits (%" PRIu32 " of %" PRIu32 " places; total %.3f s over all threads)\n", s.n_wait,
+		s.all_waits, secs(s.wait_total_ns));
+	table__print(&t, r->f);
+out_free:
+	free(nodes);
+	table__fini(&t);
+	gt_section_rows__fini(&s);
 	return err;
 }
 
@@ -845,4 +919,57 @@ out_free:
 	free(r.cpu_incl);
 	free(r.cpu_excl);
 	return err;
+}
+
+int gt_report__section_rows(const struct gt_profile *p, unsigned top, const struct gt_sections_run *run,
+			    struct gt_section_rows *out)
+{
+	struct rep r = { .p = p, .top = top ? top : GT_REPORT_TOP, .wall_ns = run->wall_ns, .run = run };
+	int err = gt_profile__check(p);
+
+	memset(out, 0, sizeof(*out));
+	if (err)
+		return err;
+	err = totals(p, "CPUTIME", &r.cpu_excl, &r.cpu_incl);
+	if (!err)
+		err = regions__build(&r, out);
+	if (!err)
+		err = waits__build(&r, out);
+	if (!err) {
+		/* Each row's context as the text shows it, for readers without the nodes. */
+		uint32_t n = out->n_region > out->n_wait ? out->n_region : out->n_wait;
+		uint32_t *nodes = malloc((n ? n : 1) * sizeof(*nodes));
+		char **where = calloc(n ? n : 1, sizeof(*where));
+
+		err = nodes && where ? 0 : -ENOMEM;
+		for (uint32_t k = 0; !err && k < out->n_region; k++)
+			nodes[k] = out->region[k].kernel != GT_NONE ? out->region[k].kernel
+								   : p->nodes[out->region[k].node].parent;
+		if (!err && !(err = paths(&r, nodes, out->n_region, 0, line_cols(&r) - BELOW_INDENT, where)))
+			for (uint32_t k = 0; k < out->n_region; k++)
+				out->region[k].where = where[k];
+		for (uint32_t k = 0; !err && k < out->n_wait; k++)
+			nodes[k] = out->wait[k].node;
+		if (!err && !(err = paths(&r, nodes, out->n_wait, 1, line_cols(&r) - 50, where)))
+			for (uint32_t k = 0; k < out->n_wait; k++)
+				out->wait[k].where = where[k];
+		free(nodes);
+		free(where);
+	}
+	free(r.cpu_incl);
+	free(r.cpu_excl);
+	if (err)
+		gt_section_rows__fini(out);
+	return err;
+}
+
+void gt_section_rows__fini(struct gt_section_rows *s)
+{
+	for (uint32_t k = 0; s->region && k < s->n_region; k++)
+		free(s->region[k].where);
+	for (uint32_t k = 0; s->wait && k < s->n_wait; k++)
+		free(s->wait[k].where);
+	free(s->region);
+	free(s->wait);
+	memset(s, 0, sizeof(*s));
 }

@@ -67,6 +67,37 @@ int gt_report__gpu_sections(const struct gt_profile *p, FILE *f, unsigned top, c
  */
 int gt_report__blame(const struct gt_profile *p, FILE *f, unsigned top, const struct gt_sections_run *run);
 
+/* The OpenMP regions and the waits as the text lists them, for other
+ * forms of the report (the JSON's "regions" and "waits"). */
+#define GT_REGION_BODIES 3
+struct gt_region_row {
+	uint32_t node;		 /* the <omp parallel> */
+	uint32_t kernel;	 /* the <omp kernel> it implements (offload to this CPU), else GT_NONE */
+	const char *kernel_name; /* that kernel's name (borrowed from the profile), else NULL */
+	uint64_t instances, time_ns, thread_instances, work_ns, wait_ns, cpu_ns;
+	uint32_t n_body, body[GT_REGION_BODIES]; /* the functions it ran (frames right under it) */
+	char *where; /* where it was reached, outermost first, as the text shows it */
+};
+struct gt_wait_row {
+	uint32_t node;
+	uint64_t wait_ns, count;
+	uint32_t threads;
+	char *where; /* innermost first, as the text shows it */
+};
+struct gt_section_rows {
+	struct gt_region_row *region; /* by time, the first `top` */
+	uint32_t n_region, all_regions;
+	struct gt_wait_row *wait; /* by wait, the first `top` */
+	uint32_t n_wait, all_waits;
+	uint64_t wait_total_ns;
+};
+
+/* Fills *out (release with gt_section_rows__fini; empty on error): 0,
+ * -ENOMEM or -EINVAL. */
+int gt_report__section_rows(const struct gt_profile *p, unsigned top, const struct gt_sections_run *run,
+			    struct gt_section_rows *out);
+void gt_section_rows__fini(struct gt_section_rows *s);
+
 /* The next pair of a per-device list as facts hold them ("gpu_busy_ns":
  * "0:123 1:456"): 1 with *dev, *ns set and *s moved past it; 0 at the
  * list's end or at a malformed pair (util.c). */

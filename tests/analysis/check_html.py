@@ -20,6 +20,7 @@ import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import gtfiles  # noqa: E402
+import check_page  # noqa: E402
 
 GPUTOOL = sys.argv[1]
 TABS = ("top-down", "flame", "bottom-up", "flat", "processes")
@@ -278,6 +279,49 @@ def main():
         print("FAIL what to do next: the tab (tabs %s) does not show the pageable copies' advice" % tabs)
     else:
         print("ok   what to do next: its tab first, the pageable copies' advice with the program's estimate")
+    # ...and the summary's first piece of advice is in the first screen.
+    try:
+        fs = check_page.probe(chrome, src, tmp, "advice")
+        first = fs["next_first"] or ""
+        ok = first.startswith("1. ") and "pageable host memory" in first and fs["next_bottom"] <= check_page.HEIGHT
+    except AssertionError as e:
+        ok, first = False, str(e)
+    if not ok:
+        failed += 1
+        print("FAIL what to do next in the summary: %r" % first)
+    else:
+        print("ok   what to do next in the summary: %r" % first[:70])
+    # The first screen of a GPU-bound run: it opens on the GPU operations'
+    # tree (GPUOP), with "What to do next" and the tabs in view, and the
+    # file:line of a row whose function has a name wider than the window
+    # stays in view (the name gives way, whole in its title).
+    g = os.path.join(tmp, "gpu-bound")
+    os.mkdir(g)
+    p = gtfiles.Profile({"exe": "/bin/app", "wall_ns": "1000000000"})
+    m = p.frame(0, "main", line=3)
+    p.value(p.frame(m, "setup", line=4), 0, "CPUTIME", 5000000)
+    longname = "ns::Solver<double, std::allocator<double> >::step(" + ", ".join(["double*"] * 60) + ") const"
+    ident = "update_" + "_".join(["the_field_of_every_element"] * 12)  # no signature to collapse
+    k = p.node(p.ph(p.frame(p.frame(m, longname, line=1234), ident, line=77), "<gpu kernel>"), gtfiles.NAME, "axpy")
+    p.value(k, 0, "GKER", 100000000)
+    p.write(os.path.join(g, "app-0-1.gtprof"))
+    src = os.path.join(tmp, "report-gpu-bound.html")
+    subprocess.run([GPUTOOL, "report", g, "--format", "html", "-o", src], check=True)
+    try:
+        fs = check_page.probe(chrome, src, tmp, "gpu-bound")
+        bad = check_page.first_screen_problems(fs, "GPUOP")
+        if not any(l["text"] == "app.c:1234" and l["title"].startswith(longname) for l in fs["locs"]):
+            bad.append("no app.c:1234 in view with the whole name in its title: %r" % fs["locs"])
+        if not any(l["text"] == "app.c:77" and l["title"].startswith(ident) for l in fs["locs"]) or fs["cut"] < 1:
+            bad.append("no app.c:77 in view beside its cut name (%d cut): %r" % (fs["cut"], fs["locs"]))
+    except AssertionError as e:
+        bad = [str(e)]
+    if bad:
+        failed += 1
+        print("FAIL first screen of a GPU-bound run: %s" % "; ".join(bad))
+    else:
+        print("ok   first screen of a GPU-bound run: GPUOP's tree, %r, tabs end at %.0f px, app.c:1234 and app.c:77 in view"
+              % (fs["next_first"][:50], fs["tabs_bottom"]))
     (status, text), console = clicks(chrome, tmp, page)
     if status != "ok" or console:
         failed += 1

@@ -20,7 +20,7 @@ import tempfile
 U64_MAX = 2**64 - 1
 MS = 1000000
 TOP = ["format", "version", "source", "metric", "run", "metrics", "processes", "importance",
-       "advice", "imbalance", "modules", "nodes"]
+       "advice", "imbalance", "regions", "waits", "modules", "nodes"]
 NODE_FIELDS = ["id", "parent", "kind", "name", "file", "line", "module", "offset", "label",
                "metrics", "importance"]
 
@@ -140,6 +140,25 @@ def main():
           "escaping: %r" % [n["name"] for n in weird])
     check(excl(weird[0], "OMP_EXPLICIT_TASKS") == U64_MAX, "uint64 printed exactly")
     check(incl(root, "OMP_EXPLICIT_TASKS") == U64_MAX, "saturated sum")
+    # The text's OpenMP regions and waits: each row's values are its node's.
+    regions, waits = doc["regions"], doc["waits"]
+    check(regions["of"] == 3 and len(regions["rows"]) == 3 and regions["wall_ns"] == 2000000000,
+          "regions: %r" % {k: v for k, v in regions.items() if k != "rows"})
+    r0 = regions["rows"][0]
+    check(r0["node"] == region["id"] and r0["kernel"] is None and r0["instances"] == 4
+          and r0["time_ns"] == excl(region, "OMP_PAR_TIME") == 1500 * MS and r0["thread_instances"] == 12
+          and r0["wait_ns"] == 1200 * MS and r0["cpu_ns"] == incl(region, "CPUTIME")
+          and r0["bodies"] == [compute["id"]] and r0["where"] == "main (app.c:50) > run_a (app.c:30)",
+          "first region row: %r" % r0)
+    check([r["time_ns"] for r in regions["rows"]] == sorted((r["time_ns"] for r in regions["rows"]), reverse=True),
+          "regions by time")
+    check(waits["of"] == 2 and waits["total_ns"] == sum(excl(n, "OMP_WAIT") for n in nodes),
+          "waits: %r" % {k: v for k, v in waits.items() if k != "rows"})
+    for w in waits["rows"]:
+        n = byid[w["node"]]
+        check(w["wait_ns"] == excl(n, "OMP_WAIT") and w["count"] == excl(n, "OMP_WAIT_COUNT")
+              and w["threads"] == n["metrics"]["OMP_WAIT"]["threads"]["threads"]
+              and w["where"].startswith(n["name"] + " < "), "wait row %r" % w)
     print("check_json: %d nodes ok" % len(nodes))
 
 
