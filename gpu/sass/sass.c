@@ -476,6 +476,8 @@ static int is_newton(const char *p, const char *end)
 	while (semi > p && (semi[-1] == ' ' || semi[-1] == '\t'))
 		semi--;
 	return semi - p >= 3 && !memcmp(semi - 3, ", 1", 3);
+}
+
 /* A hexadecimal immediate, "0x1f" or "-0x1f", from @p up to @end (spaces
  * after it allowed), in *@v; 0 if it is not one or does not fit 32 bits.
  * Reads nothing at or past @end: the text need not end in a NUL. */

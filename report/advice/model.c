@@ -68,6 +68,8 @@ double gt_advice_model__blocks(double sms, double sms_next, double e, double n, 
 	double to = sms_next * gt_advice_model__issue(e, next_n);
 
 	return to > 0 ? sms * gt_advice_model__issue(e, n) / to : 1.0;
+}
+
 double gt_advice_model__access_wait(double waits, double issued)
 {
 	return issued > 0 ? waits / issued : 0;
