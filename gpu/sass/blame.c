@@ -157,6 +157,120 @@ static uint32_t producers(struct blamer *b, uint32_t i, uint16_t reg, uint32_t *
  * __fdividef; MUFU.SIN and its argument's scaling for __sinf). */
 enum { IDIOM_GOES = 1, IDIOM_STAYS = 2 };
 
+/* @in reads @reg; with @skip_guard, not counting its guard (the first use
+ * of a predicated instruction). */
+static int reads(const struct gt_sass_insn *in, uint16_t reg, int skip_guard)
+{
+	for (int u = skip_guard && (in->flags & GT_SASS_F_PRED) ? 1 : 0; u < in->n_use; u++)
+		if (in->use[u] == reg)
+			return 1;
+	return 0;
+}
+
+/* An idiom's slow path and its range check (sass.h): the paths that a
+ * BSSY Bn parts and its BSYNC Bn joins, around an idiom's start, where a
+ * guarded branch after the start is decided by a comparison between them
+ * that reads the start's operand or an idiom's result (sinf's |x| against
+ * 105615, precise division's FCHK, sqrtf's range). The cheaper form has
+ * no slow path: the BSSY, the BSYNC, those branches and their comparisons
+ * go. A condition of the program around the idiom is tested before its
+ * start, and its paths hold the idiom's own: neither is one. */
+static void slow_paths(struct blamer *b, uint8_t *mark)
+{
+	const struct gt_sass *s = b->s;
+	uint32_t cand[64];
+
+	for (uint32_t x = 0; x < b->n; x++) {
+		const struct gt_sass_insn *d = &s->insns[b->first + x], *st = NULL;
+		uint32_t join = UINT32_MAX, start = UINT32_MAX;
+		int hit = 0;
+
+		if (!(d->flags & GT_SASS_F_SPLIT) || d->n_def != 1)
+			continue;
+		for (uint32_t y = x + 1; y < b->n && y <= x + GT_SASS_IDIOM_SPAN; y++) {
+			const struct gt_sass_insn *in = &s->insns[b->first + y];
+
+			/* The idiom's own paths are the innermost around its
+			 * start: a BSSY before the start parts others. */
+			if (in->function != d->function ||
+			    ((in->flags & GT_SASS_F_SPLIT) && (start == UINT32_MAX || writes(in, d->def[0]))))
+				break;
+			if ((in->flags & GT_SASS_F_JOIN) && reads(in, d->def[0], 0)) {
+				join = y;
+				break;
+			}
+			if (start == UINT32_MAX && mark[y] &&
+			    (in->flags & (GT_SASS_F_DIVISOR | GT_SASS_F_MATH | GT_SASS_F_RECIP | GT_SASS_F_SQRT)))
+				start = y;
+		}
+		if (join == UINT32_MAX || start == UINT32_MAX)
+			continue;
+		st = &s->insns[b->first + start];
+		for (uint32_t z = start + 1; z < join; z++) {
+			const struct gt_sass_insn *br = &s->insns[b->first + z];
+			uint32_t n;
+
+			if ((br->flags & (GT_SASS_F_BRANCH | GT_SASS_F_PRED)) != (GT_SASS_F_BRANCH | GT_SASS_F_PRED) || !br->n_use)
+				continue;
+			n = producers(b, z, br->use[0], cand, 0, 64);
+			for (uint32_t k = 0; k < n; k++) {
+				const struct gt_sass_insn *cmp = &s->insns[b->first + cand[k]];
+				int check = mark[cand[k]] != 0;
+
+				for (int u = 0; u < st->n_use && !check; u++)
+					check = reads(cmp, st->use[u], 1);
+				if (cand[k] <= x || cand[k] >= z || !check)
+					continue;
+				if (!mark[cand[k]])
+					mark[cand[k]] = IDIOM_GOES;
+				if (!mark[z])
+					mark[z] = IDIOM_GOES;
+				hit = 1;
+			}
+		}
+		if (hit) {
+			mark[x] = mark[x] ? mark[x] : IDIOM_GOES;
+			mark[join] = mark[join] ? mark[join] : IDIOM_GOES;
+		}
+	}
+}
+
+/* The constants only an idiom reads (sass.h, GT_SASS_F_CONST), in its own
+ * loop: a precise function's polynomial coefficients, set into registers
+ * before it, go with it; a constant that anything else reads stays, as
+ * does one set outside the loop (an accumulator's start). */
+static void constants(struct blamer *b, uint8_t *mark)
+{
+	const struct gt_sass *s = b->s;
+	uint32_t cand[64];
+
+	for (uint32_t x = 0; x < b->n; x++) {
+		const struct gt_sass_insn *d = &s->insns[b->first + x];
+		uint32_t readers = 0;
+		int all = 1;
+
+		if (!(d->flags & GT_SASS_F_CONST) || mark[x])
+			continue;
+		for (uint32_t y = x + 1; all && y < b->n && y <= x + GT_SASS_IDIOM_SPAN; y++) {
+			const struct gt_sass_insn *in = &s->insns[b->first + y];
+			uint32_t n;
+
+			if (in->function != d->function)
+				break;
+			if (!reads(in, d->def[0], 0))
+				continue;
+			n = producers(b, y, d->def[0], cand, 0, 64);
+			for (uint32_t k = 0; k < n; k++)
+				if (cand[k] == x) {
+					readers++;
+					all = mark[y] && in->loop == d->loop;
+				}
+		}
+		if (readers && all)
+			mark[x] = IDIOM_GOES;
+	}
+}
+
 /*
  * The long-latency arithmetic idioms (sass.h, gt_sass__blame's @idiom): from each
  * start, forward over GT_SASS_IDIOM_SPAN instructions of its function in
@@ -235,6 +349,8 @@ static void idioms(struct blamer *b, uint8_t *mark)
 				break;
 		}
 	}
+	slow_paths(b, mark);
+	constants(b, mark);
 }
 
 /* The kind of stall an instruction of class @cls and opcode flags causes

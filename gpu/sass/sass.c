@@ -627,6 +627,13 @@ static int on_insn(struct parser *ps, const char *p, const char *end)
 		in->flags |= GT_SASS_F_SQRT;
 	else if (IS("MUFU") && (size_t)(p - op) == 8 && !memcmp(op + 4, ".RSQ", 4))
 		in->flags |= GT_SASS_F_RSQ;
+	else if (IS("BSSY"))
+		in->flags |= GT_SASS_F_SPLIT;
+	else if (IS("BSYNC"))
+		in->flags |= GT_SASS_F_JOIN;
+	else if ((IS("MOV") || IS("HFMA2") || (IS("IMAD") && (size_t)(p - op) > 8 && !memcmp(op + 4, ".MOV", 4))) &&
+		 in->n_def == 1 && in->def[0] < GT_SASS_REG_P && in->n_use == ((in->flags & GT_SASS_F_PRED) ? 1 : 0))
+		in->flags |= GT_SASS_F_CONST;
 #undef IS
 	if ((in->flags & (GT_SASS_F_CALL | GT_SASS_F_BRANCH)) && p < end && (t = memmem(p, (size_t)(end - p), "`(", 2))) {
 		q = memchr(t + 2, ')', (size_t)(end - t - 2));

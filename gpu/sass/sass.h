@@ -49,6 +49,11 @@ enum {
 				       * argument, beside the MUFU.RSQ its fast path refines
 				       * (-use_fast_math: MUFU.SQRT alone) */
 	GT_SASS_F_RSQ = 1u << 9,      /* MUFU.RSQ */
+	GT_SASS_F_CONST = 1u << 10,   /* a register set to an immediate (MOV, IMAD.MOV, HFMA2.MMA
+				       * reading no register but its guard): a polynomial's
+				       * coefficient, a constant operand */
+	GT_SASS_F_SPLIT = 1u << 11,   /* BSSY Bn: where paths that meet again at a BSYNC Bn part */
+	GT_SASS_F_JOIN = 1u << 12,    /* BSYNC Bn: where the paths that BSSY Bn parted meet */
 };
 
 /* Registers as numbers: R0-R254, then P0-P6, UR0-UR62, UP0-UP6, and a
@@ -212,6 +217,14 @@ void gt_sass__gcct_fini(struct gt_sass_gcct *g);
  * (GT_SASS_F_RECIP, GT_SASS_F_SQRT with the MUFU.RSQ of the same argument
  * within two instructions) are short: at most 4 and 5 instructions after
  * the start, whose own result is the idiom's, not its consumers'.
+ * An idiom's slow path goes with it: where the innermost paths that a BSSY
+ * parts and its BSYNC joins hold an idiom's start, and a guarded branch
+ * after the start is decided by a comparison between them that reads the
+ * start's operand or an idiom's result (the range check: sinf's |x|
+ * against 105615, FCHK, sqrtf's), the BSSY, the BSYNC, those branches and
+ * comparisons are part of it. So are the constants set into registers
+ * (GT_SASS_F_CONST) that only the idiom reads, in its loop (a polynomial's
+ * coefficients).
  * The fast forms (32-bit integer operands, a reciprocal computed once,
  * __expf, __sinf, -use_fast_math) have none of these starts. The idioms'
  * instructions cause CONVERT waits, whatever their class; @idiom (NULL:

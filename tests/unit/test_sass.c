@@ -631,6 +631,70 @@ static void test_fast_paths(void)
 	gt_sass__delete(s);
 }
 
+/* An idiom's slow path and the constants only it reads: sinf's paths
+ * (BSSY B0 ... BSYNC B0) around its start, with the branch after it that
+ * the range check of its argument (|R4| against 105615) decides, and a
+ * polynomial coefficient set into a register. Not: the program's own
+ * condition around the idiom (B1, its branch tested before the start), a
+ * constant that the program's code reads too, the accumulator's start
+ * set outside the loop. */
+static const char slow_paths[] =
+	"\t.section\t.text.p,\"ax\",@progbits\n"
+	"        .type           p,@function\n"
+	"        .other          p,@\"STO_CUDA_ENTRY STV_DEFAULT\"\n"
+	"p:\n"
+	".text.p:\n"
+	"        /*0000*/                   HFMA2.MMA R3, -RZ, RZ, 0, 0 ;\n"
+	".L_x_1:\n"
+	"        /*0010*/                   ISETP.GE.AND P2, PT, R30, 0x1, PT ;\n"
+	"        /*0020*/                   BSSY B1, `(.L_x_4) ;\n"
+	"        /*0030*/              @!P2 BRA `(.L_x_4) ;\n"
+	"        /*0040*/                   BSSY B0, `(.L_x_3) ;\n"
+	"        /*0050*/                   FMUL R6, R4, 0.63661974668502807617 ;\n"
+	"        /*0060*/                   FSETP.GE.AND P0, PT, |R4|, 105615, PT ;\n"
+	"        /*0070*/                   F2I.NTZ R6, R6 ;\n"
+	"        /*0080*/                   I2FP.F32.S32 R9, R6 ;\n"
+	"        /*0090*/                   FFMA R0, R9, -1.5707962512969970703, R4 ;\n"
+	"        /*00a0*/              @!P0 BRA `(.L_x_2) ;\n"
+	"        /*00b0*/                   FMUL R0, RZ, R4 ;\n"
+	".L_x_2:\n"
+	"        /*00c0*/                   BSYNC B0 ;\n"
+	".L_x_3:\n"
+	"        /*00d0*/                   HFMA2.MMA R7, -RZ, RZ, 3.7421875, 0 ;\n"
+	"        /*00e0*/                   IMAD.MOV.U32 R12, RZ, RZ, 0x3c0885e4 ;\n"
+	"        /*00f0*/                   FMUL R14, R0, R0 ;\n"
+	"        /*0100*/                   FFMA R14, R14, R7, R12 ;\n"
+	"        /*0110*/                   FADD R21, R12, R22 ;\n"
+	"        /*0120*/                   FFMA R3, R14, R5, R3 ;\n"
+	"        /*0130*/                   BSYNC B1 ;\n"
+	".L_x_4:\n"
+	"        /*0140*/               @P1 BRA `(.L_x_1) ;\n"
+	"        /*0150*/                   EXIT ;\n";
+
+static void test_slow_paths(void)
+{
+	struct gt_sass *s = gt_sass__parse(slow_paths, sizeof(slow_paths) - 1);
+	/* What the cheaper form removes: the idiom's BSSY (4), its range
+	 * check (6) and branch (10), its BSYNC (12) and the coefficient (13),
+	 * besides the reduction and what reads it (8, 9, 15, 16, 18; 5 and 7
+	 * stand for __sinf's two). */
+	static const uint8_t want[22] = { 0, 0, 0, 0, 1, 0, 1, 0, 1, 1, 1, 0, 1, 1, 0, 1, 1, 0, 1, 0, 0, 0 };
+	uint64_t stalls[22 * GT_SASS__WAITS] = { 0 }, issued[22] = { 0 };
+	double blame[22 * GT_SASS__BLAMES];
+	uint8_t mark[22];
+
+	CHECK(s);
+	CHECK_EQ_U(s->n_insns, 22);
+	CHECK_EQ_U(s->n_loops, 1);
+	CHECK((s->insns[4].flags & GT_SASS_F_SPLIT) && (s->insns[12].flags & GT_SASS_F_JOIN));
+	CHECK((s->insns[0].flags & GT_SASS_F_CONST) && (s->insns[13].flags & GT_SASS_F_CONST) &&
+	      (s->insns[14].flags & GT_SASS_F_CONST) && !(s->insns[17].flags & GT_SASS_F_CONST));
+	CHECK(gt_sass__blame(s, 0, stalls, issued, blame, NULL, mark) == 0);
+	for (uint32_t i = 0; i < 22; i++)
+		CHECK(mark[i] == want[i]);
+	gt_sass__delete(s);
+}
+
 static void test_gpucalls(const char *path)
 {
 	FILE *fp = fopen(path, "r");
@@ -869,6 +933,7 @@ int main(int argc, char **argv)
 	test_divide();
 	test_idioms();
 	test_fast_paths();
+	test_slow_paths();
 	test_disassemble();
 	if (argc > 1)
 		test_gpucalls(argv[1]);
