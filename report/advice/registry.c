@@ -48,6 +48,7 @@ static const struct gt_advice_need own_needs[] = {
 	{ GT_M_GPC_ISSUED, GT_ADVICE_INCL },
 	{ GT_M_GPC_LATENCY, GT_ADVICE_INCL },
 	{ GT_M_GPC_NOT_SELECTED, GT_ADVICE_INCL },
+	{ GT_M_GSC_INST, GT_ADVICE_EXCL },
 	{ GT_ADVICE_END, 0 },
 };
 
@@ -244,7 +245,10 @@ int gt_next__build(const struct gt_profile *p, const struct gt_sections_run *run
 		if ((run_it[i] = triggered(p, checks[i])) && load(c, checks[i]->needs))
 			goto out_free;
 	c->blame = has(p, GT_M_CPU_IDLE_CAUSE);
-	c->patched = has(p, GT_M_GSC_INST);
+	/* Counted, not merely listed: a PC-sampling run's profile names the
+	 * count metrics among the sampled ones and leaves them empty. */
+	for (uint32_t i = 0; i < p->n_nodes && !c->patched; i++)
+		c->patched = c->excl[GT_M_GSC_INST][i] != 0;
 	for (size_t i = 0; i < N_CHECKS; i++) {
 		if (!run_it[i])
 			continue;

@@ -457,5 +457,22 @@ region(p.frame(p.frame(0, "main", line=1), "fine", line=10), 10, 20, 100000000, 
 advice, text = report(p, "ompnone")
 check(advice == [] and "No advice applies: no check found a change worth a line" in text,
       "an OpenMP run with balanced regions: no advice, and why")
+# A PC-sampling run lists the instruction-count metrics without counting
+# (GSC_INST empty): its kernels ran unpatched, and a kernel's advice gets the
+# program's gain from the CPU's wait for it.
+p = gtfiles.Profile(dict(FACTS))
+kb = kernel(p, p.frame(p.frame(0, "main", line=1), "step", line=20), "k_blamed", 100000000, 10000, 8000, 1500, 500,
+            lines=((30, {"GPS_BARRIER": 4000}),))
+p.value(kb, 0, "CPU_IDLE_CAUSE", 50000000)
+p.metric("GSC_INST")
+advice, text = report(p, "listed")
+got = [a for a in advice if a["kind"] == "gpu-barrier"]
+if got:
+    a = got[0]
+    saved = min(50000000, 100000000 * (1 - 1 / a["speedup"]))
+    check(abs(a.get("saved_ns", 0) - saved) <= 2 and abs(a.get("program_speedup", 0) - WALL / (WALL - saved)) < 1e-6,
+          "unpatched kernels: the program's gain, %.0f ns saved (%s)" % (saved, a.get("saved_ns")))
+else:
+    check(False, "unpatched kernels: a barrier item (%s)" % [a["kind"] for a in advice])
 print("%d failures" % len(bad))
 sys.exit(1 if bad else 0)
