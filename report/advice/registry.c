@@ -188,7 +188,9 @@ static int band(const struct gt_next *n)
 
 /* The ranking: by band, then by the wall time saved per process (an
  * unestimated item may still know it, as an upper bound on a run with no
- * wall time), then by the time acted on; node and kind break ties. */
+ * wall time), then by the speedup of what it acts on (changes to one kernel
+ * whose savings the CPU's wait for it caps alike: the larger change first),
+ * then by the time acted on; node and kind break ties. */
 static int by_gain(const void *a, const void *b)
 {
 	const struct gt_next *x = a, *y = b;
@@ -197,6 +199,8 @@ static int by_gain(const void *a, const void *b)
 		return band(x) < band(y) ? -1 : 1;
 	if (x->saved_ns != y->saved_ns)
 		return x->saved_ns > y->saved_ns ? -1 : 1;
+	if (x->speedup != y->speedup)
+		return x->speedup > y->speedup ? -1 : 1;
 	if (x->time_ns != y->time_ns)
 		return x->time_ns > y->time_ns ? -1 : 1;
 	if (x->node != y->node)
