@@ -15,6 +15,10 @@
 #include "gpu/cupti/cupti-internal.h"
 
 #define MAX_CONTEXTS 16
+/* How far back of its sampled PC an issued sample's instruction lies: one
+ * instruction, 16 bytes on every architecture CUPTI's PC sampling API
+ * supports (Volta and later). */
+#define GT_CUPTI_PC_ISSUE_SHIFT 16u
 
 struct gt_sass;
 

@@ -447,7 +447,39 @@ struct pc_entry *gt_cupti_pcsamp__entry(const CUpti_PCSamplingPCData *d)
 	return e;
 }
 
-/* What one GetData call (or Disable) left in the context's buffer. */
+/* Whether @p holds issued ("selected") samples. */
+static int pc_issued(const struct pc_context *c, const CUpti_PCSamplingPCData *p)
+{
+	for (size_t k = 0; k < p->stallReasonCount && k < c->n_reasons; k++)
+		for (uint32_t j = 0; j < c->n_reasons; j++)
+			if (c->reason_index[j] == p->stallReason[k].pcSamplingStallReasonIndex)
+				if (c->reason_class[j] == PC_ISSUED && p->stallReason[k].samples)
+					return 1;
+	return 0;
+}
+
+/* The index in gt_pcs.e of the entry of @p's PC less @back bytes (made if
+ * new), or GT_SASS_NONE without memory. An index, not a pointer: making
+ * an entry may move them all. */
+static uint32_t pc_entry_index(const CUpti_PCSamplingPCData *p, uint64_t back)
+{
+	CUpti_PCSamplingPCData q = *p;
+	struct pc_entry *e;
+
+	q.pcOffset -= back;
+	e = gt_cupti_pcsamp__entry(&q);
+	return e ? (uint32_t)(e - gt_pcs.e) : GT_SASS_NONE;
+}
+
+/* What one GetData call (or Disable) left in the context's buffer. A
+ * sample's PC is the warp's next instruction to issue: a stalled warp's is
+ * the instruction that waits (the consumer of a load, the instruction a
+ * fixed latency holds back, a branch's target while it resolves, the
+ * instruction after EXIT while stores drain), but an issuing ("selected")
+ * warp's PC has already moved past the instruction it issued, to the next
+ * one in memory whether or not that was a taken branch. Its issued samples
+ * therefore go to the instruction GT_CUPTI_PC_ISSUE_SHIFT bytes before (the
+ * evidence: docs/CUDA.md, "PC sampling"). */
 static void context__take(struct pc_context *c)
 {
 	CUpti_PCSamplingData *d = &c->data;
@@ -458,14 +490,19 @@ static void context__take(struct pc_context *c)
 	gt_pcs.buffer_full |= d->hardwareBufferFull;
 	for (size_t i = 0; i < d->totalNumPcs && i < PCS_PER_CALL; i++) {
 		const CUpti_PCSamplingPCData *p = &d->pPcData[i];
-		struct pc_entry *e = gt_cupti_pcsamp__entry(p);
+		uint32_t at = pc_entry_index(p, 0), issuer = at;
 
-		for (size_t k = 0; e && k < p->stallReasonCount && k < c->n_reasons; k++) {
+		if (at != GT_SASS_NONE && p->pcOffset >= GT_CUPTI_PC_ISSUE_SHIFT && pc_issued(c, p))
+			issuer = pc_entry_index(p, GT_CUPTI_PC_ISSUE_SHIFT);
+		for (size_t k = 0; at != GT_SASS_NONE && k < p->stallReasonCount && k < c->n_reasons; k++) {
 			uint32_t idx = p->stallReason[k].pcSamplingStallReasonIndex;
 
 			for (uint32_t j = 0; j < c->n_reasons; j++) {
+				struct pc_entry *e;
+
 				if (c->reason_index[j] != idx)
 					continue;
+				e = &gt_pcs.e[c->reason_class[j] == PC_ISSUED && issuer != GT_SASS_NONE ? issuer : at];
 				if (c->reason_class[j] != PC_SKIP)
 					e->n[c->reason_class[j]] += p->stallReason[k].samples;
 				if (c->reason_counter[j])

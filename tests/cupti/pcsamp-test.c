@@ -19,9 +19,10 @@
 #include "tests/unit/test.h"
 
 /* A CUPTI with two PCs of one kernel sampled: 0x10 (line 10) stalled on a
- * load 400 times and issuing 40 times, 0x20 (line 11) waiting on a result
- * 200 times; the not-issued subset of the load's samples (300) counts as
- * latency samples only, and the sample count not at all. */
+ * load 400 times, 0x20 (line 11) waiting on a result 200 times and, as
+ * CUPTI reports an issuing warp at its next instruction, 0x10 issuing 40
+ * times (reported at 0x20); the not-issued subset of the load's samples
+ * (300) counts as latency samples only, and the sample count not at all. */
 static const char *const pc_reasons[] = {
 	"smsp__pcsamp_sample_count", "smsp__pcsamp_warps_issue_stalled_long_scoreboard",
 	"smsp__pcsamp_warps_issue_stalled_long_scoreboard_not_issued", "smsp__pcsamp_warps_issue_stalled_wait",
@@ -61,15 +62,15 @@ static void pc_set(CUpti_PCSamplingPCData *d, uint64_t pc, const uint32_t (*r)[2
 
 static CUptiResult CUPTIAPI pc_get_data(CUpti_PCSamplingGetDataParams *p)
 {
-	static const uint32_t load[][2] = { { 11, 400 }, { 12, 300 }, { 14, 40 }, { 10, 740 } };
-	static const uint32_t wait[][2] = { { 13, 200 } };
+	static const uint32_t load[][2] = { { 11, 400 }, { 12, 300 }, { 10, 700 } };
+	static const uint32_t wait[][2] = { { 13, 200 }, { 14, 40 } };
 
 	CUpti_PCSamplingData *pc_buf = pc_fake_buffer();
 
 	CHECK(p->pcSamplingData == pc_buf);
 	if (pc_calls++ == 0) {
-		pc_set(&pc_buf->pPcData[0], 0x10, load, 4);
-		pc_set(&pc_buf->pPcData[1], 0x20, wait, 1);
+		pc_set(&pc_buf->pPcData[0], 0x10, load, 3);
+		pc_set(&pc_buf->pPcData[1], 0x20, wait, 2);
 		pc_buf->totalNumPcs = 2;
 		pc_buf->totalSamples = 640;
 	}
@@ -134,6 +135,9 @@ void test_pc_sampling(void)
 	CHECK_EQ_U(metric_at(l, GT_M_GPC_MEMORY), 100);
 	l = pc_line_node(a, "k.cu:11");
 	CHECK_EQ_U(metric_at(l, GT_M_GPC_EXEC), 150);
+	/* 0x10's issued samples, reported at 0x20: none stay there. */
+	CHECK_EQ_U(metric_at(l, GT_M_GPC_ISSUED), 0);
+	CHECK_EQ_U(metric_at(l, GT_M_GPC_SAMPLES), 150);
 	CHECK_EQ_U(metric_at(pc_line_node(b, "k.cu:11"), GT_M_GPC_SAMPLES), 50);
 	/* The kernel's own metrics are untouched. */
 	CHECK_EQ_U(metric_at(a, GT_M_GKER), 3000);
