@@ -8,6 +8,7 @@ CPU time the program's threads measured themselves around their waits.
 Usage: test_omp_runtime.py BUILD_DIR BARRIER_SPLIT"""
 import math
 import os
+import re
 import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
@@ -30,6 +31,9 @@ def profile():
         outdir, err = run_under_tool(LIB, EXE, [REGIONS], env={"GPUTOOL_SAMPLE_HZ": "1000"})
         _run["p"] = gtrun.one_profile(GPUTOOL, outdir)
         _run["own"] = own_times(err, "barrier_split times:")
+        txt = [f for f in os.listdir(outdir) if f.endswith(".txt")]
+        check(len(txt) == 1, "expected one text report in %s" % outdir)
+        _run["text"] = open(os.path.join(outdir, txt[0])).read()
     return _run["p"], _run["own"]
 
 
@@ -124,6 +128,25 @@ def test_forks_are_runtime():
     check(total > 0, "no CPU time in the empty regions")
     check(rt >= 0.8 * total - 2 * p.total("CPUTIME") / max(1, p.total("SAMPLES")),
           "empty regions: %.1f of %.1f ms on the runtime's nodes" % (rt / 1e6, total / 1e6))
+
+
+def test_report_says_so():
+    """The text report tells what the runtime's nodes mean under the CPU
+    table, and the waits table gives each wait's CPU time: the explicit
+    barrier's row has what its node has."""
+    p, _ = profile()
+    text = _run["text"]
+    check("threads spinning in the OpenMP runtime" in text and "<omp runtime: fork/join>: the runtime" in text,
+          "no line on the OpenMP runtime's nodes under the CPU table")
+    m = re.search(r"\nWaits .*\n\s+wait s .*CPU s\s+where.*\n((?:  .*\n)+)", text)
+    check(m, "no CPU s column in the waits table")
+    bar = [n for n in p.find("<omp barrier>") if "explicit_wait" in p.names(n)]
+    check(len(bar) == 1, "one <omp barrier> under explicit_wait")
+    rows = [l for l in m.group(1).splitlines() if "<omp barrier>" in l]
+    check(len(rows) == 1, "one <omp barrier> row in the waits table: %s" % rows)
+    cpu = float(re.split(r"\s{2,}", rows[0].strip(), maxsplit=6)[5])
+    check(abs(cpu * 1e9 - p.incl(bar[0], "CPUTIME")) < 1e6,
+          "waits table: %.3f s of CPU at the barrier, its node %d ns" % (cpu, p.incl(bar[0], "CPUTIME")))
 
 
 if __name__ == "__main__":
