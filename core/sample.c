@@ -53,10 +53,16 @@ static struct gt_cct_node *sample__context(struct gt_thread *t, void *uc, int *t
 		return NULL;
 	gt_sample__stitch(t, &st);
 	node = gt_unwind__frames_context(t, frames, n, 1, &st, 1);
+	return gt_sample__charged(t, node, &st, 1);
+}
+
+struct gt_cct_node *gt_sample__charged(struct gt_thread *t, struct gt_cct_node *node,
+				       const struct gt_stitch *st, int signal_ctx)
+{
 	/* Only the runtime's frames under the construct: the runtime's own
 	 * time, on a node that says so rather than on the construct's. */
-	if (node && node == st.base && st.runtime != GT_PH_THREAD_ROOT)
-		node = gt_cct__child(&t->cct, node, GT_NODE_PLACEHOLDER, (uint64_t)st.runtime, 1);
+	if (node && node == st->base && st->runtime != GT_PH_THREAD_ROOT)
+		return gt_cct__child(&t->cct, node, GT_NODE_PLACEHOLDER, (uint64_t)st->runtime, signal_ctx);
 	return node;
 }
 
