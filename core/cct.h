@@ -28,7 +28,7 @@
 	X(OMP_PARALLEL, "<omp parallel>")                 \
 	X(OMP_TASK, "<omp task>")                         \
 	X(OMP_IDLE, "<omp idle>")                         \
-	X(OMP_RUNTIME, "<omp runtime>")                   \
+	X(OMP_FORK_JOIN, "<omp runtime: fork/join>")      \
 	X(OMP_BARRIER, "<omp barrier>")                   \
 	X(OMP_IMPLICIT_BARRIER, "<omp implicit barrier>") \
 	X(OMP_TASKWAIT, "<omp taskwait>")                 \

@@ -31,6 +31,7 @@ static struct gt_cct_node *sample__context(struct gt_thread *t, void *uc, int *t
 {
 	struct gt_frame frames[SAMPLE_FRAMES];
 	struct gt_stitch st = { 0 };
+	struct gt_cct_node *node;
 	int n = gt_unwind__ips(uc, frames, SAMPLE_FRAMES);
 
 	/* In the tool's code outside its bracketed sections (a callback's
@@ -51,7 +52,18 @@ static struct gt_cct_node *sample__context(struct gt_thread *t, void *uc, int *t
 	if (*tool)
 		return NULL;
 	gt_sample__stitch(t, &st);
-	return gt_unwind__frames_context(t, frames, n, 1, &st, 1);
+	node = gt_unwind__frames_context(t, frames, n, 1, &st, 1);
+	return gt_sample__charged(t, node, &st, 1);
+}
+
+struct gt_cct_node *gt_sample__charged(struct gt_thread *t, struct gt_cct_node *node,
+				       const struct gt_stitch *st, int signal_ctx)
+{
+	/* Only the runtime's frames under the construct: the runtime's own
+	 * time, on a node that says so rather than on the construct's. */
+	if (node && node == st->base && st->runtime != GT_PH_THREAD_ROOT)
+		return gt_cct__child(&t->cct, node, GT_NODE_PLACEHOLDER, (uint64_t)st->runtime, signal_ctx);
+	return node;
 }
 
 /*
@@ -201,6 +213,7 @@ void gt_sample__stitch(struct gt_thread *t, struct gt_stitch *st)
 {
 	st->base = NULL;
 	st->boundary = 0;
+	st->runtime = GT_PH_THREAD_ROOT;
 	if (stitch_fn)
 		stitch_fn(t, st);
 }

@@ -46,6 +46,12 @@ void gt_sample__set_hook(gt_sample_hook_fn fn);
  * (a full context when none is installed). Other layers use it too: an
  * OpenACC construct inside an OpenMP task hangs under that task. */
 void gt_sample__stitch(struct gt_thread *t, struct gt_stitch *st);
+/* The node a sample's time goes to, given the context @node its frames
+ * gave under @st: st->runtime's placeholder under the base when no frame
+ * of the program was left (the runtime's own time), else @node. NULL only
+ * in signal context (@signal_ctx) out of memory. */
+struct gt_cct_node *gt_sample__charged(struct gt_thread *t, struct gt_cct_node *node,
+				       const struct gt_stitch *st, int signal_ctx);
 /* Starts/stops the calling thread's timer. */
 void gt_sample__thread_start(struct gt_thread *t);
 void gt_sample__thread_stop(struct gt_thread *t);

@@ -27,6 +27,10 @@ struct gt_frame {
 struct gt_stitch {
 	struct gt_cct_node *base;
 	uintptr_t boundary;
+	/* A CPU sample with no user frame under base (the thread was in the
+	 * runtime only: a fork, a join, handing out work) goes to this
+	 * placeholder under base; GT_PH_THREAD_ROOT (0): to base itself. */
+	enum gt_placeholder runtime;
 };
 
 /* A value that identifies the stack position of the calling tool function:

@@ -106,6 +106,7 @@ static void wall__end(struct wall_wait *w, uintptr_t ra, uintptr_t key)
 	node = gt_unwind__memo_lookup(t, ra, key, &st);
 	if (!node)
 		node = gt_unwind__context(t, ra, key, &st);
+	node = gt_sample__charged(t, node, &st, 0);
 	if (!node || gt_cct__add(&t->cct, node, GT_M_WALLTIME, dt, 0))
 		t->dropped_samples++;
 	gt_thread__leave(t);

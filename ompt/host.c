@@ -416,6 +416,7 @@ void ompt__on_parallel_begin(ompt_data_t *encountering_task_data,
 	 * into the team, so the hand-over is told on the site itself. */
 	gt_tsan__release(s);
 	data_set(parallel_data, tag);
+	ot->forking = node;
 out:
 	gt_thread__leave(t);
 }
@@ -443,6 +444,7 @@ void ompt__on_parallel_end(ompt_data_t *parallel_data, ompt_data_t *encountering
 		now = gt_clock__ticks();
 	begin = atomic_load_explicit(&r->t_begin, memory_order_relaxed);
 	r->active = 0;
+	ot->forking = NULL;
 	if (ot->league == tag)
 		ot->league = NULL;
 	gt_thread__enter(t);
@@ -509,6 +511,7 @@ void ompt__on_implicit_task(ompt_scope_endpoint_t endpoint, ompt_data_t *paralle
 			} else if (s->ot == ot) {
 				task->node = s->node;
 				task->region = tag__region(tag);
+				ot->forking = NULL;
 				now = atomic_load_explicit(&task->region->t_begin, memory_order_relaxed);
 				/* Member 0; it alone writes team. */
 				if (index == 0)
@@ -540,9 +543,11 @@ void ompt__on_implicit_task(ompt_scope_endpoint_t endpoint, ompt_data_t *paralle
 			} else {
 				now = gt_clock__ticks();
 				/* The encountering thread: its end is the region's. */
-				if (task->region)
+				if (task->region) {
 					atomic_store_explicit(&task->region->t_end, now,
 							      memory_order_release);
+					ot->forking = task->node;
+				}
 				implicit__end(t, ot, task, now);
 			}
 			data_set(task_data, NULL);
@@ -847,25 +852,72 @@ void ompt__on_task_schedule(ompt_data_t *prior_task_data, ompt_task_status_t pri
 	gt_thread__leave(t);
 }
 
+/* States in which libomp waits at a construct that has a node of its own
+ * (sync_region_wait made it): barriers, taskwaits, taskgroups. */
+static int state__waits(int state)
+{
+	return (state >= ompt_state_wait_barrier && state <= ompt_state_wait_barrier_teams) ||
+	       state == ompt_state_wait_taskwait || state == ompt_state_wait_taskgroup;
+}
+
 /*
- * Where a CPU sample on t hangs: under the node of the task it runs, for the
- * frames below the task's exit frame; under <omp idle> when the thread waits
- * for work; a full unwind in the initial task and outside OpenMP. Runs in
- * the sampling signal handler: the OMPT inquiry functions are
- * async-signal-safe, and the task record is this thread's own.
+ * Whether a member's region has ended. libomp keeps a worker in the state of
+ * the region's barrier from its arrival until the next fork, and reports the
+ * barrier's end only then: after the region's end (which the encountering
+ * thread publishes) the worker waits for work, not for its team. Reads the
+ * slot as region__member_end does; a later use of the slot (begun after the
+ * member's own begin) means the region ended too.
+ */
+static int member__region_ended(const struct omp_task *task)
+{
+	const struct omp_region *r = task->region;
+	/* Acquire: pairs with the release store of t_end at the encountering
+	 * thread's implicit-task end. */
+	uint64_t end = atomic_load_explicit(&r->t_end, memory_order_acquire);
+	uint64_t begin = atomic_load_explicit(&r->t_begin, memory_order_relaxed);
+
+	return (end && end >= task->t_begin) || begin > task->t_begin;
+}
+
+/*
+ * Where a CPU sample on t hangs. The thread's OpenMP state says what the
+ * runtime does, and is read here rather than tracked by callbacks, which
+ * would cost every construct:
+ *   idle (waiting for work):  <omp idle>;
+ *   overhead, forking or joining a region as its encountering thread:
+ *       <omp runtime: fork/join> under its <omp parallel>;
+ *   waiting at a barrier, taskwait or taskgroup: that wait's node, which
+ *       sync_region_wait made; a member of a team whose region has ended
+ *       waits for the next fork: <omp idle>;
+ *   otherwise, in a task: its node, for the frames below its exit frame;
+ *       an implicit task's sample with no user frame there (the fork, the
+ *       join, the runtime handing out work) under <omp runtime: fork/join>;
+ *   in the initial task and outside OpenMP: a full unwind.
+ * Runs in the sampling signal handler: the OMPT inquiry functions are
+ * async-signal-safe, and the task record is this thread's own; the region
+ * slot a member reads is atomic.
  */
 void ompt__stitch_sample(struct gt_thread *t, struct gt_stitch *st)
 {
 	ompt_data_t *task_data = NULL;
 	ompt_frame_t *frame = NULL;
 	ompt_wait_id_t wait_id;
+	struct omp_thread *ot;
 	struct omp_task *task;
-	int flags = 0;
+	int flags = 0, state = ompt_state_undefined;
 
 	st->base = NULL;
 	st->boundary = 0;
-	if (gt_ompt_get_state && gt_ompt_get_state(&wait_id) == ompt_state_idle) {
+	if (gt_ompt_get_state)
+		state = gt_ompt_get_state(&wait_id);
+	if (state == ompt_state_idle) {
 		st->base = t->idle_node;
+		return;
+	}
+	ot = t->ompt;
+	if (state == ompt_state_overhead && ot && gt_cct__owns(&t->cct, ot->forking)) {
+		st->base = ot->forking;
+		st->runtime = GT_PH_OMP_FORK_JOIN;
 		return;
 	}
 	if (!gt_ompt_get_task_info ||
@@ -876,8 +928,17 @@ void ompt__stitch_sample(struct gt_thread *t, struct gt_stitch *st)
 	 * have the handler write another thread's tree. */
 	if (!task || !gt_cct__owns(&t->cct, task->node))
 		return;
+	if (state__waits(state) && task->wait_node && gt_cct__owns(&t->cct, task->wait_node)) {
+		if (task->is_member && task->region && member__region_ended(task))
+			st->base = t->idle_node;
+		else
+			st->base = task->wait_node;
+		return;
+	}
 	st->base = task->node;
 	st->boundary = frame ? (uintptr_t)frame->exit_frame.ptr : 0;
+	if (!task->is_explicit)
+		st->runtime = GT_PH_OMP_FORK_JOIN;
 }
 
 void ompt__host_init(void)

@@ -133,6 +133,11 @@ struct omp_thread {
 	 * encountering thread's ring later, when this thread next waits or
 	 * ends: a read at the fork would be a cache miss on its critical path. */
 	struct omp_task *settle;
+	/* The <omp parallel> node of the region this thread forks or joins
+	 * as its encountering thread: set from parallel_begin to its implicit
+	 * task's begin and from that task's end to parallel_end, NULL
+	 * otherwise. Read by this thread's sampling handler only. */
+	struct gt_cct_node *forking;
 	/* The last implicit barrier's node and the context it hangs under:
 	 * a region repeats, and so does its barrier. */
 	struct gt_cct_node *ibar_parent, *ibar_node;

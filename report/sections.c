@@ -769,6 +769,30 @@ static void no_lines_hint(const struct rep *r)
 	}
 }
 
+/*
+ * What the OpenMP runtime's own nodes mean, under the CPU table when one of
+ * its @shown rows ends in one: the sampler puts a thread's CPU time in the
+ * runtime on the wait it spins at, on idle, or on the fork and join
+ * (docs/PROFILE.md), and those names alone do not say it is spinning.
+ */
+static void omp_runtime_legend(const struct rep *r, const uint32_t *idx, uint32_t shown)
+{
+	static const char *const runtime[] = { "<omp barrier>", "<omp implicit barrier>", "<omp taskwait>",
+					       "<omp taskgroup>", "<omp idle>", "<omp runtime: fork/join>" };
+
+	for (uint32_t k = 0; k < shown; k++)
+		for (size_t j = 0; j < sizeof(runtime) / sizeof(runtime[0]); j++)
+			if (is_node_named(r->p, idx[k], GT_PNODE_PLACEHOLDER, runtime[j])) {
+				fprintf(r->f, "  <omp barrier>, <omp implicit barrier>, <omp taskwait>, <omp taskgroup>: "
+					      "threads spinning in the OpenMP runtime\n"
+					      "  at that wait (its time is in Waits); <omp idle>: threads waiting for "
+					      "the next region;\n"
+					      "  <omp runtime: fork/join>: the runtime starting and ending regions and "
+					      "handing out work\n");
+				return;
+			}
+}
+
 static int section_cpu(struct rep *r)
 {
 	uint32_t *idx = NULL, n = 0, shown;
@@ -794,6 +818,7 @@ static int section_cpu(struct rep *r)
 		n, secs(r->cpu_total));
 	table__print(&t, r->f);
 	no_lines_hint(r);
+	omp_runtime_legend(r, idx, shown);
 	err = section_functions(r, idx, n);
 out_free:
 	table__fini(&t);
@@ -869,7 +894,10 @@ static int section_waits(struct rep *r)
 		err = -ENOMEM;
 		goto out_free;
 	}
-	err = table__init(&t, s.n_wait, "where (innermost first)", 5, "wait s", "%", "count", "mean us", "threads");
+	/* CPU s: what the waiting threads spent spinning there (the sampler
+	 * puts CPU time in the runtime on the wait's node). */
+	err = table__init(&t, s.n_wait, "where (innermost first)", 6, "wait s", "%", "count", "mean us", "threads",
+			  "CPU s");
 	if (err)
 		goto out_free;
 	for (uint32_t k = 0; k < s.n_wait; k++) {
@@ -883,6 +911,7 @@ static int section_waits(struct rep *r)
 		else
 			table__set(&t, k, 3, "-");
 		table__set(&t, k, 4, "%" PRIu32, w->threads);
+		table__set(&t, k, 5, "%.3f", secs(r->cpu_incl[w->node]));
 		nodes[k] = w->node;
 	}
 	if ((err = paths(r, nodes, s.n_wait, 1, table__tail_cols(&t, line_cols(r)), t.tail)))

@@ -105,7 +105,7 @@ def test_inlined():
     # waits table reads differently (each region's barrier is one place).
     waits = re.search(r"\nWaits .*?\n.*?\n((?:  .*\n)+)", report)
     check(waits, "no waits table in the report")
-    where = [re.split(r"\s{2,}", l.strip(), maxsplit=5)[-1] for l in waits.group(1).splitlines()]
+    where = [re.split(r"\s{2,}", l.strip(), maxsplit=6)[-1] for l in waits.group(1).splitlines()]
     check(len(where) == 6 and len(set(where)) == len(where), "waits places read alike: %s" % where)
     # Each region's row also names the body it ran (its outlined function).
     check(re.search(r"> scale\(double\*, int\) \[inlined\] \(attrib.cpp:%d\)\n\s+body: "

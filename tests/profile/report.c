@@ -62,8 +62,8 @@ void test_report(void)
 	CHECK(contains(text, "_name_end (long.c:7) < … < main (app.c:50)\n"));
 	/* Waits. */
 	CHECK(contains(text, "Waits (2 of 2 places; total 1.250 s over all threads)"));
-	CHECK(contains(text, "1.200  96.0%     12  100000.0        3  <omp implicit barrier> < <omp parallel> < run_a"));
-	CHECK(contains(text, "0.050   4.0%      8    6250.0        1  <omp barrier> < <omp parallel> < compute"));
+	CHECK(contains(text, "1.200  96.0%     12  100000.0        3  0.000  <omp implicit barrier> < <omp parallel> < run_a"));
+	CHECK(contains(text, "0.050   4.0%      8    6250.0        1  0.000  <omp barrier> < <omp parallel> < compute"));
 	/* The tree: the anonymous frame is over 1 %, the weird name is not. */
 	CHECK(contains(text, "Top-down view (CPUTIME, in s;"));
 	CHECK(contains(text, "  100.0%      1.540      0.000  main (app.c:50)\n"));
