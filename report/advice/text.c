@@ -195,7 +195,8 @@ int gt_next__write_text(const struct gt_profile *p, const struct gt_next_list *l
 	if (!l->n) {
 		struct gt_sb b = { 0 };
 
-		gt_sb__addf(&b, "No advice applies: %s", gt_next__none_why(p));
+		gt_sb__add(&b, "No advice applies: ");
+		gt_sb__add(&b, gt_next__none_why(p));
 		fputc('\n', f);
 		put_wrapped(f, 0, "", b.s ? b.s : "", ITEM_INDENT, width);
 		free(b.s);
@@ -234,7 +235,13 @@ int gt_next__write_text(const struct gt_profile *p, const struct gt_next_list *l
 		} else {
 			gt_sb__add(&b, "gain not estimated");
 		}
-		gt_sb__addf(&b, ": %s%s%s", kernel ? what : "", kernel ? ": " : "", gt_next__title(n->kind));
+		/* (gt_sb__addf holds 255 bytes: texts and names go in whole.) */
+		gt_sb__add(&b, ": ");
+		if (kernel) {
+			gt_sb__add(&b, what);
+			gt_sb__add(&b, ": ");
+		}
+		gt_sb__add(&b, gt_next__title(n->kind));
 		put_wrapped(f, gt_cols(head), head, b.s ? b.s : "", ITEM_INDENT, width);
 		if (n->line != GT_NONE && kernel) {
 			len = 0;
@@ -242,7 +249,12 @@ int gt_next__write_text(const struct gt_profile *p, const struct gt_next_list *l
 			gt_ptree__label(p, n->line, what, sizeof(what), &len);
 			gt_ptree__kernel_of(p, n->line, path, sizeof(path));
 			b.len = 0;
-			gt_sb__addf(&b, "at %s%s%s", what, path[0] ? " in " : "", path);
+			gt_sb__add(&b, "at ");
+			gt_sb__add(&b, what);
+			if (path[0]) {
+				gt_sb__add(&b, " in ");
+				gt_sb__add(&b, path);
+			}
 			put_item_line(f, &b, width);
 		}
 		b.len = 0;
@@ -261,15 +273,18 @@ int gt_next__write_text(const struct gt_profile *p, const struct gt_next_list *l
 			put_item_line(f, &b, width);
 		}
 		b.len = 0;
-		gt_sb__addf(&b, "try: %s", n->todo);
+		gt_sb__add(&b, "try: ");
+		gt_sb__add(&b, n->todo);
 		put_item_line(f, &b, width);
 		b.len = 0;
-		gt_sb__addf(&b, "%s %s", kernel ? "launched at" : "at", ctx[2 * k]);
+		gt_sb__add(&b, kernel ? "launched at " : "at ");
+		gt_sb__add(&b, ctx[2 * k]);
 		put_item_line(f, &b, width);
 		/* Outside a kernel, the line names the CPU work that overlaps. */
 		if (ctx[2 * k + 1]) {
 			b.len = 0;
-			gt_sb__addf(&b, "CPU work at %s", ctx[2 * k + 1]);
+			gt_sb__add(&b, "CPU work at ");
+			gt_sb__add(&b, ctx[2 * k + 1]);
 			put_item_line(f, &b, width);
 		}
 		free(b.s);
