@@ -675,6 +675,8 @@ int gt_launch__main(int argc, char **argv)
 			return fail("the output directory's name is too long");
 	}
 	{
+		struct stat st;
+		int made = stat(dir, &st) && errno == ENOENT;
 		int has_run = !gt_claim__run_id(run, sizeof(run)), err = gt_output__mkdir_p(dir);
 
 		if (err)
@@ -682,6 +684,11 @@ int gt_launch__main(int argc, char **argv)
 		if ((err = gt_claim__dir(dir, has_run ? run : NULL, force)))
 			return err;
 		if (has_run && setenv("GPUTOOL_RUN", run, 1))
+			return fail("cannot set the environment: %s", strerror(errno));
+		/* Only a directory this run made may be removed when the
+		 * program measured nothing (core/tool.c): one the user made
+		 * stays, with the run's mark. */
+		if (made ? setenv("GPUTOOL_OUTPUT_MADE", dir, 1) : unsetenv("GPUTOOL_OUTPUT_MADE"))
 			return fail("cannot set the environment: %s", strerror(errno));
 	}
 	if (setenv("GPUTOOL_OUTPUT", dir, 1) || (hz && setenv("GPUTOOL_SAMPLE_HZ", hz, 1)))

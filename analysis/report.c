@@ -231,14 +231,32 @@ static int output_is_input(const char *out, const char *path, char *which, size_
  * takes its name only once the whole report is written (finish_output): a
  * report that fails leaves no file, and a file of that name from before is
  * kept until the new one replaces it in one step.
+ * A link at path is refused (ELOOP), as an open with O_NOFOLLOW would: the
+ * rename would not write through it, but would replace a link the user
+ * may have planted on purpose, or one planted to have the report clobber
+ * it. A device or FIFO (/dev/null) is written in place (tmp ""): renaming
+ * over it would replace the device node itself.
  */
 static FILE *open_output(const char *path, char *tmp)
 {
 	const char *slash = strrchr(path, '/');
 	int dirlen = slash ? (int)(slash - path + 1) : 0, fd;
+	struct stat st;
 	mode_t mask;
 	FILE *f;
 
+	tmp[0] = 0;
+	if (!lstat(path, &st) && S_ISLNK(st.st_mode)) {
+		errno = ELOOP;
+		return NULL;
+	}
+	if (!lstat(path, &st) && (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode) || S_ISBLK(st.st_mode))) {
+		fd = open(path, O_WRONLY | O_TRUNC | O_NOFOLLOW | O_CLOEXEC);
+		f = fd >= 0 ? fdopen(fd, "w") : NULL;
+		if (!f && fd >= 0)
+			close(fd);
+		return f;
+	}
 	if ((size_t)snprintf(tmp, PATH_MAX, "%.*s.%s.XXXXXX", dirlen, path, path + dirlen) >= PATH_MAX) {
 		errno = ENAMETOOLONG;
 		return NULL;
@@ -260,9 +278,12 @@ static FILE *open_output(const char *path, char *tmp)
 	return f;
 }
 
-/* Names the written -o file (ok), or removes it: 0, or 1 after one line. */
+/* Names the written -o file (ok), or removes it: 0, or 1 after one line.
+ * One written in place (tmp "") stays as it is. */
 static int finish_output(const char *tmp, const char *path, int ok)
 {
+	if (!tmp[0])
+		return 0; /* written in place */
 	if (!ok) {
 		unlink(tmp);
 		return 0;

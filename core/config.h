@@ -22,6 +22,9 @@
 	X(run, "GPUTOOL_RUN", STR, 0, 0, 0,                                            \
 	  "the run a process belongs to, recorded in its profile; set by `gputool run` " \
 	  "(every process it starts inherits it) and written in the directory's .gputool-run") \
+	X(output_made, "GPUTOOL_OUTPUT_MADE", STR, 0, 0, 0,                            \
+	  "the output directory when `gputool run` made it: a program that measured "  \
+	  "nothing removes that directory again, never one that was there before")     \
 	X(sample_hz, "GPUTOOL_SAMPLE_HZ", UINT, 200, 0, 10000,                         \
 	  "CPU-time samples per second per thread; 0 disables sampling")               \
 	X(sample, "GPUTOOL_SAMPLE", STR, 0, 0, 0,                                      \

@@ -514,11 +514,13 @@ static int tool__write(const struct gt_profile *p, struct gt_output *o, struct g
  * (its pid is the one in a run id "host:pid:start"; a job's id names no
  * process, and its ranks say nothing here) says so, and removes the
  * directory when nothing else is in it, so no process of the run wrote
- * there. A process of the run that writes later creates it again.
+ * there, and `gputool run` made it (GPUTOOL_OUTPUT_MADE names it): a
+ * directory the user made stays, with the run's mark. A process of the
+ * run that writes later creates it again.
  */
 static void tool__say_unmeasured(void)
 {
-	const char *run = gt_config.run, *dir = gt_config.output, *colon;
+	const char *run = gt_config.run, *dir = gt_config.output, *colon, *made = gt_config.output_made;
 	char mark[PATH_MAX + 32], q[GT_LOG_VALUE], exe[GT_LOG_VALUE];
 	struct dirent *d;
 	DIR *dp;
@@ -536,6 +538,12 @@ static void tool__say_unmeasured(void)
 	gt_log__escape(program_invocation_short_name, exe, sizeof(exe));
 	if (others)
 		return; /* another process of the run was measured */
+	if (!made || strcmp(made, dir)) {
+		gt_log__printf("gputool: %s was not measured (it started no OpenMP, OpenACC, CUDA or OpenCL runtime "
+			       "and ended before its first CPU sample): nothing written in %s\n",
+			       exe, q);
+		return;
+	}
 	if ((size_t)snprintf(mark, sizeof(mark), "%s/.gputool-run", dir) < sizeof(mark))
 		unlink(mark);
 	gt_log__printf("gputool: %s was not measured (it started no OpenMP, OpenACC, CUDA or OpenCL runtime "

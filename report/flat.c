@@ -156,7 +156,7 @@ int gt_flat__write_sections(FILE *f, const struct gt_analysis *a, const struct g
 	fp.run.signatures = o->signatures;
 	err = gt_next__build(&fp.p, &fp.run, &next);
 	if (!err) {
-		err = gt_next__write_text(&fp.p, &next, f, top ? top : GT_REPORT_TOP);
+		err = gt_next__write_text(&fp.p, &next, f, top ? top : GT_REPORT_TOP, &fp.run);
 		gt_next__fini(&next);
 	}
 	if (!err)

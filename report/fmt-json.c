@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "report/next.h"
+#include "report/paths.h"
 #include "report/ptree.h"
 #include "report/report.h"
 #include "report/sections.h"
@@ -305,7 +306,7 @@ static int advice(const struct js *j)
 {
 	struct gt_flat_profile fp;
 	struct gt_next_list l;
-	char buf[GT_PTREE_WHERE_COLS + 512];
+	char buf[GT_PTREE_WHERE_COLS + 512], **ctx = NULL;
 	FILE *f = j->f;
 	int err;
 
@@ -321,6 +322,13 @@ static int advice(const struct js *j)
 	err = gt_next__build(&fp.p, &fp.run, &l);
 	if (err)
 		goto out;
+	/* The contexts the text report shows at its default width. */
+	ctx = calloc(2 * (size_t)l.n + 1, sizeof(*ctx));
+	err = ctx ? gt_next__wheres(&fp.p, &l, l.n, GT_PATHS_WIDTH, fp.run.signatures, ctx) : -ENOMEM;
+	if (err) {
+		gt_next__fini(&l);
+		goto out;
+	}
 	fputs(",\n\"advice\":[", f);
 	for (uint32_t k = 0; k < l.n; k++) {
 		const struct gt_next *n = &l.v[k];
@@ -340,19 +348,16 @@ static int advice(const struct js *j)
 		gt_ptree__label(&fp.p, n->node, buf, sizeof(buf), &len);
 		fputs(",\"name\":", f);
 		str(j, buf);
-		gt_ptree__where(&fp.p, kernel ? gt_ptree__launch_site(&fp.p, n->node) : n->node, buf, sizeof(buf));
 		fputs(kernel ? ",\"launched_at\":" : ",\"at\":", f);
-		str(j, buf);
+		str(j, ctx[2 * k]);
 		if (n->line != GT_NONE) {
 			u64(f, ",\"line_node\":", n->line);
 			len = 0;
 			buf[0] = 0;
 			if (kernel)
 				gt_ptree__label(&fp.p, n->line, buf, sizeof(buf), &len);
-			else
-				gt_ptree__where(&fp.p, n->line, buf, sizeof(buf));
 			fputs(kernel ? ",\"line\":" : ",\"cpu_work_at\":", f);
-			str(j, buf);
+			str(j, kernel ? buf : ctx[2 * k + 1]);
 		}
 		if (n->kernel_samples) {
 			u64(f, ",\"samples\":", n->samples);
@@ -375,8 +380,10 @@ static int advice(const struct js *j)
 		fputs(",\n\"advice_none\":", f);
 		str(j, gt_next__none_why(&fp.p));
 	}
+	gt_paths__free(ctx, 2 * l.n);
 	gt_next__fini(&l);
 out:
+	free(ctx); /* its strings, when built, were freed above */
 	gt_flat_profile__fini(&fp);
 	return err;
 }

@@ -63,8 +63,23 @@ const char *gt_next__todo(enum gt_next_kind k);
 const char *gt_next__subject(enum gt_next_kind k);
 /* Why the list of p is empty: one line, for the text and the JSON. */
 const char *gt_next__none_why(const struct gt_profile *p);
+/*
+ * The contexts of the first shown pieces of l, innermost first: where piece
+ * k is (ctx[2k]: a kernel's launch site, else its node) and, outside a
+ * kernel, the CPU work that overlaps (ctx[2k + 1], NULL if none). They are
+ * built as one table's rows (report/paths.h), so that two pieces whose
+ * contexts differ read differently, each to what a line of width columns
+ * leaves after the text section's indent and lead; the JSON's are those of
+ * the text at GT_PATHS_WIDTH. ctx holds 2 * shown; free with
+ * gt_paths__free. 0 or -ENOMEM (ctx all NULL).
+ */
+int gt_next__wheres(const struct gt_profile *p, const struct gt_next_list *l, uint32_t shown, size_t width,
+		    int signatures, char **ctx);
 /* The "What to do next" section of the text report ("No advice applies:
- * ..." when l is empty). */
-int gt_next__write_text(const struct gt_profile *p, const struct gt_next_list *l, FILE *f, unsigned top);
+ * ..." when l is empty), each line at most run->width columns (0 or no
+ * run: GT_PATHS_WIDTH), long ones broken between words; C++ parameter
+ * lists in full with run->signatures. 0 or -ENOMEM. */
+int gt_next__write_text(const struct gt_profile *p, const struct gt_next_list *l, FILE *f, unsigned top,
+			const struct gt_sections_run *run);
 
 #endif

@@ -2,8 +2,6 @@
 /* Reading one profile's tree for the GPU sections and the advice (ptree.h). */
 #include "report/ptree.h"
 
-#include <inttypes.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -40,17 +38,6 @@ void gt_ptree__put(char *out, size_t cap, size_t *len, const char *s)
 	for (; *s && *len + 1 < cap; s++)
 		out[(*len)++] = ((unsigned char)*s < 0x20 || *s == 0x7f) ? '?' : *s;
 	out[*len] = 0;
-}
-
-void gt_ptree__putf(char *out, size_t cap, size_t *len, const char *fmt, uint64_t v)
-{
-	int n;
-
-	if (*len + 1 >= cap)
-		return;
-	n = snprintf(out + *len, cap - *len, fmt, v);
-	if (n > 0)
-		*len += (size_t)n < cap - *len ? (size_t)n : cap - *len - 1;
 }
 
 void gt_ptree__label(const struct gt_profile *p, uint32_t i, char *out, size_t cap, size_t *len)

@@ -19,9 +19,8 @@
 uint64_t *gt_ptree__excl(const struct gt_profile *p, const char *name);
 uint64_t *gt_ptree__incl(const struct gt_profile *p, const char *name);
 
-/* Appends to out (cap bytes, *len used): printable s; fmt with v. */
+/* Appends to out (cap bytes, *len used): printable s. */
 void gt_ptree__put(char *out, size_t cap, size_t *len, const char *s);
-void gt_ptree__putf(char *out, size_t cap, size_t *len, const char *fmt, uint64_t v);
 /* Appends node i's label: "function (file.c:12)", "module+0x1f", a
  * placeholder's or a name's text. */
 void gt_ptree__label(const struct gt_profile *p, uint32_t i, char *out, size_t cap, size_t *len);

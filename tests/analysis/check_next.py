@@ -8,6 +8,7 @@ the ranking, and nothing where a check does not apply.
 Usage: check_next.py GPUTOOL OUTDIR"""
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -445,6 +446,37 @@ check(by.get("omp-serial", {}).get("at", "").startswith("fill (app.c:41)") and b
 check(by.get("omp-fork-join", {}).get("upper_bound") and "omp-imbalance" not in
       [a["kind"] for a in advice if "step" in a["at"]], "fork/join: an upper bound, and no imbalance for that region")
 check("What to do next (4 of 4" in text and "the region: 1.45x faster" in text, "OpenMP: the text section")
+
+
+def advice_items(text):
+    """Each piece of the text's advice, its lines after the first joined."""
+    lines = text.splitlines()
+    heads = [k for k, ln in enumerate(lines) if ln.startswith("What to do next (")]
+    items = []
+    for ln in lines[heads[0] + 1:] if heads else []:
+        if not ln.strip():
+            break
+        if re.match(r"^\s+\d+\. ", ln):
+            items.append([])
+        elif items:
+            items[-1].append(ln.strip())
+    return [" ".join(it) for it in items]
+
+
+# Broken to fit the width (the imbalance's try is over 250 characters),
+# the text still says each piece's why and try whole, as the JSON does.
+narrow = subprocess.run([GPUTOOL, "report", os.path.join(OUT, "openmp.gtprof"), "--width", "60"],
+                        capture_output=True, text=True).stdout
+for t, width in ((text, 160), (narrow, 60)):
+    items = advice_items(t)
+    check(len(items) == len(advice), "OpenMP at width %d: %d pieces in the text" % (width, len(items)))
+    for a, j in zip(advice, items):
+        check(a["why"] in j and "try: " + a["try"] in j,
+              "OpenMP at width %d: %s's why and try whole (%r)" % (width, a["kind"], j))
+    sec = t[t.find("What to do next"):]
+    sec = sec[:sec.find("\n\n") if "\n\n" in sec else len(sec)]
+    check(all(len(ln) <= width for ln in sec.splitlines()),
+          "OpenMP at width %d: advice lines wider: %s" % (width, [ln for ln in sec.splitlines() if len(ln) > width]))
 # A CPU-only run without OpenMP says why nothing applies.
 p = gtfiles.Profile(dict(FACTS))
 p.value(p.frame(p.frame(0, "main", line=1), "work", line=10), 0, "CPUTIME", 1000)

@@ -59,7 +59,8 @@ _cxx = {}
 
 
 def cxx_run():
-    """attrib.cpp under the tool, once: (profile, text report, lines)."""
+    """attrib.cpp under the tool, once: (profile, text report, lines); the
+    report at exit reads C++ parameter lists as (…)."""
     if not _cxx:
         outdir, _ = run_under_tool(LIB, os.path.join(BIN, "attrib"), env=CXX_ENV)
         txt = [f for f in os.listdir(outdir) if f.endswith(".txt")]
@@ -67,6 +68,9 @@ def cxx_run():
         with open(os.path.join(outdir, txt[0])) as f:
             _cxx["report"] = f.read()
         _cxx["p"] = gtrun.one_profile(GPUTOOL, outdir)
+        code, out, err = gtrun.run([GPUTOOL, "report", "--signatures", outdir])
+        check(code == 0, "report --signatures: %s" % err)
+        _cxx["full"] = out
         _cxx["ln"] = lines_of("attrib.cpp")
     return _cxx["p"], _cxx["report"], _cxx["ln"]
 
@@ -83,8 +87,11 @@ def test_names():
     check(fr.get("linkage_name") == "_ZN7physics6SolverIdE4stepEi",
           "linkage_name of step: %r" % fr.get("linkage_name"))
     check(p.excl(step, "OMP_PAR_COUNT") == ITERS, "step: %s instances" % p.excl(step, "OMP_PAR_COUNT"))
-    s = "physics::Solver<double>::step(int) (attrib.cpp:%d)" % ln["STEP"]
-    check(s in report, "the report lacks %r" % s)
+    # The report names it demangled, with its class and template, at its
+    # line; its parameters read (…), and in full with --signatures.
+    for text, s in ((report, "physics::Solver<double>::step(…) (attrib.cpp:%d)" % ln["STEP"]),
+                    (_cxx["full"], "physics::Solver<double>::step(int) (attrib.cpp:%d)" % ln["STEP"])):
+        check(s in text, "the report lacks %r" % s)
 
 
 def test_inlined():
@@ -107,15 +114,18 @@ def test_inlined():
     check(waits, "no waits table in the report")
     where = [re.split(r"\s{2,}", l.strip(), maxsplit=6)[-1] for l in waits.group(1).splitlines()]
     check(len(where) == 6 and len(set(where)) == len(where), "waits places read alike: %s" % where)
-    # Each region's row also names the body it ran (its outlined function).
-    check(re.search(r"> scale\(double\*, int\) \[inlined\] \(attrib.cpp:%d\)\n\s+body: "
-                    r"scale\(double\*, int\) \[clone .omp_outlined\] \(attrib.cpp:%d\)" % (ln["SCALE"], ln["SCALE"]),
-                    report), "the report's region rows lack the body they ran")
-    for s in ("both(double*, int) (attrib.cpp:%d) > scale(double*, int) [inlined] (attrib.cpp:%d)"
-              % (ln["CALL_SCALE"], ln["SCALE"]),
-              "both(double*, int) (attrib.cpp:%d) > shift(double*, int) [inlined] (attrib.cpp:%d)"
-              % (ln["CALL_SHIFT"], ln["SHIFT"])):
-        check(s in report, "the report lacks %r" % s)
+    # Each region's row also names the body it ran (its outlined function),
+    # parameters read (…) by default and in full with --signatures.
+    for text, args in ((report, "(…)"), (_cxx["full"], "(double*, int)")):
+        a = re.escape(args)
+        check(re.search(r"> scale%s \[inlined\] \(attrib.cpp:%d\)\n\s+body: "
+                        r"scale%s \[clone .omp_outlined\] \(attrib.cpp:%d\)" % (a, ln["SCALE"], a, ln["SCALE"]),
+                        text), "the report's region rows lack the body they ran (%s)" % args)
+        for s in ("both%s (attrib.cpp:%d) > scale%s [inlined] (attrib.cpp:%d)"
+                  % (args, ln["CALL_SCALE"], args, ln["SCALE"]),
+                  "both%s (attrib.cpp:%d) > shift%s [inlined] (attrib.cpp:%d)"
+                  % (args, ln["CALL_SHIFT"], args, ln["SHIFT"])):
+            check(s in text, "the report lacks %r" % s)
 
 
 def test_tail_call():

@@ -21,9 +21,25 @@ static int contains(const char *text, const char *s)
 	return 0;
 }
 
+/* In out: lead, the long name of the sample cut to "very_long_", head x's,
+ * "…", tail x's, "_name_end", then trail. */
+static void cut_name(char *out, const char *lead, size_t head, size_t tail, const char *trail)
+{
+	size_t n = 0;
+
+	n += (size_t)sprintf(out + n, "%svery_long_", lead);
+	memset(out + n, 'x', head);
+	n += head;
+	n += (size_t)sprintf(out + n, "…");
+	memset(out + n, 'x', tail);
+	n += tail;
+	sprintf(out + n, "_name_end%s", trail);
+}
+
 void test_report(void)
 {
 	struct gt_profile p;
+	char name[400];
 	char *text = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&text, &len);
@@ -58,8 +74,13 @@ void test_report(void)
 	CHECK(contains(text, "libomp.so+0xabc < <omp parallel> < run_b (app.c:40) < main (app.c:50)"));
 	CHECK(contains(text, "by function (5 of 5)"));
 	CHECK(contains(text, "<unknown> [libomp.so]"));
-	CHECK(contains(text, "  very_long_xxxxxxxxxxxxxxxxxxx…xxxxxxxxxxxxxxxxxxxxx_name_end\n"));
-	CHECK(contains(text, "_name_end (long.c:7) < … < main (app.c:50)\n"));
+	/* The 200-column name is cut in its middle to what a 160-column line
+	 * leaves after the numbers; the context keeps that frame and its line
+	 * and says the rest was left out. */
+	cut_name(name, "  0.030   1.9%         1  ", 56, 58, "\n");
+	CHECK(contains(text, name));
+	cut_name(name, "  0.030   1.9%  ", 54, 55, " (long.c:7) < …\n");
+	CHECK(contains(text, name));
 	/* Waits. */
 	CHECK(contains(text, "Waits (2 of 2 places; total 1.250 s over all threads)"));
 	CHECK(contains(text, "1.200  96.0%     12  100000.0        3  0.000  <omp implicit barrier> < <omp parallel> < run_a"));
@@ -72,6 +93,16 @@ void test_report(void)
 	CHECK(!strstr(text, "weird"));
 	for (const char *s = text; *s; s++)
 		CHECK((unsigned char)*s >= 0x20 || *s == '\n');
+	/* No line is wider than the default width (a column per character). */
+	for (const char *s = text; *s;) {
+		size_t cols = 0;
+
+		for (; *s && *s != '\n'; s++)
+			cols += ((unsigned char)*s & 0xc0) != 0x80;
+		CHECK(cols <= 160);
+		if (*s)
+			s++;
+	}
 	free(text);
 	gt_profile__fini(&p);
 }
