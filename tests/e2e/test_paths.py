@@ -23,8 +23,10 @@ def sections(text):
     and holds its indented lines; a column header line is left out."""
     out, title = {}, None
     for line in text.splitlines():
-        if line and not line[0].isspace():
-            title = line
+        # The CPU section's "by function" list is a table of its own: a
+        # function's row may read as a context's (a placeholder, e.g.).
+        if (line and not line[0].isspace()) or (title and line.startswith("  by function")):
+            title = line if not line[0].isspace() else title + " / " + line.strip()
             out[title] = []
         elif title and line.strip():
             out[title].append(line)
