@@ -104,5 +104,11 @@ void gt_advice__saves(const struct gt_advice_ctx *c, struct gt_next *n, uint64_t
 /* Kernel context k's change estimated as T'/T = ratio: its speedup, and
  * the program's gain (registry.c says how). */
 void gt_advice__kernel_gain(const struct gt_advice_ctx *c, struct gt_next *n, uint32_t k, double ratio);
+/* A new piece of advice of kind about kernel context k, whose S samples
+ * hold the samples it explains, at line (GT_NONE: the launch), its change
+ * estimated as T'/T = ratio (gt_advice__kernel_gain); NULL when out of
+ * memory. */
+struct gt_next *gt_advice__kernel_item(struct gt_advice_ctx *c, enum gt_next_kind kind, uint32_t k, uint32_t line,
+				       uint64_t samples, double S, double ratio);
 
 #endif

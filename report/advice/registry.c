@@ -174,6 +174,20 @@ void gt_advice__kernel_gain(const struct gt_advice_ctx *c, struct gt_next *n, ui
 		gt_advice__saves(c, n, gpu_saved, 1);
 }
 
+struct gt_next *gt_advice__kernel_item(struct gt_advice_ctx *c, enum gt_next_kind kind, uint32_t k, uint32_t line,
+				       uint64_t samples, double S, double ratio)
+{
+	struct gt_next *n = gt_advice__add(c, kind, k);
+
+	if (!n)
+		return NULL;
+	n->line = line;
+	n->samples = samples;
+	n->kernel_samples = (uint64_t)S;
+	gt_advice__kernel_gain(c, n, k, ratio);
+	return n;
+}
+
 /* An item estimated to speed the program up by less than this is held
  * back: listed after every item estimated higher and after the items with
  * no estimate, whose gain may be larger. */

@@ -41,11 +41,9 @@ static void kernel(struct gt_advice_ctx *c, const struct gt_advice_kernel *x)
 	n = gt_advice__per_sched(&l, occ);
 	nn = gt_advice__per_sched(&l2, occ);
 	ratio = gt_advice_model__blocks(l.blocks, l2.blocks < l.sms ? l2.blocks : l.sms, 1.0 - x->waiting, n, nn);
-	if (ratio > 1.0 / GT_ADVICE_MIN_SPEEDUP || !(a = gt_advice__add(c, GT_NEXT_GPU_BLOCKS, k)))
+	if (ratio > 1.0 / GT_ADVICE_MIN_SPEEDUP ||
+	    !(a = gt_advice__kernel_item(c, GT_NEXT_GPU_BLOCKS, k, GT_NONE, (uint64_t)x->S, x->S, ratio)))
 		return;
-	a->samples = (uint64_t)x->S;
-	a->kernel_samples = (uint64_t)x->S;
-	gt_advice__kernel_gain(c, a, k, ratio);
 	snprintf(a->why, sizeof(a->why),
 		 "the grid's %.0f blocks of %.0f threads keep %.0f of the %.0f SMs busy, %.1f warps per "
 		 "scheduler, which issue in %.1f%% of their cycles (warps ready %.1f%% of theirs); blocks of "

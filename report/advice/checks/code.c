@@ -156,12 +156,10 @@ static void check_unroll(struct code *x, uint32_t k, double S, double wr, double
 		return;
 	double ratio = gt_advice_model__stall(wr, waiting, best_f, 0);
 
-	if (ratio > 1.0 / MIN_SPEEDUP || !(n = gt_advice__add(x->c, GT_NEXT_GPU_UNROLL, k)))
+	if (ratio > 1.0 / MIN_SPEEDUP ||
+	    !(n = gt_advice__kernel_item(x->c, GT_NEXT_GPU_UNROLL, k, hottest_under(x, best, GT_M_GPO_UNROLL),
+					 x->loop_m[best], S, ratio)))
 		return;
-	n->line = hottest_under(x, best, GT_M_GPO_UNROLL);
-	n->samples = x->loop_m[best];
-	n->kernel_samples = (uint64_t)S;
-	gt_advice__kernel_gain(x->c, n, k, ratio);
 	snprintf(n->why, sizeof(n->why),
 		 "%.1f%% of the kernel's PC samples are waits, in the %s, for results of the same iteration "
 		 "that no recurrence ties to the last one, which unrolling it %d times would hide (its "
@@ -216,12 +214,9 @@ static void check_inline(struct code *x, uint32_t k, double S, double wr, double
 		in_loop = a != GT_NONE && a != k;
 		f = (br + (in_loop ? (1.0 - 1.0 / GT_GPO_UNROLL_BY) * (w - br) : (w - br < iss ? w - br : iss))) / S;
 		ratio = gt_advice_model__stall(wr, waiting, f, iss > 0 ? call_cost(x, i) / iss : 0);
-		if (ratio > 1.0 / MIN_SPEEDUP || !(n = gt_advice__add(x->c, GT_NEXT_GPU_INLINE, k)))
+		if (ratio > 1.0 / MIN_SPEEDUP ||
+		    !(n = gt_advice__kernel_item(x->c, GT_NEXT_GPU_INLINE, k, p->nodes[i].parent, (uint64_t)w, S, ratio)))
 			continue;
-		n->line = p->nodes[i].parent;
-		n->samples = (uint64_t)w;
-		n->kernel_samples = (uint64_t)S;
-		gt_advice__kernel_gain(x->c, n, k, ratio);
 		snprintf(n->why, sizeof(n->why),
 			 in_loop ? "%.1f%% of the kernel's PC samples wait in %s, called here in a loop and not "
 				   "inlined, %.1f%% of them for its calls' and returns' branches; inlined, the branches "
@@ -268,12 +263,11 @@ static void check_math(struct code *x, uint32_t k, double S, double wr, double w
 		return;
 	double ratio = gt_advice_model__stall(wr, waiting, (conv + sub_wait) / S, iss > 0 ? (sub_iss + idiom_iss) / iss : 0);
 
-	if (ratio > 1.0 / MIN_SPEEDUP || !(n = gt_advice__add(x->c, GT_NEXT_GPU_MATH, k)))
+	if (ratio > 1.0 / MIN_SPEEDUP ||
+	    !(n = gt_advice__kernel_item(x->c, GT_NEXT_GPU_MATH, k,
+					 sub >= conv && hot_sub != GT_NONE ? p->nodes[hot_sub].parent : hot_conv,
+					 (uint64_t)(conv + sub), S, ratio)))
 		return;
-	n->line = sub >= conv && hot_sub != GT_NONE ? p->nodes[hot_sub].parent : hot_conv;
-	n->samples = (uint64_t)(conv + sub);
-	n->kernel_samples = (uint64_t)S;
-	gt_advice__kernel_gain(x->c, n, k, ratio);
 	if (hot_sub != GT_NONE && sub >= 0.001 * S)
 		snprintf(n->why, sizeof(n->why),
 			 "%.1f%% of the kernel's PC samples wait on conversions, divisions or precise math "

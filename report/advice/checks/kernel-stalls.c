@@ -61,12 +61,9 @@ static void kernel(struct gt_advice_ctx *c, const struct gt_advice_kernel *x)
 	if (il > 0 && (gt_advice__under(c, k, GT_M_GPB_LOCAL, &hot), hot != GT_NONE)) {
 		double f = mem * il / (il + ig);
 
-		if (f >= GT_ADVICE_MIN_SHARE && (n = gt_advice__add(c, GT_NEXT_GPU_LOCAL, k))) {
-			n->line = hot;
-			n->samples = (uint64_t)(f * S + 0.5);
-			n->kernel_samples = (uint64_t)S;
-			gt_advice__kernel_gain(c, n, k,
-					       gt_advice_model__gone(wr, waiting, f, iss > 0 ? il / iss : 0, resident));
+		if (f >= GT_ADVICE_MIN_SHARE &&
+		    (n = gt_advice__kernel_item(c, GT_NEXT_GPU_LOCAL, k, hot, (uint64_t)(f * S + 0.5), S,
+						gt_advice_model__gone(wr, waiting, f, iss > 0 ? il / iss : 0, resident)))) {
 			int len = snprintf(n->why, sizeof(n->why),
 					   "%.1f%% of the kernel's PC samples wait on local memory; local loads and "
 					   "stores are %.1f%% of its instructions",
@@ -98,15 +95,13 @@ static void kernel(struct gt_advice_ctx *c, const struct gt_advice_kernel *x)
 		 * of the DRAM: a sector per thread queues (model.h). */
 		double wait = gt_advice_model__access_wait(f * S, ig);
 
-		if (f >= GT_ADVICE_MIN_SHARE * 3 && bytes > 0 && floor < SCATTERED_BW &&
-		    wait >= GT_ADVICE_MODEL_DRAM_WAIT && (n = gt_advice__add(c, GT_NEXT_GPU_GLOBAL, k))) {
-			double ratio = gt_advice_model__stall(wr, waiting, f, 0);
+		/* No faster than the DRAM moves the bytes asked for. */
+		double ratio = gt_advice_model__stall(wr, waiting, f, 0);
 
-			n->line = hot;
-			n->samples = (uint64_t)(f * S + 0.5);
-			n->kernel_samples = (uint64_t)S;
-			/* No faster than the DRAM moves the bytes asked for. */
-			gt_advice__kernel_gain(c, n, k, ratio > floor ? ratio : floor);
+		if (f >= GT_ADVICE_MIN_SHARE * 3 && bytes > 0 && floor < SCATTERED_BW &&
+		    wait >= GT_ADVICE_MODEL_DRAM_WAIT &&
+		    (n = gt_advice__kernel_item(c, GT_NEXT_GPU_GLOBAL, k, hot, (uint64_t)(f * S + 0.5), S,
+						ratio > floor ? ratio : floor))) {
 			snprintf(n->why, sizeof(n->why),
 				 "%.1f%% of the kernel's PC samples wait on global memory, while the %.3g bytes its "
 				 "threads access use %.1f%% of the DRAM's peak bandwidth over its run; each global "
@@ -122,11 +117,8 @@ static void kernel(struct gt_advice_ctx *c, const struct gt_advice_kernel *x)
 		serial_loads(c, k, &g_sum, &g_max);
 		f = (b + g_sum - g_max) / S;
 		if (b > 0 && f >= GT_ADVICE_MIN_SHARE && hot != GT_NONE &&
-		    (n = gt_advice__add(c, GT_NEXT_GPU_BARRIER, k))) {
-			n->line = hot;
-			n->samples = (uint64_t)b;
-			n->kernel_samples = (uint64_t)S;
-			gt_advice__kernel_gain(c, n, k, gt_advice_model__barrier(wr, waiting, b / S, g_sum / S, g_max / S));
+		    (n = gt_advice__kernel_item(c, GT_NEXT_GPU_BARRIER, k, hot, (uint64_t)b, S,
+						gt_advice_model__barrier(wr, waiting, b / S, g_sum / S, g_max / S)))) {
 			snprintf(n->why, sizeof(n->why),
 				 "%.1f%% of the kernel's PC samples wait at barriers, and %.1f%% for global loads outside "
 				 "loops that the barriers keep from overlapping (%.1f%% for the one that waits the most)",

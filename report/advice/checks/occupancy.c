@@ -49,11 +49,8 @@ static void kernel(struct gt_advice_ctx *c, const struct gt_advice_kernel *x)
 	ratio = gt_advice_model__occupancy(m, 1.0 - waiting, n, nn);
 	if (!(lim[tight] > 0 && occ < 1000 && next > occ * 1.25 && n > 0 && nn > n * 1.25 &&
 	      ratio <= 1.0 / GT_ADVICE_MIN_SPEEDUP) ||
-	    !(a = gt_advice__add(c, GT_NEXT_GPU_OCCUPANCY, k)))
+	    !(a = gt_advice__kernel_item(c, GT_NEXT_GPU_OCCUPANCY, k, GT_NONE, c->incl[GT_M_GPC_LATENCY][k], S, ratio)))
 		return;
-	a->samples = c->incl[GT_M_GPC_LATENCY][k];
-	a->kernel_samples = (uint64_t)S;
-	gt_advice__kernel_gain(c, a, k, ratio);
 	snprintf(a->why, sizeof(a->why),
 		 "%.1f%% of the schedulers' cycles issue nothing; %s bounds the occupancy at "
 		 "%.1f%%, the next bound is %.1f%%",

@@ -51,12 +51,9 @@ static void kernel(struct gt_advice_ctx *c, const struct gt_advice_kernel *x)
 	if (w / x->S < GT_ADVICE_MIN_SHARE)
 		return;
 	ratio = gt_advice_model__stall(x->wr, x->waiting, w / x->S, 0);
-	if (ratio > 1.0 / GT_ADVICE_MIN_SPEEDUP || !(n = gt_advice__add(c, GT_NEXT_GPU_SHARED, k)))
+	if (ratio > 1.0 / GT_ADVICE_MIN_SPEEDUP ||
+	    !(n = gt_advice__kernel_item(c, GT_NEXT_GPU_SHARED, k, hot, (uint64_t)w, x->S, ratio)))
 		return;
-	n->line = hot;
-	n->samples = (uint64_t)w;
-	n->kernel_samples = (uint64_t)x->S;
-	gt_advice__kernel_gain(c, n, k, ratio);
 	snprintf(n->why, sizeof(n->why),
 		 "%.1f%% of the kernel's PC samples wait, in its loops, for results of shared-memory loads",
 		 100.0 * w / x->S);

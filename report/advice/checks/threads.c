@@ -50,11 +50,8 @@ static void kernel(struct gt_advice_ctx *c, const struct gt_advice_kernel *x)
 	nn = gt_advice__per_sched(&l, next > occ ? next : occ);
 	ratio = gt_advice_model__threads(u, 1.0 - x->waiting, n, nn);
 	if (!(u < 1 || nn > n * 1.25) || ratio > 1.0 / GT_ADVICE_MIN_SPEEDUP ||
-	    !(a = gt_advice__add(c, GT_NEXT_GPU_THREADS, k)))
+	    !(a = gt_advice__kernel_item(c, GT_NEXT_GPU_THREADS, k, GT_NONE, (uint64_t)x->S, x->S, ratio)))
 		return;
-	a->samples = (uint64_t)x->S;
-	a->kernel_samples = (uint64_t)x->S;
-	gt_advice__kernel_gain(c, a, k, ratio);
 	snprintf(a->why, sizeof(a->why),
 		 "blocks of %.0f threads fill %.0f%% of their warps' lanes and keep %.1f warps per scheduler "
 		 "(%.1f%% occupancy); blocks of %.0f threads would fill them and keep %.1f; the warps are "
