@@ -265,7 +265,11 @@ static int serial(struct gt_advice_ctx *c, const struct omp_tree *t)
 	qsort(rows, n, sizeof(*rows), by_place);
 	for (uint32_t k = 0; k < n; k++) {
 		if (m && rows[m - 1].parent == rows[k].parent && rows[m - 1].name == rows[k].name) {
-			if (rows[k].ns > cpu[rows[m - 1].at])
+			/* Named at the hottest line known: code without one (a
+			 * sanitizer's checks, line 0) says nothing to look at. */
+			int known = p->nodes[rows[k].at].line != 0, had = p->nodes[rows[m - 1].at].line != 0;
+
+			if (known > had || (known == had && rows[k].ns > cpu[rows[m - 1].at]))
 				rows[m - 1].at = rows[k].at;
 			rows[m - 1].ns += rows[k].ns;
 		} else {
