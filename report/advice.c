@@ -14,6 +14,7 @@
 
 #include "core/metrics.h"
 #include "core/profile.h"
+#include "core/text.h"
 #include "report/paths.h"
 #include "report/ptree.h"
 
@@ -109,8 +110,12 @@ static const char *const byte_metrics[] = {
 	"GXCOPY_H2D_BYTES", "GXCOPY_D2H_BYTES", "GXCOPY_D2D_BYTES", "GXCOPY_OTHER_BYTES", "GMSET_BYTES", NULL,
 };
 
-/* The columns of a GPU operation's row before its context. */
-#define GPU_ROW_COLS (2 + 10 + 1 + 6 + 1 + 10 + 1 + 9 + 1 + 10 + 2 + 24 + 1)
+/* The columns of a GPU operation's row before its operation, and the
+ * operation's column: at least OP_COLS, as wide as the longest shown up to
+ * OP_COLS_MAX (a longer one pushes its own row's context right). */
+#define GPU_ROW_COLS (2 + 10 + 1 + 6 + 1 + 10 + 1 + 9 + 1 + 10 + 2)
+#define OP_COLS 24
+#define OP_COLS_MAX 48
 
 /* A row's operation ("kernel name", "<gpu sync>") into what[], and the node
  * whose context is its "where": a kernel's launch site, else the node above
@@ -146,7 +151,8 @@ static int section_gpu(const struct gt_profile *p, FILE *f, unsigned top, unsign
 	uint64_t *time = calloc(n, sizeof(*time)), *host = calloc(n, sizeof(*host));
 	uint64_t *count = calloc(n, sizeof(*count)), *bytes = calloc(n, sizeof(*bytes)), total = 0;
 	struct row *rows = NULL;
-	uint32_t nr = 0, shown, *sites = NULL;
+	uint32_t nr = 0, shown, *sites = NULL, on_host = 0;
+	size_t op_cols = OP_COLS;
 	char **where = NULL;
 	int err = -ENOMEM;
 	char what[256];
@@ -167,32 +173,50 @@ static int section_gpu(const struct gt_profile *p, FILE *f, unsigned top, unsign
 	err = -ENOMEM;
 	if (!(sites = malloc((shown ? shown : 1) * sizeof(*sites))) || !(where = calloc(shown ? shown : 1, sizeof(*where))))
 		goto out_free;
-	for (uint32_t k = 0; k < shown; k++)
+	for (uint32_t k = 0; k < shown; k++) {
+		size_t c;
+
 		sites[k] = gpu_op(p, rows[k].node, what, sizeof(what));
+		c = gt_cols(what);
+		if (c > op_cols)
+			op_cols = c < OP_COLS_MAX ? c : OP_COLS_MAX;
+	}
 	{
-		const struct gt_paths_opts o = { .width = width > GPU_ROW_COLS + 20 ? width - GPU_ROW_COLS : 20,
-						 .leaf_first = 1 };
+		const size_t used = GPU_ROW_COLS + op_cols + 1;
+		const struct gt_paths_opts o = { .width = width > used + 20 ? width - used : 20, .leaf_first = 1 };
 
 		if (gt_paths__build(p, sites, shown, &o, where))
 			goto out_free;
 	}
 	err = 0;
-	fprintf(f, "\nGPU operations (%" PRIu32 " of %" PRIu32 " contexts; by device time, then host time waiting or"
-		   " compiling)\n",
-		shown, nr);
-	fprintf(f, "  %10s %6s %10s %9s %10s  %-24s %s\n", "device s", "%", "host s", "count", "MB", "operation",
-		"where (innermost first)");
+	/* Operations offloaded to the host device ran on this CPU: their
+	 * section says so, and names them without "gpu". */
+	for (uint32_t k = 0; k < shown; k++)
+		on_host += gt_ptree__on_host(p, rows[k].node);
+	if (shown && on_host == shown)
+		fprintf(f, "\nOffloaded operations (%" PRIu32 " of %" PRIu32 " contexts; by time; offloaded to the host"
+			   " device, they ran on this CPU)\n",
+			shown, nr);
+	else
+		fprintf(f, "\nGPU operations (%" PRIu32 " of %" PRIu32 " contexts; by device time, then host time waiting"
+			   " or compiling)\n",
+			shown, nr);
+	fprintf(f, "  %10s %6s %10s %9s %10s  %-*s %s\n", on_host == shown ? "time s" : "device s", "%", "host s",
+		"count", "MB", (int)op_cols, "operation", "where (innermost first)");
 	for (uint32_t k = 0; k < shown; k++) {
 		uint32_t i = rows[k].node;
 		char pct[16];
 
 		gpu_op(p, i, what, sizeof(what));
+		if (gt_ptree__on_host(p, i) && !strncmp(what, "<gpu ", 5))
+			memmove(what + 1, what + 5, strlen(what + 5) + 1);
 		if (total && time[i])
 			snprintf(pct, sizeof(pct), "%.1f%%", 100.0 * (double)time[i] / (double)total);
 		else
 			snprintf(pct, sizeof(pct), "-");
-		fprintf(f, "  %10.6f %6s %10.6f %9" PRIu64 " %10.3f  %-24s %s\n", (double)time[i] / 1e9, pct,
-			(double)host[i] / 1e9, count[i], (double)bytes[i] / 1e6, what, where[k]);
+		fprintf(f, "  %10.6f %6s %10.6f %9" PRIu64 " %10.3f  %s%*s %s\n", (double)time[i] / 1e9, pct,
+			(double)host[i] / 1e9, count[i], (double)bytes[i] / 1e6, what,
+			(int)(op_cols > gt_cols(what) ? op_cols - gt_cols(what) : 0), "", where[k]);
 	}
 	gt_paths__free(where, shown);
 out_free:
