@@ -678,7 +678,7 @@ static void imbalance(struct out *o)
 		shown = a->n_imb < IMB_ROWS ? a->n_imb : IMB_ROWS;
 		fprintf(o->f, "\nLoad imbalance across processes (%s, inclusive, in %s; imb = max/mean; contexts over %.0f%% of the total%s)\n",
 			a->metric_name, unit_label(&o->sc), 100 * 0.05,
-			period ? "; samples and the sampling noise of the max, 1/sqrt(samples)" : "");
+			period ? "; noise: of the max, 1/sqrt(samples)" : "");
 		fprintf(o->f, "  %3s %6s %10s %10s %10s %10s %-12s", "", "imb", "max-mean", "min", "mean", "max", "max at");
 		if (period)
 			fprintf(o->f, " %7s %5s", "samples", "noise");
