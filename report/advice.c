@@ -14,6 +14,8 @@
 
 #include "core/metrics.h"
 #include "core/profile.h"
+#include "core/text.h"
+#include "report/paths.h"
 #include "report/ptree.h"
 
 
@@ -108,15 +110,52 @@ static const char *const byte_metrics[] = {
 	"GXCOPY_H2D_BYTES", "GXCOPY_D2H_BYTES", "GXCOPY_D2D_BYTES", "GXCOPY_OTHER_BYTES", "GMSET_BYTES", NULL,
 };
 
-static int section_gpu(const struct gt_profile *p, FILE *f, unsigned top)
+/* The columns of a GPU operation's row before its operation, and the
+ * operation's column: at least OP_COLS, as wide as the longest shown up to
+ * OP_COLS_MAX (a longer one pushes its own row's context right). */
+#define GPU_ROW_COLS (2 + 10 + 1 + 6 + 1 + 10 + 1 + 9 + 1 + 10 + 2)
+#define OP_COLS 24
+#define OP_COLS_MAX 48
+
+/* A row's operation ("kernel name", "<gpu sync>") into what[], and the node
+ * whose context is its "where": a kernel's launch site, else the node above
+ * the operation. */
+static uint32_t gpu_op(const struct gt_profile *p, uint32_t i, char *what, size_t cap)
+{
+	uint32_t parent = p->nodes[i].parent;
+	size_t len = 0;
+
+	what[0] = 0;
+	if (p->nodes[i].kind == GT_PNODE_NAME && parent != GT_NONE) {
+		/* A kernel: "kernel name", at the site of its <gpu kernel>;
+		 * another named operation (a peer copy's devices) after its
+		 * placeholder. */
+		const char *ph = gt_profile__str(p, p->nodes[parent].name);
+
+		if (ph && !strcmp(ph, "<gpu kernel>")) {
+			gt_ptree__put(what, cap, &len, "kernel ");
+		} else {
+			gt_ptree__label(p, parent, what, cap, &len);
+			gt_ptree__put(what, cap, &len, " ");
+		}
+		gt_ptree__label(p, i, what, cap, &len);
+		return p->nodes[parent].parent;
+	}
+	gt_ptree__label(p, i, what, cap, &len);
+	return parent;
+}
+
+static int section_gpu(const struct gt_profile *p, FILE *f, unsigned top, unsigned width)
 {
 	size_t n = p->n_nodes ? p->n_nodes : 1;
 	uint64_t *time = calloc(n, sizeof(*time)), *host = calloc(n, sizeof(*host));
 	uint64_t *count = calloc(n, sizeof(*count)), *bytes = calloc(n, sizeof(*bytes)), total = 0;
 	struct row *rows = NULL;
-	uint32_t nr = 0, shown;
+	uint32_t nr = 0, shown, *sites = NULL, on_host = 0;
+	size_t op_cols = OP_COLS;
+	char **where = NULL;
 	int err = -ENOMEM;
-	char ctx[GT_PTREE_WHERE_COLS + 512], what[256];
+	char what[256];
 
 	if (!time || !host || !count || !bytes || add_class(p, GT_MC_DEVICE, time) ||
 	    add_class(p, GT_MC_GPU_HOST, host) || add_metrics(p, count_metrics, count) ||
@@ -128,43 +167,61 @@ static int section_gpu(const struct gt_profile *p, FILE *f, unsigned top)
 	for (uint32_t i = 0; i < p->n_nodes; i++)
 		total += time[i];
 	shown = nr < top ? nr : top;
-	fprintf(f, "\nGPU operations (%" PRIu32 " of %" PRIu32 " contexts, by device time, then host time waiting or"
-		   " compiling; kernels by name under their launch site)\n",
-		shown, nr);
-	fprintf(f, "  %10s %6s %10s %9s %10s  %-24s %s\n", "device s", "%", "host s", "count", "MB", "operation",
-		"where (innermost first)");
+	/* The contexts of all shown rows are built together at the width left
+	 * after the columns, so that rows whose sites differ only in a frame
+	 * a shortened context would drop still read apart (report/paths.h). */
+	err = -ENOMEM;
+	if (!(sites = malloc((shown ? shown : 1) * sizeof(*sites))) || !(where = calloc(shown ? shown : 1, sizeof(*where))))
+		goto out_free;
 	for (uint32_t k = 0; k < shown; k++) {
-		uint32_t i = rows[k].node, parent = p->nodes[i].parent;
-		size_t len = 0;
+		size_t c;
+
+		sites[k] = gpu_op(p, rows[k].node, what, sizeof(what));
+		c = gt_cols(what);
+		if (c > op_cols)
+			op_cols = c < OP_COLS_MAX ? c : OP_COLS_MAX;
+	}
+	{
+		const size_t used = GPU_ROW_COLS + op_cols + 1;
+		const struct gt_paths_opts o = { .width = width > used + 20 ? width - used : 20, .leaf_first = 1 };
+
+		if (gt_paths__build(p, sites, shown, &o, where))
+			goto out_free;
+	}
+	err = 0;
+	/* Operations offloaded to the host device ran on this CPU: their
+	 * section says so, and names them without "gpu". */
+	for (uint32_t k = 0; k < shown; k++)
+		on_host += gt_ptree__on_host(p, rows[k].node);
+	if (shown && on_host == shown)
+		fprintf(f, "\nOffloaded operations (%" PRIu32 " of %" PRIu32 " contexts; by time; offloaded to the host"
+			   " device, they ran on this CPU)\n",
+			shown, nr);
+	else
+		fprintf(f, "\nGPU operations (%" PRIu32 " of %" PRIu32 " contexts; by device time, then host time waiting"
+			   " or compiling)\n",
+			shown, nr);
+	fprintf(f, "  %10s %6s %10s %9s %10s  %-*s %s\n", on_host == shown ? "time s" : "device s", "%", "host s",
+		"count", "MB", (int)op_cols, "operation", "where (innermost first)");
+	for (uint32_t k = 0; k < shown; k++) {
+		uint32_t i = rows[k].node;
 		char pct[16];
 
-		what[0] = 0;
-		if (p->nodes[i].kind == GT_PNODE_NAME && parent != GT_NONE) {
-			/* A kernel: "kernel name", at the site of its <gpu kernel>;
-			 * another named operation (a peer copy's devices) after
-			 * its placeholder. */
-			const char *ph = gt_profile__str(p, p->nodes[parent].name);
-
-			if (ph && !strcmp(ph, "<gpu kernel>")) {
-				gt_ptree__put(what, sizeof(what), &len, "kernel ");
-			} else {
-				gt_ptree__label(p, parent, what, sizeof(what), &len);
-				gt_ptree__put(what, sizeof(what), &len, " ");
-			}
-			gt_ptree__label(p, i, what, sizeof(what), &len);
-			parent = p->nodes[parent].parent;
-		} else {
-			gt_ptree__label(p, i, what, sizeof(what), &len);
-		}
-		gt_ptree__where(p, parent, ctx, sizeof(ctx));
+		gpu_op(p, i, what, sizeof(what));
+		if (gt_ptree__on_host(p, i) && !strncmp(what, "<gpu ", 5))
+			memmove(what + 1, what + 5, strlen(what + 5) + 1);
 		if (total && time[i])
 			snprintf(pct, sizeof(pct), "%.1f%%", 100.0 * (double)time[i] / (double)total);
 		else
 			snprintf(pct, sizeof(pct), "-");
-		fprintf(f, "  %10.6f %6s %10.6f %9" PRIu64 " %10.3f  %-24s %s\n", (double)time[i] / 1e9, pct,
-			(double)host[i] / 1e9, count[i], (double)bytes[i] / 1e6, what, ctx);
+		fprintf(f, "  %10.6f %6s %10.6f %9" PRIu64 " %10.3f  %s%*s %s\n", (double)time[i] / 1e9, pct,
+			(double)host[i] / 1e9, count[i], (double)bytes[i] / 1e6, what,
+			(int)(op_cols > gt_cols(what) ? op_cols - gt_cols(what) : 0), "", where[k]);
 	}
+	gt_paths__free(where, shown);
 out_free:
+	free(where);
+	free(sites);
 	free(rows);
 	free(bytes);
 	free(count);
@@ -665,7 +722,7 @@ int gt_report__gpu_sections(const struct gt_profile *p, FILE *f, unsigned top, c
 
 	if (!top)
 		top = GT_REPORT_TOP;
-	err = section_gpu(p, f, top);
+	err = section_gpu(p, f, top, run && run->width ? run->width : GT_PATHS_WIDTH);
 	if (!err)
 		err = section_gpu_lines(p, f, top);
 	if (!err)

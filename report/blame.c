@@ -16,6 +16,7 @@
 #include "core/profile.h"
 #include "core/text.h"
 #include "report/paths.h"
+#include "report/ptree.h"
 
 /* GPU_IDLE_CAUSE_D0 .. _D<n-1>, as the metrics table lists them. */
 #define DEVICE_METRICS (GT_M_GPU_IDLE_CAUSE_D3 - GT_M_GPU_IDLE_CAUSE_D0 + 1)
@@ -147,6 +148,11 @@ int gt_report__blame(const struct gt_profile *p, FILE *f, unsigned top, const st
 	}
 	err = 0;
 	if (!t_idle && !t_gidle && !run->gpu_busy)
+		goto out_free;
+	/* Offloaded to the host device only: the kernels ran on the threads
+	 * that would wait for them, and no device sat idle (I_G leaves them
+	 * out too, report/derive.c). */
+	if (!gt_ptree__device_time(p))
 		goto out_free;
 
 	fputs("\nBlame shifting (CPU waiting for devices, devices waiting for the CPU)\n", f);

@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "report/ptree.h"
 #include "report/rank.h"
 #include "report/report.h"
 #include "core/metrics.h"
@@ -77,22 +78,6 @@ static uint64_t sub_sat(uint64_t a, uint64_t b)
 }
 
 /*
- * The type of a host device's node ("device 0 (generic-64bit)", as
- * ompt/target-devices.c names it; an x86_64 type from other runtimes),
- * else NULL. The same types as the collector's host_device() in
- * ompt/target.c.
- */
-static const char *host_device_type(const struct gt_profile *t, uint32_t i)
-{
-	const char *s = t->nodes[i].kind == GT_PNODE_NAME ? gt_profile__str(t, t->nodes[i].name) : NULL;
-	const char *type = s && !strncmp(s, "device ", 7) ? strchr(s, '(') : NULL;
-
-	if (!type || (!strstr(type, "generic") && !strstr(type, "x86_64")))
-		return NULL;
-	return type + 1;
-}
-
-/*
  * Leaves the operations of host devices out of every Gj (inclusive, per
  * node): each outermost host device node's sums come off its ancestors,
  * and its subtree reads 0. Sets on_host, H_P and host_device. Nodes come
@@ -112,7 +97,7 @@ static int drop_host_devices(struct gt_analysis *a)
 			host[i] = 1;
 			continue;
 		}
-		if (!(type = host_device_type(t, i)))
+		if (!(type = gt_ptree__host_device(t, i)))
 			continue;
 		host[i] = 1;
 		for (uint32_t j = 0; j < a->n_gpu; j++) {

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "core/metrics.h"
+#include "report/next.h"
 #include "report/paths.h"
 #include "report/report.h"
 #include "report/sections.h"
@@ -284,6 +285,7 @@ static void facts(struct out *o)
 		{ "pc_sampling", "PC samples" },
 	};
 	const struct gt_run *r = o->a->run;
+	char head[32];
 
 	for (unsigned f = 0; f < sizeof(facts) / sizeof(facts[0]); f++) {
 		for (uint32_t k = 0; k < o->a->n_proc_order; k++) {
@@ -293,7 +295,10 @@ static void facts(struct out *o)
 			if (!v)
 				continue;
 			gt_sb__add_clean(&b, v);
-			fprintf(o->f, "  %-12s %s\n", facts[f][1], b.s ? b.s : "");
+			/* A fact is a sentence of any length (a hint, a list of
+			 * devices): wrapped under its value's column. */
+			snprintf(head, sizeof(head), "  %-12s ", facts[f][1]);
+			gt_next__put_wrapped(o->f, strlen(head), head, b.s ? b.s : "", strlen(head), line_cols(o));
 			free(b.s);
 			break;
 		}
@@ -673,7 +678,7 @@ static void imbalance(struct out *o)
 		shown = a->n_imb < IMB_ROWS ? a->n_imb : IMB_ROWS;
 		fprintf(o->f, "\nLoad imbalance across processes (%s, inclusive, in %s; imb = max/mean; contexts over %.0f%% of the total%s)\n",
 			a->metric_name, unit_label(&o->sc), 100 * 0.05,
-			period ? "; samples and the sampling noise of the max, 1/sqrt(samples)" : "");
+			period ? "; noise: of the max, 1/sqrt(samples)" : "");
 		fprintf(o->f, "  %3s %6s %10s %10s %10s %10s %-12s", "", "imb", "max-mean", "min", "mean", "max", "max at");
 		if (period)
 			fprintf(o->f, " %7s %5s", "samples", "noise");

@@ -75,6 +75,12 @@ const char *gt_next__none_why(const struct gt_profile *p);
  */
 int gt_next__wheres(const struct gt_profile *p, const struct gt_next_list *l, uint32_t shown, size_t width,
 		    int signatures, char **ctx);
+/* Writes text as lines of at most width columns, broken at spaces: the
+ * first after first (already first_cols wide), the others after indent
+ * spaces; a word wider than a line is cut where the line ends. Ends the
+ * last line. */
+void gt_next__put_wrapped(FILE *f, size_t first_cols, const char *first, const char *text, size_t indent,
+			  size_t width);
 /* The "What to do next" section of the text report ("No advice applies:
  * ..." when l is empty), each line at most run->width columns (0 or no
  * run: GT_PATHS_WIDTH), long ones broken between words; C++ parameter

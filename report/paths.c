@@ -301,11 +301,38 @@ static int mark_difference(struct row *a, struct row *b)
 	return changed;
 }
 
+/* same[2i]: row i's number (from 1) among the distinct nodes whose rows
+ * read as it does, 0 when it is alone; same[2i + 1]: how many. */
+static void number_alike(const struct row *rows, uint32_t n, uint32_t *same)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t of = 0, at = 0;
+
+		for (uint32_t j = 0; j < n; j++) {
+			int first = 1; /* the first row of node j in the group */
+
+			if (strcmp(rows[i].text, rows[j].text))
+				continue;
+			for (uint32_t q = 0; q < j && first; q++)
+				first = rows[q].node != rows[j].node || strcmp(rows[q].text, rows[j].text);
+			if (!first)
+				continue;
+			of++;
+			if (rows[j].node == rows[i].node)
+				at = of;
+		}
+		same[2 * i] = of > 1 ? at : 0;
+		same[2 * i + 1] = of;
+	}
+}
+
 int gt_paths__build(const struct gt_profile *p, const uint32_t *nodes, uint32_t n, const struct gt_paths_opts *o,
 		    char **out)
 {
 	struct row *rows = calloc(n ? n : 1, sizeof(*rows));
 	uint32_t *same = NULL;
+	unsigned char *narrowed = NULL;
+	size_t reserve;
 	int err = -ENOMEM;
 
 	if (!rows)
@@ -328,40 +355,38 @@ int gt_paths__build(const struct gt_profile *p, const uint32_t *nodes, uint32_t 
 	}
 	/* Rows that still read alike are contexts with the same labels:
 	 * numbered among the distinct nodes of their group, within the width.
-	 * same[i]: the row's number in its group (from 1), then the group's size. */
+	 * A numbered row is drawn again narrower, to leave room for its
+	 * number, and that can make it read like a row of another group
+	 * (both cut to "…"): the groups are found again on the texts drawn,
+	 * until no row newly needs a number, so that the numbers tell apart
+	 * every two rows that read alike as written. A row is narrowed once:
+	 * at most n + 1 rounds. */
 	err = -ENOMEM;
 	same = calloc(2 * (size_t)(n ? n : 1), sizeof(*same));
-	if (!same)
+	narrowed = calloc(n ? n : 1, 1);
+	if (!same || !narrowed)
 		goto out_free;
-	for (uint32_t i = 0; i < n; i++) {
-		uint32_t of = 0, at = 0;
+	reserve = (size_t)snprintf(NULL, 0, " (%u of %u contexts)", (unsigned)n, (unsigned)n);
+	for (;;) {
+		int grew = 0;
 
-		for (uint32_t j = 0; j < n; j++) {
-			int first = 1; /* the first row of node j in the group */
-
-			if (strcmp(rows[i].text, rows[j].text))
+		number_alike(rows, n, same);
+		for (uint32_t i = 0; i < n; i++) {
+			if (!same[2 * i] || narrowed[i])
 				continue;
-			for (uint32_t q = 0; q < j && first; q++)
-				first = rows[q].node != rows[j].node || strcmp(rows[q].text, rows[j].text);
-			if (!first)
-				continue;
-			of++;
-			if (rows[j].node == rows[i].node)
-				at = of;
+			narrowed[i] = grew = 1;
+			if ((err = row__render(&rows[i], o, o->width > reserve + MIN_LABEL ? o->width - reserve : MIN_LABEL)))
+				goto out_free;
 		}
-		same[2 * i] = of > 1 ? at : 0;
-		same[2 * i + 1] = of;
+		if (!grew)
+			break;
 	}
 	for (uint32_t i = 0; i < n; i++) {
 		char suffix[48];
-		size_t len;
 
 		if (!same[2 * i])
 			continue;
-		len = (size_t)snprintf(suffix, sizeof(suffix), " (%u of %u contexts)", (unsigned)same[2 * i],
-				       (unsigned)same[2 * i + 1]);
-		if ((err = row__render(&rows[i], o, o->width > len + MIN_LABEL ? o->width - len : MIN_LABEL)))
-			goto out_free;
+		snprintf(suffix, sizeof(suffix), " (%u of %u contexts)", (unsigned)same[2 * i], (unsigned)same[2 * i + 1]);
 		{
 			struct gt_sb b = { 0 };
 
@@ -378,6 +403,7 @@ int gt_paths__build(const struct gt_profile *p, const uint32_t *nodes, uint32_t 
 	}
 	err = 0;
 out_free:
+	free(narrowed);
 	free(same);
 	for (uint32_t k = 0; k < n; k++) {
 		if (!err)

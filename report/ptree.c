@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/metrics.h"
 #include "core/modmap.h"
 #include "core/text.h"
 #include "report/paths.h"
@@ -47,6 +48,45 @@ void gt_ptree__label(const struct gt_profile *p, uint32_t i, char *out, size_t c
 	gt_label(&b, p, i, GT_LABEL_SHORT_FILE);
 	gt_ptree__put(out, cap, len, b.s ? b.s : "?");
 	free(b.s);
+}
+
+const char *gt_ptree__host_device(const struct gt_profile *p, uint32_t i)
+{
+	const char *s = p->nodes[i].kind == GT_PNODE_NAME ? gt_profile__str(p, p->nodes[i].name) : NULL;
+	const char *type = s && !strncmp(s, "device ", 7) ? strchr(s, '(') : NULL;
+
+	if (!type || (!strstr(type, "generic") && !strstr(type, "x86_64")))
+		return NULL;
+	return type + 1;
+}
+
+int gt_ptree__on_host(const struct gt_profile *p, uint32_t i)
+{
+	/* Parents come before children (core/profile.c): the walk ends. */
+	for (; i != GT_NONE && i < p->n_nodes; i = i ? p->nodes[i].parent : GT_NONE)
+		if (gt_ptree__host_device(p, i))
+			return 1;
+	return 0;
+}
+
+int gt_ptree__device_time(const struct gt_profile *p)
+{
+	for (uint32_t m = 0; m < p->n_metrics; m++) {
+		uint64_t *v;
+		int found = 0;
+
+		if (p->metrics[m].cls != GT_MC_DEVICE)
+			continue;
+		/* No memory: said to have some, so that nothing is hidden. */
+		if (!(v = gt_ptree__excl(p, gt_profile__str(p, p->metrics[m].name))))
+			return 1;
+		for (uint32_t i = 0; i < p->n_nodes && !found; i++)
+			found = v[i] && !gt_ptree__on_host(p, i);
+		free(v);
+		if (found)
+			return 1;
+	}
+	return 0;
 }
 
 void gt_ptree__where(const struct gt_profile *p, uint32_t from, char *out, size_t cap)

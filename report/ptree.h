@@ -28,6 +28,18 @@ void gt_ptree__label(const struct gt_profile *p, uint32_t i, char *out, size_t c
  * columns (report/paths.h; "<program>" for the root). */
 void gt_ptree__where(const struct gt_profile *p, uint32_t from, char *out, size_t cap);
 
+/* The type of a host device's node ("device 0 (generic-64bit)", as
+ * ompt/target-devices.c names it; an x86_64 type from other runtimes):
+ * "generic-64bit)", else NULL. The same types as the collector's
+ * host_device() in ompt/target.c. */
+const char *gt_ptree__host_device(const struct gt_profile *p, uint32_t i);
+/* Whether node i is a host device's node or below one: its operations
+ * ran on this CPU. */
+int gt_ptree__on_host(const struct gt_profile *p, uint32_t i);
+/* Whether the profile has device time (class device) outside host
+ * devices: time of a real accelerator. */
+int gt_ptree__device_time(const struct gt_profile *p);
+
 /* Whether node i is the "<gpu kernel>" placeholder. */
 int gt_ptree__is_kernel_ph(const struct gt_profile *p, uint32_t i);
 /* The kernel context above GPU node i (a line, a loop, a GPU function), and

@@ -91,8 +91,8 @@ static size_t cols_bytes(const char *s, size_t n, size_t k)
  * cut where the line ends, so that no line is wider than width, whatever
  * the measurements put in the text.
  */
-static void put_wrapped(FILE *f, size_t first_cols, const char *first, const char *text, size_t indent,
-			size_t width)
+void gt_next__put_wrapped(FILE *f, size_t first_cols, const char *first, const char *text, size_t indent,
+			  size_t width)
 {
 	size_t col = first_cols;
 	int fresh = 1; /* nothing of text on this line yet */
@@ -141,7 +141,7 @@ static void put_wrapped(FILE *f, size_t first_cols, const char *first, const cha
 /* One line of an item, after its indent, wrapped to width. */
 static void put_item_line(FILE *f, const struct gt_sb *b, size_t width)
 {
-	put_wrapped(f, ITEM_INDENT, "        ", b->s ? b->s : "", ITEM_INDENT, width);
+	gt_next__put_wrapped(f, ITEM_INDENT, "        ", b->s ? b->s : "", ITEM_INDENT, width);
 }
 
 /* The longest lead of a context's line: "launched at ", "CPU work at ". */
@@ -198,7 +198,7 @@ int gt_next__write_text(const struct gt_profile *p, const struct gt_next_list *l
 		gt_sb__add(&b, "No advice applies: ");
 		gt_sb__add(&b, gt_next__none_why(p));
 		fputc('\n', f);
-		put_wrapped(f, 0, "", b.s ? b.s : "", ITEM_INDENT, width);
+		gt_next__put_wrapped(f, 0, "", b.s ? b.s : "", ITEM_INDENT, width);
 		free(b.s);
 		return b.oom ? -ENOMEM : 0;
 	}
@@ -208,7 +208,7 @@ int gt_next__write_text(const struct gt_profile *p, const struct gt_next_list *l
 		gt_sb__addf(&b, "What to do next (%" PRIu32 " of %" PRIu32 ", by the estimated gain of the whole program;"
 				" how each is estimated: docs/ADVICE.md)", shown, l->n);
 		fputc('\n', f);
-		put_wrapped(f, 0, "", b.s ? b.s : "", ITEM_INDENT, width);
+		gt_next__put_wrapped(f, 0, "", b.s ? b.s : "", ITEM_INDENT, width);
 		free(b.s);
 		if (b.oom)
 			return -ENOMEM;
@@ -242,7 +242,7 @@ int gt_next__write_text(const struct gt_profile *p, const struct gt_next_list *l
 			gt_sb__add(&b, ": ");
 		}
 		gt_sb__add(&b, gt_next__title(n->kind));
-		put_wrapped(f, gt_cols(head), head, b.s ? b.s : "", ITEM_INDENT, width);
+		gt_next__put_wrapped(f, gt_cols(head), head, b.s ? b.s : "", ITEM_INDENT, width);
 		if (n->line != GT_NONE && kernel) {
 			len = 0;
 			what[0] = 0;

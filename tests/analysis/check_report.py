@@ -257,6 +257,9 @@ def check_formats(d, profiles, doc, totals):
     check(code == 0 and "processes    3 (ranks 0-2) on 2 hosts" in out, "text header:\n" + out)
     check(re.search(r"^\s+2\s+102\s+app\s+node1\s+2\s+3\.000\s+47\.000\s+48\.5%\s+47\.000$", out, re.M), "process table:\n" + out)
     check("CPU-bound" in out and "GPU operations by importance" in out, "guidance missing:\n" + out)
+    # Every line within the default width (160), the merged runs' too.
+    wide = [l for l in out.splitlines() if len(l) > 160]
+    check(not wide, "lines wider than 160:\n" + "\n".join(wide))
     # I_C of work: its 75 s of CPU time, capped by main's uncovered 66.0 %.
     check(re.search(r"77\.3%\s+75\.000\s+75\.000\s+15\.000\s+25\.000\s+35\.000\s+1\.40\s+66\.0%\s+0\.0%\s+work \(app\.c:20\)", out),
           "top-down row of work:\n" + out)

@@ -4,6 +4,7 @@ under libgputool.so; the profile must show what the samples are known to do.
 Usage: test_omp_host.py BUILD_DIR"""
 import os
 import re
+import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
@@ -259,6 +260,17 @@ def test_gcc_threads_sampled():
     said = [l for l in header.splitlines() if "no OMPT" in l]
     check(said == ["  OpenMP       GCC's libgomp (no OMPT): no OpenMP regions measured, CPU time sampled on "
                    "4 threads; build with clang -fopenmp to measure regions"], "header lines: %s" % said)
+    # At a narrower width the sentence wraps under its value's column, whole.
+    width = 100
+    p = subprocess.run([GPUTOOL, "report", outdir, "--width", str(width)], capture_output=True, text=True,
+                       timeout=120)
+    header = p.stdout.split("\n\n")[0].splitlines()
+    wide = [l for l in header if len(l) > width]
+    check(p.returncode == 0 and not wide, "header lines wider than %d: %s" % (width, wide))
+    at = [k for k, l in enumerate(header) if l.startswith("  OpenMP ")]
+    said = " ".join(l.strip() for l in header[at[0]:at[0] + 2]) if at else ""
+    check(said.endswith("build with clang -fopenmp to measure regions") and
+          header[at[0] + 1].startswith(" " * 15), "the OpenMP line at --width %d: %s" % (width, header))
 
 
 def test_bad_env_values():

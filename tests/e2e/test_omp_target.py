@@ -414,6 +414,15 @@ def test_host_report():
         check(bad not in text, "%r in the report of a host-offload run" % bad)
     check("Offloaded to the host (generic-64bit): kernels run on this CPU" in text,
           "no host-offload line:\n%s" % text[:2000])
+    # Its operations are listed as the host's, in no GPU section, and no
+    # device is said to sit idle; every line within the width.
+    for bad in ("\nGPU operations (", "\nBlame shifting", "GPU_IDLE_CAUSE", "<gpu copy", "<gpu kernel>"):
+        check(bad not in text, "%r in the report of a host-offload run" % bad.strip())
+    ops = text.split("\nOffloaded operations (", 1)[1].split("\n\n", 1)[0] if "\nOffloaded operations (" in text else ""
+    check(re.search(r"kernel work:\d+ +<omp kernel>", ops) and "<copy h2d>" in ops,
+          "no offloaded operations' section with the kernel and its copies:\n%s" % ops)
+    wide = [l for l in text.splitlines() if len(l) > 160]
+    check(not wide, "lines wider than 160: %s" % wide)
     # One row per target call path, labelled with its kernel; none for the
     # plugin's nested regions.
     section = text.split("OpenMP parallel regions", 1)[1].split("\n\n", 1)[0]

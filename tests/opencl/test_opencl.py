@@ -11,7 +11,9 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "e2e"))
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "analysis"))
 from gtrun import bounded, Fail, check, main, profiles, run  # noqa: E402
+import dup_rows  # noqa: E402
 
 BUILD = os.path.abspath(sys.argv[1])
 LIB = os.path.join(BUILD, "libgputool.so")
@@ -167,6 +169,18 @@ def test_advice_two_devices():
     nxt = report[report.index("What to do next"):] if "What to do next" in report else ""
     check("declared restrict" in nxt and "resend_unchanged" in nxt and "compile ahead of time" in nxt,
           "text report lacks the OpenCL checks in what to do next")
+    # GPU operations at a narrow width: every line fits, each kernel keeps
+    # its name and its launch site's line, and no two rows read the same.
+    width = 120
+    code, text, err = run_env([GPUTOOL, "report", d, "--width", str(width)], None)
+    check(code == 0, "gputool report --width %d: %s" % (width, err))
+    wide = dup_rows.too_wide(text, width)
+    check(not wide, "lines wider than %d: %s" % (width, ["%d: %s" % (n, text.splitlines()[n - 1]) for n, _ in wide]))
+    same = [x for x in dup_rows.duplicates(text) if x[0].startswith("GPU operations (")]
+    check(not same, "GPU operations rows that read the same: %s" % same)
+    ops = text[text.index("\nGPU operations ("):].split("\n\n")[0]
+    check(re.search(r"kernel add +.*\(advice\.c:\d+\)", ops),
+          "a kernel's row lacks its name or its launch line:\n" + ops)
 
 
 def test_advice_one_device():

@@ -135,6 +135,34 @@ static void test_identical(void)
 	gt_profile__fini(&p);
 }
 
+/* Two groups of identical contexts whose labels differ only in their
+ * middle: numbered and so narrowed, both groups' rows are cut to the same
+ * text; the numbers must still tell every row apart. */
+static void test_groups_cut_alike(void)
+{
+	struct gt_profile p;
+	uint32_t r = root(&p), m = frame(&p, r, "main", "app.c", 9, APP), nodes[4];
+	const struct gt_paths_opts o = { .width = 80 };
+	const char *names[2] = { "alpha_first_common_prefix_X_common_suffix_tail_longer",
+				 "alpha_first_common_prefix_Y_common_suffix_tail_longer" };
+	char *out[4];
+
+	for (int g = 0; g < 2; g++) {
+		nodes[2 * g] = frame(&p, m, names[g], "app.c", 3, APP);
+		nodes[2 * g + 1] = gt_profile__node(&p, &(struct gt_prof_node){ .parent = m, .kind = GT_PNODE_FRAME,
+			.name = p.nodes[nodes[2 * g]].name, .file = p.nodes[nodes[2 * g]].file, .line = 3,
+			.module = p.nodes[nodes[2 * g]].module, .offset = 2 });
+	}
+	CHECK(!gt_paths__build(&p, nodes, 4, &o, out));
+	for (int i = 0; i < 4; i++) {
+		CHECK(gt_cols(out[i]) <= 80);
+		for (int j = i + 1; j < 4; j++)
+			CHECK(strcmp(out[i], out[j]));
+	}
+	gt_paths__free(out, 4);
+	gt_profile__fini(&p);
+}
+
 /* Labels: parameter lists elided, line 0 and no file. */
 static void test_labels(void)
 {
@@ -165,4 +193,5 @@ static void test_labels(void)
 }
 
 TEST_MAIN(TEST_CASE(test_middle), TEST_CASE(test_kernel), TEST_CASE(test_runtime_leaf), TEST_CASE(test_identical),
+	  TEST_CASE(test_groups_cut_alike),
 	  TEST_CASE(test_labels))
