@@ -10,7 +10,6 @@
 
 #include <errno.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,6 +18,7 @@
 #include "report/paths.h"
 #include "report/rank.h"
 #include "report/sections.h"
+#include "report/table.h"
 
 #define NAME_COLS 60     /* widest function name in the by-function list */
 
@@ -131,109 +131,6 @@ static int is_node_named(const struct gt_profile *p, uint32_t i, uint32_t kind, 
 
 
 /* ---- tables ---- */
-
-#define MAX_COLS 10
-#define CELL_BYTES 32
-
-/* Right-aligned numeric columns, then an optional left-aligned text column
- * (tail), and optionally a line printed under each row (below). */
-struct table {
-	unsigned ncols, nrows;
-	const char *head[MAX_COLS];
-	const char *tail_head;
-	char (*cell)[MAX_COLS][CELL_BYTES];
-	char **tail;
-	char **below;
-};
-
-static int table__init(struct table *t, unsigned nrows, const char *tail_head, unsigned ncols, ...)
-{
-	va_list ap;
-
-	memset(t, 0, sizeof(*t));
-	t->ncols = ncols;
-	t->nrows = nrows;
-	t->tail_head = tail_head;
-	va_start(ap, ncols);
-	for (unsigned c = 0; c < ncols; c++)
-		t->head[c] = va_arg(ap, const char *);
-	va_end(ap);
-	t->cell = calloc(nrows ? nrows : 1, sizeof(*t->cell));
-	t->tail = calloc(nrows ? nrows : 1, sizeof(*t->tail));
-	t->below = calloc(nrows ? nrows : 1, sizeof(*t->below));
-	return t->cell && t->tail && t->below ? 0 : -ENOMEM;
-}
-
-static void table__fini(struct table *t)
-{
-	for (unsigned i = 0; t->tail && i < t->nrows; i++)
-		free(t->tail[i]);
-	for (unsigned i = 0; t->below && i < t->nrows; i++)
-		free(t->below[i]);
-	free(t->tail);
-	free(t->below);
-	free(t->cell);
-}
-
-__attribute__((format(printf, 4, 5))) static void table__set(struct table *t, unsigned row, unsigned col,
-							  const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(t->cell[row][col], CELL_BYTES, fmt, ap);
-	va_end(ap);
-}
-
-static void table__print(const struct table *t, FILE *f)
-{
-	size_t w[MAX_COLS];
-
-	for (unsigned c = 0; c < t->ncols; c++) {
-		w[c] = strlen(t->head[c]);
-		for (unsigned i = 0; i < t->nrows; i++)
-			if (strlen(t->cell[i][c]) > w[c])
-				w[c] = strlen(t->cell[i][c]);
-	}
-	for (unsigned c = 0; c < t->ncols; c++)
-		fprintf(f, "  %*s", (int)w[c], t->head[c]);
-	if (t->tail_head)
-		fprintf(f, "  %s", t->tail_head);
-	fputs("\n", f);
-	for (unsigned i = 0; i < t->nrows; i++) {
-		for (unsigned c = 0; c < t->ncols; c++)
-			fprintf(f, "  %*s", (int)w[c], t->cell[i][c]);
-		if (t->tail[i])
-			fprintf(f, "  %s", t->tail[i]);
-		fputs("\n", f);
-		if (t->below[i])
-			fprintf(f, "%*s%s\n", (int)(w[0] + 4), "", t->below[i]);
-	}
-}
-
-/* The columns left for the tail of each row once the cells are set. */
-static size_t table__tail_cols(const struct table *t, size_t width)
-{
-	size_t used = 2;
-
-	for (unsigned c = 0; c < t->ncols; c++) {
-		size_t w = strlen(t->head[c]);
-
-		for (unsigned i = 0; i < t->nrows; i++)
-			if (strlen(t->cell[i][c]) > w)
-				w = strlen(t->cell[i][c]);
-		used += 2 + w;
-	}
-	return width > used + 20 ? width - used : 20;
-}
-
-static void fmt_pct(char *buf, uint64_t part, uint64_t whole)
-{
-	if (!whole)
-		snprintf(buf, CELL_BYTES, "-");
-	else
-		snprintf(buf, CELL_BYTES, "%.1f%%", 100.0 * (double)part / (double)whole);
-}
 
 /* The nodes with a nonzero key, largest first: *out (caller frees), count. */
 static int nodes_by(const struct rep *r, const uint64_t *key, uint32_t **out, uint32_t *count)
@@ -450,14 +347,14 @@ out_free:
 static int section_parallel(struct rep *r)
 {
 	struct gt_section_rows s = { 0 };
-	struct table t = { 0 };
+	struct gt_table t = { 0 };
 	uint32_t *ctx = NULL;
 	char **where = NULL;
 	int err = regions__build(r, &s);
 
 	if (err || !s.n_region)
 		goto out_free;
-	err = table__init(&t, s.n_region, NULL, 9, "#", "instances", "time s", "% wall", "threads", "work s",
+	err = gt_table__init(&t, s.n_region, NULL, 9, "#", "instances", "time s", "% wall", "threads", "work s",
 			  "wait s", "wait %", "CPU s");
 	if (err)
 		goto out_free;
@@ -474,18 +371,18 @@ static int section_parallel(struct rep *r)
 	for (uint32_t k = 0; k < s.n_region; k++) {
 		const struct gt_region_row *row = &s.region[k];
 
-		table__set(&t, k, 0, "%" PRIu32, k + 1);
-		table__set(&t, k, 1, "%" PRIu64, row->instances);
-		table__set(&t, k, 2, "%.3f", secs(row->time_ns));
-		fmt_pct(t.cell[k][3], row->time_ns, r->wall_ns);
+		gt_table__set(&t, k, 0, "%" PRIu32, k + 1);
+		gt_table__set(&t, k, 1, "%" PRIu64, row->instances);
+		gt_table__set(&t, k, 2, "%.3f", secs(row->time_ns));
+		gt_table__pct(t.cell[k][3], row->time_ns, r->wall_ns);
 		if (row->instances)
-			table__set(&t, k, 4, "%.1f", (double)row->thread_instances / (double)row->instances);
+			gt_table__set(&t, k, 4, "%.1f", (double)row->thread_instances / (double)row->instances);
 		else
-			table__set(&t, k, 4, "-");
-		table__set(&t, k, 5, "%.3f", secs(row->work_ns));
-		table__set(&t, k, 6, "%.3f", secs(row->wait_ns));
-		fmt_pct(t.cell[k][7], row->wait_ns, row->work_ns + row->wait_ns);
-		table__set(&t, k, 8, "%.3f", secs(row->cpu_ns));
+			gt_table__set(&t, k, 4, "-");
+		gt_table__set(&t, k, 5, "%.3f", secs(row->work_ns));
+		gt_table__set(&t, k, 6, "%.3f", secs(row->wait_ns));
+		gt_table__pct(t.cell[k][7], row->wait_ns, row->work_ns + row->wait_ns);
+		gt_table__set(&t, k, 8, "%.3f", secs(row->cpu_ns));
 		t.below[k] = region_label(r, row, where[k]);
 		where[k] = NULL;
 		if (!t.below[k]) {
@@ -496,7 +393,7 @@ static int section_parallel(struct rep *r)
 	fprintf(r->f, "\nOpenMP parallel regions (%" PRIu32 " of %" PRIu32 ", by time; under each, where it was reached and"
 		      " what it ran)\n",
 		s.n_region, s.all_regions);
-	table__print(&t, r->f);
+	gt_table__print(&t, r->f);
 	for (uint32_t k = 0; k < s.n_region; k++) {
 		if (r->wall_ns && s.region[k].time_ns > r->wall_ns) {
 			fputs("  (time adds up the instances of all threads that started them: regions nested in\n"
@@ -510,7 +407,7 @@ out_free:
 		gt_paths__free(where, s.n_region);
 	free(where);
 	free(ctx);
-	table__fini(&t);
+	gt_table__fini(&t);
 	gt_section_rows__fini(&s);
 	return err;
 }
@@ -527,7 +424,7 @@ static int section_acc(struct rep *r)
 		{ "ACC_DOWN_BYTES", NULL, &down },
 	};
 	uint32_t *idx = NULL, n = 0, shown;
-	struct table t = { 0 };
+	struct gt_table t = { 0 };
 	int err;
 
 	if ((err = columns__load(p, cols, N_COLUMNS(cols))))
@@ -543,19 +440,19 @@ static int section_acc(struct rep *r)
 	if (err || !n)
 		goto out_free;
 	shown = n < r->top ? n : r->top;
-	err = table__init(&t, shown, "construct", 6, "#", "count", "time s", "launches", "up MB",
+	err = gt_table__init(&t, shown, "construct", 6, "#", "count", "time s", "launches", "up MB",
 			  "down MB");
 	if (err)
 		goto out_free;
 	for (uint32_t k = 0; k < shown; k++) {
 		uint32_t i = idx[k];
 
-		table__set(&t, k, 0, "%" PRIu32, k + 1);
-		table__set(&t, k, 1, "%" PRIu64, count[i]);
-		table__set(&t, k, 2, "%.6f", secs(time[i]));
-		table__set(&t, k, 3, "%" PRIu64, launch[i]);
-		table__set(&t, k, 4, "%.3f", (double)up[i] / 1e6);
-		table__set(&t, k, 5, "%.3f", (double)down[i] / 1e6);
+		gt_table__set(&t, k, 0, "%" PRIu32, k + 1);
+		gt_table__set(&t, k, 1, "%" PRIu64, count[i]);
+		gt_table__set(&t, k, 2, "%.6f", secs(time[i]));
+		gt_table__set(&t, k, 3, "%" PRIu64, launch[i]);
+		gt_table__set(&t, k, 4, "%.3f", (double)up[i] / 1e6);
+		gt_table__set(&t, k, 5, "%.3f", (double)down[i] / 1e6);
 		t.tail[k] = strdup(gt_profile__str(p, p->nodes[i].name) ? gt_profile__str(p, p->nodes[i].name) : "?");
 		idx[k] = p->nodes[i].parent;
 		if (!t.tail[k]) {
@@ -567,9 +464,9 @@ static int section_acc(struct rep *r)
 		goto out_free;
 	fprintf(r->f, "\nOpenACC constructs (%" PRIu32 " of %" PRIu32 ", by time; under each, where it was reached)\n",
 		shown, n);
-	table__print(&t, r->f);
+	gt_table__print(&t, r->f);
 out_free:
-	table__fini(&t);
+	gt_table__fini(&t);
 	free(idx);
 	free(key);
 	columns__free(cols, N_COLUMNS(cols));
@@ -645,7 +542,7 @@ static int section_functions(struct rep *r, const uint32_t *idx, uint32_t n)
 	struct fn_row *rows = calloc(n ? n : 1, sizeof(*rows));
 	char **shown_name = NULL;
 	uint32_t m = 0, shown = 0;
-	struct table t = { 0 };
+	struct gt_table t = { 0 };
 	size_t name_w = 0;
 	int err = -ENOMEM;
 
@@ -673,15 +570,15 @@ static int section_functions(struct rep *r, const uint32_t *idx, uint32_t n)
 		rows[k].name = NULL;
 	qsort(rows, m, sizeof(*rows), fn_by_cpu);
 	shown = m < r->top ? m : r->top;
-	err = table__init(&t, shown, "function", 3, "CPU s", "%", "contexts");
+	err = gt_table__init(&t, shown, "function", 3, "CPU s", "%", "contexts");
 	if (err)
 		goto out_free;
 	err = -ENOMEM;
 	/* The cells first: the names get what the line leaves. */
 	for (uint32_t k = 0; k < shown; k++) {
-		table__set(&t, k, 0, "%.3f", secs(rows[k].cpu));
-		fmt_pct(t.cell[k][1], rows[k].cpu, r->cpu_total);
-		table__set(&t, k, 2, "%" PRIu32, rows[k].contexts);
+		gt_table__set(&t, k, 0, "%.3f", secs(rows[k].cpu));
+		gt_table__pct(t.cell[k][1], rows[k].cpu, r->cpu_total);
+		gt_table__set(&t, k, 2, "%" PRIu32, rows[k].contexts);
 	}
 	/* Names read "f(…)" unless two shown read alike (overloads): those in full. */
 	shown_name = calloc(shown ? shown : 1, sizeof(*shown_name));
@@ -706,14 +603,14 @@ static int section_functions(struct rep *r, const uint32_t *idx, uint32_t n)
 
 		name_w = w > name_w ? w : name_w;
 	}
-	if (name_w > table__tail_cols(&t, line_cols(r)))
-		name_w = table__tail_cols(&t, line_cols(r));
+	if (name_w > gt_table__tail_cols(&t, line_cols(r)))
+		name_w = gt_table__tail_cols(&t, line_cols(r));
 	for (uint32_t k = 0; k < shown; k++) {
 		struct gt_sb b = { 0 };
 
-		table__set(&t, k, 0, "%.3f", secs(rows[k].cpu));
-		fmt_pct(t.cell[k][1], rows[k].cpu, r->cpu_total);
-		table__set(&t, k, 2, "%" PRIu32, rows[k].contexts);
+		gt_table__set(&t, k, 0, "%.3f", secs(rows[k].cpu));
+		gt_table__pct(t.cell[k][1], rows[k].cpu, r->cpu_total);
+		gt_table__set(&t, k, 2, "%" PRIu32, rows[k].contexts);
 		gt_sb__add_fit(&b, shown_name[k], name_w);
 		if (b.oom) {
 			free(b.s);
@@ -724,12 +621,12 @@ static int section_functions(struct rep *r, const uint32_t *idx, uint32_t n)
 	}
 	err = 0;
 	fprintf(r->f, "\n  by function (%" PRIu32 " of %" PRIu32 ")\n", shown, m);
-	table__print(&t, r->f);
+	gt_table__print(&t, r->f);
 out_free:
 	for (uint32_t k = 0; shown_name && k < shown; k++)
 		free(shown_name[k]);
 	free(shown_name);
-	table__fini(&t);
+	gt_table__fini(&t);
 	for (uint32_t k = 0; k < n; k++)
 		free(rows[k].name);
 	free(rows);
@@ -796,7 +693,7 @@ static void omp_runtime_legend(const struct rep *r, const uint32_t *idx, uint32_
 static int section_cpu(struct rep *r)
 {
 	uint32_t *idx = NULL, n = 0, shown;
-	struct table t = { 0 };
+	struct gt_table t = { 0 };
 	int err;
 
 	if (!r->cpu_total)
@@ -805,23 +702,23 @@ static int section_cpu(struct rep *r)
 	if (err || !n)
 		goto out_free;
 	shown = n < r->top ? n : r->top;
-	err = table__init(&t, shown, "calling context (innermost first)", 2, "CPU s", "%");
+	err = gt_table__init(&t, shown, "calling context (innermost first)", 2, "CPU s", "%");
 	if (err)
 		goto out_free;
 	for (uint32_t k = 0; k < shown; k++) {
-		table__set(&t, k, 0, "%.3f", secs(r->cpu_excl[idx[k]]));
-		fmt_pct(t.cell[k][1], r->cpu_excl[idx[k]], r->cpu_total);
+		gt_table__set(&t, k, 0, "%.3f", secs(r->cpu_excl[idx[k]]));
+		gt_table__pct(t.cell[k][1], r->cpu_excl[idx[k]], r->cpu_total);
 	}
-	if ((err = paths(r, idx, shown, 1, table__tail_cols(&t, line_cols(r)), t.tail)))
+	if ((err = paths(r, idx, shown, 1, gt_table__tail_cols(&t, line_cols(r)), t.tail)))
 		goto out_free;
 	fprintf(r->f, "\nCPU time by calling context (%" PRIu32 " of %" PRIu32 " contexts; total %.3f s)\n", shown,
 		n, secs(r->cpu_total));
-	table__print(&t, r->f);
+	gt_table__print(&t, r->f);
 	no_lines_hint(r);
 	omp_runtime_legend(r, idx, shown);
 	err = section_functions(r, idx, n);
 out_free:
-	table__fini(&t);
+	gt_table__fini(&t);
 	free(idx);
 	return err;
 }
@@ -884,7 +781,7 @@ out_free:
 static int section_waits(struct rep *r)
 {
 	struct gt_section_rows s = { 0 };
-	struct table t = { 0 };
+	struct gt_table t = { 0 };
 	uint32_t *nodes = NULL;
 	int err = waits__build(r, &s);
 
@@ -896,32 +793,32 @@ static int section_waits(struct rep *r)
 	}
 	/* CPU s: what the waiting threads spent spinning there (the sampler
 	 * puts CPU time in the runtime on the wait's node). */
-	err = table__init(&t, s.n_wait, "where (innermost first)", 6, "wait s", "%", "count", "mean us", "threads",
+	err = gt_table__init(&t, s.n_wait, "where (innermost first)", 6, "wait s", "%", "count", "mean us", "threads",
 			  "CPU s");
 	if (err)
 		goto out_free;
 	for (uint32_t k = 0; k < s.n_wait; k++) {
 		const struct gt_wait_row *w = &s.wait[k];
 
-		table__set(&t, k, 0, "%.3f", secs(w->wait_ns));
-		fmt_pct(t.cell[k][1], w->wait_ns, s.wait_total_ns);
-		table__set(&t, k, 2, "%" PRIu64, w->count);
+		gt_table__set(&t, k, 0, "%.3f", secs(w->wait_ns));
+		gt_table__pct(t.cell[k][1], w->wait_ns, s.wait_total_ns);
+		gt_table__set(&t, k, 2, "%" PRIu64, w->count);
 		if (w->count)
-			table__set(&t, k, 3, "%.1f", (double)w->wait_ns / (double)w->count / 1e3);
+			gt_table__set(&t, k, 3, "%.1f", (double)w->wait_ns / (double)w->count / 1e3);
 		else
-			table__set(&t, k, 3, "-");
-		table__set(&t, k, 4, "%" PRIu32, w->threads);
-		table__set(&t, k, 5, "%.3f", secs(r->cpu_incl[w->node]));
+			gt_table__set(&t, k, 3, "-");
+		gt_table__set(&t, k, 4, "%" PRIu32, w->threads);
+		gt_table__set(&t, k, 5, "%.3f", secs(r->cpu_incl[w->node]));
 		nodes[k] = w->node;
 	}
-	if ((err = paths(r, nodes, s.n_wait, 1, table__tail_cols(&t, line_cols(r)), t.tail)))
+	if ((err = paths(r, nodes, s.n_wait, 1, gt_table__tail_cols(&t, line_cols(r)), t.tail)))
 		goto out_free;
 	fprintf(r->f, "\nWaits (%" PRIu32 " of %" PRIu32 " places; total %.3f s over all threads)\n", s.n_wait,
 		s.all_waits, secs(s.wait_total_ns));
-	table__print(&t, r->f);
+	gt_table__print(&t, r->f);
 out_free:
 	free(nodes);
-	table__fini(&t);
+	gt_table__fini(&t);
 	gt_section_rows__fini(&s);
 	return err;
 }
