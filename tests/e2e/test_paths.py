@@ -10,6 +10,8 @@ import re
 import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "analysis"))
+import dup_rows  # noqa: E402
 from gtrun import check, main, run, run_gputool  # noqa: E402
 
 BUILD = os.path.abspath(sys.argv[1])
@@ -57,17 +59,12 @@ def report(width=None):
 
 
 def check_report(text, width):
-    for line in text.splitlines():
-        check(len(line) <= width, "a line over %d columns (%d): %r" % (width, len(line), line))
+    lines = text.splitlines()
+    for n, length in dup_rows.too_wide(text, width):
+        check(False, "a line over %d columns (%d): %r" % (width, length, lines[n - 1]))
+    for title, row, at in dup_rows.duplicates(text):
+        check(False, "two rows of %r read the same: %r (lines %s)" % (title, row, at))
     secs = sections(text)
-    for title, lines in secs.items():
-        if title.startswith(("Top-down", "Bottom-up", "gputool report")):
-            continue  # a tree's lines repeat names by design; the header is no table
-        rows = [r for r in rows_of(lines) if "<omp" in r or "leaf_work" in r or "shared_middle" in r]
-        seen = {}
-        for r in rows:
-            check(r not in seen, "two rows of %r read the same: %r" % (title, r))
-            seen[r] = 1
     regions = [t for t in secs if t.startswith("OpenMP parallel regions")]
     check(regions, "no regions section:\n%s" % text)
     where = [ln.strip() for ln in secs[regions[0]] if "shared_middle" in ln and "caller_" in ln]
