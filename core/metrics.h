@@ -147,6 +147,9 @@ enum gt_metric_class gt_metric__class_by_name(const char *name);
 	X(ACC_FREE_BYTES, "ACC_FREE_BYTES", "bytes", BYTES, "device memory freed")                 \
 	X(ACC_FREE_COUNT, "ACC_FREE_COUNT", "count", COUNT, "device frees")                        \
 	X(ACC_DEVICE_INIT_TIME, "ACC_DEVICE_INIT_TIME", "ns", HOST, "time initializing OpenACC devices") \
+	X(REGION_TIME, "REGION_TIME", "ns", HOST,                                            \
+	  "wall-clock time inside regions the program names (NVTX ranges, Kokkos kernels and regions, MPI calls)") \
+	X(REGION_COUNT, "REGION_COUNT", "count", COUNT, "times a named region was entered")        \
 	X(GKER, "GKER", "ns", DEVICE, "GPU kernel execution time")                              \
 	X(GKER_COUNT, "GKER_COUNT", "count", COUNT, "GPU kernel launches")                     \
 	X(GKER_BLKS, "GKER_BLKS", "count", COUNT,                                              \

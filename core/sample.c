@@ -10,6 +10,7 @@
 
 #include "core/log.h"
 #include "core/modmap.h"
+#include "core/region.h"
 #include "core/thread.h"
 #include "core/wall.h"
 
@@ -49,6 +50,10 @@ static struct gt_cct_node *sample__context(struct gt_thread *t, void *uc, int *t
 		*tool = c == GT_MOD_TOOL;
 		break;
 	}
+	/* The tool's frames of a call it makes for the program (an MPI call
+	 * through its profiling interface) are the program's time. */
+	if (*tool && gt_region__in_call(t))
+		*tool = 0;
 	if (*tool)
 		return NULL;
 	gt_sample__stitch(t, &st);
@@ -209,13 +214,18 @@ void gt_sample__set_hook(gt_sample_hook_fn fn)
 	atomic_store_explicit(&hook_fn, fn, memory_order_release);
 }
 
-void gt_sample__stitch(struct gt_thread *t, struct gt_stitch *st)
+void gt_sample__stitch_model(struct gt_thread *t, struct gt_stitch *st)
 {
-	st->base = NULL;
-	st->boundary = 0;
+	memset(st, 0, sizeof(*st));
 	st->runtime = GT_PH_THREAD_ROOT;
 	if (stitch_fn)
 		stitch_fn(t, st);
+}
+
+void gt_sample__stitch(struct gt_thread *t, struct gt_stitch *st)
+{
+	gt_sample__stitch_model(t, st);
+	gt_region__stitch(t, st);
 }
 
 /* A timer on clock that signals sig to t every period: 0, or -1. */

@@ -46,6 +46,9 @@ void gt_sample__set_hook(gt_sample_hook_fn fn);
  * (a full context when none is installed). Other layers use it too: an
  * OpenACC construct inside an OpenMP task hangs under that task. */
 void gt_sample__stitch(struct gt_thread *t, struct gt_stitch *st);
+/* The programming model's stitch alone, without the open regions of
+ * core/region.h (which gt_sample__stitch applies on top). */
+void gt_sample__stitch_model(struct gt_thread *t, struct gt_stitch *st);
 /* The node a sample's time goes to, given the context @node its frames
  * gave under @st: st->runtime's placeholder under the base when no frame
  * of the program was left (the runtime's own time), else @node. NULL only

@@ -82,6 +82,9 @@ struct gt_thread {
 	/* Per-backend state, owned by that backend (e.g. OMPT task records). */
 	void *ompt;
 	void *acc;
+	/* The open regions (core/region.c); the owner's, read by its own
+	 * sampling handler only. */
+	struct gt_regions *regions;
 	/*
 	 * The thread's channels to and from the GPU monitor (gpu/monitor-thread.c).
 	 * Written once by the owner (release); read by the monitor thread and

@@ -349,6 +349,33 @@ int gt_unwind__elided(uintptr_t pc)
 }
 
 /*
+ * How many frames of f[0..n) (leaf first) lie below an open region's opener
+ * (core/region.h): those under the frame at cut_depth from the root whose
+ * return address is cut_ip, less the opener's own frame just below it.
+ * Unwinders may differ by a frame at the root: the frame is looked for two
+ * frames either side. Not found (the opener has returned with the region
+ * open): the frames deeper than the opener's caller.
+ */
+static int cut_limit(const struct gt_frame *f, int n, const struct gt_stitch *st)
+{
+	static const int near[] = { 0, -1, 1, -2, 2 };
+	int at = n - (int)st->cut_depth;
+
+	if (!st->cut_depth)
+		return 0;
+	for (unsigned k = 0; k < sizeof(near) / sizeof(near[0]); k++) {
+		int j = at + near[k];
+
+		if (j < 1 || j >= n || f[j].ip != st->cut_ip)
+			continue;
+		if (f[j].sp && st->cut_sp && f[j].sp != st->cut_sp)
+			continue;
+		return j - 1;
+	}
+	return at > 0 ? at : 0;
+}
+
+/*
  * Chooses the user frames of f[0..n) (leaf first) for a context under st.
  * Writes their indices into keep[] root first and returns how many.
  * *call_site gets the index of the frame that made the call (-1 if none).
@@ -359,8 +386,10 @@ static int select_frames(const struct gt_frame *f, int n, uintptr_t ra, const st
 	int i = 0, m = 0, lo, hi;
 
 	*call_site = -1;
-	if (st->base && !st->boundary)
+	if (st->base && !st->boundary && !st->cut)
 		return 0;
+	if (st->cut)
+		n = cut_limit(f, n, st);
 	if (ra) {
 		while (i < n && f[i].ip != ra)
 			i++;

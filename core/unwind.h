@@ -31,6 +31,17 @@ struct gt_stitch {
 	 * runtime only: a fork, a join, handing out work) goes to this
 	 * placeholder under base; GT_PH_THREAD_ROOT (0): to base itself. */
 	enum gt_placeholder runtime;
+	/*
+	 * An open region (core/region.h) cuts the context instead of a
+	 * boundary: the frames above the frame whose return address is cut_ip,
+	 * cut_depth frames from the root of the stack (cut_sp: its stack
+	 * pointer, 0 if unknown), and the frame just below it, are the region's
+	 * opener and its callers, already in base. cut_depth 0: no frame is
+	 * kept (the region's own time).
+	 */
+	int cut;
+	uint32_t cut_depth;
+	uintptr_t cut_ip, cut_sp;
 };
 
 /* A value that identifies the stack position of the calling tool function:

@@ -7,6 +7,7 @@
 
 #include "core/clock.h"
 #include "core/trace-format.h"
+#include "core/region.h"
 #include "core/sample.h"
 #include "core/trace.h"
 #include "core/tsan.h"
@@ -108,6 +109,9 @@ struct gt_cct_node *ompt__context_of(struct gt_thread *t, const void *ra, uintpt
 		if (!st.boundary)
 			return st.base;
 	}
+	/* A region the task opened (an NVTX range, a Kokkos kernel) holds the
+	 * construct. */
+	gt_region__stitch(t, &st);
 	node = gt_unwind__memo_lookup(t, (uintptr_t)ra, key, &st);
 	if (!node)
 		node = gt_unwind__context(t, (uintptr_t)ra, key, &st);
