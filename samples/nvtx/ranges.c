@@ -11,8 +11,9 @@
  *               string "assemble" in the category named "Compute"
  *   main()      a start/end range "io" that ends while "phase" is open (out
  *               of order), "phase" pushed in begin_phase() and popped in
- *               end_phase(), a wide-string range "wide über", and a range
- *               "handoff" started here and ended by another thread
+ *               end_phase(), a wide-string range "wide über", a range
+ *               "handoff" started here and ended by another thread, then
+ *               pops and ends of ranges that are not open
  *
  * The work is a count of iterations, the rate measured once at start; each
  * range's CPU time is read on the thread's CPU-time clock at its edges and
@@ -174,6 +175,13 @@ int main(int argc, char **argv)
 	if (pthread_create(&th, NULL, ender, &handoff) || pthread_join(th, NULL))
 		return 1;
 	nvtxMarkA("after handoff"); /* the first NVTX call here since: closes it */
+
+	/* Misuse a tool must survive: pops with nothing open, ends of ranges
+	 * that are not open (one already ended, one never started). */
+	nvtxRangePop();
+	nvtxDomainRangePop(dom);
+	nvtxRangeEnd(io);
+	nvtxRangeEnd(0x123456789abull);
 
 	fprintf(stderr, "nvtx times: solve_ns %llu setup_ns %llu smooth_ns %llu phase_ns %llu assemble_ns %llu\n",
 		(unsigned long long)solve_ns, (unsigned long long)setup_ns, (unsigned long long)smooth_ns,

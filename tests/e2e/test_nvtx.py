@@ -136,6 +136,24 @@ def test_openmp_inside(tmp):
           (cpu / 1e6, p.total("CPUTIME") / 1e6))
 
 
+def test_users_injection(tmp):
+    """A user's own NVTX_INJECTION64_PATH (another tool) is kept, with a note;
+    the program runs as it does under that tool alone."""
+    other = os.path.join(BUILD, "bench", "nvtx", "libgtnvtxnull.so")
+    check(os.path.exists(other), "no %s: build the bench_nvtx_null target" % other)
+    env = {"NVTX_INJECTION64_PATH": other}
+    code0, out0, _ = run([RANGES, "2"], env=env)
+    outdir = os.path.join(tmp, "users")
+    opts = ["--backends", BACKENDS] if BACKENDS else []
+    code1, out1, err1 = run([GPUTOOL, "run", "-o", outdir] + opts + ["--", RANGES, "2"], env=env)
+    check(code0 == code1 == 0 and out0 == out1, "exit or stdout changed: %d %r vs %d %r" % (code0, out0, code1, out1))
+    check("NVTX_INJECTION64_PATH is set to %s" % other in err1, "no note of the kept setting: %r" % err1)
+    p = one_profile(GPUTOOL, outdir)
+    check(not [n for n in p.doc["nodes"] if (n.get("name") or "").startswith("<nvtx")],
+          "range nodes while another tool holds NVTX")
+
+
 if __name__ == "__main__":
     TMP = tempfile.mkdtemp(prefix="gputool-e2e-nvtx-")
-    main([("ranges", lambda: test_ranges(TMP)), ("openmp_inside", lambda: test_openmp_inside(TMP))])
+    main([("ranges", lambda: test_ranges(TMP)), ("openmp_inside", lambda: test_openmp_inside(TMP)),
+          ("users_injection", lambda: test_users_injection(TMP))])
