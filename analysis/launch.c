@@ -11,9 +11,9 @@
  * are lists, so gputool joins them (first in OMP_TOOL_LIBRARIES, since the
  * OpenMP runtime starts the first tool that accepts; last in OPENCL_LAYERS,
  * the layer nearest the application, so that it sees the calls the
- * application makes). ACC_PROFLIB and CUDA_INJECTION64_PATH name a single
- * library: one that is not gputool's is left alone and that backend is not
- * measured, with a note saying so.
+ * application makes). ACC_PROFLIB, CUDA_INJECTION64_PATH and
+ * NVTX_INJECTION64_PATH name a single library: one that is not gputool's is
+ * left alone and that backend is not measured, with a note saying so.
  *
  * The library also goes into LD_PRELOAD, first (after a sanitizer runtime,
  * which must stay first), with GPUTOOL_PRELOAD=1: it then starts at load
@@ -68,12 +68,12 @@
 #endif
 #endif
 
-enum { B_OMP = 1, B_ACC = 2, B_CUDA = 4, B_OPENCL = 8, B_ALL = 15 };
+enum { B_OMP = 1, B_ACC = 2, B_CUDA = 4, B_OPENCL = 8, B_NVTX = 16, B_ALL = 31 };
 
 static const struct {
 	const char *name;
 	int bit;
-} backends[] = { { "omp", B_OMP }, { "acc", B_ACC }, { "cuda", B_CUDA }, { "opencl", B_OPENCL } };
+} backends[] = { { "omp", B_OMP }, { "acc", B_ACC }, { "cuda", B_CUDA }, { "opencl", B_OPENCL }, { "nvtx", B_NVTX } };
 
 /* Notes go out once per job, from rank 0. */
 static int quiet;
@@ -631,7 +631,7 @@ int gt_launch__main(int argc, char **argv)
 			break;
 		case OPT_BACKENDS:
 			if (parse_backends(v, &which))
-				return gt_usage_error("run", "--backends takes a list of omp, acc, cuda and opencl, e.g. omp,cuda");
+				return gt_usage_error("run", "--backends takes a list of omp, acc, cuda, opencl and nvtx, e.g. omp,cuda");
 			break;
 		case 'h': return GT_HELP_ASKED;
 		case ':':
@@ -704,7 +704,8 @@ int gt_launch__main(int argc, char **argv)
 	if (((which & B_OMP) && join_list("OMP_TOOL_LIBRARIES", lib, 1)) ||
 	    ((which & B_OPENCL) && join_list("OPENCL_LAYERS", lib, 0)) ||
 	    ((which & B_ACC) && set_single("ACC_PROFLIB", lib, "OpenACC")) ||
-	    ((which & B_CUDA) && set_single("CUDA_INJECTION64_PATH", lib, "CUDA")))
+	    ((which & B_CUDA) && set_single("CUDA_INJECTION64_PATH", lib, "CUDA")) ||
+	    ((which & B_NVTX) && set_single("NVTX_INJECTION64_PATH", lib, "NVTX")))
 		return fail("cannot set the environment: %s", strerror(errno));
 	if (which & B_OMP) {
 		char why[PATH_MAX + 128];

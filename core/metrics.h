@@ -150,6 +150,9 @@ enum gt_metric_class gt_metric__class_by_name(const char *name);
 	X(REGION_TIME, "REGION_TIME", "ns", HOST,                                            \
 	  "wall-clock time inside regions the program names (NVTX ranges, Kokkos kernels and regions, MPI calls)") \
 	X(REGION_COUNT, "REGION_COUNT", "count", COUNT, "times a named region was entered")        \
+	X(NVTX_MARKS, "NVTX_MARKS", "count", COUNT, "NVTX marks (nvtxMark) made in the range above")  \
+	X(NVTX_ENDED_ELSEWHERE, "NVTX_ENDED_ELSEWHERE", "count", COUNT,                         \
+	  "NVTX ranges ended on another thread than the one that started them")                  \
 	X(GKER, "GKER", "ns", DEVICE, "GPU kernel execution time")                              \
 	X(GKER_COUNT, "GKER_COUNT", "count", COUNT, "GPU kernel launches")                     \
 	X(GKER_BLKS, "GKER_BLKS", "count", COUNT,                                              \

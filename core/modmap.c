@@ -69,6 +69,8 @@ static const char *const runtime_prefixes[] = {
 	"libomp.", "libomp-", "libiomp", "libomptarget", "libgomp", "libcuda.", "libcudart",
 	"libnvidia-", "libnvrtc", "libOpenCL", "libpocl", "libaccinj", "libnvhpc",
 	"libacc", "libpgi", "libnvomp", "libze_", "libamdhip", "libhsa",
+	/* NVTX's library (v1/v2 and the v3 wrappers some codes link). */
+	"libnvToolsExt",
 	/* Compilers that runtimes call at run time (OpenCL builds, JIT). */
 	"libclang", "libLLVM", "libnvJitLink", "libnvptxcompiler",
 };

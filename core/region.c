@@ -192,6 +192,12 @@ struct gt_cct_node *gt_region__open(struct gt_thread *t, enum gt_region_owner ow
 struct gt_cct_node *gt_region__close(struct gt_thread *t, enum gt_region_owner owner,
 				     uint64_t id, uint64_t *ns)
 {
+	return gt_region__close_at(t, owner, id, 0, ns);
+}
+
+struct gt_cct_node *gt_region__close_at(struct gt_thread *t, enum gt_region_owner owner,
+					uint64_t id, uint64_t end, uint64_t *ns)
+{
 	struct gt_regions *rs = t->regions;
 	struct gt_cct_node *node;
 	uint64_t len;
@@ -205,7 +211,9 @@ struct gt_cct_node *gt_region__close(struct gt_thread *t, enum gt_region_owner o
 	if (i == (unsigned)-1)
 		return NULL;
 	node = rs->r[i].node;
-	len = gt_clock__now() - rs->r[i].start;
+	if (!end)
+		end = gt_clock__now();
+	len = end > rs->r[i].start ? end - rs->r[i].start : 0;
 	if (rs->r[i].flags & GT_REGION_CALL)
 		rs->calls--;
 	/* Closed out of order (start/end ranges may be): the ones above move

@@ -73,6 +73,10 @@ struct gt_cct_node *gt_region__open(struct gt_thread *t, enum gt_region_owner ow
  */
 struct gt_cct_node *gt_region__close(struct gt_thread *t, enum gt_region_owner owner,
 				     uint64_t id, uint64_t *ns);
+/* gt_region__close with the region's end at @end (gt_clock__now() time,
+ * 0: now): a region another thread ended, which its own closes later. */
+struct gt_cct_node *gt_region__close_at(struct gt_thread *t, enum gt_region_owner owner,
+					uint64_t id, uint64_t end, uint64_t *ns);
 /*
  * Applies @t's innermost open region to a stitch the programming model made
  * (gt_sample__stitch calls it): when it belongs to st->base's task, @st

@@ -20,6 +20,22 @@ void gt_symbolizer__set_runtime_inline(int (*is_runtime)(const char *function, c
 	atomic_store_explicit(&runtime_inline, is_runtime, memory_order_release);
 }
 
+/*
+ * Headers whose functions are a runtime's code compiled into the program:
+ * NVTX v3 is header-only, and its API functions (static inline, in the
+ * program's module) stand between the program and the tool's handler. Their
+ * frames, inlined or not, are elided as a runtime library's would be.
+ */
+static const char *const runtime_headers[] = { "/nvtx3/" };
+
+static int runtime_header(const char *file)
+{
+	for (size_t i = 0; file && i < sizeof(runtime_headers) / sizeof(*runtime_headers); i++)
+		if (strstr(file, runtime_headers[i]))
+			return 1;
+	return 0;
+}
+
 /* ---- inline chains -------------------------------------------------------------- */
 
 static int function_scope(Dwarf_Die *die)
@@ -56,12 +72,16 @@ static int runtime_call(struct gt_symbolizer *s, Dwfl_Module *mod, Dwarf_Die *cu
 	Dwarf_Word decl = 0;
 	Dwarf_Addr lo;
 
+	const char *file;
+
 	if (sym && mi && (lo = gt_sym__entry_of(mi, sym)) && gt_unwind__elided(lo + mi->bias))
+		return 1;
+	file = gt_sym__udata_attr(call, DW_AT_decl_file, &decl) ? NULL : gt_sym__file_of(cu, decl);
+	if (runtime_header(file))
 		return 1;
 	if (!claims)
 		return 0;
-	return claims(sym ? gt_symbolizer__readable(s, sym) : NULL,
-		      gt_sym__udata_attr(call, DW_AT_decl_file, &decl) ? NULL : gt_sym__file_of(cu, decl));
+	return claims(sym ? gt_symbolizer__readable(s, sym) : NULL, file);
 }
 
 /* Adds the out-of-line functions under die (the unit, a namespace) to u;
@@ -228,6 +248,10 @@ int gt_symbolizer__chain(struct gt_symbolizer *s, uintptr_t pc, struct gt_symbol
 	if (!cu)
 		return 1;
 	n_calls = inlined_calls(mi, cu, addr, calls, MAX_CALLS);
+	/* A runtime header's function compiled out of line (at -O0): its
+	 * own code, no call inlined into it, is at a line of that header. */
+	if (!n_calls && runtime_header(out[0].file))
+		out[0].runtime = 1;
 	for (int i = 0; i < n_calls; i++)
 		if (user_inline(&calls[i]))
 			inl[n_inl++] = i;

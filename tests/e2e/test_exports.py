@@ -18,6 +18,10 @@ ENTRY_POINTS = {"ompt_start_tool", "acc_register_library", "InitializeInjection"
                 "semop", "semtimedop", "msgrcv",
                 # preloaded: the program's threads sampled from their start (core/thread-create.c)
                 "pthread_create"}
+# NVTX's injection entry point, in a build that found the NVTX headers (nvtx/)
+with open(os.path.join(os.path.abspath(sys.argv[1]), "CMakeCache.txt")) as f:
+    if "GT_HAVE_NVTX:INTERNAL=ON" in f.read():
+        ENTRY_POINTS.add("InitializeInjectionNvtx2")
 
 
 def test_exports():

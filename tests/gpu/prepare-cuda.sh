@@ -11,10 +11,10 @@
 set -eu
 B=$1
 D=$2
-ninja -C "$B" gputool_lib gputool_cli cuda_ops cuda_threads cuda_pcsamp cuda_gpucalls cuda_advice cuda_launches cuda_diverge cuda_streams cuda_optimize cuda_blame cuda_multigpu bench_cuda_launch gtcuptionly \
+ninja -C "$B" gputool_lib gputool_cli cuda_ops cuda_threads cuda_pcsamp cuda_gpucalls cuda_advice cuda_launches cuda_nvtx cuda_diverge cuda_streams cuda_optimize cuda_blame cuda_multigpu bench_cuda_launch gtcuptionly \
 	test_cupti test_sass >/dev/null
 mkdir -p "$D/lib"
-cp "$B/libgputool.so" "$B/gputool" "$B/samples/cuda/ops" "$B/samples/cuda/threads" "$B/samples/cuda/pcsamp" "$B/samples/cuda/gpucalls" "$B/samples/cuda/advice" "$B/samples/cuda/launches" "$B/samples/cuda/diverge" "$B/samples/cuda/streams" "$B/samples/cuda/optimize" "$B/bench/cuda/launch" \
+cp "$B/libgputool.so" "$B/gputool" "$B/samples/cuda/ops" "$B/samples/cuda/threads" "$B/samples/cuda/pcsamp" "$B/samples/cuda/gpucalls" "$B/samples/cuda/advice" "$B/samples/cuda/launches" "$B/samples/cuda/nvtx" "$B/samples/cuda/diverge" "$B/samples/cuda/streams" "$B/samples/cuda/optimize" "$B/bench/cuda/launch" \
 	"$B/bench/cuda/libgtcuptionly.so" "$B/tests/cupti/test_cupti" "$B/tests/unit/test_sass" "$B/samples/cuda/blame" "$B/samples/cuda/multigpu" "$D/"
 for l in libunwind.so.8 libdw.so.1 libelf.so.1 liblzma.so.5 libbz2.so.1.0; do
 	cp -L "/lib/x86_64-linux-gnu/$l" "$D/lib/"

@@ -103,6 +103,9 @@ cp "$TMP/advice-bare.out" "$OUT/advice-bare.out"
 cp "$(ls "$TMP"/advrec/cupti-*.rec | head -1)" "$OUT/advice.rec"
 GT_REPLAY_PROFILE=$TMP/advice-replay.gtprof "$D/test_cupti" replay-advice "$OUT/advice.rec" 11 || fail "replay of advice.rec"
 
+note "samples/cuda/nvtx: kernels launched inside NVTX ranges hang under the ranges"
+python3 "$SRC/tests/gpu/check_nvtx.py" "$LIB" "$D/gputool" "$D/nvtx" || fail "check_nvtx.py"
+
 note "samples/cuda/launches: a chain of tiny kernels launched one by one, then as a CUDA graph"
 "$D/launches" >"$TMP/launches-bare.out" 2>&1 || fail "launches exits $? without the tool"
 under_tool "$TMP/launches" "$D/launches" >"$TMP/launches.out" 2>"$TMP/launches.err" || fail "launches exits $? under the tool"
