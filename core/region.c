@@ -15,6 +15,7 @@
 #include "core/thread.h"
 
 #define REGION_FRAMES 512
+#define CUT_CACHE 64 /* a power of two */
 
 struct region {
 	struct gt_cct_node *node;
@@ -39,6 +40,18 @@ struct gt_regions {
 	unsigned calls; /* open GT_REGION_CALL regions */
 	uint64_t refused;
 	struct region r[GT_REGION_DEPTH];
+	/*
+	 * Where the openers of regions opened at a known call site sit: the
+	 * cut of the context the unwind memo gave for that site at that stack
+	 * position. A memo hit means the same call chain at the same addresses
+	 * (its return-address slots checked), so the cut is the same.
+	 */
+	struct {
+		const struct gt_cct_node *node;
+		uintptr_t key;
+		uintptr_t cut_ip, cut_sp;
+		uint32_t cut_depth;
+	} cuts[CUT_CACHE];
 	/* Interned labels: FNV-1a hash -> the copy (a chain on collision is
 	 * not kept: an equal hash of another string gets no map entry). */
 	struct gt_hmap names;
@@ -151,8 +164,59 @@ static struct gt_cct_node *opener_context(struct gt_thread *t, const struct gt_s
 	return gt_unwind__frames_context(t, f + k, n - k, 0, st, 0);
 }
 
+static unsigned cut_slot(const struct gt_cct_node *node, uintptr_t key)
+{
+	uint64_t x = ((uintptr_t)node ^ (uint64_t)key << 17) * 0x9e3779b97f4a7c15ull;
+
+	return (unsigned)(x >> 58) & (CUT_CACHE - 1);
+}
+
+/* The context of the opener at a call site seen before, with its cut; NULL
+ * when the memo or the cut cache misses. */
+static struct gt_cct_node *opener_known(struct gt_thread *t, struct gt_regions *rs,
+					const struct gt_stitch *st, uintptr_t ra, uintptr_t key,
+					struct region *r)
+{
+	struct gt_cct_node *node = gt_unwind__memo_lookup(t, ra, key, st);
+	unsigned k;
+
+	if (!node)
+		return NULL;
+	k = cut_slot(node, key);
+	if (rs->cuts[k].node != node || rs->cuts[k].key != key)
+		return NULL;
+	r->cut_ip = rs->cuts[k].cut_ip;
+	r->cut_sp = rs->cuts[k].cut_sp;
+	r->cut_depth = rs->cuts[k].cut_depth;
+	return node;
+}
+
+/* Remembers the cut of a site: the memo's answer for (ra, key) must be the
+ * context the full unwind found (gt_unwind__context puts it in the memo). */
+static void opener_remember(struct gt_thread *t, struct gt_regions *rs, const struct gt_stitch *st,
+			    uintptr_t ra, uintptr_t key, struct gt_cct_node *node, const struct region *r)
+{
+	unsigned k;
+
+	if (gt_unwind__context(t, ra, key, st) != node)
+		return;
+	k = cut_slot(node, key);
+	rs->cuts[k].node = node;
+	rs->cuts[k].key = key;
+	rs->cuts[k].cut_ip = r->cut_ip;
+	rs->cuts[k].cut_sp = r->cut_sp;
+	rs->cuts[k].cut_depth = r->cut_depth;
+}
+
 struct gt_cct_node *gt_region__open(struct gt_thread *t, enum gt_region_owner owner,
 				    const char *label, uint64_t id, unsigned flags)
+{
+	return gt_region__open_at(t, owner, label, id, flags, 0, 0);
+}
+
+struct gt_cct_node *gt_region__open_at(struct gt_thread *t, enum gt_region_owner owner,
+				       const char *label, uint64_t id, unsigned flags, uintptr_t ra,
+				       uintptr_t key)
 {
 	struct gt_regions *rs = regions_of(t);
 	struct gt_stitch st;
@@ -172,7 +236,12 @@ struct gt_cct_node *gt_region__open(struct gt_thread *t, enum gt_region_owner ow
 	gt_sample__stitch_model(t, &st);
 	r.outer = st.base;
 	gt_region__stitch(t, &st);
-	node = opener_context(t, &st, &r);
+	node = ra ? opener_known(t, rs, &st, ra, key, &r) : NULL;
+	if (!node) {
+		node = opener_context(t, &st, &r);
+		if (ra && node)
+			opener_remember(t, rs, &st, ra, key, node, &r);
+	}
 	name = gt_region__intern(t, label);
 	if (!node || !name)
 		return NULL;

@@ -66,6 +66,15 @@ enum {
 struct gt_cct_node *gt_region__open(struct gt_thread *t, enum gt_region_owner owner,
 				    const char *label, uint64_t id, unsigned flags);
 /*
+ * The same, for an entry point that knows its caller: @ra, the return
+ * address into the program's code (or into a runtime's wrapper), and @key,
+ * GT_UNWIND_KEY() of the entry point. A region opened again at the same call
+ * site and stack position then costs no unwind (core/unwind.h's memo).
+ */
+struct gt_cct_node *gt_region__open_at(struct gt_thread *t, enum gt_region_owner owner,
+				       const char *label, uint64_t id, unsigned flags, uintptr_t ra,
+				       uintptr_t key);
+/*
  * Closes the innermost open region of @owner (id 0), or the one @owner opened
  * with @id, wherever it is on the stack. Returns its node and its length in
  * *ns (when ns is not NULL), or NULL when there is none. Normal context,

@@ -299,7 +299,7 @@ static void leave(struct gt_thread *t)
 /* Opens a range: a region under the caller's context. Returns its level
  * among the thread's open push ranges of its domain (push) or its id. */
 static uint64_t open_range(const struct nvtxDomainRegistration_st *d, int push, const char *a,
-			   const wchar_t *w, const nvtxEventAttributes_t *ea)
+			   const wchar_t *w, const nvtxEventAttributes_t *ea, uintptr_t ra, uintptr_t key)
 {
 	struct gt_thread *t;
 	struct nvtx_thread *nt = enter(&t);
@@ -326,7 +326,7 @@ static uint64_t open_range(const struct nvtxDomainRegistration_st *d, int push, 
 			 ((1ull << ID_THREAD_SHIFT) - 1));
 		ret = o->id;
 	}
-	o->node = gt_region__open(t, GT_REGION_NVTX, label_of(buf, d, "", a, w, ea), o->id, 0);
+	o->node = gt_region__open_at(t, GT_REGION_NVTX, label_of(buf, d, "", a, w, ea), o->id, 0, ra, key);
 	leave(t);
 	return ret;
 }
@@ -517,18 +517,22 @@ out:
 	return s;
 }
 
+/* The program's call site of a handler, for gt_region__open_at: a range
+ * opened again there costs no unwind. */
+#define CALLER (uintptr_t)__builtin_return_address(0), GT_UNWIND_KEY()
+
 /* The handlers NVTX calls, by its function types (a wrong signature does
  * not compile where the table is filled). */
 static void NVTX_API markEx(const nvtxEventAttributes_t *ea) { mark(NULL, NULL, NULL, ea); }
 static void NVTX_API markA(const char *m) { mark(NULL, m, NULL, NULL); }
 static void NVTX_API markW(const wchar_t *m) { mark(NULL, NULL, m, NULL); }
-static nvtxRangeId_t NVTX_API startEx(const nvtxEventAttributes_t *ea) { return open_range(NULL, 0, NULL, NULL, ea); }
-static nvtxRangeId_t NVTX_API startA(const char *m) { return open_range(NULL, 0, m, NULL, NULL); }
-static nvtxRangeId_t NVTX_API startW(const wchar_t *m) { return open_range(NULL, 0, NULL, m, NULL); }
+static nvtxRangeId_t NVTX_API startEx(const nvtxEventAttributes_t *ea) { return open_range(NULL, 0, NULL, NULL, ea, CALLER); }
+static nvtxRangeId_t NVTX_API startA(const char *m) { return open_range(NULL, 0, m, NULL, NULL, CALLER); }
+static nvtxRangeId_t NVTX_API startW(const wchar_t *m) { return open_range(NULL, 0, NULL, m, NULL, CALLER); }
 static void NVTX_API rangeEnd(nvtxRangeId_t id) { end_range(id); }
-static int NVTX_API pushEx(const nvtxEventAttributes_t *ea) { return (int)open_range(NULL, 1, NULL, NULL, ea); }
-static int NVTX_API pushA(const char *m) { return (int)open_range(NULL, 1, m, NULL, NULL); }
-static int NVTX_API pushW(const wchar_t *m) { return (int)open_range(NULL, 1, NULL, m, NULL); }
+static int NVTX_API pushEx(const nvtxEventAttributes_t *ea) { return (int)open_range(NULL, 1, NULL, NULL, ea, CALLER); }
+static int NVTX_API pushA(const char *m) { return (int)open_range(NULL, 1, m, NULL, NULL, CALLER); }
+static int NVTX_API pushW(const wchar_t *m) { return (int)open_range(NULL, 1, NULL, m, NULL, CALLER); }
 static int NVTX_API pop(void) { return pop_range(NULL); }
 static void NVTX_API nameCategoryA(uint32_t c, const char *n) { name_category(NULL, c, n, NULL); }
 static void NVTX_API nameCategoryW(uint32_t c, const wchar_t *n) { name_category(NULL, c, NULL, n); }
@@ -536,12 +540,12 @@ static void NVTX_API nameCategoryW(uint32_t c, const wchar_t *n) { name_category
 static void NVTX_API domainMarkEx(nvtxDomainHandle_t d, const nvtxEventAttributes_t *ea) { mark(d, NULL, NULL, ea); }
 static nvtxRangeId_t NVTX_API domainStartEx(nvtxDomainHandle_t d, const nvtxEventAttributes_t *ea)
 {
-	return open_range(d, 0, NULL, NULL, ea);
+	return open_range(d, 0, NULL, NULL, ea, CALLER);
 }
 static void NVTX_API domainEnd(nvtxDomainHandle_t d, nvtxRangeId_t id) { (void)d, end_range(id); }
 static int NVTX_API domainPushEx(nvtxDomainHandle_t d, const nvtxEventAttributes_t *ea)
 {
-	return (int)open_range(d, 1, NULL, NULL, ea);
+	return (int)open_range(d, 1, NULL, NULL, ea, CALLER);
 }
 static int NVTX_API domainPop(nvtxDomainHandle_t d) { return pop_range(d); }
 static void NVTX_API domainNameCategoryA(nvtxDomainHandle_t d, uint32_t c, const char *n) { name_category(d, c, n, NULL); }
