@@ -263,6 +263,7 @@ int gt_symbolizer__chain(struct gt_symbolizer *s, uintptr_t pc, struct gt_symbol
 
 		*callee = *caller; /* module, offset; file and line, for the innermost */
 		callee->kind = GT_SYM_INLINE;
+		gt_sym__fortran_in_unit(s, cu, gt_sym__die_symbol(call));
 		gt_sym__set_name(s, callee, gt_sym__die_symbol(call));
 		if (!gt_sym__udata_attr(call, DW_AT_call_file, &file) && !gt_sym__udata_attr(call, DW_AT_call_line, &line) &&
 		    line > 0) {

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/fortran-names.h"
 #include "core/log.h"
 #include "core/modmap.h"
 #include "core/thread.h"
@@ -174,10 +175,79 @@ const char *gt_symbolizer__readable(struct gt_symbolizer *s, const char *name)
 		}
 		free(d);
 	}
+	/* Fortran's schemes, where no DWARF is needed to tell them (without
+	 * DWARF the main program is "main program"; gt_sym__fortran_in_unit
+	 * names it, and reads `x_`, when DWARF says the unit is Fortran). */
+	{
+		char buf[1024];
+		size_t n = gt_fortran__demangle(name, NULL, buf, sizeof(buf));
+
+		if (n)
+			return own(s, name, buf, n);
+	}
 	at = strchr(name, '@');
 	if (at && at != name)
 		return own(s, name, name, (size_t)(at - name));
 	return name;
+}
+
+static int fortran_unit(Dwarf_Die *cu)
+{
+	switch (dwarf_srclang(cu)) {
+	case DW_LANG_Fortran77:
+	case DW_LANG_Fortran90:
+	case DW_LANG_Fortran95:
+	case DW_LANG_Fortran03:
+	case DW_LANG_Fortran08:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* The name of the unit's main program (gfortran: the DW_AT_name of the
+ * subprogram marked DW_AT_main_subprogram), or NULL. flang 19 names it
+ * `_QQmain` there too, which tells nothing. */
+static const char *program_name(Dwarf_Die *cu)
+{
+	Dwarf_Die d;
+	Dwarf_Attribute a;
+
+	if (dwarf_child(cu, &d) != 0)
+		return NULL;
+	do {
+		const char *name;
+
+		if (dwarf_tag(&d) != DW_TAG_subprogram || !gt_sym__flag_attr(&d, DW_AT_main_subprogram))
+			continue;
+		name = dwarf_attr(&d, DW_AT_name, &a) ? dwarf_formstring(&a) : NULL;
+		return name && !gt_fortran__wants_program(name) ? name : NULL;
+	} while (dwarf_siblingof(&d, &d) == 0);
+	return NULL;
+}
+
+void gt_sym__fortran_in_unit(struct gt_symbolizer *s, Dwarf_Die *cu, const char *sym)
+{
+	char buf[1024];
+	size_t n = 0;
+
+	if (!sym || !cu)
+		return;
+	for (struct owned *o = s->strings; o; o = o->next)
+		if (o->from == sym)
+			return; /* made already: one name for one symbol */
+	if (!fortran_unit(cu))
+		return;
+	if (gt_fortran__wants_program(sym)) {
+		const char *program = program_name(cu);
+
+		if (program)
+			n = gt_fortran__demangle(sym, program, buf, sizeof(buf));
+	} else if (!gt_fortran__demangle(sym, NULL, buf, sizeof(buf))) {
+		n = gt_fortran__external(sym, buf, sizeof(buf));
+	}
+	if (n)
+		own(s, sym, buf, n);
 }
 
 /* ---- modules and units ---------------------------------------------------------- */
@@ -374,6 +444,7 @@ int gt_sym__lookup(struct gt_symbolizer *s, uintptr_t pc, struct gt_symbol *out,
 	Dwfl_Module *mod;
 	Dwfl_Line *line;
 	Dwarf_Addr base = 0;
+	const char *sym;
 
 	memset(out, 0, sizeof(*out));
 	out->offset = pc;
@@ -391,7 +462,13 @@ int gt_sym__lookup(struct gt_symbolizer *s, uintptr_t pc, struct gt_symbol *out,
 	/* The file-relative address (what addr2line takes): pc - load bias. */
 	if (dwfl_module_getelf(mod, &base))
 		out->offset = pc - base;
-	gt_sym__set_name(s, out, dwfl_module_addrname(mod, pc));
+	sym = dwfl_module_addrname(mod, pc);
+	if (sym && sym[0] && (gt_fortran__wants_program(sym) || sym[strlen(sym) - 1] == '_')) {
+		Dwarf_Addr addr;
+
+		gt_sym__fortran_in_unit(s, gt_sym__unit_of(s, mod, pc, &addr, NULL), sym);
+	}
+	gt_sym__set_name(s, out, sym);
 	line = dwfl_module_getsrc(mod, pc);
 	if (line) {
 		int lineno = 0;
