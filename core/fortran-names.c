@@ -202,17 +202,42 @@ int gt_fortran__wants_program(const char *name)
 	       (n > 3 && !strncmp(name, "_QF", 3) && is_upper(name[3]));
 }
 
+/* A suffix another pass added after the name, from its '.'. */
+static void suffix_add(struct fw *w, const char *suffix)
+{
+	if (!*suffix)
+		return;
+	/* flang outlines a parallel region into `..omp_par`, the second one
+	 * of a procedure into `..omp_par.1`, .... */
+	if (!strncmp(suffix, "..omp_par", 9) && (!suffix[9] || suffix[9] == '.')) {
+		fw__add(w, " [omp parallel body]");
+		return;
+	}
+	fw__add(w, " [clone ");
+	fw__add(w, suffix);
+	fw__add(w, "]");
+}
+
+static size_t fw__end(struct fw *w)
+{
+	if (!w->ok) {
+		if (w->cap)
+			w->out[0] = 0;
+		return 0;
+	}
+	return w->len;
+}
+
 size_t gt_fortran__demangle(const char *name, const char *program, char *out, size_t cap)
 {
 	struct fw w = { .out = out, .cap = cap, .ok = cap > 0 };
-	const char *end, *suffix;
+	const char *end;
 
 	if (!name || !cap)
 		return 0;
 	out[0] = 0;
 	/* A suffix starts at the first '.': no scheme puts one in a name. */
-	suffix = name + strcspn(name, ".");
-	end = suffix;
+	end = name + strcspn(name, ".");
 	if (end - name >= 2 && name[0] == '_' && name[1] == 'Q')
 		flang(&w, name, end, program);
 	else if (end - name == 6 && !strncmp(name, "MAIN__", 6))
@@ -221,35 +246,23 @@ size_t gt_fortran__demangle(const char *name, const char *program, char *out, si
 		gfortran_module(&w, name, end);
 	else
 		return 0;
-	if (*suffix) {
-		/* flang outlines a parallel region into `..omp_par`, the
-		 * second one of a procedure into `..omp_par.1`, .... */
-		if (!strncmp(suffix, "..omp_par", 9) && (!suffix[9] || suffix[9] == '.'))
-			fw__add(&w, " [omp parallel body]");
-		else {
-			fw__add(&w, " [clone ");
-			fw__add(&w, suffix);
-			fw__add(&w, "]");
-		}
-	}
-	if (!w.ok) {
-		out[0] = 0;
-		return 0;
-	}
-	return w.len;
+	suffix_add(&w, end);
+	return fw__end(&w);
 }
 
 size_t gt_fortran__external(const char *name, char *out, size_t cap)
 {
-	size_t n = name ? strlen(name) : 0;
+	struct fw w = { .out = out, .cap = cap, .ok = cap > 0 };
+	size_t n = name ? strcspn(name, ".") : 0;
 
-	/* `x_` with x a Fortran name: a letter first, no suffix of another pass;
-	 * `__x_` (and `_x_`) are C's reserved names, and `x__` is f2c's second
-	 * underscore, which gfortran adds only when asked (-fsecond-underscore). */
-	if (n < 2 || name[n - 1] != '_' || name[n - 2] == '_' || name[0] == '_' || is_digit(name[0]) ||
-	    strchr(name, '.') || n > cap)
+	/* `x_` with x a Fortran name: a letter first; `__x_` (and `_x_`) are
+	 * C's reserved names, and `x__` is f2c's second underscore, which
+	 * gfortran adds only when asked (-fsecond-underscore). flang names
+	 * external procedures so too, for gfortran's ABI, and its outlined
+	 * bodies `x_..omp_par`. */
+	if (n < 2 || name[n - 1] != '_' || name[n - 2] == '_' || name[0] == '_' || is_digit(name[0]))
 		return 0;
-	memcpy(out, name, n - 1);
-	out[n - 1] = 0;
-	return n - 1;
+	fw__addn(&w, name, n - 1);
+	suffix_add(&w, name + n);
+	return fw__end(&w);
 }

@@ -31,9 +31,9 @@
  *
  * gfortran: `__<module>_MOD_<proc>` is `module::proc`; `MAIN__`, its main
  * program, is PROGRAM or "main program". gfortran's external procedures
- * are `<proc>_`, which many C functions also look like: they are read as
- * Fortran only in a unit DWARF says is Fortran (gt_fortran__external), never
- * by this function. A suffix another pass added (`._omp_fn.0`, `.cold`)
+ * are `<proc>_` (flang's too, for gfortran's ABI), which many C functions
+ * also look like: they are read as Fortran only in a unit DWARF says is
+ * Fortran (gt_fortran__external), never by this function. A suffix another pass added (`._omp_fn.0`, `.cold`)
  * follows as `[clone <suffix>]`, as the C++ demangler writes it.
  *
  * No readable name has parentheses, so nothing takes a Fortran name for a
@@ -54,9 +54,11 @@ size_t gt_fortran__demangle(const char *name, const char *program, char *out, si
 int gt_fortran__wants_program(const char *name);
 
 /*
- * gfortran's external procedure `<proc>_` in a Fortran unit: `<proc>` into
- * out[cap]; its length, or 0 when name is not of that form (no trailing
- * underscore, a name of another scheme, a name of the C runtime's `_x`).
+ * An external procedure `<proc>_` (gfortran's, and flang's, which names
+ * them as gfortran does) in a Fortran unit: `<proc>` into out[cap], with a
+ * suffix as gt_fortran__demangle writes it (`<proc>_..omp_par` is `<proc>
+ * [omp parallel body]`); its length, or 0 when name is not of that form (no
+ * underscore before the suffix, a C runtime's `_x_`, f2c's `x__`).
  */
 size_t gt_fortran__external(const char *name, char *out, size_t cap);
 

@@ -226,6 +226,15 @@ static const char *program_name(Dwarf_Die *cu)
 	return NULL;
 }
 
+/* Whether sym's Fortran name may need its unit: a main program's, or
+ * `x_` (before a suffix) that only a Fortran unit makes a procedure's. */
+static int fortran_in_unit_wanted(const char *sym)
+{
+	size_t n = sym ? strcspn(sym, ".") : 0;
+
+	return sym && (gt_fortran__wants_program(sym) || (n > 0 && sym[n - 1] == '_'));
+}
+
 void gt_sym__fortran_in_unit(struct gt_symbolizer *s, Dwarf_Die *cu, const char *sym)
 {
 	char buf[1024];
@@ -463,7 +472,7 @@ int gt_sym__lookup(struct gt_symbolizer *s, uintptr_t pc, struct gt_symbol *out,
 	if (dwfl_module_getelf(mod, &base))
 		out->offset = pc - base;
 	sym = dwfl_module_addrname(mod, pc);
-	if (sym && sym[0] && (gt_fortran__wants_program(sym) || sym[strlen(sym) - 1] == '_')) {
+	if (fortran_in_unit_wanted(sym)) {
 		Dwarf_Addr addr;
 
 		gt_sym__fortran_in_unit(s, gt_sym__unit_of(s, mod, pc, &addr, NULL), sym);

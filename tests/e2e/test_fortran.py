@@ -29,7 +29,7 @@ ENV = {"OMP_NUM_THREADS": "2"}
 BASE = {"LD_PRELOAD": os.environ["GT_TARGET_PRELOAD"]} if os.environ.get("GT_TARGET_PRELOAD") else {}
 # A symbol left as the compiler wrote it: flang's _Q names, gfortran's
 # module procedures and main program.
-MANGLED = re.compile(r"_Q[A-Z]|__\w+_MOD_\w|\bMAIN__")
+MANGLED = re.compile(r"_Q[A-Z]|__\w+_MOD_\w|\bMAIN__|\bchecksum_")
 
 
 def report_text(outdir):
@@ -96,6 +96,12 @@ def test_openmp_counts_and_split():
         check("physics::shared_step [omp parallel body]" in kids, "%s region runs %s" % (who, kids))
         # The regions lie within the program's own wall time around the calls.
         bounded(p.excl(r, "OMP_PAR_TIME"), None, own[who]["wall_ns"] * 1.01 + 1000000, "%s OMP_PAR_TIME" % who)
+    # An external procedure (checksum_) and its body read as Fortran names.
+    r = region_under(p, "checksum")
+    check(p.excl(r, "OMP_PAR_COUNT") == 1, "checksum instances %s" % p.excl(r, "OMP_PAR_COUNT"))
+    check("checksum [omp parallel body]" in [c.get("name") for c in p.children.get(r["id"], [])],
+          "checksum's region runs %s" % [c.get("name") for c in p.children.get(r["id"], [])])
+    check(linked.get("checksum") == "checksum_", "linkage names %s" % linked)
     # The split of CPU time: alpha's share of what alpha and beta spent, as
     # the tool sampled it and as the program measured it (process CPU time).
     # At 200 Hz over about 1.5 s of CPU time the sampled share varies by
