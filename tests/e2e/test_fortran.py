@@ -15,7 +15,7 @@ import tempfile
 
 sys.path.insert(0, os.path.dirname(__file__))
 from gtrun import (bounded, check, main, no_runtime_frames, one_profile, own_times, run,  # noqa: E402
-                   run_gputool, run_under_tool)
+                   run_under_tool)
 
 BUILD = os.path.abspath(sys.argv[1])
 LIB = os.path.join(BUILD, "libgputool.so")
@@ -115,10 +115,8 @@ def test_openmp_counts_and_split():
 
 
 def test_openmp_names_in_every_view():
-    outdir, _ = run_gputool(GPUTOOL, PHYSICS, env=dict(BASE, **ENV))
-    outdir_tr = tempfile.mkdtemp(prefix="gputool-e2e-")
-    code, _, err = run([GPUTOOL, "run", "--trace", "-o", outdir_tr, "--", PHYSICS], env=dict(BASE, **ENV))
-    check(code == 0, "traced run: %d %s" % (code, err))
+    outdir, _ = run_under_tool(LIB, PHYSICS, env=dict(BASE, **ENV))
+    outdir_tr, _ = run_under_tool(LIB, PHYSICS, env=dict(BASE, GPUTOOL_TRACE="1", **ENV))
     text = report_text(outdir)
     m = MANGLED.search(text)
     check(not m, "mangled name in the report: %s" % (m and text[max(0, m.start() - 80):m.end() + 40]))
