@@ -60,6 +60,8 @@ static int runtime_call(struct gt_symbolizer *s, Dwfl_Module *mod, Dwarf_Die *cu
 		return 1;
 	if (!claims)
 		return 0;
+	/* Before the first readable name is made for sym: it is the one kept. */
+	gt_sym__fortran_in_unit(s, cu, sym);
 	return claims(sym ? gt_symbolizer__readable(s, sym) : NULL,
 		      gt_sym__udata_attr(call, DW_AT_decl_file, &decl) ? NULL : gt_sym__file_of(cu, decl));
 }

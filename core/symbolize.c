@@ -199,6 +199,7 @@ static int fortran_unit(Dwarf_Die *cu)
 	case DW_LANG_Fortran95:
 	case DW_LANG_Fortran03:
 	case DW_LANG_Fortran08:
+	case 0x2d: /* DW_LANG_Fortran18: newer than elfutils 0.188's dwarf.h */
 		return 1;
 	default:
 		return 0;
@@ -235,6 +236,9 @@ static int fortran_in_unit_wanted(const char *sym)
 	return sym && (gt_fortran__wants_program(sym) || (n > 0 && sym[n - 1] == '_'));
 }
 
+/* Names are kept by the symbol's address (own()), the first one made for
+ * it: whoever asks first with the unit at hand decides, and every later
+ * gt_symbolizer__readable returns the same. */
 void gt_sym__fortran_in_unit(struct gt_symbolizer *s, Dwarf_Die *cu, const char *sym)
 {
 	char buf[1024];
