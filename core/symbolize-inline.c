@@ -81,6 +81,8 @@ static int runtime_call(struct gt_symbolizer *s, Dwfl_Module *mod, Dwarf_Die *cu
 		return 1;
 	if (!claims)
 		return 0;
+	/* Before the first readable name is made for sym: it is the one kept. */
+	gt_sym__fortran_in_unit(s, cu, sym);
 	return claims(sym ? gt_symbolizer__readable(s, sym) : NULL, file);
 }
 
@@ -287,6 +289,7 @@ int gt_symbolizer__chain(struct gt_symbolizer *s, uintptr_t pc, struct gt_symbol
 
 		*callee = *caller; /* module, offset; file and line, for the innermost */
 		callee->kind = GT_SYM_INLINE;
+		gt_sym__fortran_in_unit(s, cu, gt_sym__die_symbol(call));
 		gt_sym__set_name(s, callee, gt_sym__die_symbol(call));
 		if (!gt_sym__udata_attr(call, DW_AT_call_file, &file) && !gt_sym__udata_attr(call, DW_AT_call_line, &line) &&
 		    line > 0) {

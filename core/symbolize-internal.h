@@ -99,6 +99,10 @@ int gt_sym__udata_attr(Dwarf_Die *die, unsigned int name, Dwarf_Word *v);
 int gt_sym__flag_attr(Dwarf_Die *die, unsigned int name);
 const char *gt_sym__die_symbol(Dwarf_Die *die);
 void gt_sym__set_name(struct gt_symbolizer *s, struct gt_symbol *out, const char *sym);
+/* In a unit DWARF says is Fortran, sym's readable name made now, where it
+ * needs the unit: the main program by its name, gfortran's external `x_`
+ * as `x`; gt_symbolizer__readable then returns it. Nothing in other units. */
+void gt_sym__fortran_in_unit(struct gt_symbolizer *s, Dwarf_Die *cu, const char *sym);
 int gt_sym__lookup(struct gt_symbolizer *s, uintptr_t pc, struct gt_symbol *out, Dwfl_Module **out_mod);
 /* The entry (module-relative) of the function the module defines as sym;
  * 0 when it defines none (one of another module). */

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/fortran-names.h"
 #include "core/log.h"
 #include "core/modmap.h"
 #include "core/thread.h"
@@ -174,10 +175,92 @@ const char *gt_symbolizer__readable(struct gt_symbolizer *s, const char *name)
 		}
 		free(d);
 	}
+	/* Fortran's schemes, where no DWARF is needed to tell them (without
+	 * DWARF the main program is "main program"; gt_sym__fortran_in_unit
+	 * names it, and reads `x_`, when DWARF says the unit is Fortran). */
+	{
+		char buf[1024];
+		size_t n = gt_fortran__demangle(name, NULL, buf, sizeof(buf));
+
+		if (n)
+			return own(s, name, buf, n);
+	}
 	at = strchr(name, '@');
 	if (at && at != name)
 		return own(s, name, name, (size_t)(at - name));
 	return name;
+}
+
+static int fortran_unit(Dwarf_Die *cu)
+{
+	switch (dwarf_srclang(cu)) {
+	case DW_LANG_Fortran77:
+	case DW_LANG_Fortran90:
+	case DW_LANG_Fortran95:
+	case DW_LANG_Fortran03:
+	case DW_LANG_Fortran08:
+	case 0x2d: /* DW_LANG_Fortran18: newer than elfutils 0.188's dwarf.h */
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* The name of the unit's main program (gfortran: the DW_AT_name of the
+ * subprogram marked DW_AT_main_subprogram), or NULL. flang 19 names it
+ * `_QQmain` there too, which tells nothing. */
+static const char *program_name(Dwarf_Die *cu)
+{
+	Dwarf_Die d;
+	Dwarf_Attribute a;
+
+	if (dwarf_child(cu, &d) != 0)
+		return NULL;
+	do {
+		const char *name;
+
+		if (dwarf_tag(&d) != DW_TAG_subprogram || !gt_sym__flag_attr(&d, DW_AT_main_subprogram))
+			continue;
+		name = dwarf_attr(&d, DW_AT_name, &a) ? dwarf_formstring(&a) : NULL;
+		return name && !gt_fortran__wants_program(name) ? name : NULL;
+	} while (dwarf_siblingof(&d, &d) == 0);
+	return NULL;
+}
+
+/* Whether sym's Fortran name may need its unit: a main program's, or
+ * `x_` (before a suffix) that only a Fortran unit makes a procedure's. */
+static int fortran_in_unit_wanted(const char *sym)
+{
+	size_t n = sym ? strcspn(sym, ".") : 0;
+
+	return sym && (gt_fortran__wants_program(sym) || (n > 0 && sym[n - 1] == '_'));
+}
+
+/* Names are kept by the symbol's address (own()), the first one made for
+ * it: whoever asks first with the unit at hand decides, and every later
+ * gt_symbolizer__readable returns the same. */
+void gt_sym__fortran_in_unit(struct gt_symbolizer *s, Dwarf_Die *cu, const char *sym)
+{
+	char buf[1024];
+	size_t n = 0;
+
+	if (!sym || !cu)
+		return;
+	for (struct owned *o = s->strings; o; o = o->next)
+		if (o->from == sym)
+			return; /* made already: one name for one symbol */
+	if (!fortran_unit(cu))
+		return;
+	if (gt_fortran__wants_program(sym)) {
+		const char *program = program_name(cu);
+
+		if (program)
+			n = gt_fortran__demangle(sym, program, buf, sizeof(buf));
+	} else if (!gt_fortran__demangle(sym, NULL, buf, sizeof(buf))) {
+		n = gt_fortran__external(sym, buf, sizeof(buf));
+	}
+	if (n)
+		own(s, sym, buf, n);
 }
 
 /* ---- modules and units ---------------------------------------------------------- */
@@ -374,6 +457,7 @@ int gt_sym__lookup(struct gt_symbolizer *s, uintptr_t pc, struct gt_symbol *out,
 	Dwfl_Module *mod;
 	Dwfl_Line *line;
 	Dwarf_Addr base = 0;
+	const char *sym;
 
 	memset(out, 0, sizeof(*out));
 	out->offset = pc;
@@ -391,7 +475,13 @@ int gt_sym__lookup(struct gt_symbolizer *s, uintptr_t pc, struct gt_symbol *out,
 	/* The file-relative address (what addr2line takes): pc - load bias. */
 	if (dwfl_module_getelf(mod, &base))
 		out->offset = pc - base;
-	gt_sym__set_name(s, out, dwfl_module_addrname(mod, pc));
+	sym = dwfl_module_addrname(mod, pc);
+	if (fortran_in_unit_wanted(sym)) {
+		Dwarf_Addr addr;
+
+		gt_sym__fortran_in_unit(s, gt_sym__unit_of(s, mod, pc, &addr, NULL), sym);
+	}
+	gt_sym__set_name(s, out, sym);
 	line = dwfl_module_getsrc(mod, pc);
 	if (line) {
 		int lineno = 0;

@@ -2,7 +2,8 @@
 # Installs what building and testing gputool needs on Debian 12 (run as root,
 # or with sudo available). Does nothing for what is already installed.
 # With --test, also the tools the test suite loads gputool's output formats
-# in: Go (go tool pprof), Node.js and speedscope (npm, in /opt/gputool-test).
+# in: Go (go tool pprof), Node.js and speedscope (npm, in /opt/gputool-test),
+# and the Fortran compilers of samples/fortran (gfortran, flang-19).
 set -euo pipefail
 test_tools=0
 [ "${1:-}" = "--test" ] && test_tools=1
@@ -10,7 +11,7 @@ pkgs=(cmake ninja-build pkg-config python3 gcc clang-19 clang-tools-19 libomp-19
       libunwind-dev libdw-dev libelf-dev zlib1g-dev spin openmpi-bin libopenmpi-dev
       ocl-icd-opencl-dev opencl-headers pocl-opencl-icd chromium)
 if [ $test_tools -eq 1 ]; then
-  pkgs+=(golang-go)
+  pkgs+=(golang-go gfortran flang-19)
   command -v npm >/dev/null || pkgs+=(nodejs npm)
 fi
 missing=()

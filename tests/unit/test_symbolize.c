@@ -26,6 +26,13 @@ static void readable_names(void)
 	CHECK(!strcmp(gt_symbolizer__readable(s, "main"), "main"));
 	/* Not a mangled name, though it looks like one: left as it is. */
 	CHECK(!strcmp(gt_symbolizer__readable(s, "_Zfoo"), "_Zfoo"));
+	/* Fortran's names, as C++'s: flang's and gfortran's module procedures,
+	 * and a main program with no DWARF to name it (core/fortran-names.h). */
+	CHECK(!strcmp(gt_symbolizer__readable(s, "_QMphysicsPshared_step"), "physics::shared_step"));
+	CHECK(!strcmp(gt_symbolizer__readable(s, "__physics_MOD_shared_step"), "physics::shared_step"));
+	CHECK(!strcmp(gt_symbolizer__readable(s, "MAIN__"), "main program"));
+	/* Plain `x_` outside a Fortran unit: left as it is. */
+	CHECK(!strcmp(gt_symbolizer__readable(s, "ext_"), "ext_"));
 	/* Asked twice, one answer. */
 	CHECK(gt_symbolizer__readable(s, "_Z4workPdi") == gt_symbolizer__readable(s, "_Z4workPdi"));
 	gt_symbolizer__delete(s);
