@@ -199,8 +199,11 @@ struct gt_cct_node *gt_region__close(struct gt_thread *t, enum gt_region_owner o
 
 	if (!rs)
 		return NULL;
+	/* id 0 closes the innermost region opened with id 0 (a push/pop
+	 * pair), never one opened with an id of its own: a start/end range or
+	 * a kernel still open inside it belongs to its own close. */
 	for (i = rs->n; i-- > 0;)
-		if (rs->r[i].owner == owner && (!id || rs->r[i].id == id))
+		if (rs->r[i].owner == owner && rs->r[i].id == id)
 			break;
 	if (i == (unsigned)-1)
 		return NULL;
