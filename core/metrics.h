@@ -150,6 +150,10 @@ enum gt_metric_class gt_metric__class_by_name(const char *name);
 	X(REGION_TIME, "REGION_TIME", "ns", HOST,                                            \
 	  "wall-clock time inside regions the program names (NVTX ranges, Kokkos kernels and regions, MPI calls)") \
 	X(REGION_COUNT, "REGION_COUNT", "count", COUNT, "times a named region was entered")        \
+	X(KOKKOS_COPY_BYTES, "KOKKOS_COPY_BYTES", "bytes", BYTES, "bytes Kokkos::deep_copy copied")    \
+	X(KOKKOS_ALLOC_BYTES, "KOKKOS_ALLOC_BYTES", "bytes", BYTES,                            \
+	  "bytes Kokkos allocated for Views (per memory space and label)")                       \
+	X(KOKKOS_FREE_BYTES, "KOKKOS_FREE_BYTES", "bytes", BYTES, "bytes of Kokkos Views freed")      \
 	X(GKER, "GKER", "ns", DEVICE, "GPU kernel execution time")                              \
 	X(GKER_COUNT, "GKER_COUNT", "count", COUNT, "GPU kernel launches")                     \
 	X(GKER_BLKS, "GKER_BLKS", "count", COUNT,                                              \

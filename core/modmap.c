@@ -69,6 +69,10 @@ static const char *const runtime_prefixes[] = {
 	"libomp.", "libomp-", "libiomp", "libomptarget", "libgomp", "libcuda.", "libcudart",
 	"libnvidia-", "libnvrtc", "libOpenCL", "libpocl", "libaccinj", "libnvhpc",
 	"libacc", "libpgi", "libnvomp", "libze_", "libamdhip", "libhsa",
+	/* Kokkos' own libraries: what they run is the kernel the program
+	 * labelled (the code Kokkos instantiates in the program is told by
+	 * kokkos/elide.c). */
+	"libkokkoscore", "libkokkoscontainers", "libkokkossimd",
 	/* Compilers that runtimes call at run time (OpenCL builds, JIT). */
 	"libclang", "libLLVM", "libnvJitLink", "libnvptxcompiler",
 };

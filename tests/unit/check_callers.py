@@ -27,7 +27,7 @@ KNOWN = {
     "gt_sass__section": "one section of a disassembly (tests/unit, bench/sass)",
 }
 FOLDERS = ["channels", "core", "gpu", "gpu/cupti", "gpu/opencl", "gpu/sass", "ompt", "acc",
-           "report", "analysis", "."]
+           "kokkos", "report", "analysis", "."]
 
 
 def objects():

@@ -14,8 +14,8 @@ import sys
 
 SRC = os.path.abspath(sys.argv[1])
 SOURCES = (".c", ".h", ".cpp", ".cc", ".cu")
-LIBRARY = {"channels", "core", "gpu", "gpu/sass", "gpu/cupti", "gpu/opencl", "ompt", "acc", "report",
-           "report/advice", "report/advice/checks"}
+LIBRARY = {"channels", "core", "gpu", "gpu/sass", "gpu/cupti", "gpu/opencl", "ompt", "acc", "kokkos",
+           "report", "report/advice", "report/advice/checks"}
 # folder (or pattern of folders, one level each) -> the folders its files may
 # include from. The first rule that matches a folder is its rule.
 RULES = [
@@ -27,6 +27,8 @@ RULES = [
     ("gpu/opencl", {"core", "channels", "gpu", "gpu/opencl"}),
     ("ompt", {"core", "channels", "gpu", "ompt"}),
     ("acc", {"core", "channels", "gpu", "acc"}),
+    # Regions the program names: core's region stack only.
+    ("kokkos", {"core", "kokkos"}),
     ("report", {"core", "report", "report/advice"}),
     ("report/advice", {"core", "report", "report/advice"}),
     ("report/advice/checks", {"core", "report", "report/advice"}),
@@ -42,7 +44,7 @@ RULES = [
 VENDORS = ("gpu/cupti", "gpu/opencl")
 # Identifiers of a vendor backend and of a programming-model layer.
 VENDOR_NAMES = re.compile(r"\b(gt_cupti\w*|gt_ocl\w*|InitializeInjection)\b")
-LAYER_NAMES = re.compile(r"\b(gt_ompt\w*|ompt__\w+|gt_acc__\w+|acc__\w+)\b")
+LAYER_NAMES = re.compile(r"\b(gt_ompt\w*|ompt__\w+|gt_acc__\w+|acc__\w+|gt_kokkos\w*|kokkos__\w+)\b")
 failures = []
 
 

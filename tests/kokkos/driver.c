@@ -1,0 +1,311 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Drives the Kokkos Tools entry points as Kokkos 4 does: dlopen of
+ * $KOKKOS_TOOLS_LIBS (RTLD_NOW | RTLD_GLOBAL), dlsym of each kokkosp_*,
+ * init with the interface version, request_tool_settings, then kernels
+ * whose ids come from the tool's begin callbacks. Without the variable it
+ * runs the same work with no tool, as Kokkos does.
+ *
+ * The helpers that call the tool carry mangled names of namespace Kokkos
+ * (_ZN6Kokkos...), as Kokkos' template code instantiated in a program does:
+ * the tool elides them, so each label hangs under the user's call in main.
+ *
+ * Known counts: parallel_for "axpy" 30 times from one site inside region
+ * "solve", parallel_reduce "dot" 10, parallel_scan "prefix" 2, fence "sync"
+ * 5, deep_copy "y <- x" 4 of 1 MiB, allocations of "x" and "y" (HostSpace,
+ * 1 MiB each) freed at the end, section "phase" 3 times, the third opened
+ * inside region "outer" and outliving its pop, with kernel "after" in it.
+ * "axpy" runs an OpenMP parallel region; its CPU time is 3x that of "dot"
+ * (serial); with SAMPLE_TIMES=1 the program prints the CPU time it measured
+ * in each (all threads), "kokkos-driver: axpy N dot N" (ns), on stderr.
+ */
+#include <dlfcn.h>
+#include <omp.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+struct space {
+	char name[64];
+};
+
+struct settings {
+	bool requires_global_fencing;
+	bool padding[255];
+};
+
+static struct {
+	void (*init)(int, uint64_t, uint32_t, void *);
+	void (*finalize)(void);
+	void (*settings)(uint32_t, struct settings *);
+	void (*begin_for)(const char *, uint32_t, uint64_t *), (*end_for)(uint64_t);
+	void (*begin_reduce)(const char *, uint32_t, uint64_t *), (*end_reduce)(uint64_t);
+	void (*begin_scan)(const char *, uint32_t, uint64_t *), (*end_scan)(uint64_t);
+	void (*begin_fence)(const char *, uint32_t, uint64_t *), (*end_fence)(uint64_t);
+	void (*push)(const char *), (*pop)(void);
+	void (*begin_copy)(struct space, const char *, const void *, struct space, const char *,
+			   const void *, uint64_t);
+	void (*end_copy)(void);
+	void (*alloc)(struct space, const char *, const void *, uint64_t);
+	void (*dealloc)(struct space, const char *, const void *, uint64_t);
+	void (*create_section)(const char *, uint32_t *);
+	void (*start_section)(uint32_t), (*stop_section)(uint32_t), (*destroy_section)(uint32_t);
+} kp;
+
+#define N (1 << 17) /* doubles: 1 MiB */
+
+static double *x, *y;
+static atomic_ullong axpy_ns, dot_ns;
+static volatile double sink;
+
+static uint64_t cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* CPU work of @units units on the calling thread. */
+static double spin(int units)
+{
+	double v = 1.0;
+
+	for (long i = 0; i < units * 8000000L; i++)
+		v = v * 1.0000001 + 1e-9;
+	return v;
+}
+
+/* The functors, the user's code: frames of their own. */
+__attribute__((noinline)) static void axpy_body(void)
+{
+	/* 1 unit on each of 2 threads, 30 calls: 60 units; dot's 2 units in
+	 * 10 calls are 20: a 3:1 split. */
+#pragma omp parallel num_threads(2)
+	{
+		uint64_t t0 = cpu_ns();
+		double v = spin(1);
+
+		for (int i = omp_get_thread_num(); i < N; i += 2)
+			y[i] += 2.0 * x[i];
+		sink = v;
+		atomic_fetch_add_explicit(&axpy_ns, cpu_ns() - t0, memory_order_relaxed);
+	}
+}
+
+__attribute__((noinline)) static void dot_body(void)
+{
+	uint64_t t0 = cpu_ns();
+	double s = spin(2);
+
+	for (int i = 0; i < N; i++)
+		s += x[i] * y[i];
+	sink = s;
+	atomic_fetch_add_explicit(&dot_ns, cpu_ns() - t0, memory_order_relaxed);
+}
+
+__attribute__((noinline)) static void light_body(void)
+{
+	sink = spin(0) + x[0];
+}
+
+/* Kokkos' side, instantiated in the program: named in namespace Kokkos. */
+__attribute__((noinline)) static void kk_for(const char *name, void (*f)(void))
+	__asm__("_ZN6Kokkos12parallel_forEPKcPFvvE");
+__attribute__((noinline)) static void kk_for(const char *name, void (*f)(void))
+{
+	uint64_t id = 0;
+
+	if (kp.begin_for)
+		kp.begin_for(name, 0, &id);
+	f();
+	if (kp.end_for)
+		kp.end_for(id);
+}
+
+__attribute__((noinline)) static void kk_reduce(const char *name, void (*f)(void))
+	__asm__("_ZN6Kokkos15parallel_reduceEPKcPFvvE");
+__attribute__((noinline)) static void kk_reduce(const char *name, void (*f)(void))
+{
+	uint64_t id = 0;
+
+	if (kp.begin_reduce)
+		kp.begin_reduce(name, 0, &id);
+	f();
+	if (kp.end_reduce)
+		kp.end_reduce(id);
+}
+
+__attribute__((noinline)) static void kk_scan(const char *name, void (*f)(void))
+	__asm__("_ZN6Kokkos13parallel_scanEPKcPFvvE");
+__attribute__((noinline)) static void kk_scan(const char *name, void (*f)(void))
+{
+	uint64_t id = 0;
+
+	if (kp.begin_scan)
+		kp.begin_scan(name, 0, &id);
+	f();
+	if (kp.end_scan)
+		kp.end_scan(id);
+}
+
+__attribute__((noinline)) static void kk_fence(const char *name) __asm__("_ZN6Kokkos5fenceEPKc");
+__attribute__((noinline)) static void kk_fence(const char *name)
+{
+	uint64_t id = 0;
+
+	if (kp.begin_fence)
+		kp.begin_fence(name, 0, &id);
+	if (kp.end_fence)
+		kp.end_fence(id);
+}
+
+__attribute__((noinline)) static void kk_deep_copy(double *dst, const double *src)
+	__asm__("_ZN6Kokkos9deep_copyEPdPKd");
+__attribute__((noinline)) static void kk_deep_copy(double *dst, const double *src)
+{
+	struct space host = { "HostSpace" };
+
+	if (kp.begin_copy)
+		kp.begin_copy(host, "y", dst, host, "x", src, N * sizeof(double));
+	memcpy(dst, src, N * sizeof(double));
+	if (kp.end_copy)
+		kp.end_copy();
+}
+
+__attribute__((noinline)) static double *kk_alloc(const char *label) __asm__("_ZN6Kokkos4ViewEPKc");
+__attribute__((noinline)) static double *kk_alloc(const char *label)
+{
+	struct space host = { "HostSpace" };
+	double *p = calloc(N, sizeof(double));
+
+	if (p && kp.alloc)
+		kp.alloc(host, label, p, N * sizeof(double));
+	return p;
+}
+
+__attribute__((noinline)) static void kk_free(const char *label, double *p) __asm__("_ZN6Kokkos4freeEPKcPd");
+__attribute__((noinline)) static void kk_free(const char *label, double *p)
+{
+	struct space host = { "HostSpace" };
+
+	if (kp.dealloc)
+		kp.dealloc(host, label, p, N * sizeof(double));
+	free(p);
+}
+
+static void *sym(void *h, const char *name)
+{
+	return h ? dlsym(h, name) : NULL;
+}
+
+static void load_tool(void)
+{
+	const char *libs = getenv("KOKKOS_TOOLS_LIBS");
+	void *h;
+	struct settings s = { .requires_global_fencing = true };
+
+	if (!libs || !*libs)
+		return;
+	h = dlopen(libs, RTLD_NOW | RTLD_GLOBAL);
+	if (!h) {
+		fprintf(stderr, "kokkos-driver: cannot load %s: %s\n", libs, dlerror());
+		return;
+	}
+	*(void **)&kp.init = sym(h, "kokkosp_init_library");
+	*(void **)&kp.finalize = sym(h, "kokkosp_finalize_library");
+	*(void **)&kp.settings = sym(h, "kokkosp_request_tool_settings");
+	*(void **)&kp.begin_for = sym(h, "kokkosp_begin_parallel_for");
+	*(void **)&kp.end_for = sym(h, "kokkosp_end_parallel_for");
+	*(void **)&kp.begin_reduce = sym(h, "kokkosp_begin_parallel_reduce");
+	*(void **)&kp.end_reduce = sym(h, "kokkosp_end_parallel_reduce");
+	*(void **)&kp.begin_scan = sym(h, "kokkosp_begin_parallel_scan");
+	*(void **)&kp.end_scan = sym(h, "kokkosp_end_parallel_scan");
+	*(void **)&kp.begin_fence = sym(h, "kokkosp_begin_fence");
+	*(void **)&kp.end_fence = sym(h, "kokkosp_end_fence");
+	*(void **)&kp.push = sym(h, "kokkosp_push_profile_region");
+	*(void **)&kp.pop = sym(h, "kokkosp_pop_profile_region");
+	*(void **)&kp.begin_copy = sym(h, "kokkosp_begin_deep_copy");
+	*(void **)&kp.end_copy = sym(h, "kokkosp_end_deep_copy");
+	*(void **)&kp.alloc = sym(h, "kokkosp_allocate_data");
+	*(void **)&kp.dealloc = sym(h, "kokkosp_deallocate_data");
+	*(void **)&kp.create_section = sym(h, "kokkosp_create_profile_section");
+	*(void **)&kp.start_section = sym(h, "kokkosp_start_profile_section");
+	*(void **)&kp.stop_section = sym(h, "kokkosp_stop_profile_section");
+	*(void **)&kp.destroy_section = sym(h, "kokkosp_destroy_profile_section");
+	if (kp.init)
+		kp.init(0, 20240906u, 0, NULL);
+	if (kp.settings)
+		kp.settings(1, &s);
+	/* The tool measures device work itself: no fence around kernels. */
+	if (s.requires_global_fencing)
+		fprintf(stderr, "kokkos-driver: the tool asks for global fences\n");
+}
+
+int main(void)
+{
+	uint32_t phase = 0;
+	double check = 0;
+
+	load_tool();
+	x = kk_alloc("x");
+	y = kk_alloc("y");
+	if (!x || !y)
+		return 1;
+	for (int i = 0; i < N; i++)
+		x[i] = i * 0.5;
+	if (kp.create_section)
+		kp.create_section("phase", &phase);
+
+	if (kp.push)
+		kp.push("solve");
+	for (int r = 0; r < 30; r++)
+		kk_for("axpy", axpy_body);
+	if (kp.pop)
+		kp.pop();
+
+	for (int r = 0; r < 10; r++)
+		kk_reduce("dot", dot_body);
+	for (int r = 0; r < 2; r++)
+		kk_scan("prefix", light_body);
+	for (int r = 0; r < 5; r++)
+		kk_fence("sync");
+	for (int r = 0; r < 4; r++)
+		kk_deep_copy(y, x);
+
+	for (int r = 0; r < 2; r++) {
+		if (kp.start_section)
+			kp.start_section(phase);
+		kk_for("in_phase", light_body);
+		if (kp.stop_section)
+			kp.stop_section(phase);
+	}
+	/* A section started inside a region and stopped after its pop. */
+	if (kp.push)
+		kp.push("outer");
+	if (kp.start_section)
+		kp.start_section(phase);
+	if (kp.pop)
+		kp.pop();
+	kk_for("after", light_body);
+	if (kp.stop_section)
+		kp.stop_section(phase);
+	if (kp.destroy_section)
+		kp.destroy_section(phase);
+
+	for (int i = 0; i < N; i++)
+		check += y[i];
+	printf("kokkos-driver: checksum %.1f\n", check);
+	kk_free("x", x);
+	kk_free("y", y);
+	if (kp.finalize)
+		kp.finalize();
+	if (getenv("SAMPLE_TIMES"))
+		fprintf(stderr, "kokkos-driver: axpy %llu dot %llu\n",
+			(unsigned long long)atomic_load(&axpy_ns), (unsigned long long)atomic_load(&dot_ns));
+	return 0;
+}
