@@ -142,6 +142,26 @@ static void kernel_begin(const char *kind, const char *name, uint64_t *kid)
  * (ParallelFor<...>::exec_range inlined into an OpenMP region's body) are
  * not claimed: the functor inlined under them keeps its line.
  */
+/* The qualified name in a readable function name: after its return type
+ * (the last space outside brackets before the parameter list). */
+static const char *qualified_name(const char *f)
+{
+	const char *name = f;
+	int depth = 0;
+
+	for (const char *c = f; *c; c++) {
+		if (*c == '<' || *c == '(' || *c == '[')
+			depth++;
+		else if ((*c == '>' || *c == ')' || *c == ']') && depth > 0)
+			depth--;
+		else if (*c == ' ' && !depth)
+			name = c + 1;
+		if (*c == '(' && depth == 1 && c != f && c[-1] != ' ')
+			break; /* the parameter list */
+	}
+	return name;
+}
+
 static int kokkos__inline_claim(const char *function, const char *file)
 {
 	static const char *const body[] = {
@@ -150,19 +170,15 @@ static int kokkos__inline_claim(const char *function, const char *file)
 		"Kokkos::Impl::HostIterateTile<",     "Kokkos::Impl::CombinedFunctorReducer<",
 		"Kokkos::Impl::FunctorAnalysis<",     "Kokkos::Impl::HostThreadTeamMember<",
 	};
-	const char *ns;
 
 	(void)file;
 	if (!function)
 		return 0;
 	/* Readable names of function templates start with their return type
-	 * ("void Kokkos::parallel_for<...>(...)"). */
-	if (strncmp(function, "Kokkos::", 8)) {
-		ns = strstr(function, " Kokkos::");
-		if (!ns || ns > function + strcspn(function, "<("))
-			return 0;
-		function = ns + 1;
-	}
+	 * ("std::enable_if<...>::type Kokkos::parallel_reduce<...>(...)"). */
+	function = qualified_name(function);
+	if (strncmp(function, "Kokkos::", 8))
+		return 0;
 	for (size_t i = 0; i < sizeof(body) / sizeof(*body); i++)
 		if (!strncmp(function, body[i], strlen(body[i])))
 			return 0;
