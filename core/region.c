@@ -13,6 +13,7 @@
 #include "core/modmap.h"
 #include "core/sample.h"
 #include "core/thread.h"
+#include "core/tool.h"
 
 #define REGION_FRAMES 512
 
@@ -67,9 +68,22 @@ static void region__thread_exit(struct gt_thread *t)
 	gt_thread__leave(t);
 }
 
+/* The tool stops (at exit) on a thread that is still running: its open
+ * regions (a range pushed and never popped, a kernel the program exited
+ * in) are closed there, so that the profile counts them. Other threads'
+ * trees are their own: theirs close at their end. */
+static void region__stop(void)
+{
+	struct gt_thread *t = gt_thread__peek();
+
+	if (t)
+		region__thread_exit(t);
+}
+
 static void region__register(void)
 {
 	gt_thread__on_exit(region__thread_exit);
+	gt_tool__on_stop(region__stop);
 }
 
 static struct gt_regions *regions_of(struct gt_thread *t)
