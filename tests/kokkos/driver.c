@@ -246,12 +246,48 @@ static void load_tool(void)
 		fprintf(stderr, "kokkos-driver: the tool asks for global fences\n");
 }
 
-int main(void)
+/* What a broken program or an older Kokkos may do: ends with ids never
+ * handed out, pops and stops with nothing open, NULL names, a section
+ * never created, a region left open at exit. */
+static void misuse(void)
+{
+	struct space host = { "HostSpace" };
+	uint32_t sec = 0;
+	uint64_t id = 0;
+
+	if (!kp.init)
+		return;
+	kp.end_for(12345);
+	kp.end_reduce(0);
+	kp.end_fence(UINT64_MAX);
+	kp.pop();
+	kp.end_copy();
+	kp.stop_section(7);
+	kp.start_section(99);
+	kp.create_section(NULL, &sec);
+	kp.create_section("s", NULL);
+	kp.begin_for(NULL, 0, &id);
+	kp.begin_reduce("no id", 0, NULL);
+	kp.push(NULL);
+	kp.begin_copy(host, NULL, NULL, host, NULL, NULL, 0);
+	kp.alloc(host, NULL, NULL, 0);
+	kp.dealloc(host, "never allocated", NULL, 8);
+	kp.end_for(id);
+	kp.begin_for("left open", 0, &id);
+	kp.push("left open");
+}
+
+int main(int argc, char **argv)
 {
 	uint32_t phase = 0;
 	double check = 0;
 
 	load_tool();
+	if (argc > 1 && !strcmp(argv[1], "misuse")) {
+		misuse();
+		printf("kokkos-driver: misused\n");
+		return 3;
+	}
 	x = kk_alloc("x");
 	y = kk_alloc("y");
 	if (!x || !y)

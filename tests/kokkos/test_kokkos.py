@@ -108,5 +108,22 @@ def test_dlopen_only():
         check(p.excl(n, "REGION_COUNT") == count, "%s: REGION_COUNT %s" % (path[-1], p.excl(n, "REGION_COUNT")))
 
 
+def test_misuse():
+    """Ends, pops and stops with nothing open, NULL names, regions left
+    open at exit: the program's output and exit status stand, and the
+    profile is written."""
+    outdir, _ = run_gputool(GPUTOOL, EXE, ["misuse"])
+    p = one_profile(GPUTOOL, outdir)
+    # Each opened inside the ones still open before it (the deep copy is
+    # never closed: its end came before it began).
+    path = ["main", "misuse", '<kokkos parallel_for "">', '<kokkos parallel_reduce "no id">', '<kokkos region "">',
+            '<kokkos deep_copy " <- ">', '<kokkos parallel_for "left open">', '<kokkos region "left open">']
+    for k in range(3, len(path) + 1):
+        n = node_at(p, path[:k])
+        check(p.excl(n, "REGION_COUNT") == 1, "%s: REGION_COUNT %s (left open: closed at exit)" %
+              (path[k - 1], p.excl(n, "REGION_COUNT")))
+
+
 main([("labels, counts, nesting, split and outputs under gputool run", test_all),
+      ("a program that misuses the interface", test_misuse),
       ("KOKKOS_TOOLS_LIBS without the launcher", test_dlopen_only)])
