@@ -29,31 +29,36 @@
 #include <string.h>
 #include <time.h>
 
-struct space {
-	char name[64];
-};
+#include "kokkos/kokkosp.h"
 
-struct settings {
-	bool requires_global_fencing;
-	bool padding[255];
-};
+/* The entry points' types, as Kokkos declares them (its C interface
+ * header; kokkos/kokkosp.h is the tool's copy). */
+#define KP(fn) __typeof__(&kokkosp_##fn) fn
+
+typedef struct kokkosp_space_handle space;
 
 static struct {
-	void (*init)(int, uint64_t, uint32_t, void *);
-	void (*finalize)(void);
-	void (*settings)(uint32_t, struct settings *);
-	void (*begin_for)(const char *, uint32_t, uint64_t *), (*end_for)(uint64_t);
-	void (*begin_reduce)(const char *, uint32_t, uint64_t *), (*end_reduce)(uint64_t);
-	void (*begin_scan)(const char *, uint32_t, uint64_t *), (*end_scan)(uint64_t);
-	void (*begin_fence)(const char *, uint32_t, uint64_t *), (*end_fence)(uint64_t);
-	void (*push)(const char *), (*pop)(void);
-	void (*begin_copy)(struct space, const char *, const void *, struct space, const char *,
-			   const void *, uint64_t);
-	void (*end_copy)(void);
-	void (*alloc)(struct space, const char *, const void *, uint64_t);
-	void (*dealloc)(struct space, const char *, const void *, uint64_t);
-	void (*create_section)(const char *, uint32_t *);
-	void (*start_section)(uint32_t), (*stop_section)(uint32_t), (*destroy_section)(uint32_t);
+	KP(init_library);
+	KP(finalize_library);
+	KP(request_tool_settings);
+	KP(begin_parallel_for);
+	KP(end_parallel_for);
+	KP(begin_parallel_reduce);
+	KP(end_parallel_reduce);
+	KP(begin_parallel_scan);
+	KP(end_parallel_scan);
+	KP(begin_fence);
+	KP(end_fence);
+	KP(push_profile_region);
+	KP(pop_profile_region);
+	KP(begin_deep_copy);
+	KP(end_deep_copy);
+	KP(allocate_data);
+	KP(deallocate_data);
+	KP(create_profile_section);
+	KP(start_profile_section);
+	KP(stop_profile_section);
+	KP(destroy_profile_section);
 } kp;
 
 #define N (1 << 17) /* doubles: 1 MiB */
@@ -120,11 +125,11 @@ __attribute__((noinline)) static void kk_for(const char *name, void (*f)(void))
 {
 	uint64_t id = 0;
 
-	if (kp.begin_for)
-		kp.begin_for(name, 0, &id);
+	if (kp.begin_parallel_for)
+		kp.begin_parallel_for(name, 0, &id);
 	f();
-	if (kp.end_for)
-		kp.end_for(id);
+	if (kp.end_parallel_for)
+		kp.end_parallel_for(id);
 }
 
 __attribute__((noinline)) static void kk_reduce(const char *name, void (*f)(void))
@@ -133,11 +138,11 @@ __attribute__((noinline)) static void kk_reduce(const char *name, void (*f)(void
 {
 	uint64_t id = 0;
 
-	if (kp.begin_reduce)
-		kp.begin_reduce(name, 0, &id);
+	if (kp.begin_parallel_reduce)
+		kp.begin_parallel_reduce(name, 0, &id);
 	f();
-	if (kp.end_reduce)
-		kp.end_reduce(id);
+	if (kp.end_parallel_reduce)
+		kp.end_parallel_reduce(id);
 }
 
 __attribute__((noinline)) static void kk_scan(const char *name, void (*f)(void))
@@ -146,11 +151,11 @@ __attribute__((noinline)) static void kk_scan(const char *name, void (*f)(void))
 {
 	uint64_t id = 0;
 
-	if (kp.begin_scan)
-		kp.begin_scan(name, 0, &id);
+	if (kp.begin_parallel_scan)
+		kp.begin_parallel_scan(name, 0, &id);
 	f();
-	if (kp.end_scan)
-		kp.end_scan(id);
+	if (kp.end_parallel_scan)
+		kp.end_parallel_scan(id);
 }
 
 __attribute__((noinline)) static void kk_fence(const char *name) __asm__("_ZN6Kokkos5fenceEPKc");
@@ -168,33 +173,33 @@ __attribute__((noinline)) static void kk_deep_copy(double *dst, const double *sr
 	__asm__("_ZN6Kokkos9deep_copyEPdPKd");
 __attribute__((noinline)) static void kk_deep_copy(double *dst, const double *src)
 {
-	struct space host = { "HostSpace" };
+	space host = { "HostSpace" };
 
-	if (kp.begin_copy)
-		kp.begin_copy(host, "y", dst, host, "x", src, N * sizeof(double));
+	if (kp.begin_deep_copy)
+		kp.begin_deep_copy(host, "y", dst, host, "x", src, N * sizeof(double));
 	memcpy(dst, src, N * sizeof(double));
-	if (kp.end_copy)
-		kp.end_copy();
+	if (kp.end_deep_copy)
+		kp.end_deep_copy();
 }
 
 __attribute__((noinline)) static double *kk_alloc(const char *label) __asm__("_ZN6Kokkos4ViewEPKc");
 __attribute__((noinline)) static double *kk_alloc(const char *label)
 {
-	struct space host = { "HostSpace" };
+	space host = { "HostSpace" };
 	double *p = calloc(N, sizeof(double));
 
-	if (p && kp.alloc)
-		kp.alloc(host, label, p, N * sizeof(double));
+	if (p && kp.allocate_data)
+		kp.allocate_data(host, label, p, N * sizeof(double));
 	return p;
 }
 
 __attribute__((noinline)) static void kk_free(const char *label, double *p) __asm__("_ZN6Kokkos4freeEPKcPd");
 __attribute__((noinline)) static void kk_free(const char *label, double *p)
 {
-	struct space host = { "HostSpace" };
+	space host = { "HostSpace" };
 
-	if (kp.dealloc)
-		kp.dealloc(host, label, p, N * sizeof(double));
+	if (kp.deallocate_data)
+		kp.deallocate_data(host, label, p, N * sizeof(double));
 	free(p);
 }
 
@@ -207,7 +212,7 @@ static void load_tool(void)
 {
 	const char *libs = getenv("KOKKOS_TOOLS_LIBS");
 	void *h;
-	struct settings s = { .requires_global_fencing = true };
+	struct kokkosp_tool_settings s = { .requires_global_fencing = true };
 
 	if (!libs || !*libs)
 		return;
@@ -216,31 +221,33 @@ static void load_tool(void)
 		fprintf(stderr, "kokkos-driver: cannot load %s: %s\n", libs, dlerror());
 		return;
 	}
-	*(void **)&kp.init = sym(h, "kokkosp_init_library");
-	*(void **)&kp.finalize = sym(h, "kokkosp_finalize_library");
-	*(void **)&kp.settings = sym(h, "kokkosp_request_tool_settings");
-	*(void **)&kp.begin_for = sym(h, "kokkosp_begin_parallel_for");
-	*(void **)&kp.end_for = sym(h, "kokkosp_end_parallel_for");
-	*(void **)&kp.begin_reduce = sym(h, "kokkosp_begin_parallel_reduce");
-	*(void **)&kp.end_reduce = sym(h, "kokkosp_end_parallel_reduce");
-	*(void **)&kp.begin_scan = sym(h, "kokkosp_begin_parallel_scan");
-	*(void **)&kp.end_scan = sym(h, "kokkosp_end_parallel_scan");
-	*(void **)&kp.begin_fence = sym(h, "kokkosp_begin_fence");
-	*(void **)&kp.end_fence = sym(h, "kokkosp_end_fence");
-	*(void **)&kp.push = sym(h, "kokkosp_push_profile_region");
-	*(void **)&kp.pop = sym(h, "kokkosp_pop_profile_region");
-	*(void **)&kp.begin_copy = sym(h, "kokkosp_begin_deep_copy");
-	*(void **)&kp.end_copy = sym(h, "kokkosp_end_deep_copy");
-	*(void **)&kp.alloc = sym(h, "kokkosp_allocate_data");
-	*(void **)&kp.dealloc = sym(h, "kokkosp_deallocate_data");
-	*(void **)&kp.create_section = sym(h, "kokkosp_create_profile_section");
-	*(void **)&kp.start_section = sym(h, "kokkosp_start_profile_section");
-	*(void **)&kp.stop_section = sym(h, "kokkosp_stop_profile_section");
-	*(void **)&kp.destroy_section = sym(h, "kokkosp_destroy_profile_section");
-	if (kp.init)
-		kp.init(0, 20240906u, 0, NULL);
-	if (kp.settings)
-		kp.settings(1, &s);
+#define LOOKUP(fn) *(void **)&kp.fn = sym(h, "kokkosp_" #fn)
+	LOOKUP(init_library);
+	LOOKUP(finalize_library);
+	LOOKUP(request_tool_settings);
+	LOOKUP(begin_parallel_for);
+	LOOKUP(end_parallel_for);
+	LOOKUP(begin_parallel_reduce);
+	LOOKUP(end_parallel_reduce);
+	LOOKUP(begin_parallel_scan);
+	LOOKUP(end_parallel_scan);
+	LOOKUP(begin_fence);
+	LOOKUP(end_fence);
+	LOOKUP(push_profile_region);
+	LOOKUP(pop_profile_region);
+	LOOKUP(begin_deep_copy);
+	LOOKUP(end_deep_copy);
+	LOOKUP(allocate_data);
+	LOOKUP(deallocate_data);
+	LOOKUP(create_profile_section);
+	LOOKUP(start_profile_section);
+	LOOKUP(stop_profile_section);
+	LOOKUP(destroy_profile_section);
+#undef LOOKUP
+	if (kp.init_library)
+		kp.init_library(0, 20240906u, 0, NULL);
+	if (kp.request_tool_settings)
+		kp.request_tool_settings(1, &s);
 	/* The tool measures device work itself: no fence around kernels. */
 	if (s.requires_global_fencing)
 		fprintf(stderr, "kokkos-driver: the tool asks for global fences\n");
@@ -251,30 +258,30 @@ static void load_tool(void)
  * never created, a region left open at exit. */
 static void misuse(void)
 {
-	struct space host = { "HostSpace" };
+	space host = { "HostSpace" };
 	uint32_t sec = 0;
 	uint64_t id = 0;
 
-	if (!kp.init)
+	if (!kp.init_library)
 		return;
-	kp.end_for(12345);
-	kp.end_reduce(0);
+	kp.end_parallel_for(12345);
+	kp.end_parallel_reduce(0);
 	kp.end_fence(UINT64_MAX);
-	kp.pop();
-	kp.end_copy();
-	kp.stop_section(7);
-	kp.start_section(99);
-	kp.create_section(NULL, &sec);
-	kp.create_section("s", NULL);
-	kp.begin_for(NULL, 0, &id);
-	kp.begin_reduce("no id", 0, NULL);
-	kp.push(NULL);
-	kp.begin_copy(host, NULL, NULL, host, NULL, NULL, 0);
-	kp.alloc(host, NULL, NULL, 0);
-	kp.dealloc(host, "never allocated", NULL, 8);
-	kp.end_for(id);
-	kp.begin_for("left open", 0, &id);
-	kp.push("left open");
+	kp.pop_profile_region();
+	kp.end_deep_copy();
+	kp.stop_profile_section(7);
+	kp.start_profile_section(99);
+	kp.create_profile_section(NULL, &sec);
+	kp.create_profile_section("s", NULL);
+	kp.begin_parallel_for(NULL, 0, &id);
+	kp.begin_parallel_reduce("no id", 0, NULL);
+	kp.push_profile_region(NULL);
+	kp.begin_deep_copy(host, NULL, NULL, host, NULL, NULL, 0);
+	kp.allocate_data(host, NULL, NULL, 0);
+	kp.deallocate_data(host, "never allocated", NULL, 8);
+	kp.end_parallel_for(id);
+	kp.begin_parallel_for("left open", 0, &id);
+	kp.push_profile_region("left open");
 }
 
 int main(int argc, char **argv)
@@ -294,15 +301,15 @@ int main(int argc, char **argv)
 		return 1;
 	for (int i = 0; i < N; i++)
 		x[i] = i * 0.5;
-	if (kp.create_section)
-		kp.create_section("phase", &phase);
+	if (kp.create_profile_section)
+		kp.create_profile_section("phase", &phase);
 
-	if (kp.push)
-		kp.push("solve");
+	if (kp.push_profile_region)
+		kp.push_profile_region("solve");
 	for (int r = 0; r < 30; r++)
 		kk_for("axpy", axpy_body);
-	if (kp.pop)
-		kp.pop();
+	if (kp.pop_profile_region)
+		kp.pop_profile_region();
 
 	for (int r = 0; r < 10; r++)
 		kk_reduce("dot", dot_body);
@@ -314,32 +321,32 @@ int main(int argc, char **argv)
 		kk_deep_copy(y, x);
 
 	for (int r = 0; r < 2; r++) {
-		if (kp.start_section)
-			kp.start_section(phase);
+		if (kp.start_profile_section)
+			kp.start_profile_section(phase);
 		kk_for("in_phase", light_body);
-		if (kp.stop_section)
-			kp.stop_section(phase);
+		if (kp.stop_profile_section)
+			kp.stop_profile_section(phase);
 	}
 	/* A section started inside a region and stopped after its pop. */
-	if (kp.push)
-		kp.push("outer");
-	if (kp.start_section)
-		kp.start_section(phase);
-	if (kp.pop)
-		kp.pop();
+	if (kp.push_profile_region)
+		kp.push_profile_region("outer");
+	if (kp.start_profile_section)
+		kp.start_profile_section(phase);
+	if (kp.pop_profile_region)
+		kp.pop_profile_region();
 	kk_for("after", light_body);
-	if (kp.stop_section)
-		kp.stop_section(phase);
-	if (kp.destroy_section)
-		kp.destroy_section(phase);
+	if (kp.stop_profile_section)
+		kp.stop_profile_section(phase);
+	if (kp.destroy_profile_section)
+		kp.destroy_profile_section(phase);
 
 	for (int i = 0; i < N; i++)
 		check += y[i];
 	printf("kokkos-driver: checksum %.1f\n", check);
 	kk_free("x", x);
 	kk_free("y", y);
-	if (kp.finalize)
-		kp.finalize();
+	if (kp.finalize_library)
+		kp.finalize_library();
 	if (getenv("SAMPLE_TIMES"))
 		fprintf(stderr, "kokkos-driver: axpy %llu dot %llu\n",
 			(unsigned long long)atomic_load(&axpy_ns), (unsigned long long)atomic_load(&dot_ns));

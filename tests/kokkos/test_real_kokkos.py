@@ -11,7 +11,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "e2e"))
-from gtrun import check, main, one_profile, run_gputool  # noqa: E402
+from gtrun import check, main, one_profile, run_gputool, run_under_tool  # noqa: E402
 
 BUILD, ROOT, SRC = (os.path.abspath(a) for a in sys.argv[1:4])
 GPUTOOL = os.path.join(BUILD, "gputool")
@@ -32,7 +32,15 @@ def build():
 def test_labels():
     exe = build()
     env = {"OMP_NUM_THREADS": "2", "OMP_PROC_BIND": "false"}
-    outdir, _ = run_gputool(GPUTOOL, exe, env=env)
+    if os.environ.get("GT_TARGET_PRELOAD"):
+        # A sanitizer build of the tool, which gputool run does not preload
+        # into a program built without the sanitizer: the runtime comes
+        # preloaded, and the variables gputool run would set are set here.
+        env.update(LD_PRELOAD=os.environ["GT_TARGET_PRELOAD"],
+                   KOKKOS_TOOLS_LIBS=os.path.join(BUILD, "libgputool.so"))
+        outdir, _ = run_under_tool(os.path.join(BUILD, "libgputool.so"), exe, env=env)
+    else:
+        outdir, _ = run_gputool(GPUTOOL, exe, env=env)
     p = one_profile(GPUTOOL, outdir)
     for path, count in ((["main", '<kokkos region "solve">'], 1),
                         (["main", '<kokkos region "solve">', '<kokkos parallel_for "axpy">'], 30),
