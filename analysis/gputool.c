@@ -68,7 +68,7 @@ static const char run_help[] =
 	"  --sass-counts         CUDA kernels: count every instruction's executions by warps and by\n"
 	"                        threads, per source line, for divergence; the kernels run patched,\n"
 	"                        one at a time, many times slower (GPUTOOL_SASS_COUNTS)\n"
-	"  --backends LIST       which of omp,acc,cuda,opencl,nvtx to enable (default all)\n"
+	"  --backends LIST       which of omp,acc,cuda,opencl,nvtx,kokkos to enable (default all)\n"
 	"  PROGRAM runs in gputool's place, with OMP_TOOL_LIBRARIES, ACC_PROFLIB, OPENCL_LAYERS\n"
 	"  and CUDA_INJECTION64_PATH naming libgputool.so (settings of your own are kept), and\n"
 	"  the library preloaded (LD_PRELOAD, GPUTOOL_PRELOAD=1) so that it measures from the start;\n"

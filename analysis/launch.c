@@ -11,9 +11,10 @@
  * are lists, so gputool joins them (first in OMP_TOOL_LIBRARIES, since the
  * OpenMP runtime starts the first tool that accepts; last in OPENCL_LAYERS,
  * the layer nearest the application, so that it sees the calls the
- * application makes). ACC_PROFLIB, CUDA_INJECTION64_PATH and
- * NVTX_INJECTION64_PATH name a single library: one that is not gputool's is
- * left alone and that backend is not measured, with a note saying so.
+ * application makes). ACC_PROFLIB, CUDA_INJECTION64_PATH,
+ * NVTX_INJECTION64_PATH and KOKKOS_TOOLS_LIBS name a single library (Kokkos
+ * loads only the first of its list): one that is not gputool's is left
+ * alone and that layer is not measured, with a note saying so.
  *
  * The library also goes into LD_PRELOAD, first (after a sanitizer runtime,
  * which must stay first), with GPUTOOL_PRELOAD=1: it then starts at load
@@ -68,12 +69,15 @@
 #endif
 #endif
 
-enum { B_OMP = 1, B_ACC = 2, B_CUDA = 4, B_OPENCL = 8, B_NVTX = 16, B_ALL = 31 };
+enum { B_OMP = 1, B_ACC = 2, B_CUDA = 4, B_OPENCL = 8, B_NVTX = 16, B_KOKKOS = 32, B_ALL = 63 };
 
 static const struct {
 	const char *name;
 	int bit;
-} backends[] = { { "omp", B_OMP }, { "acc", B_ACC }, { "cuda", B_CUDA }, { "opencl", B_OPENCL }, { "nvtx", B_NVTX } };
+} backends[] = {
+	{ "omp", B_OMP }, { "acc", B_ACC }, { "cuda", B_CUDA }, { "opencl", B_OPENCL }, { "nvtx", B_NVTX },
+	{ "kokkos", B_KOKKOS },
+};
 
 /* Notes go out once per job, from rank 0. */
 static int quiet;
@@ -213,6 +217,28 @@ static int set_single(const char *name, const char *lib, const char *what)
 		note("%s is set to %s; leaving it, so %s is not measured (unset it to let gputool measure)", name, old,
 		     what);
 	return 0;
+}
+
+/*
+ * Kokkos Tools: KOKKOS_TOOLS_LIBS, unless the user names a tool there or in
+ * the older KOKKOS_PROFILE_LIBRARY. Kokkos loads only the first library of
+ * a ';'-separated list (a tool may chain to the rest), so gputool neither
+ * goes first (the user's tool would not run) nor last (gputool would not):
+ * the user's choice stands. Kokkos aborts when the two variables differ, so
+ * with KOKKOS_PROFILE_LIBRARY set, KOKKOS_TOOLS_LIBS stays unset.
+ */
+static int set_kokkos(const char *lib)
+{
+	const char *old = getenv("KOKKOS_PROFILE_LIBRARY");
+
+	if (old && *old && !getenv("KOKKOS_TOOLS_LIBS")) {
+		if (!same_file(old, lib))
+			note("KOKKOS_PROFILE_LIBRARY is set to %s; leaving it, so Kokkos kernels are not measured "
+			     "by label (unset it to let gputool measure)",
+			     old);
+		return 0;
+	}
+	return set_single("KOKKOS_TOOLS_LIBS", lib, "Kokkos");
 }
 
 static void sanitize(char *s)
@@ -631,7 +657,7 @@ int gt_launch__main(int argc, char **argv)
 			break;
 		case OPT_BACKENDS:
 			if (parse_backends(v, &which))
-				return gt_usage_error("run", "--backends takes a list of omp, acc, cuda, opencl and nvtx, e.g. omp,cuda");
+				return gt_usage_error("run", "--backends takes a list of omp, acc, cuda, opencl, nvtx and kokkos, e.g. omp,cuda");
 			break;
 		case 'h': return GT_HELP_ASKED;
 		case ':':
@@ -705,7 +731,8 @@ int gt_launch__main(int argc, char **argv)
 	    ((which & B_OPENCL) && join_list("OPENCL_LAYERS", lib, 0)) ||
 	    ((which & B_ACC) && set_single("ACC_PROFLIB", lib, "OpenACC")) ||
 	    ((which & B_CUDA) && set_single("CUDA_INJECTION64_PATH", lib, "CUDA")) ||
-	    ((which & B_NVTX) && set_single("NVTX_INJECTION64_PATH", lib, "NVTX")))
+	    ((which & B_NVTX) && set_single("NVTX_INJECTION64_PATH", lib, "NVTX")) ||
+	    ((which & B_KOKKOS) && set_kokkos(lib)))
 		return fail("cannot set the environment: %s", strerror(errno));
 	if (which & B_OMP) {
 		char why[PATH_MAX + 128];

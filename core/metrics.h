@@ -153,6 +153,10 @@ enum gt_metric_class gt_metric__class_by_name(const char *name);
 	X(NVTX_MARKS, "NVTX_MARKS", "count", COUNT, "NVTX marks (nvtxMark) made in the range above")  \
 	X(NVTX_ENDED_ELSEWHERE, "NVTX_ENDED_ELSEWHERE", "count", COUNT,                         \
 	  "NVTX ranges ended on another thread than the one that started them")                  \
+	X(KOKKOS_COPY_BYTES, "KOKKOS_COPY_BYTES", "bytes", BYTES, "bytes Kokkos::deep_copy copied")    \
+	X(KOKKOS_ALLOC_BYTES, "KOKKOS_ALLOC_BYTES", "bytes", BYTES,                            \
+	  "bytes Kokkos allocated for Views (per memory space and label)")                       \
+	X(KOKKOS_FREE_BYTES, "KOKKOS_FREE_BYTES", "bytes", BYTES, "bytes of Kokkos Views freed")      \
 	X(GKER, "GKER", "ns", DEVICE, "GPU kernel execution time")                              \
 	X(GKER_COUNT, "GKER_COUNT", "count", COUNT, "GPU kernel launches")                     \
 	X(GKER_BLKS, "GKER_BLKS", "count", COUNT,                                              \

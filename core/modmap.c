@@ -71,6 +71,10 @@ static const char *const runtime_prefixes[] = {
 	"libacc", "libpgi", "libnvomp", "libze_", "libamdhip", "libhsa",
 	/* NVTX's library (v1/v2 and the v3 wrappers some codes link). */
 	"libnvToolsExt",
+	/* Kokkos' own libraries: what they run is the kernel the program
+	 * labelled (the code Kokkos instantiates in the program is told by
+	 * kokkos/elide.c). */
+	"libkokkoscore", "libkokkoscontainers", "libkokkossimd",
 	/* Compilers that runtimes call at run time (OpenCL builds, JIT). */
 	"libclang", "libLLVM", "libnvJitLink", "libnvptxcompiler",
 };

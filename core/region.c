@@ -13,6 +13,7 @@
 #include "core/modmap.h"
 #include "core/sample.h"
 #include "core/thread.h"
+#include "core/tool.h"
 
 #define REGION_FRAMES 512
 #define CUT_CACHE 64 /* a power of two */
@@ -80,9 +81,22 @@ static void region__thread_exit(struct gt_thread *t)
 	gt_thread__leave(t);
 }
 
+/* The tool stops (at exit) on a thread that is still running: its open
+ * regions (a range pushed and never popped, a kernel the program exited
+ * in) are closed there, so that the profile counts them. Other threads'
+ * trees are their own: theirs close at their end. */
+static void region__stop(void)
+{
+	struct gt_thread *t = gt_thread__peek();
+
+	if (t)
+		region__thread_exit(t);
+}
+
 static void region__register(void)
 {
 	gt_thread__on_exit(region__thread_exit);
+	gt_tool__on_stop(region__stop);
 }
 
 static struct gt_regions *regions_of(struct gt_thread *t)
@@ -274,8 +288,11 @@ struct gt_cct_node *gt_region__close_at(struct gt_thread *t, enum gt_region_owne
 
 	if (!rs)
 		return NULL;
+	/* id 0 closes the innermost region opened with id 0 (a push/pop
+	 * pair), never one opened with an id of its own: a start/end range or
+	 * a kernel still open inside it belongs to its own close. */
 	for (i = rs->n; i-- > 0;)
-		if (rs->r[i].owner == owner && (!id || rs->r[i].id == id))
+		if (rs->r[i].owner == owner && rs->r[i].id == id)
 			break;
 	if (i == (unsigned)-1)
 		return NULL;

@@ -75,8 +75,9 @@ struct gt_cct_node *gt_region__open_at(struct gt_thread *t, enum gt_region_owner
 				       const char *label, uint64_t id, unsigned flags, uintptr_t ra,
 				       uintptr_t key);
 /*
- * Closes the innermost open region of @owner (id 0), or the one @owner opened
- * with @id, wherever it is on the stack. Returns its node and its length in
+ * Closes the innermost open region @owner opened with @id, wherever it is on
+ * the stack (id 0: the innermost one opened with id 0, so that a pop never
+ * closes a region opened with an id of its own). Returns its node and its length in
  * *ns (when ns is not NULL), or NULL when there is none. Normal context,
  * inside gt_thread__enter.
  */

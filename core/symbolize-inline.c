@@ -12,12 +12,40 @@
 #include "core/symbolize-internal.h"
 #include "core/unwind.h"
 
-/* Written once by a backend at its start (release), read at exit (acquire). */
-static int (*_Atomic runtime_inline)(const char *function, const char *file);
+#define RUNTIME_INLINE_HOOKS 4
+
+/* Each slot written once by a backend at its start (release), read at exit
+ * (acquire): NULL until its hook is in. n_runtime_inline hands out slots. */
+static int (*_Atomic runtime_inline[RUNTIME_INLINE_HOOKS])(const char *function, const char *file);
+static atomic_uint n_runtime_inline;
 
 void gt_symbolizer__set_runtime_inline(int (*is_runtime)(const char *function, const char *file))
 {
-	atomic_store_explicit(&runtime_inline, is_runtime, memory_order_release);
+	unsigned n = atomic_load_explicit(&n_runtime_inline, memory_order_relaxed), slot;
+
+	for (unsigned i = 0; i < n && i < RUNTIME_INLINE_HOOKS; i++)
+		if (atomic_load_explicit(&runtime_inline[i], memory_order_acquire) == is_runtime)
+			return;
+	/* relaxed: the slot index only; readers pair with the release store. */
+	slot = atomic_fetch_add_explicit(&n_runtime_inline, 1, memory_order_relaxed);
+	if (slot < RUNTIME_INLINE_HOOKS)
+		atomic_store_explicit(&runtime_inline[slot], is_runtime, memory_order_release);
+}
+
+/* Whether a backend claims @function (or @file) as its runtime's code. */
+static int runtime_claims(const char *function, const char *file)
+{
+	for (unsigned i = 0; i < RUNTIME_INLINE_HOOKS; i++) {
+		/* Pairs with the release store of gt_symbolizer__set_runtime_inline. */
+		int (*claims)(const char *, const char *) =
+			atomic_load_explicit(&runtime_inline[i], memory_order_acquire);
+
+		if (!claims)
+			break;
+		if (claims(function, file))
+			return 1;
+	}
+	return 0;
 }
 
 /*
@@ -65,8 +93,6 @@ Dwarf_Addr gt_sym__entry_of(struct mod_index *mi, const char *sym);
  * backend claims it by name or by the file that defines it. */
 static int runtime_call(struct gt_symbolizer *s, Dwfl_Module *mod, Dwarf_Die *cu, Dwarf_Die *call)
 {
-	int (*claims)(const char *, const char *) =
-		atomic_load_explicit(&runtime_inline, memory_order_acquire);
 	struct mod_index *mi = gt_sym__mod_index_get(s, mod);
 	const char *sym = gt_sym__die_symbol(call);
 	Dwarf_Word decl = 0;
@@ -79,11 +105,9 @@ static int runtime_call(struct gt_symbolizer *s, Dwfl_Module *mod, Dwarf_Die *cu
 	file = gt_sym__udata_attr(call, DW_AT_decl_file, &decl) ? NULL : gt_sym__file_of(cu, decl);
 	if (runtime_header(file))
 		return 1;
-	if (!claims)
-		return 0;
 	/* Before the first readable name is made for sym: it is the one kept. */
 	gt_sym__fortran_in_unit(s, cu, sym);
-	return claims(sym ? gt_symbolizer__readable(s, sym) : NULL, file);
+	return runtime_claims(sym ? gt_symbolizer__readable(s, sym) : NULL, file);
 }
 
 /* Adds the out-of-line functions under die (the unit, a namespace) to u;
@@ -236,14 +260,10 @@ int gt_symbolizer__chain(struct gt_symbolizer *s, uintptr_t pc, struct gt_symbol
 	Dwarf_Addr addr;
 
 	gt_sym__lookup(s, pc, &out[0], &mod);
-	if (out[0].function) {
-		int (*claims)(const char *, const char *) =
-			atomic_load_explicit(&runtime_inline, memory_order_acquire);
-
-		/* A runtime's function compiled into the program, out of line
-		 * (the host stub of a kernel). */
-		out[0].runtime = claims && claims(out[0].function, NULL);
-	}
+	/* A runtime's function compiled into the program, out of line (the
+	 * host stub of a kernel). */
+	if (out[0].function)
+		out[0].runtime = runtime_claims(out[0].function, NULL);
 	if (!mod || max < 2)
 		return 1;
 	cu = gt_sym__unit_of(s, mod, pc, &addr, &mi);

@@ -68,7 +68,8 @@ int gt_symbolizer__tail_calls(struct gt_symbolizer *s, uintptr_t caller_pc, uint
  * headers), by the inlined function's readable name and the file it is
  * defined in (either may be NULL). An inlined call it claims ends the chain:
  * the frame that made it keeps the line of that call, as for a call into a
- * runtime library. Set once, before exit; read by the symbolizer at exit.
+ * runtime library. Each backend adds its own (up to 4; one added twice is
+ * kept once), before exit; read by the symbolizer at exit.
  */
 void gt_symbolizer__set_runtime_inline(int (*is_runtime)(const char *function, const char *file));
 

@@ -321,13 +321,24 @@ struct gt_cct_node *gt_unwind__ips_context(struct gt_thread *t, const struct gt_
 	return gt_unwind__frames_context(t, f, n, 0, st, 0);
 }
 
-/* Written once by a backend at its start (release), read by every unwind
- * including signal handlers (acquire). */
-static int (*_Atomic elide_hook)(uintptr_t pc);
+/* Each slot written once by a backend at its start (release), read by every
+ * unwind including signal handlers (acquire): a slot reads NULL until its
+ * hook is in. n_elide_hooks only hands out slots. */
+static int (*_Atomic elide_hooks[GT_UNWIND_ELIDE_HOOKS])(uintptr_t pc);
+static atomic_uint n_elide_hooks;
 
 void gt_unwind__set_elide_hook(int (*covers)(uintptr_t pc))
 {
-	atomic_store_explicit(&elide_hook, covers, memory_order_release);
+	unsigned n = atomic_load_explicit(&n_elide_hooks, memory_order_relaxed), slot;
+
+	for (unsigned i = 0; i < n && i < GT_UNWIND_ELIDE_HOOKS; i++)
+		if (atomic_load_explicit(&elide_hooks[i], memory_order_acquire) == covers)
+			return;
+	/* relaxed: the slot index only; the hook's release store below is
+	 * what readers pair with. */
+	slot = atomic_fetch_add_explicit(&n_elide_hooks, 1, memory_order_relaxed);
+	if (slot < GT_UNWIND_ELIDE_HOOKS)
+		atomic_store_explicit(&elide_hooks[slot], covers, memory_order_release);
 }
 
 static int elided_class(enum gt_module_class c)
@@ -338,9 +349,18 @@ static int elided_class(enum gt_module_class c)
 /* A frame of the tool or of a runtime: left out of contexts. */
 static int elided(uintptr_t pc)
 {
-	int (*hook)(uintptr_t) = atomic_load_explicit(&elide_hook, memory_order_acquire);
+	if (elided_class(gt_modmap__class(pc)))
+		return 1;
+	for (unsigned i = 0; i < GT_UNWIND_ELIDE_HOOKS; i++) {
+		/* Pairs with the release store of gt_unwind__set_elide_hook. */
+		int (*hook)(uintptr_t) = atomic_load_explicit(&elide_hooks[i], memory_order_acquire);
 
-	return elided_class(gt_modmap__class(pc)) || (hook && hook(pc));
+		if (!hook)
+			break;
+		if (hook(pc))
+			return 1;
+	}
+	return 0;
 }
 
 int gt_unwind__elided(uintptr_t pc)

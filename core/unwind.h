@@ -107,8 +107,11 @@ void gt_unwind__thread_init(void);
 /*
  * A backend that knows of runtime code inside user modules (a statically
  * linked CUDA runtime) says so: frames whose pc it covers are elided like
- * a runtime library's. @covers must be async-signal-safe; set once.
+ * a runtime library's. @covers must be async-signal-safe. Each backend
+ * adds its own (the CUDA runtime, Kokkos' templates): up to
+ * GT_UNWIND_ELIDE_HOOKS, a hook added twice is kept once.
  */
+#define GT_UNWIND_ELIDE_HOOKS 4
 void gt_unwind__set_elide_hook(int (*covers)(uintptr_t pc));
 /* Whether contexts leave the frame of pc out: the tool's, a runtime's. */
 int gt_unwind__elided(uintptr_t pc);

@@ -183,6 +183,19 @@ def main():
     check("CUDA is not measured" in err and "OpenACC is not measured" in err and "goes first" in err,
           "notes about the user's settings: %r" % err)
     check(env["GPUTOOL_OUTPUT"] == os.path.join(tmp, "mine"), "a GPUTOOL_OUTPUT of the user's is kept")
+    # Kokkos loads only the first library of KOKKOS_TOOLS_LIBS: the user's
+    # tool stays, alone; with the older KOKKOS_PROFILE_LIBRARY set (Kokkos
+    # aborts when the two differ) KOKKOS_TOOLS_LIBS stays unset.
+    env, _ = env_of([], tmp)
+    check(env.get("KOKKOS_TOOLS_LIBS") == LIB, "KOKKOS_TOOLS_LIBS %r" % env.get("KOKKOS_TOOLS_LIBS"))
+    env, err = env_of([], tmp, KOKKOS_TOOLS_LIBS="/x/kp_kernel_timer.so")
+    check(env["KOKKOS_TOOLS_LIBS"] == "/x/kp_kernel_timer.so" and "Kokkos is not measured" in err,
+          "the user's KOKKOS_TOOLS_LIBS: %r %r" % (env["KOKKOS_TOOLS_LIBS"], err))
+    env, err = env_of([], tmp, KOKKOS_PROFILE_LIBRARY="/x/kp_kernel_timer.so")
+    check("KOKKOS_TOOLS_LIBS" not in env and env["KOKKOS_PROFILE_LIBRARY"] == "/x/kp_kernel_timer.so" and
+          "not measured by label" in err, "the user's KOKKOS_PROFILE_LIBRARY: %r %r" % (env, err))
+    env, err = env_of([], tmp, KOKKOS_PROFILE_LIBRARY=LIB)
+    check("KOKKOS_TOOLS_LIBS" not in env and not err, "KOKKOS_PROFILE_LIBRARY naming gputool: %r" % err)
     # Already there: not added twice. Only some backends.
     env, _ = env_of([], tmp, OMP_TOOL_LIBRARIES=LIB, CUDA_INJECTION64_PATH=LIB)
     check(env["OMP_TOOL_LIBRARIES"] == LIB and env["CUDA_INJECTION64_PATH"] == LIB, "no duplicates")

@@ -3,7 +3,7 @@
 of stopping, and an environment without any tool, job or preload setting."""
 import os
 
-TOOL_VARS = ("OMP_TOOL_LIBRARIES", "OPENCL_LAYERS", "ACC_PROFLIB", "CUDA_INJECTION64_PATH")
+TOOL_VARS = ("OMP_TOOL_LIBRARIES", "OPENCL_LAYERS", "ACC_PROFLIB", "CUDA_INJECTION64_PATH", "KOKKOS_TOOLS_LIBS")
 JOB_VARS = ("SLURM_JOB_ID", "PBS_JOBID", "LSB_JOBID", "FLUX_JOB_ID", "OMPI_MCA_ess_base_jobid", "PMIX_NAMESPACE")
 failures = []
 
@@ -21,6 +21,7 @@ def clean_env(unset=(), **extra):
     and LD_PRELOAD (and the names in unset), then extra."""
     e = {k: v for k, v in os.environ.items()
          if not k.startswith(("GPUTOOL_", "OMPI_", "PMIX_", "SLURM_")) and k not in TOOL_VARS + JOB_VARS + tuple(unset)
+         and k != "KOKKOS_PROFILE_LIBRARY"
          and k != "LD_PRELOAD"}
     e.update(extra)
     return e

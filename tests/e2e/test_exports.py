@@ -17,7 +17,16 @@ ENTRY_POINTS = {"ompt_start_tool", "acc_register_library", "InitializeInjection"
                 "epoll_wait", "epoll_pwait", "pause", "sigsuspend", "sigtimedwait", "sigwaitinfo",
                 "semop", "semtimedop", "msgrcv",
                 # preloaded: the program's threads sampled from their start (core/thread-create.c)
-                "pthread_create"}
+                "pthread_create",
+                # Kokkos Tools (kokkos/kokkos.c): Kokkos looks each one up with dlsym
+                "kokkosp_init_library", "kokkosp_finalize_library", "kokkosp_request_tool_settings",
+                "kokkosp_begin_parallel_for", "kokkosp_end_parallel_for", "kokkosp_begin_parallel_reduce",
+                "kokkosp_end_parallel_reduce", "kokkosp_begin_parallel_scan", "kokkosp_end_parallel_scan",
+                "kokkosp_begin_fence", "kokkosp_end_fence", "kokkosp_push_profile_region",
+                "kokkosp_pop_profile_region", "kokkosp_begin_deep_copy", "kokkosp_end_deep_copy",
+                "kokkosp_allocate_data", "kokkosp_deallocate_data", "kokkosp_create_profile_section",
+                "kokkosp_start_profile_section", "kokkosp_stop_profile_section",
+                "kokkosp_destroy_profile_section", "kokkosp_declare_metadata"}
 # NVTX's injection entry point, in a build that found the NVTX headers (nvtx/)
 with open(os.path.join(os.path.abspath(sys.argv[1]), "CMakeCache.txt")) as f:
     if "GT_HAVE_NVTX:INTERNAL=ON" in f.read():

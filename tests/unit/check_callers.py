@@ -26,7 +26,7 @@ KNOWN = {
     "gt_cupti_pcsamp__disassembly": "a recorded disassembly put in place of nvdisasm's (tests/cupti)",
     "gt_sass__section": "one section of a disassembly (tests/unit, bench/sass)",
 }
-FOLDERS = ["channels", "core", "gpu", "gpu/cupti", "gpu/opencl", "gpu/sass", "ompt", "acc", "nvtx",
+FOLDERS = ["channels", "core", "gpu", "gpu/cupti", "gpu/opencl", "gpu/sass", "ompt", "acc", "nvtx", "kokkos",
            "report", "analysis", "."]
 
 

@@ -14,7 +14,7 @@ import sys
 
 SRC = os.path.abspath(sys.argv[1])
 SOURCES = (".c", ".h", ".cpp", ".cc", ".cu")
-LIBRARY = {"channels", "core", "gpu", "gpu/sass", "gpu/cupti", "gpu/opencl", "ompt", "acc", "nvtx", "report",
+LIBRARY = {"channels", "core", "gpu", "gpu/sass", "gpu/cupti", "gpu/opencl", "ompt", "acc", "nvtx", "kokkos", "report",
            "report/advice", "report/advice/checks"}
 # folder (or pattern of folders, one level each) -> the folders its files may
 # include from. The first rule that matches a folder is its rule.
@@ -28,6 +28,8 @@ RULES = [
     ("ompt", {"core", "channels", "gpu", "ompt"}),
     ("acc", {"core", "channels", "gpu", "acc"}),
     ("nvtx", {"core", "nvtx"}),
+    # Regions the program names: core's region stack only.
+    ("kokkos", {"core", "kokkos"}),
     ("report", {"core", "report", "report/advice"}),
     ("report/advice", {"core", "report", "report/advice"}),
     ("report/advice/checks", {"core", "report", "report/advice"}),
@@ -43,7 +45,7 @@ RULES = [
 VENDORS = ("gpu/cupti", "gpu/opencl")
 # Identifiers of a vendor backend and of a programming-model layer.
 VENDOR_NAMES = re.compile(r"\b(gt_cupti\w*|gt_ocl\w*|InitializeInjection)\b")
-LAYER_NAMES = re.compile(r"\b(gt_ompt\w*|ompt__\w+|gt_acc__\w+|acc__\w+)\b")
+LAYER_NAMES = re.compile(r"\b(gt_ompt\w*|ompt__\w+|gt_acc__\w+|acc__\w+|gt_kokkos\w*|kokkos__\w+)\b")
 failures = []
 
 
