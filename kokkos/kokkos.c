@@ -73,8 +73,13 @@ static struct gt_thread *kokkos__thread(void)
 	return t;
 }
 
+/* The caller of an entry point (Kokkos' own library, or the program), for
+ * gt_region__open_at: a region opened again there costs no unwind. */
+#define CALLER (uintptr_t)__builtin_return_address(0), GT_UNWIND_KEY()
+
 /* Opens a region; @v (when not 0) is added to its metric @m. */
-static void kokkos__open(const char *label, uint64_t id, enum gt_metric m, uint64_t v)
+static void kokkos__open(const char *label, uint64_t id, enum gt_metric m, uint64_t v, uintptr_t ra,
+			 uintptr_t key)
 {
 	struct gt_thread *t = kokkos__thread();
 	struct gt_cct_node *n;
@@ -82,7 +87,7 @@ static void kokkos__open(const char *label, uint64_t id, enum gt_metric m, uint6
 	if (!t)
 		return;
 	gt_thread__enter(t);
-	n = gt_region__open(t, GT_REGION_KOKKOS, label, id, 0);
+	n = gt_region__open_at(t, GT_REGION_KOKKOS, label, id, 0, ra, key);
 	if (n && v)
 		gt_cct__add(&t->cct, n, m, v, 0);
 	gt_thread__leave(t);
@@ -101,7 +106,7 @@ static void kokkos__close(uint64_t id)
 
 /* A region opened and closed at once, with @m += @v on its node: an
  * allocation's place in the program. */
-static void kokkos__mark(const char *label, enum gt_metric m, uint64_t v)
+static void kokkos__mark(const char *label, enum gt_metric m, uint64_t v, uintptr_t ra, uintptr_t key)
 {
 	struct gt_thread *t = kokkos__thread();
 	struct gt_cct_node *n;
@@ -109,7 +114,7 @@ static void kokkos__mark(const char *label, enum gt_metric m, uint64_t v)
 	if (!t)
 		return;
 	gt_thread__enter(t);
-	if (gt_region__open(t, GT_REGION_KOKKOS, label, 0, 0) &&
+	if (gt_region__open_at(t, GT_REGION_KOKKOS, label, 0, 0, ra, key) &&
 	    (n = gt_region__close(t, GT_REGION_KOKKOS, 0, NULL)))
 		gt_cct__add(&t->cct, n, m, v, 0);
 	gt_thread__leave(t);
@@ -122,7 +127,7 @@ static const char *label(char *buf, const char *kind, const char *name)
 	return buf;
 }
 
-static void kernel_begin(const char *kind, const char *name, uint64_t *kid)
+static void kernel_begin(const char *kind, const char *name, uint64_t *kid, uintptr_t ra, uintptr_t key)
 {
 	char buf[LABEL_MAX];
 	/* relaxed: only uniqueness is needed; nothing is published by it. */
@@ -130,7 +135,7 @@ static void kernel_begin(const char *kind, const char *name, uint64_t *kid)
 
 	if (kid)
 		*kid = id;
-	kokkos__open(label(buf, kind, name), id, GT_M_REGION_COUNT, 0);
+	kokkos__open(label(buf, kind, name), id, GT_M_REGION_COUNT, 0, ra, key);
 }
 
 /*
@@ -220,7 +225,7 @@ EXPORT void kokkosp_request_tool_settings(const uint32_t num, struct kokkosp_too
 EXPORT void kokkosp_begin_parallel_for(const char *name, const uint32_t dev, uint64_t *kid)
 {
 	(void)dev;
-	kernel_begin("parallel_for", name, kid);
+	kernel_begin("parallel_for", name, kid, CALLER);
 }
 
 EXPORT void kokkosp_end_parallel_for(const uint64_t kid)
@@ -231,7 +236,7 @@ EXPORT void kokkosp_end_parallel_for(const uint64_t kid)
 EXPORT void kokkosp_begin_parallel_reduce(const char *name, const uint32_t dev, uint64_t *kid)
 {
 	(void)dev;
-	kernel_begin("parallel_reduce", name, kid);
+	kernel_begin("parallel_reduce", name, kid, CALLER);
 }
 
 EXPORT void kokkosp_end_parallel_reduce(const uint64_t kid)
@@ -242,7 +247,7 @@ EXPORT void kokkosp_end_parallel_reduce(const uint64_t kid)
 EXPORT void kokkosp_begin_parallel_scan(const char *name, const uint32_t dev, uint64_t *kid)
 {
 	(void)dev;
-	kernel_begin("parallel_scan", name, kid);
+	kernel_begin("parallel_scan", name, kid, CALLER);
 }
 
 EXPORT void kokkosp_end_parallel_scan(const uint64_t kid)
@@ -253,7 +258,7 @@ EXPORT void kokkosp_end_parallel_scan(const uint64_t kid)
 EXPORT void kokkosp_begin_fence(const char *name, const uint32_t dev, uint64_t *handle)
 {
 	(void)dev;
-	kernel_begin("fence", name, handle);
+	kernel_begin("fence", name, handle, CALLER);
 }
 
 EXPORT void kokkosp_end_fence(const uint64_t handle)
@@ -267,7 +272,7 @@ EXPORT void kokkosp_push_profile_region(const char *name)
 {
 	char buf[LABEL_MAX];
 
-	kokkos__open(label(buf, "region", name), 0, GT_M_REGION_COUNT, 0);
+	kokkos__open(label(buf, "region", name), 0, GT_M_REGION_COUNT, 0, CALLER);
 }
 
 EXPORT void kokkosp_pop_profile_region(void)
@@ -285,7 +290,7 @@ EXPORT void kokkosp_begin_deep_copy(struct kokkosp_space_handle dst_space, const
 	snprintf(buf, sizeof(buf), "<kokkos deep_copy \"%s <- %s\">", dst_name ? dst_name : "",
 		 src_name ? src_name : "");
 	/* id 0: a deep copy ends with no handle, before any pop. */
-	kokkos__open(buf, 0, GT_M_KOKKOS_COPY_BYTES, size);
+	kokkos__open(buf, 0, GT_M_KOKKOS_COPY_BYTES, size, CALLER);
 }
 
 EXPORT void kokkosp_end_deep_copy(void)
@@ -307,7 +312,7 @@ EXPORT void kokkosp_allocate_data(const struct kokkosp_space_handle space, const
 
 	(void)ptr;
 	space_label(buf, "alloc", &space, name);
-	kokkos__mark(buf, GT_M_KOKKOS_ALLOC_BYTES, size);
+	kokkos__mark(buf, GT_M_KOKKOS_ALLOC_BYTES, size, CALLER);
 }
 
 EXPORT void kokkosp_deallocate_data(const struct kokkosp_space_handle space, const char *name,
@@ -317,7 +322,7 @@ EXPORT void kokkosp_deallocate_data(const struct kokkosp_space_handle space, con
 
 	(void)ptr;
 	space_label(buf, "free", &space, name);
-	kokkos__mark(buf, GT_M_KOKKOS_FREE_BYTES, size);
+	kokkos__mark(buf, GT_M_KOKKOS_FREE_BYTES, size, CALLER);
 }
 
 EXPORT void kokkosp_create_profile_section(const char *name, uint32_t *sec_id)
@@ -357,7 +362,7 @@ EXPORT void kokkosp_start_profile_section(const uint32_t sec_id)
 		name = label(buf, "section", sections.names[sec_id]);
 	pthread_mutex_unlock(&sections.lock);
 	if (name)
-		kokkos__open(name, SECTION_BIT | sec_id, GT_M_REGION_COUNT, 0);
+		kokkos__open(name, SECTION_BIT | sec_id, GT_M_REGION_COUNT, 0, CALLER);
 }
 
 EXPORT void kokkosp_stop_profile_section(const uint32_t sec_id)
