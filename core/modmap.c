@@ -69,6 +69,11 @@ static const char *const runtime_prefixes[] = {
 	"libomp.", "libomp-", "libiomp", "libomptarget", "libgomp", "libcuda.", "libcudart",
 	"libnvidia-", "libnvrtc", "libOpenCL", "libpocl", "libaccinj", "libnvhpc",
 	"libacc", "libpgi", "libnvomp", "libze_", "libamdhip", "libhsa",
+	/* MPI libraries and what they run on: Open MPI's (its components are
+	 * mca_*.so; hwloc and libevent under them), UCX, PMIx, libfabric, MPICH. */
+	"libmpi", "libopen-pal", "libopen-rte", "mca_", "libmca_", "libucp", "libuct", "libucs",
+	"libucm", "libpmix", "libfabric", "libmpich", "libhcoll", "libpsm", "libhwloc",
+	"libevent_core", "libevent_pthreads",
 	/* Compilers that runtimes call at run time (OpenCL builds, JIT). */
 	"libclang", "libLLVM", "libnvJitLink", "libnvptxcompiler",
 };
