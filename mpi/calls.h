@@ -29,10 +29,10 @@
  */
 #define GT_MPI_CALLS(X)                                                                           \
 	X(Init, OTHER, (int *argc, char ***argv), (argc, argv), (void)0,                                \
-	  mpi__after_init(&c, rc))                                                                    \
+	  gt_mpi__after_init(&c, rc))                                                                    \
 	X(Init_thread, OTHER, (int *argc, char ***argv, int required, int *provided),                  \
-	  (argc, argv, required, provided), (void)0, mpi__after_init(&c, rc))                        \
-	X(Finalize, OTHER, (void), (), mpi__before_finalize(&c), (void)0)                           \
+	  (argc, argv, required, provided), (void)0, gt_mpi__after_init(&c, rc))                        \
+	X(Finalize, OTHER, (void), (), gt_mpi__before_finalize(&c), (void)0)                           \
 	X(Send, SEND, (const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm), \
 	  (buf, count, type, dest, tag, comm), (COMM(comm), SENT(count, type), PEER(dest, tag)), (void)0) \
 	X(Ssend, SEND, (const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm), \
@@ -152,6 +152,6 @@
 	X(Comm_dup, OTHER, (MPI_Comm comm, MPI_Comm *newcomm), (comm, newcomm), (void)0, (void)0)       \
 	X(Comm_split, OTHER, (MPI_Comm comm, int color, int key, MPI_Comm *newcomm),                    \
 	  (comm, color, key, newcomm), (void)0, (void)0)                                                 \
-	X(Comm_free, OTHER, (MPI_Comm *comm), (comm), mpi__before_comm_free(&c, *comm), (void)0)
+	X(Comm_free, OTHER, (MPI_Comm *comm), (comm), gt_mpi__before_comm_free(&c, *comm), (void)0)
 
 #endif

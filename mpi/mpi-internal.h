@@ -34,6 +34,7 @@
 #pragma weak PMPI_Alltoall
 #pragma weak PMPI_Alltoallv
 #pragma weak PMPI_Comm_dup
+#pragma weak PMPI_Comm_f2c
 #pragma weak PMPI_Comm_free
 #pragma weak PMPI_Comm_rank
 #pragma weak PMPI_Comm_size
@@ -41,8 +42,13 @@
 #pragma weak PMPI_Get_count
 #pragma weak PMPI_Get_library_version
 #pragma weak PMPI_Recv
+#pragma weak PMPI_Request_f2c
 #pragma weak PMPI_Send
+#pragma weak PMPI_Status_f2c
+#pragma weak PMPI_Type_f2c
 #pragma weak PMPI_Type_size
+#pragma weak MPI_F_STATUS_IGNORE
+#pragma weak MPI_F_STATUSES_IGNORE
 #ifdef OPEN_MPI
 #pragma weak ompi_mpi_byte
 #pragma weak ompi_mpi_comm_null
@@ -114,10 +120,56 @@ struct gt_mpi_call {
 
 /* ---- mpi/pmpi.c ---- */
 
-/* The bytes of @count elements of @type (0 for none or an error). */
+#define GT_MPI_EXPORT __attribute__((visibility("default")))
+
+/*
+ * A wrapper's steps: gt_mpi__enter (1: the tool sees the call; its region
+ * is open and the thread inside gt_thread__enter), the table's pre,
+ * gt_mpi__begin (the clock, before the MPI library's function), the call,
+ * gt_mpi__end, the table's post, gt_mpi__leave (closes the region, charges
+ * the metrics, records a collective for the wait states).
+ */
+int gt_mpi__enter(struct gt_mpi_call *c, enum gt_mpi_id id);
+void gt_mpi__begin(struct gt_mpi_call *c);
+void gt_mpi__end(struct gt_mpi_call *c);
+void gt_mpi__leave(struct gt_mpi_call *c, enum gt_mpi_class cls);
+
+/* The helpers the tables' pre and post use, through the macros below. */
 long long gt_mpi__bytes(long long count, MPI_Datatype type);
-/* Bytes a completed receive's @status says arrived. */
 long long gt_mpi__status_bytes(const MPI_Status *status);
+void gt_mpi__comm(struct gt_mpi_call *c, MPI_Comm comm);
+long long gt_mpi__sum(const int *v, int n);
+MPI_Status *gt_mpi__status(struct gt_mpi_call *c, MPI_Status *s);
+void gt_mpi__reqs(struct gt_mpi_call *c, int n, const MPI_Request *r);
+MPI_Status *gt_mpi__statuses(struct gt_mpi_call *c, MPI_Status *s);
+void gt_mpi__completed_one(struct gt_mpi_call *c, int rc, int i, int flag);
+void gt_mpi__completed_all(struct gt_mpi_call *c, int rc, int flag);
+void gt_mpi__completed_some(struct gt_mpi_call *c, int rc, int n, const int *idx);
+void gt_mpi__received(struct gt_mpi_call *c, int rc);
+void gt_mpi__started(struct gt_mpi_call *c, int rc, MPI_Request *r, int recv);
+void gt_mpi__after_init(struct gt_mpi_call *c, int rc);
+void gt_mpi__before_finalize(struct gt_mpi_call *c);
+void gt_mpi__before_comm_free(struct gt_mpi_call *c, MPI_Comm comm);
+
+/* The words of the tables' pre and post (mpi/calls.h): `c` is the call. */
+#define COMM(comm) gt_mpi__comm(&c, comm)
+#define SENT(count, type) ((void)(c.sent += gt_mpi__bytes((long long)(count), type)))
+#define RECV(count, type) ((void)(c.recv += gt_mpi__bytes((long long)(count), type)))
+#define SENT_OR_IN_PLACE(sbuf, scount, stype, ipcount, iptype) \
+	((sbuf) == MPI_IN_PLACE ? SENT(ipcount, iptype) : SENT(scount, stype))
+#define RECV_UNLESS_IN_PLACE(rbuf, rcount, rtype) ((rbuf) == MPI_IN_PLACE ? (void)0 : RECV(rcount, rtype))
+#define ROOTED(r, at_root, elsewhere) ((void)(c.root = (r)), c.rank == (r) ? (at_root) : (elsewhere))
+#define SUM(v, n) gt_mpi__sum(v, n)
+#define PEER(dest, t) ((void)(c.peer = (dest), c.tag = (t), c.has_peer = 1))
+#define STATUS(s) gt_mpi__status(&c, s)
+#define STATUSES(n, s) gt_mpi__statuses(&c, s)
+#define REQS(n, r) gt_mpi__reqs(&c, n, r)
+#define STARTED(r, recv) gt_mpi__started(&c, rc, r, recv)
+#define RECEIVED(rc) gt_mpi__received(&c, rc)
+#define COMPLETED_ONE(rc, i, flag) gt_mpi__completed_one(&c, rc, i, flag)
+#define COMPLETED_ALL(rc, flag) gt_mpi__completed_all(&c, rc, flag)
+#define COMPLETED_SOME(rc, n, idx) gt_mpi__completed_some(&c, rc, n, idx)
+
 /* Whether waits across ranks are computed: every rank of the job is
  * measured (one application context), GPUTOOL_MPI_WAITS is not 0. */
 int gt_mpi__waits_on(void);

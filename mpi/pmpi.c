@@ -29,8 +29,6 @@
 #include "core/tool.h"
 #include "mpi/mpi-internal.h"
 
-#define GT_MPI_EXPORT __attribute__((visibility("default")))
-
 /* ---- the MPI library's functions ---- */
 
 #define X(name, cls, params, args, pre, post) static int(*real_##name) params;
@@ -74,7 +72,9 @@ static void mpi__resolve(void)
 #undef X
 	linked = PMPI_Allreduce && PMPI_Alltoall && PMPI_Alltoallv && PMPI_Comm_dup && PMPI_Comm_free &&
 		 PMPI_Comm_rank && PMPI_Comm_size && PMPI_Comm_test_inter && PMPI_Get_count &&
-		 PMPI_Get_library_version && PMPI_Recv && PMPI_Send && PMPI_Type_size;
+		 PMPI_Get_library_version && PMPI_Recv && PMPI_Send && PMPI_Type_size && PMPI_Comm_f2c &&
+		 PMPI_Type_f2c && PMPI_Request_f2c && PMPI_Status_f2c && &MPI_F_STATUS_IGNORE &&
+		 &MPI_F_STATUSES_IGNORE;
 #ifdef OPEN_MPI
 	linked = linked && &ompi_mpi_comm_world && &ompi_mpi_byte && &ompi_mpi_op_sum;
 #endif
@@ -224,6 +224,7 @@ static int req__take(MPI_Request h, struct req *out)
 
 /* ---- helpers of the table's pre and post ---- */
 
+/* The bytes of @count elements of @type (0 for none or an error). */
 long long gt_mpi__bytes(long long count, MPI_Datatype type)
 {
 	int size = 0;
@@ -243,7 +244,7 @@ long long gt_mpi__status_bytes(const MPI_Status *status)
 	return n;
 }
 
-static void mpi__comm(struct gt_mpi_call *c, MPI_Comm comm)
+void gt_mpi__comm(struct gt_mpi_call *c, MPI_Comm comm)
 {
 	if (comm == MPI_COMM_NULL || PMPI_Comm_size(comm, &c->size) != MPI_SUCCESS ||
 	    PMPI_Comm_rank(comm, &c->rank) != MPI_SUCCESS) {
@@ -255,7 +256,7 @@ static void mpi__comm(struct gt_mpi_call *c, MPI_Comm comm)
 	c->world = comm == MPI_COMM_WORLD;
 }
 
-static long long mpi__sum(const int *v, int n)
+long long gt_mpi__sum(const int *v, int n)
 {
 	long long s = 0;
 
@@ -264,7 +265,7 @@ static long long mpi__sum(const int *v, int n)
 	return s;
 }
 
-static MPI_Status *mpi__status(struct gt_mpi_call *c, MPI_Status *s)
+MPI_Status *gt_mpi__status(struct gt_mpi_call *c, MPI_Status *s)
 {
 	if (!c->on)
 		return s;
@@ -273,9 +274,9 @@ static MPI_Status *mpi__status(struct gt_mpi_call *c, MPI_Status *s)
 }
 
 /* The requests before the call: a completion nulls those it completes. */
-static void mpi__reqs(struct gt_mpi_call *c, int n, const MPI_Request *r)
+void gt_mpi__reqs(struct gt_mpi_call *c, int n, const MPI_Request *r)
 {
-	if (n <= 0 || !r)
+	if (n <= 0)
 		return;
 	if (n > GT_MPI_STACK_REQS) {
 		c->heap = malloc((size_t)n * (sizeof(MPI_Request) + sizeof(MPI_Status)));
@@ -287,13 +288,14 @@ static void mpi__reqs(struct gt_mpi_call *c, int n, const MPI_Request *r)
 		c->reqs = c->req_stack;
 		c->sts = c->st_stack;
 	}
-	memcpy(c->reqs, r, (size_t)n * sizeof(*r));
+	if (r) /* NULL: the caller fills them (the Fortran bindings) */
+		memcpy(c->reqs, r, (size_t)n * sizeof(*r));
 	c->nreqs = n;
 }
 
 /* The statuses the call fills: the program's, or the layer's when it
  * passed MPI_STATUSES_IGNORE (and the requests could be copied). */
-static MPI_Status *mpi__statuses(struct gt_mpi_call *c, MPI_Status *s)
+MPI_Status *gt_mpi__statuses(struct gt_mpi_call *c, MPI_Status *s)
 {
 	if (!c->on || !c->reqs) {
 		c->sts = NULL;
@@ -323,13 +325,13 @@ static void mpi__completed(struct gt_mpi_call *c, int i, const MPI_Status *s)
 		gt_mpi_waits__received(c, s->MPI_SOURCE, s->MPI_TAG);
 }
 
-static void mpi__completed_one(struct gt_mpi_call *c, int rc, int i, int flag)
+void gt_mpi__completed_one(struct gt_mpi_call *c, int rc, int i, int flag)
 {
 	if (rc == MPI_SUCCESS && flag && i != MPI_UNDEFINED)
 		mpi__completed(c, i, c->stp);
 }
 
-static void mpi__completed_all(struct gt_mpi_call *c, int rc, int flag)
+void gt_mpi__completed_all(struct gt_mpi_call *c, int rc, int flag)
 {
 	if (rc != MPI_SUCCESS || !flag || !c->sts)
 		return;
@@ -337,7 +339,7 @@ static void mpi__completed_all(struct gt_mpi_call *c, int rc, int flag)
 		mpi__completed(c, i, &c->sts[i]);
 }
 
-static void mpi__completed_some(struct gt_mpi_call *c, int rc, int n, const int *idx)
+void gt_mpi__completed_some(struct gt_mpi_call *c, int rc, int n, const int *idx)
 {
 	if (rc != MPI_SUCCESS || n == MPI_UNDEFINED || !c->sts)
 		return;
@@ -345,7 +347,7 @@ static void mpi__completed_some(struct gt_mpi_call *c, int rc, int n, const int 
 		mpi__completed(c, idx[k], &c->sts[k]);
 }
 
-static void mpi__received(struct gt_mpi_call *c, int rc)
+void gt_mpi__received(struct gt_mpi_call *c, int rc)
 {
 	if (rc != MPI_SUCCESS || !c->stp)
 		return;
@@ -354,7 +356,7 @@ static void mpi__received(struct gt_mpi_call *c, int rc)
 		gt_mpi_waits__received(c, c->stp->MPI_SOURCE, c->stp->MPI_TAG);
 }
 
-static void mpi__started(struct gt_mpi_call *c, int rc, MPI_Request *r, int recv)
+void gt_mpi__started(struct gt_mpi_call *c, int rc, MPI_Request *r, int recv)
 {
 	if (rc == MPI_SUCCESS && r && c->t)
 		req__put(*r, c, recv);
@@ -362,7 +364,7 @@ static void mpi__started(struct gt_mpi_call *c, int rc, MPI_Request *r, int recv
 
 /* ---- Init and Finalize ---- */
 
-static void mpi__after_init(struct gt_mpi_call *c, int rc)
+void gt_mpi__after_init(struct gt_mpi_call *c, int rc)
 {
 	const char *ctx = getenv("OMPI_APP_CTX_NUM_PROCS");
 	char version[MPI_MAX_LIBRARY_VERSION_STRING], *nl;
@@ -393,7 +395,7 @@ static void mpi__after_init(struct gt_mpi_call *c, int rc)
 	atomic_store_explicit(&waits_on, on, memory_order_release);
 }
 
-static void mpi__before_finalize(struct gt_mpi_call *c)
+void gt_mpi__before_finalize(struct gt_mpi_call *c)
 {
 	uint64_t n = atomic_load_explicit(&reqs_unlinked, memory_order_relaxed);
 
@@ -404,7 +406,7 @@ static void mpi__before_finalize(struct gt_mpi_call *c)
 			       "charged at their completion", (unsigned long long)n);
 }
 
-static void mpi__before_comm_free(struct gt_mpi_call *c, MPI_Comm comm)
+void gt_mpi__before_comm_free(struct gt_mpi_call *c, MPI_Comm comm)
 {
 	if (gt_mpi__waits_on())
 		gt_mpi_waits__comm_free(c, comm);
@@ -418,7 +420,7 @@ static void mpi__before_comm_free(struct gt_mpi_call *c, MPI_Comm comm)
  * with no region (no thread record, the region stack full) still counts for
  * the wait states, whose collectives every rank must make alike.
  */
-static int mpi__enter(struct gt_mpi_call *c, enum gt_mpi_id id)
+int gt_mpi__enter(struct gt_mpi_call *c, enum gt_mpi_id id)
 {
 	struct gt_thread *t;
 
@@ -450,21 +452,21 @@ static int mpi__enter(struct gt_mpi_call *c, enum gt_mpi_id id)
 	return 1;
 }
 
-static void mpi__begin(struct gt_mpi_call *c)
+void gt_mpi__begin(struct gt_mpi_call *c)
 {
 	if (c->t)
 		gt_thread__leave(c->t);
 	c->t0 = gt_clock__now();
 }
 
-static void mpi__end(struct gt_mpi_call *c)
+void gt_mpi__end(struct gt_mpi_call *c)
 {
 	c->t1 = gt_clock__now();
 	if (c->t)
 		gt_thread__enter(c->t);
 }
 
-static void mpi__leave(struct gt_mpi_call *c, enum gt_mpi_class cls)
+void gt_mpi__leave(struct gt_mpi_call *c, enum gt_mpi_class cls)
 {
 	struct gt_thread *t = c->t;
 
@@ -493,41 +495,23 @@ static void mpi__leave(struct gt_mpi_call *c, enum gt_mpi_class cls)
 
 /* ---- the wrappers ---- */
 
-#define COMM(comm) mpi__comm(&c, comm)
-#define SENT(count, type) ((void)(c.sent += gt_mpi__bytes((long long)(count), type)))
-#define RECV(count, type) ((void)(c.recv += gt_mpi__bytes((long long)(count), type)))
-#define SENT_OR_IN_PLACE(sbuf, scount, stype, ipcount, iptype) \
-	((sbuf) == MPI_IN_PLACE ? SENT(ipcount, iptype) : SENT(scount, stype))
-#define RECV_UNLESS_IN_PLACE(rbuf, rcount, rtype) ((rbuf) == MPI_IN_PLACE ? (void)0 : RECV(rcount, rtype))
-#define ROOTED(root, at_root, elsewhere) ((void)(c.root = (root)), c.rank == (root) ? (at_root) : (elsewhere))
-#define SUM(v, n) mpi__sum(v, n)
-#define PEER(dest, t) ((void)(c.peer = (dest), c.tag = (t), c.has_peer = 1))
-#define STATUS(s) mpi__status(&c, s)
-#define STATUSES(n, s) mpi__statuses(&c, s)
-#define REQS(n, r) mpi__reqs(&c, n, r)
-#define STARTED(r, recv) mpi__started(&c, rc, r, recv)
-#define RECEIVED(rc) mpi__received(&c, rc)
-#define COMPLETED_ONE(rc, i, flag) mpi__completed_one(&c, rc, i, flag)
-#define COMPLETED_ALL(rc, flag) mpi__completed_all(&c, rc, flag)
-#define COMPLETED_SOME(rc, n, idx) mpi__completed_some(&c, rc, n, idx)
-
 #define X(name, cls, params, args, pre, post)                                                       \
 	GT_MPI_EXPORT int MPI_##name params                                                         \
 	{                                                                                           \
 		struct gt_mpi_call c;                                                               \
 		int rc;                                                                             \
                                                                                                     \
-		if (mpi__enter(&c, GT_MPI_ID_##name)) {                                             \
+		if (gt_mpi__enter(&c, GT_MPI_ID_##name)) {                                             \
 			pre;                                                                        \
-			mpi__begin(&c);                                                             \
+			gt_mpi__begin(&c);                                                             \
 		}                                                                                   \
 		if (!real_##name)                                                                   \
 			*(void **)&real_##name = mpi__sym(#name);                                   \
 		rc = real_##name ? real_##name args : MPI_ERR_INTERN;                               \
 		if (c.on) {                                                                         \
-			mpi__end(&c);                                                               \
+			gt_mpi__end(&c);                                                               \
 			post;                                                                       \
-			mpi__leave(&c, GT_MPI_##cls);                                               \
+			gt_mpi__leave(&c, GT_MPI_##cls);                                               \
 		}                                                                                   \
 		return rc;                                                                          \
 	}

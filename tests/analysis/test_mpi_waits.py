@@ -79,6 +79,38 @@ def per(n, metric):
     return n["metrics"].get(metric, {}).get("per_process", [0] * RANKS)
 
 
+def fortran(tmp):
+    """samples/mpi/ring (Fortran, mpif.h: Open MPI's Fortran library calls
+    PMPI_ functions, so its symbols are wrapped too): exact counts and bytes
+    of each call, under the Fortran main program."""
+    ring = os.path.join(BUILD, "samples", "mpi", "ring")
+    if not os.path.exists(ring):
+        print("no Fortran sample: the Fortran bindings are not checked")
+        return
+    out, n, rounds = os.path.join(tmp, "fortran"), 3, 5
+    p = subprocess.run(MPIRUN + ["-np", str(n), GPUTOOL, "run", "-o", out, "--", ring], capture_output=True,
+                       text=True, env=clean_env(), timeout=600)
+    if not check(p.returncode == 0 and "ring: 3 ranks, sum   3.0" in p.stdout, "the Fortran run failed (%d): %s" %
+                 (p.returncode, p.stderr[-3000:])):
+        return
+    r = subprocess.run([GPUTOOL, "report", out, "--format", "json"], capture_output=True, text=True)
+    doc = json.loads(r.stdout)
+    byid = {x["id"]: x for x in doc["nodes"]}
+    calls = {x["name"]: x for x in doc["nodes"] if (x["name"] or "").startswith("<mpi ")}
+    want = {"Init": (1, 0, 0), "Finalize": (1, 0, 0), "Barrier": (1, 0, 0),
+            "Allreduce": (rounds, 8 * rounds, 8 * rounds), "Send": (rounds, 64 * rounds, 0),
+            "Recv": (rounds, 0, 64 * rounds), "Isend": (rounds, 256 * rounds, 0),
+            "Irecv": (rounds, 0, 256 * rounds), "Waitall": (rounds, 0, 0)}
+    check(sorted(calls) == sorted("<mpi MPI_%s>" % k for k in want), "Fortran calls %s" % sorted(calls))
+    for k, (count, sent, recv) in want.items():
+        x = calls.get("<mpi MPI_%s>" % k)
+        if not x:
+            continue
+        got = (per(x, "REGION_COUNT")[:n], per(x, "MPI_BYTES_SENT")[:n], per(x, "MPI_BYTES_RECV")[:n])
+        check(got == ([count] * n, [sent] * n, [recv] * n), "Fortran %s: counts, sent, received %s" % (k, got))
+        check(byid[x["parent"]]["name"] == "MAIN__", "Fortran %s under %s" % (k, byid[x["parent"]]["name"]))
+
+
 def main():
     tmp = tempfile.mkdtemp(prefix="gt-mpiw-")
     out = os.path.join(tmp, "run")
@@ -170,6 +202,7 @@ def main():
     t = subprocess.run([GPUTOOL, "report", out], capture_output=True, text=True)
     check(t.returncode == 0 and "<mpi MPI_Allreduce>" in t.stdout, "text report:\n" + t.stdout[-3000:])
 
+    fortran(tmp)
     if failures:
         print("test_mpi_waits: %d failures (files in %s)" % (len(failures), tmp))
         sys.exit(1)

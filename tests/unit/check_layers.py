@@ -14,7 +14,7 @@ import sys
 
 SRC = os.path.abspath(sys.argv[1])
 SOURCES = (".c", ".h", ".cpp", ".cc", ".cu")
-LIBRARY = {"channels", "core", "gpu", "gpu/sass", "gpu/cupti", "gpu/opencl", "ompt", "acc", "report",
+LIBRARY = {"channels", "core", "gpu", "gpu/sass", "gpu/cupti", "gpu/opencl", "ompt", "acc", "mpi", "report",
            "report/advice", "report/advice/checks"}
 # folder (or pattern of folders, one level each) -> the folders its files may
 # include from. The first rule that matches a folder is its rule.
@@ -27,6 +27,7 @@ RULES = [
     ("gpu/opencl", {"core", "channels", "gpu", "gpu/opencl"}),
     ("ompt", {"core", "channels", "gpu", "ompt"}),
     ("acc", {"core", "channels", "gpu", "acc"}),
+    ("mpi", {"core", "mpi"}),
     ("report", {"core", "report", "report/advice"}),
     ("report/advice", {"core", "report", "report/advice"}),
     ("report/advice/checks", {"core", "report", "report/advice"}),
