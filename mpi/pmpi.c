@@ -366,7 +366,8 @@ void gt_mpi__started(struct gt_mpi_call *c, int rc, MPI_Request *r, int recv)
 
 void gt_mpi__after_init(struct gt_mpi_call *c, int rc)
 {
-	const char *ctx = getenv("OMPI_APP_CTX_NUM_PROCS");
+	/* Open MPI's count of programs in the job (mpirun A : B). */
+	const char *ctx = getenv("OMPI_NUM_APP_CTX");
 	char version[MPI_MAX_LIBRARY_VERSION_STRING], *nl;
 	int size = 0, len = 0, on;
 
@@ -380,14 +381,14 @@ void gt_mpi__after_init(struct gt_mpi_call *c, int rc)
 	}
 	/*
 	 * Waits across ranks take collectives of the tool's own, which every
-	 * rank must join: one application context of mpirun (the same
-	 * program, and the same environment, so all under the tool), unless
-	 * the user turned them off.
+	 * rank must join: one program in the job (the same command on every
+	 * rank, so all under the tool), unless the user turned them off. Of
+	 * several (mpirun A : B), some may run without the tool: a collective
+	 * of the tool's would never complete.
 	 */
-	on = gt_config.mpi_waits && (!ctx || atoi(ctx) == size);
+	on = gt_config.mpi_waits && (!ctx || atoi(ctx) <= 1);
 	if (gt_config.mpi_waits && !on)
-		gt_info("mpi", "several programs in one job (%s of %d ranks here): waits across ranks are not computed",
-			ctx, size);
+		gt_info("mpi", "%s programs in one job of %d ranks: waits across ranks are not computed", ctx, size);
 	if (on) {
 		gt_mpi_waits__init();
 		gt_sample__add_hook(mpi__sample);
