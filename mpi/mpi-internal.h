@@ -134,17 +134,14 @@ void gt_mpi__begin(struct gt_mpi_call *c);
 void gt_mpi__end(struct gt_mpi_call *c);
 void gt_mpi__leave(struct gt_mpi_call *c, enum gt_mpi_class cls);
 
-/* The helpers the tables' pre and post use, through the macros below. */
+/* The helpers the tables' pre and post use, through the macros below
+ * (those only mpi/calls.h uses are pmpi.c's own). */
 long long gt_mpi__bytes(long long count, MPI_Datatype type);
 long long gt_mpi__status_bytes(const MPI_Status *status);
 void gt_mpi__comm(struct gt_mpi_call *c, MPI_Comm comm);
-long long gt_mpi__sum(const int *v, int n);
-MPI_Status *gt_mpi__status(struct gt_mpi_call *c, MPI_Status *s);
 void gt_mpi__reqs(struct gt_mpi_call *c, int n, const MPI_Request *r);
-MPI_Status *gt_mpi__statuses(struct gt_mpi_call *c, MPI_Status *s);
 void gt_mpi__completed_one(struct gt_mpi_call *c, int rc, int i, int flag);
 void gt_mpi__completed_all(struct gt_mpi_call *c, int rc, int flag);
-void gt_mpi__completed_some(struct gt_mpi_call *c, int rc, int n, const int *idx);
 void gt_mpi__received(struct gt_mpi_call *c, int rc);
 void gt_mpi__started(struct gt_mpi_call *c, int rc, MPI_Request *r, int recv);
 void gt_mpi__after_init(struct gt_mpi_call *c, int rc);
@@ -159,16 +156,16 @@ void gt_mpi__before_comm_free(struct gt_mpi_call *c, MPI_Comm comm);
 	((sbuf) == MPI_IN_PLACE ? SENT(ipcount, iptype) : SENT(scount, stype))
 #define RECV_UNLESS_IN_PLACE(rbuf, rcount, rtype) ((rbuf) == MPI_IN_PLACE ? (void)0 : RECV(rcount, rtype))
 #define ROOTED(r, at_root, elsewhere) ((void)(c.root = (r)), c.rank == (r) ? (at_root) : (elsewhere))
-#define SUM(v, n) gt_mpi__sum(v, n)
+#define SUM(v, n) mpi__sum(v, n)
 #define PEER(dest, t) ((void)(c.peer = (dest), c.tag = (t), c.has_peer = 1))
-#define STATUS(s) gt_mpi__status(&c, s)
-#define STATUSES(n, s) gt_mpi__statuses(&c, s)
+#define STATUS(s) mpi__status(&c, s)
+#define STATUSES(n, s) mpi__statuses(&c, s)
 #define REQS(n, r) gt_mpi__reqs(&c, n, r)
 #define STARTED(r, recv) gt_mpi__started(&c, rc, r, recv)
 #define RECEIVED(rc) gt_mpi__received(&c, rc)
 #define COMPLETED_ONE(rc, i, flag) gt_mpi__completed_one(&c, rc, i, flag)
 #define COMPLETED_ALL(rc, flag) gt_mpi__completed_all(&c, rc, flag)
-#define COMPLETED_SOME(rc, n, idx) gt_mpi__completed_some(&c, rc, n, idx)
+#define COMPLETED_SOME(rc, n, idx) mpi__completed_some(&c, rc, n, idx)
 
 /* Whether waits across ranks are computed: every rank of the job is
  * measured (one application context), GPUTOOL_MPI_WAITS is not 0. */

@@ -256,7 +256,7 @@ void gt_mpi__comm(struct gt_mpi_call *c, MPI_Comm comm)
 	c->world = comm == MPI_COMM_WORLD;
 }
 
-long long gt_mpi__sum(const int *v, int n)
+static long long mpi__sum(const int *v, int n)
 {
 	long long s = 0;
 
@@ -265,7 +265,7 @@ long long gt_mpi__sum(const int *v, int n)
 	return s;
 }
 
-MPI_Status *gt_mpi__status(struct gt_mpi_call *c, MPI_Status *s)
+static MPI_Status *mpi__status(struct gt_mpi_call *c, MPI_Status *s)
 {
 	if (!c->on)
 		return s;
@@ -295,7 +295,7 @@ void gt_mpi__reqs(struct gt_mpi_call *c, int n, const MPI_Request *r)
 
 /* The statuses the call fills: the program's, or the layer's when it
  * passed MPI_STATUSES_IGNORE (and the requests could be copied). */
-MPI_Status *gt_mpi__statuses(struct gt_mpi_call *c, MPI_Status *s)
+static MPI_Status *mpi__statuses(struct gt_mpi_call *c, MPI_Status *s)
 {
 	if (!c->on || !c->reqs) {
 		c->sts = NULL;
@@ -339,7 +339,7 @@ void gt_mpi__completed_all(struct gt_mpi_call *c, int rc, int flag)
 		mpi__completed(c, i, &c->sts[i]);
 }
 
-void gt_mpi__completed_some(struct gt_mpi_call *c, int rc, int n, const int *idx)
+static void mpi__completed_some(struct gt_mpi_call *c, int rc, int n, const int *idx)
 {
 	if (rc != MPI_SUCCESS || n == MPI_UNDEFINED || !c->sts)
 		return;

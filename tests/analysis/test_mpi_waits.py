@@ -199,8 +199,23 @@ def main():
     in_calls = sum(sum(per(n, "CPUTIME")) for n in calls.values())
     check(in_calls > 0, "no CPU time inside the MPI calls")
 
+    # The advice: the allreduce's imbalance, saving each rank the mean wait
+    # there (the waits summed over ranks / the ranks), at the late ranks' work.
+    ar = calls.get("<mpi MPI_Allreduce>")
+    adv = [a for a in doc["advice"] if a["kind"] == "mpi-imbalance"]
+    if check(ar is not None and len(adv) == 1, "mpi-imbalance advice: %s" % adv):
+        waited = sum(per(ar, "MPI_IDLE"))
+        a = adv[0]
+        check(a["node"] == ar["id"] and abs(a["saved_ns"] - waited // RANKS) <= 1 and "late ranks worked at work" in
+              a["why"], "mpi-imbalance: %s, expected %d ns saved" % (a, waited // RANKS))
+    # The text report's MPI section: the call sites with their counts.
     t = subprocess.run([GPUTOOL, "report", out], capture_output=True, text=True)
-    check(t.returncode == 0 and "<mpi MPI_Allreduce>" in t.stdout, "text report:\n" + t.stdout[-3000:])
+    src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "samples", "mpi", "waits.c")
+    with open(src) as f:
+        line = 1 + [k for k, l in enumerate(f) if "MPI_Allreduce(&in" in l][0]
+    rows = [l.split() for l in t.stdout.splitlines() if l.rstrip().endswith("(waits.c:%d)" % line) and "<mpi" in l]
+    check(t.returncode == 0 and "\nMPI (calls in their contexts" in t.stdout and
+          any(r[0] == str(RANKS * ROUNDS) for r in rows), "text report's MPI section:\n" + t.stdout[-3000:])
 
     fortran(tmp)
     if failures:
