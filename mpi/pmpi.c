@@ -95,8 +95,10 @@ int gt_mpi__waits_on(void)
 /* ---- where the thread worked since its last MPI call ---- */
 
 /*
- * The contexts the thread's CPU samples charged most since its last MPI
- * call, by the space-saving heavy-hitter count: a new context takes the
+ * The contexts the thread's CPU samples charged most since its last
+ * collective call, outside MPI calls (the work a rank late at a collective
+ * did since the ranks last met; point-to-point calls between do not end
+ * it), by the space-saving heavy-hitter count: a new context takes the
  * place of the lightest and inherits its weight, so the heaviest of the
  * interval is kept (exactly when it holds more than 1/WORK_SLOTS of it).
  * Written by the thread's own sampling handler (the hook below), read and
@@ -104,7 +106,7 @@ int gt_mpi__waits_on(void)
  * nothing: same thread, no atomics. Initial-exec TLS: no allocation in the
  * handler.
  */
-#define WORK_SLOTS 8
+#define WORK_SLOTS 16
 static _Thread_local struct {
 	struct gt_cct_node *node[WORK_SLOTS];
 	uint64_t w[WORK_SLOTS];
@@ -116,7 +118,8 @@ static void mpi__sample(struct gt_thread *t, struct gt_cct_node *node, uint64_t 
 {
 	unsigned i, min = 0;
 
-	(void)t;
+	if (gt_region__in_call(t))
+		return; /* waiting in MPI is no work */
 	for (i = 0; i < WORK_SLOTS; i++) {
 		if (work.node[i] == node) {
 			work.w[i] += weight;
@@ -487,8 +490,8 @@ void gt_mpi__leave(struct gt_mpi_call *c, enum gt_mpi_class cls)
 	    (cls == GT_MPI_COLL || cls == GT_MPI_COLL_1N || cls == GT_MPI_COLL_N1))
 		gt_mpi_waits__collective(c, cls);
 	if (t) {
-		/* Samples of the call and of the layer are not the next call's work. */
-		work__reset();
+		if (cls == GT_MPI_COLL || cls == GT_MPI_COLL_1N || cls == GT_MPI_COLL_N1)
+			work__reset(); /* the next collective's work starts now */
 		gt_thread__leave(t);
 	}
 	free(c->heap);

@@ -20,8 +20,8 @@
  * The wait is MPI_IDLE on the call's node. The rank the others waited for
  * (the last to enter; the root of a late broadcast) charges their total
  * wait as MPI_IDLE_CAUSE to its work before the call: the context its CPU
- * samples charged most since its previous MPI call (mpi/pmpi.c), or the
- * call's own node when none fell there.
+ * samples charged most since its previous collective, outside MPI calls
+ * (mpi/pmpi.c), or the call's own node when none fell there.
  *
  * Late sender. A receive (Recv, Sendrecv, the completion of an Irecv) waits
  * for a send that entered later. Each rank logs its sends on MPI_COMM_WORLD
