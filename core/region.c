@@ -3,6 +3,7 @@
 
 #include <pthread.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <stdatomic.h>
 #include <string.h>
 
@@ -15,6 +16,13 @@
 #include "core/thread.h"
 
 #define REGION_FRAMES 512
+/* Openers remembered per thread: sets of ways, a set chosen by the layer's
+ * call (every call site of one layer function at one stack depth shares
+ * it: LULESH has 26 MPI_Wait calls in one function), each set allocated at
+ * its first use; the most frames of a stack remembered. */
+#define OPENER_SETS 16
+#define OPENER_WAYS 32
+#define OPENER_FRAMES 32
 
 struct region {
 	struct gt_cct_node *node;
@@ -29,6 +37,28 @@ struct region {
 };
 
 /*
+ * A region opener seen before: the context of its call path, found again
+ * without an unwind (a few microseconds a call, most of an MPI call's cost
+ * under the tool). Keyed by the layer's call of gt_region__open (its return
+ * address and this function's frame address: the same for the same call
+ * path at the same stack position) and the stitch the call applies; valid
+ * when every return address of the stack above this function's frame is
+ * still where the unwind found it, read from the live stack: the same call
+ * path, so the unwind would find the same frames. The memo of core/unwind.c
+ * checks its entries alike.
+ */
+struct opener {
+	uintptr_t ra, key;
+	struct gt_stitch st;
+	struct gt_cct_node *node;
+	uintptr_t cut_ip, cut_sp;
+	uint32_t cut_depth, n;
+	struct {
+		uintptr_t at, ip; /* the return address ip is stored at `at` */
+	} slot[OPENER_FRAMES];
+};
+
+/*
  * One thread's open regions. Written by the owner in normal context, inside
  * gt_thread__enter (its sampling handler then leaves the thread alone), read
  * by the owner's handler outside: same-thread, so the compiler fences of
@@ -39,6 +69,9 @@ struct gt_regions {
 	unsigned calls; /* open GT_REGION_CALL regions */
 	uint64_t refused;
 	struct region r[GT_REGION_DEPTH];
+	struct opener *openers[OPENER_SETS]; /* OPENER_WAYS each; NULL until used */
+	uint8_t opener_next[OPENER_SETS]; /* each set's way to replace next */
+	uint64_t opener_hits, opener_misses;
 	/* Interned labels: FNV-1a hash -> the copy (a chain on collision is
 	 * not kept: an equal hash of another string gets no map entry). */
 	struct gt_hmap names;
@@ -124,17 +157,96 @@ const char *gt_region__intern(struct gt_thread *t, const char *s)
  * the cut. f[0..n) from gt_unwind__ips: the tool's frames first, then the
  * layer's runtime (a Kokkos library, an NVTX wrapper), then the program.
  */
+/* The set of (ra, key): OPENER_WAYS entries. NULL when out of memory. */
+static struct opener *opener__set(struct gt_regions *rs, uintptr_t ra, uintptr_t key, unsigned *set)
+{
+	uint64_t h = (ra ^ (key << 7)) * 0x9e3779b97f4a7c15ull;
+
+	*set = (unsigned)((h >> 40) % OPENER_SETS);
+	if (!rs->openers[*set])
+		rs->openers[*set] = calloc(OPENER_WAYS, sizeof(struct opener));
+	return rs->openers[*set];
+}
+
+static struct gt_cct_node *opener__lookup(struct gt_regions *rs, uintptr_t ra, uintptr_t key,
+					  const struct gt_stitch *st, struct region *r)
+{
+	unsigned set;
+	struct opener *o = opener__set(rs, ra, key, &set);
+
+	for (unsigned w = 0; o && w < OPENER_WAYS; w++, o++) {
+		uint32_t i;
+
+		if (!o->node || o->ra != ra || o->key != key || memcmp(&o->st, st, sizeof(*st)))
+			continue;
+		/* Leaf first: the layer's frames match, the program's call
+		 * site tells call sites apart at once. */
+		for (i = 0; i < o->n && *(const uintptr_t *)o->slot[i].at == o->slot[i].ip; i++)
+			;
+		if (i < o->n)
+			continue;
+		r->cut_ip = o->cut_ip;
+		r->cut_sp = o->cut_sp;
+		r->cut_depth = o->cut_depth;
+		return o->node;
+	}
+	return NULL;
+}
+
+/* Remembers an unwind's answer: f[0..n), the whole stack (n < the limit),
+ * every frame above key with its stack pointer. */
+static void opener__put(struct gt_regions *rs, uintptr_t ra, uintptr_t key, const struct gt_stitch *st,
+			const struct gt_frame *f, int n, const struct region *r, struct gt_cct_node *node)
+{
+	unsigned set;
+	struct opener *o = opener__set(rs, ra, key, &set);
+	uint32_t m = 0;
+
+	if (!o)
+		return;
+	o += rs->opener_next[set]++ % OPENER_WAYS;
+	o->node = NULL;
+	for (int i = 0; i < n; i++) {
+		if (f[i].sp <= key)
+			continue; /* this function's and the unwinder's own frames */
+		if (m == OPENER_FRAMES)
+			return;
+		o->slot[m].at = f[i].sp - sizeof(uintptr_t);
+		o->slot[m].ip = f[i].ip;
+		m++;
+	}
+	if (!m)
+		return;
+	o->n = m;
+	o->ra = ra;
+	o->key = key;
+	o->st = *st;
+	o->cut_ip = r->cut_ip;
+	o->cut_sp = r->cut_sp;
+	o->cut_depth = r->cut_depth;
+	o->node = node;
+}
+
 static struct gt_cct_node *opener_context(struct gt_thread *t, const struct gt_stitch *st,
-					  struct region *r)
+					  struct region *r, uintptr_t ra, uintptr_t key)
 {
 	struct gt_frame f[REGION_FRAMES];
-	int n, k, max = (int)gt_config.max_depth + 64;
+	struct gt_regions *rs = t->regions;
+	struct gt_cct_node *node;
+	int n, k, max = (int)gt_config.max_depth + 64, whole = 1;
 
 	if (max <= 0 || max > REGION_FRAMES)
 		max = REGION_FRAMES;
+	if ((node = opener__lookup(rs, ra, key, st, r))) {
+		rs->opener_hits++;
+		return node;
+	}
+	rs->opener_misses++;
 	if (gt_modmap__stale())
 		gt_modmap__refresh();
 	n = gt_unwind__ips(NULL, f, max);
+	for (k = 0; k < n && whole; k++)
+		whole = f[k].sp != 0;
 	for (k = 0; k < n; k++)
 		if (!gt_unwind__elided(f[k].ip) && gt_modmap__class(f[k].ip) == GT_MOD_USER)
 			break;
@@ -148,7 +260,10 @@ static struct gt_cct_node *opener_context(struct gt_thread *t, const struct gt_s
 		r->cut_sp = f[k + 1].sp;
 		r->cut_depth = (uint32_t)(n - (k + 1));
 	}
-	return gt_unwind__frames_context(t, f + k, n - k, 0, st, 0);
+	node = gt_unwind__frames_context(t, f + k, n - k, 0, st, 0);
+	if (node && whole && n < max)
+		opener__put(rs, ra, key, st, f, n, r, node);
+	return node;
 }
 
 struct gt_cct_node *gt_region__open(struct gt_thread *t, enum gt_region_owner owner,
@@ -172,7 +287,8 @@ struct gt_cct_node *gt_region__open(struct gt_thread *t, enum gt_region_owner ow
 	gt_sample__stitch_model(t, &st);
 	r.outer = st.base;
 	gt_region__stitch(t, &st);
-	node = opener_context(t, &st, &r);
+	node = opener_context(t, &st, &r, (uintptr_t)__builtin_return_address(0),
+			      (uintptr_t)__builtin_frame_address(0));
 	name = gt_region__intern(t, label);
 	if (!node || !name)
 		return NULL;
@@ -242,6 +358,14 @@ void gt_region__stitch(const struct gt_thread *t, struct gt_stitch *st)
 		st->cut_depth = r->cut_depth;
 		return;
 	}
+}
+
+void gt_region__stats(const struct gt_thread *t, uint64_t *hits, uint64_t *misses)
+{
+	const struct gt_regions *rs = t->regions;
+
+	*hits = rs ? rs->opener_hits : 0;
+	*misses = rs ? rs->opener_misses : 0;
 }
 
 int gt_region__in_call(const struct gt_thread *t)

@@ -79,6 +79,9 @@ struct gt_cct_node *gt_region__close(struct gt_thread *t, enum gt_region_owner o
  * becomes the region's. Async-signal-safe; reads only @t's own state.
  */
 void gt_region__stitch(const struct gt_thread *t, struct gt_stitch *st);
+/* How many of @t's opens found their context remembered (no unwind), and
+ * how many unwound. */
+void gt_region__stats(const struct gt_thread *t, uint64_t *hits, uint64_t *misses);
 /* Whether @t is inside a GT_REGION_CALL region. Async-signal-safe. */
 int gt_region__in_call(const struct gt_thread *t);
 
