@@ -168,6 +168,13 @@ static struct opener *opener__set(struct gt_regions *rs, uintptr_t ra, uintptr_t
 	return rs->openers[*set];
 }
 
+/* Field by field: a struct copy need not copy the padding. */
+static int stitch__same(const struct gt_stitch *a, const struct gt_stitch *b)
+{
+	return a->base == b->base && a->boundary == b->boundary && a->runtime == b->runtime && a->cut == b->cut &&
+	       a->cut_depth == b->cut_depth && a->cut_ip == b->cut_ip && a->cut_sp == b->cut_sp;
+}
+
 static struct gt_cct_node *opener__lookup(struct gt_regions *rs, uintptr_t ra, uintptr_t key,
 					  const struct gt_stitch *st, struct region *r)
 {
@@ -177,7 +184,7 @@ static struct gt_cct_node *opener__lookup(struct gt_regions *rs, uintptr_t ra, u
 	for (unsigned w = 0; o && w < OPENER_WAYS; w++, o++) {
 		uint32_t i;
 
-		if (!o->node || o->ra != ra || o->key != key || memcmp(&o->st, st, sizeof(*st)))
+		if (!o->node || o->ra != ra || o->key != key || !stitch__same(&o->st, st))
 			continue;
 		/* Leaf first: the layer's frames match, the program's call
 		 * site tells call sites apart at once. */
