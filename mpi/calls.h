@@ -152,6 +152,7 @@
 	X(Comm_dup, OTHER, (MPI_Comm comm, MPI_Comm *newcomm), (comm, newcomm), (void)0, (void)0)       \
 	X(Comm_split, OTHER, (MPI_Comm comm, int color, int key, MPI_Comm *newcomm),                    \
 	  (comm, color, key, newcomm), (void)0, (void)0)                                                 \
-	X(Comm_free, OTHER, (MPI_Comm *comm), (comm), gt_mpi__before_comm_free(&c, *comm), (void)0)
+	X(Comm_free, OTHER, (MPI_Comm *comm), (comm), gt_mpi__before_comm_free(&c, *comm), (void)0)   \
+	X(Comm_disconnect, OTHER, (MPI_Comm *comm), (comm), gt_mpi__before_comm_free(&c, *comm), (void)0)
 
 #endif
