@@ -68,9 +68,22 @@ struct comm_state {
 	struct inst b[GT_MPI_BATCH];
 };
 
+/* A send as it goes to its destination at Finalize. */
 struct sent {
 	int64_t tag;
 	uint64_t t0;
+	uint64_t idx; /* in the sender's log */
+};
+
+/* What only the sender keeps of it: where its lateness is charged. */
+struct sent_local {
+	struct gt_cct_node *node, *work;
+	struct gt_thread *t;
+};
+
+/* A late send's cost, back to its sender: the receiver's wait. */
+struct late {
+	uint64_t idx, wait;
 };
 
 struct received {
@@ -87,6 +100,7 @@ static struct comm_state *comms;
 static struct {
 	int *dest;
 	struct sent *e;
+	struct sent_local *local;
 	uint32_t n, cap;
 } sends;
 static struct {
@@ -257,18 +271,21 @@ void gt_mpi_waits__sent(const struct gt_mpi_call *c)
 		uint32_t cap = sends.cap ? 2 * sends.cap : 1024;
 		int *d = realloc(sends.dest, cap * sizeof(*d));
 		struct sent *e = d ? realloc(sends.e, cap * sizeof(*e)) : NULL;
+		struct sent_local *l = e ? realloc(sends.local, cap * sizeof(*l)) : NULL;
 
 		if (d)
 			sends.dest = d;
-		if (e) {
+		if (e)
 			sends.e = e;
+		if (l) {
+			sends.local = l;
 			sends.cap = cap;
 		}
 	}
 	if (sends.n < sends.cap) {
 		sends.dest[sends.n] = c->peer;
-		sends.e[sends.n].tag = c->tag;
-		sends.e[sends.n].t0 = to_rank0(c->t0);
+		sends.e[sends.n] = (struct sent){ c->tag, to_rank0(c->t0), sends.n };
+		sends.local[sends.n] = (struct sent_local){ c->node, c->work, c->t };
 		sends.n++;
 	} else {
 		log_full++;
@@ -382,14 +399,60 @@ out_free:
 	return -1;
 }
 
+/*
+ * Each late send's cost back to its sender, late[] by source (count[r] of
+ * rank r's): the sender charges it as MPI_IDLE_CAUSE to its work before
+ * the send (since its previous collective), or to the send's call site.
+ * Every rank calls it after a successful late__exchange, with ok 0 when it
+ * has nothing to send for want of memory: the ranks then skip it together.
+ */
+static void late__blame(int size, int ok, const struct late *late, const int *count)
+{
+	int *cnt = ok ? calloc((size_t)size * 4, sizeof(int)) : NULL, *rcnt, *sdisp, *rdisp, r, total;
+	struct late *got = NULL;
+
+	if (!all_ok(cnt != NULL))
+		goto out;
+	rcnt = cnt + size;
+	sdisp = cnt + 2 * size;
+	rdisp = cnt + 3 * size;
+	for (r = 0, total = 0; r < size; r++) {
+		cnt[r] = count[r] * (int)sizeof(struct late);
+		sdisp[r] = total;
+		total += cnt[r];
+	}
+	if (PMPI_Alltoall(cnt, 1, MPI_INT, rcnt, 1, MPI_INT, MPI_COMM_WORLD) != MPI_SUCCESS)
+		goto out;
+	for (r = 0, total = 0; r < size; r++) {
+		rdisp[r] = total;
+		total += rcnt[r];
+	}
+	got = malloc((size_t)total + 1);
+	if (!all_ok(got != NULL) || PMPI_Alltoallv(late, cnt, sdisp, MPI_BYTE, got, rcnt, rdisp, MPI_BYTE,
+						     MPI_COMM_WORLD) != MPI_SUCCESS)
+		goto out;
+	for (size_t k = 0; k < (size_t)total / sizeof(struct late); k++) {
+		const struct sent_local *l;
+
+		if (got[k].idx >= sends.n)
+			continue;
+		l = &sends.local[got[k].idx];
+		charge(l->t, l->work ? l->work : l->node, GT_M_MPI_IDLE_CAUSE, got[k].wait);
+	}
+out:
+	free(got);
+	free(cnt);
+}
+
 static void late__match(int size)
 {
 	struct sent *in = NULL;
-	int *counts = NULL;
+	int *counts = NULL, *back = NULL, ok;
 	struct key *ks = NULL, *kr = NULL;
+	struct late *late = NULL, *by_src = NULL;
 	uint64_t *wait = NULL;
-	uint32_t i, j, ns = 0, n = recvs.n;
-	int r;
+	uint32_t i, j, ns = 0, n = recvs.n, *match = NULL, nlate = 0;
+	int r, *src = NULL, *at_src = NULL;
 
 	if (late__exchange(size, &in, &counts))
 		return;
@@ -398,8 +461,17 @@ static void late__match(int size)
 	ks = malloc((ns + 1) * sizeof(*ks));
 	kr = malloc((n + 1) * sizeof(*kr));
 	wait = calloc(n + 1, sizeof(*wait));
-	if (!ks || !kr || !wait)
-		goto out;
+	match = malloc((n + 1) * sizeof(*match));
+	back = calloc((size_t)size, sizeof(*back));
+	late = malloc((n + 1) * sizeof(*late));
+	by_src = malloc((n + 1) * sizeof(*by_src));
+	src = malloc((n + 1) * sizeof(*src));
+	at_src = calloc((size_t)size, sizeof(*at_src));
+	ok = ks && kr && wait && match && back && late && by_src && src && at_src;
+	if (!ok)
+		goto out_blame;
+	for (i = 0; i < n; i++)
+		match[i] = UINT32_MAX;
 	for (r = 0, j = 0; r < size; r++)
 		for (int k = 0; k < counts[r]; k++, j++)
 			ks[j] = (struct key){ r, (int)in[j].tag, j, in[j].t0 };
@@ -422,19 +494,38 @@ static void late__match(int size)
 
 			if (ks[j].t0 > e->t0)
 				wait[kr[i].i] = ks[j].t0 - e->t0 < e->len ? ks[j].t0 - e->t0 : e->len;
+			match[kr[i].i] = ks[j].i;
 			i++;
 			j++;
 		}
 	}
-	/* One wait per call: the largest of its receives. */
+	/* One wait per call: the largest of its receives, caused by the
+	 * send that came last. */
 	for (i = 0; i < n; i = j) {
-		uint64_t w = 0;
+		uint32_t at = i;
 
 		for (j = i; j < n && recvs.e[j].call == recvs.e[i].call && recvs.e[j].node == recvs.e[i].node; j++)
-			w = wait[j] > w ? wait[j] : w;
-		charge(recvs.e[i].t, recvs.e[i].node, GT_M_MPI_IDLE, w);
+			at = wait[j] > wait[at] ? j : at;
+		charge(recvs.e[i].t, recvs.e[i].node, GT_M_MPI_IDLE, wait[at]);
+		if (wait[at] && match[at] != UINT32_MAX) {
+			src[nlate] = recvs.e[at].source;
+			late[nlate++] = (struct late){ in[match[at]].idx, wait[at] };
+			back[recvs.e[at].source]++;
+		}
 	}
-out:
+	/* By source, for the exchange back. */
+	for (r = 1; r < size; r++)
+		at_src[r] = at_src[r - 1] + back[r - 1];
+	for (i = 0; i < nlate; i++)
+		by_src[at_src[src[i]]++] = late[i];
+out_blame:
+	late__blame(size, ok, by_src, back);
+	free(at_src);
+	free(src);
+	free(by_src);
+	free(late);
+	free(back);
+	free(match);
 	free(wait);
 	free(kr);
 	free(ks);
@@ -463,6 +554,7 @@ void gt_mpi_waits__finalize(struct gt_mpi_call *c)
 					"are not computed", s->n);
 	free(sends.e);
 	free(sends.dest);
+	free(sends.local);
 	free(recvs.e);
 	memset(&sends, 0, sizeof(sends));
 	memset(&recvs, 0, sizeof(recvs));

@@ -50,10 +50,16 @@ static int mpi__run(struct gt_advice_ctx *c)
 	struct gt_paths_opts po = { .width = 90, .leaf_first = 1, .label_flags = GT_LABEL_ELIDE_ARGS };
 	char *late = NULL;
 
-	/* The late ranks' heaviest work. */
-	for (uint32_t i = 0; i < p->n_nodes; i++)
+	/* The late ranks' heaviest work, but the causes of late sends that
+	 * found no work before them (charged to the sends themselves). */
+	for (uint32_t i = 0; i < p->n_nodes; i++) {
+		const char *s = p->nodes[i].kind == GT_PNODE_NAME ? gt_profile__str(p, p->nodes[i].name) : NULL;
+
+		if (s && !strncmp(s, "<mpi ", 5) && !collective(s))
+			continue;
 		if (v[GT_M_MPI_IDLE_CAUSE][i] && (cause == GT_NONE || v[GT_M_MPI_IDLE_CAUSE][i] > v[GT_M_MPI_IDLE_CAUSE][cause]))
 			cause = i;
+	}
 	for (uint32_t i = 0; i < p->n_nodes && !c->oom; i++) {
 		uint64_t wait = v[GT_M_MPI_IDLE][i], n = v[GT_M_REGION_COUNT][i], time = v[GT_M_REGION_TIME][i];
 		double team, saved;
