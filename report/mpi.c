@@ -46,7 +46,7 @@ static double pct(uint64_t part, uint64_t whole)
 
 /* The call sites by time: count, time, wait, bytes, mean communicator size. */
 static int call_rows(const struct gt_profile *p, FILE *f, unsigned top, const struct gt_sections_run *run,
-		     uint64_t *const v[M__N], uint64_t time)
+		     uint64_t *const v[M__N])
 {
 	unsigned width = run->width ? run->width : GT_PATHS_WIDTH;
 	struct gt_paths_opts po = { .width = width > ROW_COLS + 20 ? width - ROW_COLS : 20, .leaf_first = 1,
@@ -83,7 +83,6 @@ static int call_rows(const struct gt_profile *p, FILE *f, unsigned top, const st
 			(double)v[M_SENT][i] / 1e6, (double)v[M_RECV][i] / 1e6,
 			v[M_RANKS][i] ? (double)v[M_RANKS][i] / (double)v[M_COUNT][i] : 0.0, where[k]);
 	}
-	(void)time;
 	gt_paths__free(where, shown);
 out_free:
 	free(where);
@@ -119,7 +118,7 @@ int gt_report__mpi(const struct gt_profile *p, FILE *f, unsigned top, const stru
 		"MPI_IDLE_CAUSE", secs(total[M_CAUSE]));
 	fprintf(f, "  %-15s %9.3f MB sent, %.3f MB received\n", "bytes", (double)total[M_SENT] / 1e6,
 		(double)total[M_RECV] / 1e6);
-	if ((err = call_rows(p, f, top, run, v, time)) ||
+	if ((err = call_rows(p, f, top, run, v)) ||
 	    (err = gt_report__top_contexts(p, f, top, run, "where ranks waited: MPI_IDLE at the calls", v[M_IDLE],
 					   total[M_IDLE])) ||
 	    (err = gt_report__top_contexts(p, f, top, run,
