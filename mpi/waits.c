@@ -31,7 +31,9 @@
  * is matched with the k-th send of that source to this rank with that tag
  * (MPI's order of messages between a pair). Its wait, min(send enter -
  * call enter, call length), is MPI_IDLE on the receiving call's node; one
- * completion call waiting for several receives charges the largest.
+ * completion call waiting for several receives charges the largest, which
+ * goes back to the rank whose send came last (a second exchange): its
+ * MPI_IDLE_CAUSE, on its work before the send or the send's call site.
  *
  * Bounded: a batch per live communicator; logs of GT_MPI_LOG entries each,
  * beyond which sends and receives are counted, not matched (the first ones
