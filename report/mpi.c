@@ -114,7 +114,7 @@ int gt_report__mpi(const struct gt_profile *p, FILE *f, unsigned top, const stru
 	fprintf(f, "  %-15s %9.3f s  in %" PRIu64 " calls, summed over ranks\n", "MPI time", secs(time), calls);
 	fprintf(f, "  %-15s %9.3f s  %5.1f%% of it waiting for other ranks (late arrivals at collectives, late senders)\n",
 		"MPI_IDLE", secs(total[M_IDLE]), pct(total[M_IDLE], time));
-	fprintf(f, "  %-15s %9.3f s  of the waits at collectives, charged to the work of the rank waited for\n",
+	fprintf(f, "  %-15s %9.3f s  the waits, charged to the work (or the late send) of the rank waited for\n",
 		"MPI_IDLE_CAUSE", secs(total[M_CAUSE]));
 	fprintf(f, "  %-15s %9.3f MB sent, %.3f MB received\n", "bytes", (double)total[M_SENT] / 1e6,
 		(double)total[M_RECV] / 1e6);
