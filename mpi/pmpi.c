@@ -92,7 +92,7 @@ int gt_mpi__waits_on(void)
 	return atomic_load_explicit(&waits_on, memory_order_acquire);
 }
 
-/* ---- where the thread worked since its last MPI call ---- */
+/* ---- where the thread worked since its last collective ---- */
 
 /*
  * The contexts the thread's CPU samples charged most since its last
