@@ -63,6 +63,9 @@
 	X(on_signal, "GPUTOOL_ON_SIGNAL", BOOL, 1, 0, 1,                               \
 	  "write the profile when a termination signal (INT, TERM, HUP, QUIT, USR1/2) ends the " \
 	  "program, then end of that signal")                                          \
+	X(mpi_waits, "GPUTOOL_MPI_WAITS", BOOL, 1, 0, 1,                                 \
+	  "compute MPI wait states across ranks (collectives of the tool's own on the program's " \
+	  "communicators; every rank must run under the tool)")                                  \
 	X(preload, "GPUTOOL_PRELOAD", BOOL, 0, 0, 1,                                   \
 	  "start at load, with the library in LD_PRELOAD (`gputool run` sets both): CPU time " \
 	  "is sampled from process start, and a program that loads no runtime is measured too")

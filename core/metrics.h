@@ -157,6 +157,16 @@ enum gt_metric_class gt_metric__class_by_name(const char *name);
 	X(KOKKOS_ALLOC_BYTES, "KOKKOS_ALLOC_BYTES", "bytes", BYTES,                            \
 	  "bytes Kokkos allocated for Views (per memory space and label)")                       \
 	X(KOKKOS_FREE_BYTES, "KOKKOS_FREE_BYTES", "bytes", BYTES, "bytes of Kokkos Views freed")      \
+	X(MPI_BYTES_SENT, "MPI_BYTES_SENT", "bytes", BYTES,                                      \
+	  "bytes MPI calls sent (type size x count; a non-blocking send's at its start)")          \
+	X(MPI_BYTES_RECV, "MPI_BYTES_RECV", "bytes", BYTES,                                      \
+	  "bytes MPI calls received (a receive's from its status; a non-blocking one's at its start)") \
+	X(MPI_COMM_RANKS, "MPI_COMM_RANKS", "count", COUNT,                                      \
+	  "communicator sizes summed over MPI calls: divided by REGION_COUNT, the mean size")      \
+	X(MPI_IDLE, "MPI_IDLE", "ns", BLAME,                                                     \
+	  "time an MPI call waited for another rank: the last into a collective, a late sender")  \
+	X(MPI_IDLE_CAUSE, "MPI_IDLE_CAUSE", "ns", BLAME,                                         \
+	  "MPI_IDLE of the other ranks, charged to the work of the rank they waited for")          \
 	X(GKER, "GKER", "ns", DEVICE, "GPU kernel execution time")                              \
 	X(GKER_COUNT, "GKER_COUNT", "count", COUNT, "GPU kernel launches")                     \
 	X(GKER_BLKS, "GKER_BLKS", "count", COUNT,                                              \

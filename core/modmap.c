@@ -75,6 +75,11 @@ static const char *const runtime_prefixes[] = {
 	 * labelled (the code Kokkos instantiates in the program is told by
 	 * kokkos/elide.c). */
 	"libkokkoscore", "libkokkoscontainers", "libkokkossimd",
+	/* MPI libraries and what they run on: Open MPI's (its components are
+	 * mca_*.so; hwloc and libevent under them), UCX, PMIx, libfabric, MPICH. */
+	"libmpi", "libopen-pal", "libopen-rte", "mca_", "libmca_", "libucp", "libuct", "libucs",
+	"libucm", "libpmix", "libfabric", "libmpich", "libhcoll", "libpsm", "libhwloc",
+	"libevent_core", "libevent_pthreads",
 	/* Compilers that runtimes call at run time (OpenCL builds, JIT). */
 	"libclang", "libLLVM", "libnvJitLink", "libnvptxcompiler",
 };

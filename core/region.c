@@ -16,7 +16,8 @@
 #include "core/tool.h"
 
 #define REGION_FRAMES 512
-#define CUT_CACHE 64 /* a power of two */
+#define CUT_SETS 64 /* a power of two */
+#define CUT_WAYS 4
 
 struct region {
 	struct gt_cct_node *node;
@@ -52,7 +53,9 @@ struct gt_regions {
 		uintptr_t key;
 		uintptr_t cut_ip, cut_sp;
 		uint32_t cut_depth;
-	} cuts[CUT_CACHE];
+	} cuts[CUT_SETS][CUT_WAYS];
+	uint8_t cut_next[CUT_SETS]; /* each set's way to replace next */
+	uint64_t opener_hits, opener_misses; /* opens at a known call site, and not */
 	/* Interned labels: FNV-1a hash -> the copy (a chain on collision is
 	 * not kept: an equal hash of another string gets no map entry). */
 	struct gt_hmap names;
@@ -178,11 +181,11 @@ static struct gt_cct_node *opener_context(struct gt_thread *t, const struct gt_s
 	return gt_unwind__frames_context(t, f + k, n - k, 0, st, 0);
 }
 
-static unsigned cut_slot(const struct gt_cct_node *node, uintptr_t key)
+static unsigned cut_set(const struct gt_cct_node *node, uintptr_t key)
 {
 	uint64_t x = ((uintptr_t)node ^ (uint64_t)key << 17) * 0x9e3779b97f4a7c15ull;
 
-	return (unsigned)(x >> 58) & (CUT_CACHE - 1);
+	return (unsigned)(x >> 58) & (CUT_SETS - 1);
 }
 
 /* The context of the opener at a call site seen before, with its cut; NULL
@@ -192,17 +195,20 @@ static struct gt_cct_node *opener_known(struct gt_thread *t, struct gt_regions *
 					struct region *r)
 {
 	struct gt_cct_node *node = gt_unwind__memo_lookup(t, ra, key, st);
-	unsigned k;
+	unsigned set;
 
 	if (!node)
 		return NULL;
-	k = cut_slot(node, key);
-	if (rs->cuts[k].node != node || rs->cuts[k].key != key)
-		return NULL;
-	r->cut_ip = rs->cuts[k].cut_ip;
-	r->cut_sp = rs->cuts[k].cut_sp;
-	r->cut_depth = rs->cuts[k].cut_depth;
-	return node;
+	set = cut_set(node, key);
+	for (unsigned w = 0; w < CUT_WAYS; w++) {
+		if (rs->cuts[set][w].node != node || rs->cuts[set][w].key != key)
+			continue;
+		r->cut_ip = rs->cuts[set][w].cut_ip;
+		r->cut_sp = rs->cuts[set][w].cut_sp;
+		r->cut_depth = rs->cuts[set][w].cut_depth;
+		return node;
+	}
+	return NULL;
 }
 
 /* Remembers the cut of a site: the memo's answer for (ra, key) must be the
@@ -210,25 +216,20 @@ static struct gt_cct_node *opener_known(struct gt_thread *t, struct gt_regions *
 static void opener_remember(struct gt_thread *t, struct gt_regions *rs, const struct gt_stitch *st,
 			    uintptr_t ra, uintptr_t key, struct gt_cct_node *node, const struct region *r)
 {
-	unsigned k;
+	unsigned set, w;
 
 	if (gt_unwind__context(t, ra, key, st) != node)
 		return;
-	k = cut_slot(node, key);
-	rs->cuts[k].node = node;
-	rs->cuts[k].key = key;
-	rs->cuts[k].cut_ip = r->cut_ip;
-	rs->cuts[k].cut_sp = r->cut_sp;
-	rs->cuts[k].cut_depth = r->cut_depth;
+	set = cut_set(node, key);
+	w = rs->cut_next[set]++ % CUT_WAYS;
+	rs->cuts[set][w].node = node;
+	rs->cuts[set][w].key = key;
+	rs->cuts[set][w].cut_ip = r->cut_ip;
+	rs->cuts[set][w].cut_sp = r->cut_sp;
+	rs->cuts[set][w].cut_depth = r->cut_depth;
 }
 
 struct gt_cct_node *gt_region__open(struct gt_thread *t, enum gt_region_owner owner,
-				    const char *label, uint64_t id, unsigned flags)
-{
-	return gt_region__open_at(t, owner, label, id, flags, 0, 0);
-}
-
-struct gt_cct_node *gt_region__open_at(struct gt_thread *t, enum gt_region_owner owner,
 				       const char *label, uint64_t id, unsigned flags, uintptr_t ra,
 				       uintptr_t key)
 {
@@ -251,6 +252,8 @@ struct gt_cct_node *gt_region__open_at(struct gt_thread *t, enum gt_region_owner
 	r.outer = st.base;
 	gt_region__stitch(t, &st);
 	node = ra ? opener_known(t, rs, &st, ra, key, &r) : NULL;
+	if (ra)
+		*(node ? &rs->opener_hits : &rs->opener_misses) += 1;
 	if (!node) {
 		node = opener_context(t, &st, &r);
 		if (ra && node)
@@ -336,6 +339,14 @@ void gt_region__stitch(const struct gt_thread *t, struct gt_stitch *st)
 		st->cut_depth = r->cut_depth;
 		return;
 	}
+}
+
+void gt_region__stats(const struct gt_thread *t, uint64_t *hits, uint64_t *misses)
+{
+	const struct gt_regions *rs = t->regions;
+
+	*hits = rs ? rs->opener_hits : 0;
+	*misses = rs ? rs->opener_misses : 0;
 }
 
 int gt_region__in_call(const struct gt_thread *t)

@@ -59,21 +59,17 @@ enum {
 /*
  * Opens a region named @label (copied; a layer passes the whole label,
  * "<nvtx \"solve\">") on @t, the calling thread, inside gt_thread__enter.
- * @id: the layer's handle for gt_region__end (0: none). Returns the region's
- * node, or NULL when it is not measured (the stack is full, out of memory):
- * its close is then ignored. Normal context.
+ * @id: the layer's handle for gt_region__close (0: none). @ra and @key: the
+ * layer's entry point's return address (into the program's code, or into a
+ * runtime's wrapper) and its GT_UNWIND_KEY(); a region opened again at the
+ * same call site and stack position then costs no unwind (core/unwind.h's
+ * memo). ra 0: none known, an unwind every time. Returns the region's node,
+ * or NULL when it is not measured (the stack is full, out of memory): its
+ * close is then ignored. Normal context.
  */
 struct gt_cct_node *gt_region__open(struct gt_thread *t, enum gt_region_owner owner,
-				    const char *label, uint64_t id, unsigned flags);
-/*
- * The same, for an entry point that knows its caller: @ra, the return
- * address into the program's code (or into a runtime's wrapper), and @key,
- * GT_UNWIND_KEY() of the entry point. A region opened again at the same call
- * site and stack position then costs no unwind (core/unwind.h's memo).
- */
-struct gt_cct_node *gt_region__open_at(struct gt_thread *t, enum gt_region_owner owner,
-				       const char *label, uint64_t id, unsigned flags, uintptr_t ra,
-				       uintptr_t key);
+				    const char *label, uint64_t id, unsigned flags, uintptr_t ra,
+				    uintptr_t key);
 /*
  * Closes the innermost open region @owner opened with @id, wherever it is on
  * the stack (id 0: the innermost one opened with id 0, so that a pop never
@@ -93,6 +89,9 @@ struct gt_cct_node *gt_region__close_at(struct gt_thread *t, enum gt_region_owne
  * becomes the region's. Async-signal-safe; reads only @t's own state.
  */
 void gt_region__stitch(const struct gt_thread *t, struct gt_stitch *st);
+/* Of @t's opens through gt_region__open_at, how many found their context
+ * remembered (no unwind), and how many unwound. */
+void gt_region__stats(const struct gt_thread *t, uint64_t *hits, uint64_t *misses);
 /* Whether @t is inside a GT_REGION_CALL region. Async-signal-safe. */
 int gt_region__in_call(const struct gt_thread *t);
 

@@ -22,9 +22,11 @@ static uint64_t period_ns;
 /* Written by init/fini (release), read by handlers and thread start (acquire). */
 static atomic_int active;
 static gt_sample_stitch_fn stitch_fn;
-/* Release store by the setter, acquire load by handlers: the hook's own
- * state, set up before, is visible to the handler that calls it. */
-static _Atomic(gt_sample_hook_fn) hook_fn;
+/* Release CAS by gt_sample__add_hook, acquire load by handlers: a hook's own
+ * state, set up before, is visible to the handler that calls it. A slot,
+ * once set, keeps its hook. */
+#define SAMPLE_HOOKS 4
+static _Atomic(gt_sample_hook_fn) hooks[SAMPLE_HOOKS];
 
 /* The context of the code a sample interrupted, stitched; NULL when that
  * is the tool's own code (*tool set) or memory ran out. */
@@ -112,9 +114,12 @@ static void sample__handler(int sig, siginfo_t *si, void *uc)
 		t->dropped_samples++;
 	} else {
 		t->samples++;
-		hook = atomic_load_explicit(&hook_fn, memory_order_acquire);
-		if (hook)
+		for (int i = 0; i < SAMPLE_HOOKS; i++) {
+			hook = atomic_load_explicit(&hooks[i], memory_order_acquire);
+			if (!hook)
+				break;
 			hook(t, node, weight);
+		}
 	}
 	if (wall)
 		gt_thread__leave(t);
@@ -209,9 +214,17 @@ void gt_sample__set_stitch(gt_sample_stitch_fn fn)
 	stitch_fn = fn;
 }
 
-void gt_sample__set_hook(gt_sample_hook_fn fn)
+int gt_sample__add_hook(gt_sample_hook_fn fn)
 {
-	atomic_store_explicit(&hook_fn, fn, memory_order_release);
+	for (int i = 0; i < SAMPLE_HOOKS; i++) {
+		gt_sample_hook_fn none = NULL;
+
+		if (atomic_compare_exchange_strong_explicit(&hooks[i], &none, fn, memory_order_release,
+							    memory_order_acquire) ||
+		    none == fn)
+			return 0;
+	}
+	return -ENOSPC;
 }
 
 void gt_sample__stitch_model(struct gt_thread *t, struct gt_stitch *st)

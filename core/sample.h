@@ -37,11 +37,13 @@ void gt_sample__set_stitch(gt_sample_stitch_fn fn);
 /*
  * Called by the handler after it charged a sample's CPU time (@weight ns)
  * to @node of @t's tree; it may add to that tree in signal context
- * (gt_cct__add(..., 1)). Must be async-signal-safe. One hook (GPU-idle
- * blame, gpu/blame.c); NULL removes it. Any thread, at any time.
+ * (gt_cct__add(..., 1)). Must be async-signal-safe. A few hooks, called in
+ * the order added (GPU-idle blame, gpu/blame.c; the MPI layer's work
+ * before a call, mpi/pmpi.c); one added twice is kept once; none is ever
+ * removed. Any thread, at any time: 0, or -ENOSPC when all slots are taken.
  */
 typedef void (*gt_sample_hook_fn)(struct gt_thread *t, struct gt_cct_node *node, uint64_t weight);
-void gt_sample__set_hook(gt_sample_hook_fn fn);
+int gt_sample__add_hook(gt_sample_hook_fn fn);
 /* Where a context of the calling thread hangs now, by the installed hook
  * (a full context when none is installed). Other layers use it too: an
  * OpenACC construct inside an OpenMP task hangs under that task. */

@@ -23,6 +23,7 @@
 #include "core/modmap.h"
 #include "core/output.h"
 #include "core/profile.h"
+#include "core/region.h"
 #include "core/sample.h"
 #include "core/thread.h"
 #include "core/trace-format.h"
@@ -283,6 +284,7 @@ static void tool__meta(struct gt_profile *p, const struct gt_output *o, uint64_t
 {
 	char buf[4096];
 	uint64_t tool_samples = 0, dropped = 0, samples = 0, wall = 0, wall_tool = 0;
+	uint64_t region_hits = 0, region_misses = 0, rh, rm;
 	unsigned kinds = gt_sample__kinds();
 	struct gt_unwind_stats us, sum = { 0 };
 	struct gt_mem_stats heap;
@@ -335,6 +337,9 @@ static void tool__meta(struct gt_profile *p, const struct gt_output *o, uint64_t
 			wall_tool += t->wall_tool_samples;
 			dropped += t->dropped_samples;
 			gt_unwind__stats(t, &us);
+			gt_region__stats(t, &rh, &rm);
+			region_hits += rh;
+			region_misses += rm;
 			sum.memo_hits += us.memo_hits;
 			sum.memo_misses += us.memo_misses;
 			sum.full_unwinds += us.full_unwinds;
@@ -359,6 +364,11 @@ static void tool__meta(struct gt_profile *p, const struct gt_output *o, uint64_t
 		 (unsigned long long)sum.memo_hits, (unsigned long long)sum.memo_misses,
 		 (unsigned long long)sum.full_unwinds);
 	gt_profile__set_meta(p, "context_memo", buf);
+	if (region_hits + region_misses) {
+		snprintf(buf, sizeof(buf), "%llu hits, %llu misses", (unsigned long long)region_hits,
+			 (unsigned long long)region_misses);
+		gt_profile__set_meta(p, "region_memo", buf);
+	}
 	/* The tool's own heap (core/mem.h), as the program's end left it: what
 	 * the tool holds beside its per-thread trees. 0 in the sanitizer
 	 * builds, which use libc's. */

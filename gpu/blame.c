@@ -147,7 +147,7 @@ void gt_blame__init(void)
 		ring__init(&bl.dev[d].waits, sizeof(struct blame_wait));
 		ring__init(&bl.dev[d].busy, sizeof(struct interval));
 	}
-	gt_sample__set_hook(gt_blame__sample);
+	gt_sample__add_hook(gt_blame__sample);
 }
 
 /* dev[d], set up on first use. NULL when out of memory. */

@@ -74,7 +74,7 @@ static struct gt_thread *kokkos__thread(void)
 }
 
 /* The caller of an entry point (Kokkos' own library, or the program), for
- * gt_region__open_at: a region opened again there costs no unwind. */
+ * gt_region__open: a region opened again there costs no unwind. */
 #define CALLER (uintptr_t)__builtin_return_address(0), GT_UNWIND_KEY()
 
 /* Opens a region; @v (when not 0) is added to its metric @m. */
@@ -87,7 +87,7 @@ static void kokkos__open(const char *label, uint64_t id, enum gt_metric m, uint6
 	if (!t)
 		return;
 	gt_thread__enter(t);
-	n = gt_region__open_at(t, GT_REGION_KOKKOS, label, id, 0, ra, key);
+	n = gt_region__open(t, GT_REGION_KOKKOS, label, id, 0, ra, key);
 	if (n && v)
 		gt_cct__add(&t->cct, n, m, v, 0);
 	gt_thread__leave(t);
@@ -114,7 +114,7 @@ static void kokkos__mark(const char *label, enum gt_metric m, uint64_t v, uintpt
 	if (!t)
 		return;
 	gt_thread__enter(t);
-	if (gt_region__open_at(t, GT_REGION_KOKKOS, label, 0, 0, ra, key) &&
+	if (gt_region__open(t, GT_REGION_KOKKOS, label, 0, 0, ra, key) &&
 	    (n = gt_region__close(t, GT_REGION_KOKKOS, 0, NULL)))
 		gt_cct__add(&t->cct, n, m, v, 0);
 	gt_thread__leave(t);

@@ -326,7 +326,7 @@ static uint64_t open_range(const struct nvtxDomainRegistration_st *d, int push, 
 			 ((1ull << ID_THREAD_SHIFT) - 1));
 		ret = o->id;
 	}
-	o->node = gt_region__open_at(t, GT_REGION_NVTX, label_of(buf, d, "", a, w, ea), o->id, 0, ra, key);
+	o->node = gt_region__open(t, GT_REGION_NVTX, label_of(buf, d, "", a, w, ea), o->id, 0, ra, key);
 	leave(t);
 	return ret;
 }
@@ -517,7 +517,7 @@ out:
 	return s;
 }
 
-/* The program's call site of a handler, for gt_region__open_at: a range
+/* The program's call site of a handler, for gt_region__open: a range
  * opened again there costs no unwind. */
 #define CALLER (uintptr_t)__builtin_return_address(0), GT_UNWIND_KEY()
 

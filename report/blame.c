@@ -24,9 +24,7 @@
 
 /* ---- sums ---- */
 
-/* Exclusive per-node totals of the named metric (zeros when absent), and
- * their sum in *total. NULL when out of memory or the profile is bad. */
-static uint64_t *excl_of(const struct gt_profile *p, const char *name, uint64_t *total)
+uint64_t *gt_report__excl_of(const struct gt_profile *p, const char *name, uint64_t *total)
 {
 	uint64_t *v = calloc(p->n_nodes ? p->n_nodes : 1, sizeof(*v));
 	uint32_t m = gt_profile__find_metric(p, name);
@@ -55,8 +53,7 @@ static double pct(uint64_t part, uint64_t whole)
 
 /* ---- the section ---- */
 
-/* The top contexts of one metric, by exclusive value. */
-static int top_contexts(const struct gt_profile *p, FILE *f, unsigned top, const struct gt_sections_run *run,
+int gt_report__top_contexts(const struct gt_profile *p, FILE *f, unsigned top, const struct gt_sections_run *run,
 			const char *title, const uint64_t *v, uint64_t total)
 {
 	unsigned width = run->width ? run->width : GT_PATHS_WIDTH;
@@ -134,13 +131,13 @@ int gt_report__blame(const struct gt_profile *p, FILE *f, unsigned top, const st
 
 	if (!top)
 		top = GT_REPORT_TOP;
-	if (!(idle = excl_of(p, "CPU_IDLE", &t_idle)) ||
-	    !(cause = excl_of(p, "CPU_IDLE_CAUSE", &t_cause)) ||
-	    !(over = excl_of(p, "CPU_IDLE_OVERHEAD", &t_over)) ||
-	    !(gidle = excl_of(p, "GPU_IDLE_CAUSE", &t_gidle)))
+	if (!(idle = gt_report__excl_of(p, "CPU_IDLE", &t_idle)) ||
+	    !(cause = gt_report__excl_of(p, "CPU_IDLE_CAUSE", &t_cause)) ||
+	    !(over = gt_report__excl_of(p, "CPU_IDLE_OVERHEAD", &t_over)) ||
+	    !(gidle = gt_report__excl_of(p, "GPU_IDLE_CAUSE", &t_gidle)))
 		goto out_free;
 	for (int d = 0; d < DEVICE_METRICS; d++) {
-		uint64_t *v = excl_of(p, gt_metric_descs[GT_M_GPU_IDLE_CAUSE_D0 + d].name, &idle_cpu[d]);
+		uint64_t *v = gt_report__excl_of(p, gt_metric_descs[GT_M_GPU_IDLE_CAUSE_D0 + d].name, &idle_cpu[d]);
 
 		if (!v)
 			goto out_free;
@@ -165,12 +162,12 @@ int gt_report__blame(const struct gt_profile *p, FILE *f, unsigned top, const st
 	fprintf(f, "  %-18s %9.3f s  CPU time while no device had anything in flight\n",
 		"GPU_IDLE_CAUSE", secs(t_gidle));
 	devices(run, f, idle_cpu);
-	if ((err = top_contexts(p, f, top, run, "where threads waited: CPU_IDLE at the sync call sites",
+	if ((err = gt_report__top_contexts(p, f, top, run, "where threads waited: CPU_IDLE at the sync call sites",
 				idle, t_idle)) ||
-	    (err = top_contexts(p, f, top, run,
+	    (err = gt_report__top_contexts(p, f, top, run,
 				"what they waited for: CPU_IDLE_CAUSE at the launch sites", cause,
 				t_cause)) ||
-	    (err = top_contexts(p, f, top, run,
+	    (err = gt_report__top_contexts(p, f, top, run,
 				"what ran on the CPU while the devices were idle: GPU_IDLE_CAUSE",
 				gidle, t_gidle)))
 		goto out_free;

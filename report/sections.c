@@ -837,6 +837,7 @@ int gt_report__write_sections(const struct gt_profile *p, FILE *f, unsigned top,
 		r.cpu_total += r.cpu_excl[i];
 	if ((err = section_parallel(&r)) || (err = section_acc(&r)) ||
 	    (err = gt_report__gpu_sections(p, f, r.top, run)) || (err = gt_report__blame(p, f, r.top, run)) ||
+	    (err = gt_report__mpi(p, f, r.top, run)) ||
 	    (err = section_cpu(&r)) || (err = section_waits(&r)))
 		goto out_free;
 	if (ferror(f) || fflush(f))

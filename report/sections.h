@@ -66,6 +66,22 @@ int gt_report__gpu_sections(const struct gt_profile *p, FILE *f, unsigned top, c
  * percent of the metric's total. Returns 0, -ENOMEM or -EINVAL.
  */
 int gt_report__blame(const struct gt_profile *p, FILE *f, unsigned top, const struct gt_sections_run *run);
+/* Exclusive per-node totals of the named metric (zeros when absent), and
+ * their sum in *total. NULL when out of memory or the profile is bad. */
+uint64_t *gt_report__excl_of(const struct gt_profile *p, const char *name, uint64_t *total);
+/* Under @title, the top contexts of v[] (a metric in ns by node), innermost
+ * first, with seconds and percent of @total; nothing when total is 0. */
+int gt_report__top_contexts(const struct gt_profile *p, FILE *f, unsigned top, const struct gt_sections_run *run,
+			    const char *title, const uint64_t *v, uint64_t total);
+
+/*
+ * MPI (docs/MPI.md): the time in MPI calls and how much of it waited for
+ * other ranks (MPI_IDLE); the call sites by time with their counts, waits,
+ * bytes and mean communicator size; where ranks waited, and the late ranks'
+ * work they waited for (MPI_IDLE_CAUSE). Nothing without MPI calls.
+ * Returns 0, -ENOMEM or -EINVAL.
+ */
+int gt_report__mpi(const struct gt_profile *p, FILE *f, unsigned top, const struct gt_sections_run *run);
 
 /* The OpenMP regions and the waits as the text lists them, for other
  * forms of the report (the JSON's "regions" and "waits"). */

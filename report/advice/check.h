@@ -89,6 +89,8 @@ extern const struct gt_advice_check gt_advice_check_threads, gt_advice_check_blo
 extern const struct gt_advice_check gt_advice_check_shared;
 /* OpenMP regions, their tasks and the serial time between them. */
 extern const struct gt_advice_check gt_advice_check_openmp;
+/* MPI ranks waiting at collectives. */
+extern const struct gt_advice_check gt_advice_check_mpi;
 
 /* Per kernel context k: the sum over the nodes under it of per-kernel
  * metric m, and the hottest of those nodes in *hot (the first of equals;

@@ -118,6 +118,10 @@ enum gt_advice_scope {
 	  "overlap it with the parallel work") \
 	X(OMP_TASKS, "omp-fine-tasks", CPU, "region", "tasks too small for the cost of creating and scheduling them", \
 	  "make each task do more: a cutoff below which the work runs inline (if() or final() " \
-	  "on the task), taskloop with a grainsize, or a parallel for over the same work")
+	  "on the task), taskloop with a grainsize, or a parallel for over the same work") \
+	X(MPI_IMBALANCE, "mpi-imbalance", CPU, "collective", "ranks wait at a collective for the last to arrive", \
+	  "balance the ranks' work before it: give each rank an equal share of the cells or " \
+	  "particles (repartition by measured cost, not by count), or overlap the wait with " \
+	  "independent work (a non-blocking collective, MPI_Iallreduce, completed later)")
 
 #endif

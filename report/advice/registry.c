@@ -35,6 +35,7 @@ static const struct gt_advice_check *const checks[] = {
 	&gt_advice_check_blocks,
 	&gt_advice_check_shared,
 	&gt_advice_check_openmp,
+	&gt_advice_check_mpi,
 };
 #define N_CHECKS (sizeof(checks) / sizeof(checks[0]))
 

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: MIT
 """libgputool.so exports its entry points and nothing else, and needs no GPU
-library to load. Usage: test_exports.py BUILD_DIR"""
+or MPI library to load. Usage: test_exports.py BUILD_DIR"""
 import os
+import re
 import subprocess
 import sys
 
@@ -31,20 +32,36 @@ ENTRY_POINTS = {"ompt_start_tool", "acc_register_library", "InitializeInjection"
 with open(os.path.join(os.path.abspath(sys.argv[1]), "CMakeCache.txt")) as f:
     if "GT_HAVE_NVTX:INTERNAL=ON" in f.read():
         ENTRY_POINTS.add("InitializeInjectionNvtx2")
+SRC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+
+
+def mpi_entry_points():
+    """Preloaded, in an MPI program: the wrappers of mpi/calls.h (C) and of
+    mpi/fortran.c's table (the four spellings of each Fortran name)."""
+    with open(os.path.join(SRC, "mpi", "calls.h")) as f:
+        names = {"MPI_" + n for n in re.findall(r"\bX\((\w+), [A-Z_0-9]+,", f.read())}
+    with open(os.path.join(SRC, "mpi", "fortran.c")) as f:
+        for low, up in re.findall(r"\bX\((\w+), (\w+), \w+, [A-Z_0-9]+,", f.read()):
+            names |= {"mpi_" + low, "mpi_" + low + "_", "mpi_" + low + "__", "MPI_" + up}
+    return names
 
 
 def test_exports():
     out = subprocess.run(["nm", "-D", "--defined-only", LIB], capture_output=True, text=True,
                          check=True).stdout
     names = {line.split()[-1].split("@")[0] for line in out.splitlines() if line.strip()}
-    check(names == ENTRY_POINTS, "exported: %s, expected %s" % (sorted(names), sorted(ENTRY_POINTS)))
+    # The MPI layer is built where CMake found MPI: all of it or none.
+    mpi = mpi_entry_points()
+    want = ENTRY_POINTS | (mpi if names & mpi else set())
+    check(names == want, "exported: %s, expected %s" % (sorted(names - want), sorted(want - names)))
+    check(len(mpi) > 100 and "MPI_Allreduce" in mpi and "mpi_allreduce_" in mpi, "MPI tables read: %d names" % len(mpi))
 
 
 def test_no_gpu_libraries_linked():
     out = subprocess.run(["readelf", "-d", LIB], capture_output=True, text=True, check=True).stdout
     needed = [l.split("[")[1].rstrip("]") for l in out.splitlines() if "(NEEDED)" in l]
     for n in needed:
-        check(not any(n.startswith(p) for p in ("libcuda", "libcupti", "libOpenCL", "libomp", "libgomp")),
+        check(not any(n.startswith(p) for p in ("libcuda", "libcupti", "libOpenCL", "libomp", "libgomp", "libmpi")),
               "libgputool.so links %s" % n)
 
 

@@ -29,6 +29,7 @@ PLANT = os.path.join(BUILD, "tests", "e2e", "plant_links")
 EXEC_AFTER = os.path.join(BUILD, "tests", "e2e", "exec_after")
 ACC_THREADS = os.path.join(FAULTS, "acc_threads")
 MPI_APP = os.path.join(BUILD, "samples", "mpi", "imbalance")
+MPI_WAITS_APP = os.path.join(BUILD, "samples", "mpi", "waits")
 HEAP_PIN = os.path.join(BUILD, "tests", "e2e", "heap_pin")
 MPIRUN = os.environ.get("GT_MPIRUN", "").split()
 SANITIZED = bool(os.environ.get("GT_SANITIZER_BUILD"))
@@ -1225,6 +1226,38 @@ def add_mpi_cases():
         return "the 2 ranks' profiles, none of mpirun; one report of ranks 0-1"
     case("mpi", "gputool run -- mpirun -np 2 PROGRAM (the launcher inside the run)",
          "the ranks measured, mpirun not; one run")(launcher_in_run)
+
+    def mpmd_one_measured():
+        if not MPIRUN or not os.path.exists(MPI_WAITS_APP):
+            raise Skip("no MPI build")
+        d = scratch()
+        app = [MPI_WAITS_APP, "1000000", "4", "5"]
+        rc, out, err = mpirun(1, [GPUTOOL, "run", "-o", d, "--"] + app + [":", "-np", "2"] + app)
+        expect(rc == 0 and "waits: 3 ranks, 4 rounds, sum 3.0" in out and len(files(d, ".gtprof")) == 1,
+               "exit %s, stdout %r, files %s" % (rc, out[-200:], os.listdir(d)))
+        code, text, rerr = report_cmd([d, "--format", "json"])
+        doc = json.loads(text) if code == 0 else {"nodes": []}
+        names = [n["name"] for n in doc["nodes"]]
+        expect("<mpi MPI_Allreduce>" in names and not any("MPI_IDLE" in n["metrics"] for n in doc["nodes"]),
+               "report: exit %s, %r" % (code, (rerr or text)[:300]))
+        return "the job ends as without the tool; rank 0's calls measured, no waits across ranks"
+    case("mpi", "mpirun -np 1 gputool run -- A : -np 2 A (one rank of three measured)",
+         "no collective of the tool's: waits across ranks off, nothing hangs")(mpmd_one_measured)
+
+    def waits_off():
+        if not MPIRUN or not os.path.exists(MPI_WAITS_APP):
+            raise Skip("no MPI build")
+        d = scratch()
+        p = subprocess.run(MPIRUN + ["-np", "2", "-x", "GPUTOOL_MPI_WAITS=0", GPUTOOL, "run", "-o", d, "--",
+                                     MPI_WAITS_APP, "1000000", "4", "5"], capture_output=True, text=True,
+                           timeout=300, env=env_with({}, tool=False))
+        code, text, rerr = report_cmd([d, "--format", "json"])
+        doc = json.loads(text) if code == 0 else {"nodes": []}
+        calls = [n for n in doc["nodes"] if (n["name"] or "").startswith("<mpi ")]
+        expect(p.returncode == 0 and calls and not any("MPI_IDLE" in n["metrics"] for n in doc["nodes"]),
+               "exit %s, %d calls, report %r" % (p.returncode, len(calls), (rerr or text)[:300]))
+        return "%d call sites measured, no MPI_IDLE" % len(calls)
+    case("mpi", "GPUTOOL_MPI_WAITS=0", "the calls measured, no wait states (no collective of the tool's)")(waits_off)
 
 
 # ---- configuration ---------------------------------------------------------------------

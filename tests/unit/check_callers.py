@@ -5,7 +5,7 @@ by the library itself, from another of its objects (an undefined symbol
 there) or from its own source file. What only tests need lives with the
 tests (tests/channels/bichannel-test.c, tests/gpu/monitor-test.h, ...).
 
-The library: the objects of channels/ core/ gpu/ gpu/*/ ompt/ acc/ nvtx/ report/,
+The library: the objects of channels/ core/ gpu/ gpu/*/ ompt/ acc/ nvtx/ kokkos/ mpi/ report/,
 of libgputool.so itself, and of the gputool command (analysis/).
 Usage: check_callers.py SOURCE_DIR BUILD_DIR"""
 import glob
@@ -26,7 +26,7 @@ KNOWN = {
     "gt_cupti_pcsamp__disassembly": "a recorded disassembly put in place of nvdisasm's (tests/cupti)",
     "gt_sass__section": "one section of a disassembly (tests/unit, bench/sass)",
 }
-FOLDERS = ["channels", "core", "gpu", "gpu/cupti", "gpu/opencl", "gpu/sass", "ompt", "acc", "nvtx", "kokkos",
+FOLDERS = ["channels", "core", "gpu", "gpu/cupti", "gpu/opencl", "gpu/sass", "ompt", "acc", "nvtx", "kokkos", "mpi",
            "report", "analysis", "."]
 
 

@@ -14,7 +14,7 @@ import sys
 
 SRC = os.path.abspath(sys.argv[1])
 SOURCES = (".c", ".h", ".cpp", ".cc", ".cu")
-LIBRARY = {"channels", "core", "gpu", "gpu/sass", "gpu/cupti", "gpu/opencl", "ompt", "acc", "nvtx", "kokkos", "report",
+LIBRARY = {"channels", "core", "gpu", "gpu/sass", "gpu/cupti", "gpu/opencl", "ompt", "acc", "nvtx", "kokkos", "mpi", "report",
            "report/advice", "report/advice/checks"}
 # folder (or pattern of folders, one level each) -> the folders its files may
 # include from. The first rule that matches a folder is its rule.
@@ -30,6 +30,7 @@ RULES = [
     ("nvtx", {"core", "nvtx"}),
     # Regions the program names: core's region stack only.
     ("kokkos", {"core", "kokkos"}),
+    ("mpi", {"core", "mpi"}),
     ("report", {"core", "report", "report/advice"}),
     ("report/advice", {"core", "report", "report/advice"}),
     ("report/advice/checks", {"core", "report", "report/advice"}),

@@ -62,6 +62,37 @@ __attribute__((noinline)) static void own_ra_site(void)
 	sink++;
 }
 
+/* Regions opened where the runtime is called from two callers' one site,
+ * and from many sites of one function at one depth. */
+__attribute__((noinline)) static void region_site(void)
+{
+	rt_call(probe_region, 0);
+	sink++;
+}
+
+__attribute__((noinline)) static void region_caller_a(void)
+{
+	region_site();
+	sink++;
+}
+
+__attribute__((noinline)) static void region_caller_b(void)
+{
+	region_site();
+	sink++;
+}
+
+#define REGION_SITES 12
+/* REGION_SITES call sites of the runtime in one function, the node of
+ * each into out[]. */
+__attribute__((noinline)) static void region_sites(void **out)
+{
+#define S(k) rt_call(probe_region, 0), out[k] = probe_last()
+	S(0), S(1), S(2), S(3), S(4), S(5), S(6), S(7), S(8), S(9), S(10), S(11);
+#undef S
+	sink++;
+}
+
 static uint64_t full_unwinds(void)
 {
 	uint64_t hits, misses, full;
@@ -239,7 +270,50 @@ static void fast_path_agrees(void)
 	CHECK(!strstr(b, "probe_") && !strstr(b, "rt_"));
 }
 
+/*
+ * A region's opener is remembered (core/region.c): the same call path opens
+ * at the same node without an unwind, another caller of the same site, and
+ * another site of the same function, each at its own.
+ */
+static void region_openers_remembered(void)
+{
+	enum { N = 20 };
+	void *na[N], *nb[N], *sites[N][REGION_SITES];
+	uint64_t h0, m0, h1, m1;
+	char a[4096], b[4096];
+
+	probe_init(1);
+	_Pragma("clang loop unroll(disable)")
+	for (int i = 0; i < N; i++) {
+		if (i == 1)
+			probe_region_stats(&h0, &m0);
+		region_caller_a();
+		na[i] = probe_last();
+		region_caller_b();
+		nb[i] = probe_last();
+		region_sites(sites[i]);
+	}
+	probe_region_stats(&h1, &m1);
+	for (int i = 1; i < N; i++) {
+		CHECK(na[i] == na[0] && nb[i] == nb[0]);
+		for (int k = 0; k < REGION_SITES; k++)
+			CHECK(sites[i][k] == sites[0][k]);
+	}
+	CHECK(na[0] != nb[0]);
+	for (int k = 0; k < REGION_SITES; k++)
+		for (int j = 0; j < k; j++)
+			CHECK(sites[0][k] != sites[0][j]);
+	/* After the first round, every open found its opener remembered. */
+	CHECK_EQ_U(m1 - m0, 0);
+	CHECK_EQ_U(h1 - h0, (uint64_t)(N - 1) * (2 + REGION_SITES));
+	probe_path(na[0], a, sizeof(a));
+	probe_path(nb[0], b, sizeof(b));
+	CHECK(strstr(a, "region_caller_a/region_site/"));
+	CHECK(strstr(b, "region_caller_b/region_site/"));
+}
+
 TEST_MAIN({ "fast path agrees", fast_path_agrees },
+	  { "region openers remembered", region_openers_remembered },
 	  { "elides tool and runtime", elides_tool_and_runtime },
 	  { "memo hits a repeated site", memo_hits_repeated_site },
 	  { "memo notices another caller", memo_notices_other_caller },

@@ -10,6 +10,7 @@
 #include "core/clock.h"
 #include "core/config.h"
 #include "core/modmap.h"
+#include "core/region.h"
 #include "core/symbolize.h"
 #include "core/thread.h"
 #include "core/unwind.h"
@@ -44,6 +45,21 @@ void probe_context(void *ra, int depth)
 		n = gt_unwind__context(thread, (uintptr_t)ra, key, &st);
 	last = n;
 	gt_thread__leave(thread);
+}
+
+/* Opens and closes a region where the runtime called: its node is last. */
+void probe_region(void *ra, int depth)
+{
+	(void)depth;
+	gt_thread__enter(thread);
+	last = gt_region__open(thread, GT_REGION_USER, "<test region>", 0, 0, (uintptr_t)ra, GT_UNWIND_KEY());
+	gt_region__close(thread, GT_REGION_USER, 0, NULL);
+	gt_thread__leave(thread);
+}
+
+void probe_region_stats(uint64_t *hits, uint64_t *misses)
+{
+	gt_region__stats(thread, hits, misses);
 }
 
 void probe_ips_context(void *ra, int depth)

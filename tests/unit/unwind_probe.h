@@ -10,6 +10,8 @@
 PROBE_API void probe_init(int memo);
 PROBE_API void probe_context(void *ra, int depth);
 PROBE_API void probe_ips_context(void *ra, int depth);
+PROBE_API void probe_region(void *ra, int depth);
+PROBE_API void probe_region_stats(uint64_t *hits, uint64_t *misses);
 PROBE_API void *probe_last(void);
 PROBE_API int probe_path(void *node, char *buf, size_t len);
 PROBE_API void probe_stats(uint64_t *hits, uint64_t *misses, uint64_t *full);
