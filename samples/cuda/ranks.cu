@@ -3,8 +3,9 @@
 // MPI + CUDA, one GPU per rank (tests/gpu/check_multigpu.py ranks): rank r
 // takes device r % devices, launches r + 1 kernels of SPIN_MS each from
 // launch_on(), waits for them in wait_device(), and meets the others at a
-// barrier. Each rank prints what it used:
-//   ranks: rank R device D kernels K
+// barrier. Each rank prints what it used, and how long it spent in the
+// barrier by its own clock:
+//   ranks: rank R device D kernels K barrier_ms MS
 // Built on the GPU machine with its MPI: nvcc -ccbin mpicxx (see the
 // validation script), as the MPI there is not this machine's.
 #include <cstdio>
@@ -38,8 +39,11 @@ int main(int argc, char **argv)
 	CHECK(cudaFree(0));
 	launch_on(rank + 1);
 	wait_device();
+	double t0 = MPI_Wtime();
 	MPI_Barrier(MPI_COMM_WORLD);
-	printf("ranks: rank %d device %d kernels %d\n", rank, rank % n, rank + 1);
+	double t1 = MPI_Wtime();
+	printf("ranks: rank %d device %d kernels %d barrier_ms %.3f\n", rank, rank % n, rank + 1,
+	       (t1 - t0) * 1e3);
 	MPI_Finalize();
 	return 0;
 }

@@ -116,6 +116,42 @@ def devices():
         return 2
 
 
+def mpi_waits(ps, ranks):
+    """The MPI layer (docs/MPI.md): each rank's MPI_Barrier under main, once;
+    its MPI_IDLE there is the time the rank measured in the barrier itself
+    (GT_RANKS_OUT: the ranks' output, "barrier_ms"), less the barrier's own
+    cost, for every rank but the last to arrive; the last rank's work
+    carries the others' wait as its cause."""
+    idle, cause = {}, {}
+    for p in ps:
+        r = int(p.process()["rank"])
+        bar = [n for n in p.find("<mpi MPI_Barrier>") if p.names(n)[:1] == ["main"]]
+        check(len(bar) == 1 and p.excl(bar[0], "REGION_COUNT") == 1,
+              "rank %d: <mpi MPI_Barrier> under main %s" % (r, [p.names(n) for n in p.find("<mpi MPI_Barrier>")]))
+        idle[r] = sum(p.excl(n, "MPI_IDLE") for n in bar)
+        cause[r] = sum(p.excl(n, "MPI_IDLE_CAUSE") for n in p.doc["nodes"])
+        where = sorted({" > ".join(p.names(n)) for n in p.doc["nodes"] if p.excl(n, "MPI_IDLE_CAUSE")})
+        print("  rank %d: MPI_IDLE at the barrier %.1f ms, MPI_IDLE_CAUSE %.1f ms at %s" %
+              (r, idle[r] / 1e6, cause[r] / 1e6, where))
+    own = {}
+    if os.environ.get("GT_RANKS_OUT"):
+        with open(os.environ["GT_RANKS_OUT"]) as f:
+            own = {int(r): float(ms) * 1e6 for r, ms in re.findall(r"rank (\d+) .*barrier_ms ([\d.]+)", f.read())}
+    check(sorted(own) == list(range(ranks)), "the ranks' own barrier times: %s" % own)
+    if len(own) != ranks:
+        return
+    last = min(own, key=own.get)
+    print("  the ranks measured in the barrier (ms): %s; the last to arrive: rank %d" %
+          ({r: round(v / 1e6, 1) for r, v in sorted(own.items())}, last))
+    for r in range(ranks):
+        if r != last:
+            check(abs(idle[r] - own[r]) <= 0.05 * own[r] + 2e6,
+                  "rank %d: MPI_IDLE %.1f ms, it measured %.1f ms" % (r, idle[r] / 1e6, own[r] / 1e6))
+    total = sum(idle.values())
+    check(abs(cause[last] - total) <= 0.05 * total + 2e6,
+          "the last rank's cause %.1f ms, the others waited %.1f ms" % (cause[last] / 1e6, total / 1e6))
+
+
 def test_ranks():
     gputool, d, ranks = os.path.abspath(sys.argv[2]), sys.argv[3], int(sys.argv[4])
     ndev = devices()
@@ -139,6 +175,8 @@ def test_ranks():
         check(k == r + 1, "rank %d: %d kernels, expected %d" % (r, k, r + 1))
         check(list(b) == [r % ndev] and b[r % ndev] >= (r + 1) * spin * 0.99 and b[r % 2] > 0,
               "rank %d on device %s" % (r, b))
+    if not omp:
+        mpi_waits(ps, ranks)
     code, js, err = run([gputool, "report", d, "--format", "json"])
     doc = json.loads(js)
     node = [n for n in doc["nodes"] if (n.get("name") or "").split("(")[0] == fn]

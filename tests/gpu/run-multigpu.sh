@@ -32,8 +32,9 @@ echo "== ranks"
 nvcc -arch=sm_90 -O2 -g -ccbin mpicxx -o /tmp/ranks samples/cuda/ranks.cu || echo "nvcc failed"
 for np in 2 4; do
   rm -rf /tmp/rk$np
-  mpirun --allow-run-as-root --oversubscribe -x LD_LIBRARY_PATH -np $np $D/gputool run -o /tmp/rk$np -- /tmp/ranks 2>&1 | grep -v "^gputool: report" | head -8
-  python3 tests/gpu/check_multigpu.py ranks $D/gputool /tmp/rk$np $np; echo "status $?"
+  mpirun --allow-run-as-root --oversubscribe -x LD_LIBRARY_PATH -np $np $D/gputool run -o /tmp/rk$np -- /tmp/ranks \
+    >/tmp/rk$np.out 2>&1; grep -v "^gputool: report" /tmp/rk$np.out | head -8
+  GT_RANKS_OUT=/tmp/rk$np.out python3 tests/gpu/check_multigpu.py ranks $D/gputool /tmp/rk$np $np; echo "status $?"
 done
 echo "== ranks wall, bare and under gputool run (np 2), 3 rounds"
 for r in 1 2 3; do
