@@ -16,7 +16,10 @@ LIB, GPUTOOL, EXE = (os.path.abspath(a) for a in sys.argv[1:4])
 RANGES = {
     '<nvtx "init">': (["main", '<nvtx "init">'], {"fill": 2}),
     '<nvtx "iterate">': (["main", "iterate", '<nvtx "iterate">'], {"axpy": 40}),
-    '<nvtx "half">': (["main", "iterate", '<nvtx "iterate">', "half", '<nvtx "half">'], {"axpy": 20}),
+    # half() inlined into iterate() is iterate's own code, which a range's
+    # node holds itself: the inner range then hangs right under the outer.
+    '<nvtx "half">': ([["main", "iterate", '<nvtx "iterate">', "half", '<nvtx "half">'],
+                       ["main", "iterate", '<nvtx "iterate">', '<nvtx "half">']], {"axpy": 20}),
     '<nvtx model "store">': (["main", '<nvtx model "store">'], {"fill": 1}),
 }
 
@@ -29,7 +32,7 @@ def kernels_under(p, node):
         if (n.get("name") or "").startswith("<nvtx"):
             continue
         if n.get("parent") is not None and p.nodes[n["parent"]].get("name") == "<gpu kernel>":
-            name = n.get("name") or "?"
+            name = (n.get("name") or "?").split("(")[0]  # without the parameters
             out[name] = out.get(name, 0) + p.incl(n, "GKER_COUNT")
             continue
         todo.extend(p.children.get(n["id"], []))
@@ -47,8 +50,9 @@ def test_kernels_under_ranges():
     for label, (path, want) in RANGES.items():
         got = p.find(label)
         check(len(got) == 1, "%s: %d nodes" % (label, len(got)))
-        names = p.names(got[0])
-        check(names == path, "%s at %s, expected %s" % (label, " > ".join(names), " > ".join(path)))
+        names = [x.split("(")[0] for x in p.names(got[0])]
+        paths = path if isinstance(path[0], list) else [path]
+        check(names in paths, "%s at %s, expected %s" % (label, " > ".join(names), " or ".join(" > ".join(x) for x in paths)))
         kernels = {k: v for k, v in kernels_under(p, got[0]).items() if k in want}
         print("  %-24s kernels %s" % (label, kernels))
         check(kernels == want, "%s: kernels %s, expected %s" % (label, kernels, want))
