@@ -157,20 +157,46 @@ int gt_text__args(const char *name, size_t *open, size_t *close)
 	return 0;
 }
 
-/* name with its parameter list read as "(…)" when asked and it has a
- * non-empty one. */
+/*
+ * Where the qualified name of a function whose parameter list opens at
+ * @open begins: after its return type, which demangled function templates
+ * carry ("miniFE::TypeTraits<double>::magnitude_type miniFE::dot<...>(...)"),
+ * the last space outside brackets before the list; 0 when there is none.
+ * A conversion operator's type ("operator int") is its name.
+ */
+static size_t name_start(const char *name, size_t open)
+{
+	size_t start = 0;
+	int depth = 0;
+
+	for (size_t i = 0; i < open; i++) {
+		char c = name[i];
+
+		if (c == '<' || c == '(' || c == '[')
+			depth++;
+		else if ((c == '>' || c == ')' || c == ']') && depth > 0)
+			depth--;
+		else if (c == ' ' && !depth && (i < 8 || strncmp(name + i - 8, "operator", 8)))
+			start = i + 1;
+	}
+	return start;
+}
+
+/* name with its parameter list read as "(…)" and without a template's
+ * return type when asked, and it has a non-empty list. */
 static void add_name(struct gt_sb *b, const char *name, int flags)
 {
-	size_t open, close;
+	size_t open, close, start;
 
 	if (!(flags & GT_LABEL_ELIDE_ARGS) || !gt_text__args(name, &open, &close) || close == open + 1) {
 		gt_sb__add_clean(b, name);
 		return;
 	}
+	start = name_start(name, open);
 	{
 		struct gt_sb head = { 0 };
 
-		gt_sb__addn(&head, name, open + 1);
+		gt_sb__addn(&head, name + start, open + 1 - start);
 		gt_sb__add_clean(b, head.s ? head.s : "");
 		free(head.s);
 	}

@@ -101,9 +101,14 @@ static int row__init(struct row *r, const struct gt_profile *p, uint32_t node, i
 		r->lab[k] = b.s;
 		r->w[k] = gt_cols(b.s);
 		r->kind[k] = (unsigned char)kind_of(p, v);
-		/* A kernel's name, and the placeholder it is under. */
+		/* A kernel's name, and the placeholder it is under; a region
+		 * the program named (an MPI call, an NVTX range), and the frame
+		 * that opened it: the program's call into the library, even in
+		 * a header of the program's own (miniFE's dot() calling
+		 * MPI_Allreduce). */
 		if (pn->kind == GT_PNODE_NAME && pn->parent != GT_NONE &&
-		    p->nodes[pn->parent].kind == GT_PNODE_PLACEHOLDER) {
+		    (p->nodes[pn->parent].kind == GT_PNODE_PLACEHOLDER ||
+		     gt_pnode__is_frame(p->nodes[pn->parent].kind))) {
 			r->must[k] = 1;
 			if (k)
 				r->must[k - 1] = 1;

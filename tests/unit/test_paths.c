@@ -185,6 +185,21 @@ static void test_labels(void)
 	s.len = 0;
 	gt_label(&s, &p, c, 0);
 	CHECK(!strcmp(s.s, ".omp_outlined. (line ?)"));
+	/* A function template's return type is not its name; a conversion
+	 * operator's type is. */
+	s.len = 0;
+	gt_label(&s, &p, frame(&p, r, "miniFE::TypeTraits<double>::magnitude_type miniFE::dot<miniFE::Vector<double, int> >"
+				     "(miniFE::Vector<double, int> const&)", "cg_solve.hpp", 173, APP),
+		 GT_LABEL_SHORT_FILE | GT_LABEL_ELIDE_ARGS);
+	CHECK(!strcmp(s.s, "miniFE::dot<miniFE::Vector<double, int> >(…) (cg_solve.hpp:173)"));
+	s.len = 0;
+	gt_label(&s, &p, frame(&p, r, "Fraction::operator double() const", "f.cc", 3, APP),
+		 GT_LABEL_SHORT_FILE | GT_LABEL_ELIDE_ARGS);
+	CHECK(!strcmp(s.s, "Fraction::operator double() const (f.cc:3)"));
+	s.len = 0;
+	gt_label(&s, &p, frame(&p, r, "void (anonymous namespace)::run<int>(int, std::pair<int, int>)", "r.cc", 9, APP),
+		 GT_LABEL_SHORT_FILE | GT_LABEL_ELIDE_ARGS);
+	CHECK(!strcmp(s.s, "(anonymous namespace)::run<int>(…) (r.cc:9)"));
 	s.len = 0;
 	gt_label(&s, &p, d, 0);
 	CHECK(!strcmp(s.s, "memcpy [libc.so.6]"));
@@ -192,6 +207,26 @@ static void test_labels(void)
 	gt_profile__fini(&p);
 }
 
-TEST_MAIN(TEST_CASE(test_middle), TEST_CASE(test_kernel), TEST_CASE(test_runtime_leaf), TEST_CASE(test_identical),
+/* A region the program named (an MPI call) keeps the frame that opened it,
+ * a function in a header of the program's own, however short the row. */
+static void test_region_opener(void)
+{
+	struct gt_profile p;
+	uint32_t r = root(&p), m = frame(&p, r, "main", "main.cpp", 178, APP);
+	uint32_t d = frame(&p, m, "driver(Box&, Parameters&)", "driver.hpp", 288, APP);
+	uint32_t cg = frame(&p, d, "cg_solve(Matrix&, Vector&)", "cg_solve.hpp", 158, APP);
+	uint32_t dot = frame(&p, cg, "dot(Vector const&, Vector const&)", "Vector_functions.hpp", 540, APP);
+	uint32_t node = mark(&p, dot, GT_PNODE_NAME, "<mpi MPI_Allreduce>");
+	const struct gt_paths_opts o = { .width = 90, .leaf_first = 1, .label_flags = GT_LABEL_ELIDE_ARGS };
+	char *out[1];
+
+	CHECK(!gt_paths__build(&p, &node, 1, &o, out));
+	CHECK(strstr(out[0], "<mpi MPI_Allreduce> < dot(…) (Vector_functions.hpp:540)"));
+	CHECK(gt_cols(out[0]) <= 90);
+	gt_paths__free(out, 1);
+	gt_profile__fini(&p);
+}
+
+TEST_MAIN(TEST_CASE(test_middle), TEST_CASE(test_region_opener), TEST_CASE(test_kernel), TEST_CASE(test_runtime_leaf), TEST_CASE(test_identical),
 	  TEST_CASE(test_groups_cut_alike),
 	  TEST_CASE(test_labels))
