@@ -51,4 +51,16 @@ void gt_modmap__history(void (*fn)(const char *path, uintptr_t bias, void *arg),
 /* Classification by file name, exposed for tests. */
 enum gt_module_class gt_modmap__classify(const char *path);
 
+/*
+ * Calls @fn with the ELF image of each module of the program's own loaded
+ * now (GT_MOD_USER: the executable and its libraries, not the tool's,
+ * runtimes' or the system's) and its load bias, for a backend that looks
+ * for a runtime's code inside them (a statically linked CUDA runtime,
+ * Kokkos' templates). The image is closed when @fn returns. 0, or -1 when
+ * libelf cannot be used. Normal context.
+ */
+typedef struct Elf Elf;
+typedef void (*gt_modmap_elf_fn)(Elf *elf, uintptr_t bias, void *arg);
+int gt_modmap__each_user_elf(gt_modmap_elf_fn fn, void *arg);
+
 #endif

@@ -28,13 +28,10 @@
  * The table is immutable once published (release store; readers, signal
  * handlers included, load it with acquire), never freed.
  */
-#include <fcntl.h>
 #include <gelf.h>
-#include <link.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "core/modmap.h"
 #include "core/unwind.h"
@@ -84,8 +81,10 @@ static int kokkos_symbol(const char *name)
 	return 0;
 }
 
-static void scan(Elf *elf, uintptr_t bias, struct ranges *out)
+static void scan(Elf *elf, uintptr_t bias, void *arg)
 {
+	struct ranges *out = arg;
+
 	Elf_Scn *scn = NULL, *symtab = NULL;
 	GElf_Shdr sh;
 	Elf_Data *data;
@@ -113,27 +112,6 @@ static void scan(Elf *elf, uintptr_t bias, struct ranges *out)
 		    !strstr(name, "._omp_fn.") && push(out, bias + s.st_value, bias + s.st_value + s.st_size))
 			return;
 	}
-}
-
-static int module__visit(struct dl_phdr_info *info, size_t size, void *arg)
-{
-	const char *path = info->dlpi_name && *info->dlpi_name ? info->dlpi_name : "/proc/self/exe";
-	int fd;
-	Elf *elf;
-
-	(void)size;
-	if (strstr(path, "linux-vdso") || gt_modmap__classify(path) != GT_MOD_USER)
-		return 0;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (elf) {
-		scan(elf, (uintptr_t)info->dlpi_addr, arg);
-		elf_end(elf);
-	}
-	close(fd);
-	return 0;
 }
 
 static int by_lo(const void *a, const void *b)
@@ -170,9 +148,8 @@ unsigned gt_kokkos_elide__build(void)
 	struct elide_table *t;
 	size_t m = 0;
 
-	if (elf_version(EV_CURRENT) == EV_NONE)
+	if (gt_modmap__each_user_elf(scan, &rs))
 		return 0;
-	dl_iterate_phdr(module__visit, &rs);
 	if (!rs.n) {
 		free(rs.v);
 		return 0;

@@ -13,17 +13,10 @@
  * kokkos/elide.c: Kokkos' template code instantiated in the program's own
  * modules, elided from contexts as a runtime library's frames are.
  */
-#if GT_KOKKOS_ELF
 /* Scans the loaded user modules once and installs the elide hook. Returns how many address ranges it found.
  * Normal context. */
 unsigned gt_kokkos_elide__build(void);
 /* Whether pc lies in Kokkos' code in a user module. Async-signal-safe. */
 int gt_kokkos_elide__covers(uintptr_t pc);
-#else
-static inline unsigned gt_kokkos_elide__build(void)
-{
-	return 0;
-}
-#endif
 
 #endif

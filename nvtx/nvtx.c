@@ -168,6 +168,16 @@ static void utf8_of(const wchar_t *w, char *buf, size_t len)
 	buf[o] = 0;
 }
 
+/* The message of an NVTX call that passes a narrow (@a) or a wide (@w)
+ * string: @a, or @w in UTF-8 in @buf; NULL for neither. */
+static const char *narrow(const char *a, const wchar_t *w, char *buf, size_t len)
+{
+	if (a || !w)
+		return a;
+	utf8_of(w, buf, len);
+	return buf;
+}
+
 /* A copy that lives until exit (under lock), or NULL. */
 static char *keep(const char *s)
 {
@@ -228,10 +238,7 @@ static const char *label_of(char *buf, const struct nvtxDomainRegistration_st *d
 		if (ea->size >= offsetof(nvtxEventAttributes_t, category) + sizeof(ea->category))
 			cat = category_name(d, ea->category);
 	}
-	if (w && !a) {
-		utf8_of(w, w8, sizeof(w8));
-		a = w8;
-	}
+	a = narrow(a, w, w8, sizeof(w8));
 	snprintf(msg, sizeof(msg), "%s", a ? a : "");
 	snprintf(buf, NVTX_LABEL, "<nvtx %s%s%s\"%s\"%s%s%s>", kind, d ? d->name : "", d ? " " : "", msg,
 		 cat ? " [" : "", cat ? cat : "", cat ? "]" : "");
@@ -435,10 +442,7 @@ static void name_category(struct nvtxDomainRegistration_st *d, uint32_t id, cons
 	char w8[NVTX_LABEL];
 	unsigned n;
 
-	if (w && !a) {
-		utf8_of(w, w8, sizeof(w8));
-		a = w8;
-	}
+	a = narrow(a, w, w8, sizeof(w8));
 	if (!a || !id)
 		return;
 	if (!d)
@@ -461,10 +465,7 @@ static nvtxDomainHandle_t domain_create(const char *a, const wchar_t *w)
 	struct nvtxDomainRegistration_st *d;
 	char w8[NVTX_LABEL];
 
-	if (w && !a) {
-		utf8_of(w, w8, sizeof(w8));
-		a = w8;
-	}
+	a = narrow(a, w, w8, sizeof(w8));
 	if (!a)
 		return NULL;
 	pthread_mutex_lock(&lock);
@@ -491,10 +492,7 @@ static nvtxStringHandle_t register_string(nvtxDomainHandle_t d, const char *a, c
 	struct nvtxStringRegistration_st *s;
 	char w8[NVTX_LABEL];
 
-	if (w && !a) {
-		utf8_of(w, w8, sizeof(w8));
-		a = w8;
-	}
+	a = narrow(a, w, w8, sizeof(w8));
 	if (!a)
 		return NULL;
 	if (!d)

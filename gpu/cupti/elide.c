@@ -28,7 +28,6 @@
 #include <ctype.h>
 #include <fcntl.h>
 #include <gelf.h>
-#include <link.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -178,8 +177,10 @@ static int is_host_stub(const char *name, const struct vec *names)
 }
 
 /* Adds the ranges of one module's symbol table to @out. */
-static void scan(Elf *elf, uintptr_t bias, struct vec *out)
+static void scan(Elf *elf, uintptr_t bias, void *arg)
 {
+	struct vec *out = arg;
+
 	struct vec syms = { .size = sizeof(struct sym) }, names = { .size = sizeof(char *) };
 	Elf_Scn *scn = NULL, *symtab = NULL, *dynsym = NULL;
 	GElf_Shdr sh, use;
@@ -263,27 +264,6 @@ static void scan(Elf *elf, uintptr_t bias, struct vec *out)
 	free(syms.v);
 }
 
-static int module__visit(struct dl_phdr_info *info, size_t size, void *arg)
-{
-	const char *path = info->dlpi_name && *info->dlpi_name ? info->dlpi_name : "/proc/self/exe";
-	int fd;
-	Elf *elf;
-
-	(void)size;
-	if (strstr(path, "linux-vdso") || gt_modmap__classify(path) != GT_MOD_USER)
-		return 0;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (elf) {
-		scan(elf, (uintptr_t)info->dlpi_addr, arg);
-		elf_end(elf);
-	}
-	close(fd);
-	return 0;
-}
-
 /* Sorts and merges @ranges, then publishes them. */
 static void publish(struct vec *ranges)
 {
@@ -319,9 +299,8 @@ void gt_cupti_elide__build(void)
 {
 	struct vec ranges = { .size = sizeof(struct range) };
 
-	if (elf_version(EV_CURRENT) == EV_NONE)
+	if (gt_modmap__each_user_elf(scan, &ranges))
 		return;
-	dl_iterate_phdr(module__visit, &ranges);
 	publish(&ranges);
 	free(ranges.v);
 }

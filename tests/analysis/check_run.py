@@ -12,7 +12,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from runenv import TOOL_VARS, check, clean_env, failures  # noqa: E402
+from runenv import TOOL_VARS, check, clean_env, failures, sanitized  # noqa: E402
 
 BUILD = os.path.abspath(sys.argv[1])
 GPUTOOL = os.path.join(BUILD, "gputool")
@@ -20,18 +20,7 @@ LIB = os.path.realpath(os.path.join(BUILD, "libgputool.so"))
 SPLIT = os.path.join(BUILD, "samples", "omp-host", "split")
 
 
-def sanitized():
-    """A sanitizer build of the library is preloaded only into programs that
-    carry the sanitizer's runtime (analysis/launch.c): not into env."""
-    try:
-        with open(os.path.join(BUILD, "CMakeCache.txt")) as f:
-            cache = f.read()
-    except OSError:
-        return False
-    return "GT_SANITIZE:BOOL=ON" in cache or "GT_TSAN:BOOL=ON" in cache
-
-
-SANITIZED = sanitized()
+SANITIZED = sanitized(BUILD)
 
 
 def run(args, env, cwd):

@@ -3,7 +3,8 @@
 of stopping, and an environment without any tool, job or preload setting."""
 import os
 
-TOOL_VARS = ("OMP_TOOL_LIBRARIES", "OPENCL_LAYERS", "ACC_PROFLIB", "CUDA_INJECTION64_PATH", "KOKKOS_TOOLS_LIBS")
+TOOL_VARS = ("OMP_TOOL_LIBRARIES", "OPENCL_LAYERS", "ACC_PROFLIB", "CUDA_INJECTION64_PATH", "KOKKOS_TOOLS_LIBS",
+             "NVTX_INJECTION64_PATH")
 JOB_VARS = ("SLURM_JOB_ID", "PBS_JOBID", "LSB_JOBID", "FLUX_JOB_ID", "OMPI_MCA_ess_base_jobid", "PMIX_NAMESPACE")
 failures = []
 
@@ -25,3 +26,15 @@ def clean_env(unset=(), **extra):
          and k != "LD_PRELOAD"}
     e.update(extra)
     return e
+
+
+def sanitized(build):
+    """Whether build is a sanitizer build of the library (ASan or TSan),
+    which is preloaded only into programs that carry the sanitizer's
+    runtime (analysis/launch.c)."""
+    try:
+        with open(os.path.join(build, "CMakeCache.txt")) as f:
+            cache = f.read()
+    except OSError:
+        return False
+    return "GT_SANITIZE:BOOL=ON" in cache or "GT_TSAN:BOOL=ON" in cache

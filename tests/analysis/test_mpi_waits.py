@@ -25,12 +25,11 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from runenv import check, clean_env, failures  # noqa: E402
+from runenv import check, clean_env, failures, sanitized  # noqa: E402
 
 BUILD = os.path.abspath(sys.argv[1])
 MPIRUN = sys.argv[2:]
-with open(os.path.join(BUILD, "CMakeCache.txt")) as cache:
-    SANITIZED = "GT_SANITIZE:BOOL=ON" in cache.read()
+SANITIZED = sanitized(BUILD)
 GPUTOOL = os.path.join(BUILD, "gputool")
 APP = os.path.join(BUILD, "samples", "mpi", "waits")
 RANKS, ROUNDS, UNIT, LATE_MS = 4, 8, "10000000", 40
