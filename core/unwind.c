@@ -663,9 +663,21 @@ struct gt_cct_node *gt_unwind__context(struct gt_thread *t, uintptr_t ra, uintpt
 	node = insert_frames(t, f, keep, m, 0, st, 0);
 #if defined(__x86_64__)
 	/* A context cut at max_depth is not a whole call chain: not kept. */
-	if (node && ra && t->memo && t->memo->cap && m > 0 && n < max &&
-	    (!st->boundary || st->boundary > key))
-		memo__put(t->memo, ra, key, st, node, f, keep, m);
+	if (node && ra && t->memo && t->memo->cap && n < max && (!st->boundary || st->boundary > key)) {
+		if (m > 0) {
+			memo__put(t->memo, ra, key, st, node, f, keep, m);
+		} else if (st->cut) {
+			/* No user frame below a region's opener (a runtime's
+			 * code, Kokkos' templates, between it and the event):
+			 * the context is the region's node, as long as those
+			 * frames are the same; they are what a hit checks. */
+			for (int i = cut_limit(f, n, st); i-- > 0;)
+				if (f[i].sp > key)
+					keep[m++] = i;
+			if (m > 0)
+				memo__put(t->memo, ra, key, st, node, f, keep, m);
+		}
+	}
 #endif
 	return node;
 }

@@ -62,6 +62,7 @@ static struct {
 } kp;
 
 #define N (1 << 17) /* doubles: 1 MiB */
+#define TEAMS 40 /* kernels whose OpenMP region Kokkos' side starts */
 
 static double *x, *y;
 static atomic_ullong axpy_ns, dot_ns;
@@ -127,6 +128,23 @@ __attribute__((noinline)) static void kk_for(const char *name, void (*f)(void))
 
 	if (kp.begin_parallel_for)
 		kp.begin_parallel_for(name, 0, &id);
+	f();
+	if (kp.end_parallel_for)
+		kp.end_parallel_for(id);
+}
+
+/* A kernel whose OpenMP region Kokkos' side starts, as the OpenMP
+ * backend's ParallelFor<...>::execute does: no frame of the program's
+ * between the label's opener and the fork. */
+__attribute__((noinline)) static void kk_for_team(const char *name, void (*f)(void))
+	__asm__("_ZN6Kokkos9team_forEPKcPFvvE");
+__attribute__((noinline)) static void kk_for_team(const char *name, void (*f)(void))
+{
+	uint64_t id = 0;
+
+	if (kp.begin_parallel_for)
+		kp.begin_parallel_for(name, 0, &id);
+#pragma omp parallel num_threads(2)
 	f();
 	if (kp.end_parallel_for)
 		kp.end_parallel_for(id);
@@ -315,6 +333,8 @@ int main(int argc, char **argv)
 		kk_reduce("dot", dot_body);
 	for (int r = 0; r < 2; r++)
 		kk_scan("prefix", light_body);
+	for (int r = 0; r < TEAMS; r++)
+		kk_for_team("team", light_body);
 	for (int r = 0; r < 5; r++)
 		kk_fence("sync");
 	for (int r = 0; r < 4; r++)

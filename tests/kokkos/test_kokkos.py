@@ -27,6 +27,7 @@ EXPECT = [
     (["main", '<kokkos region "solve">', '<kokkos parallel_for "axpy">'], 30, {}),
     (["main", '<kokkos parallel_reduce "dot">'], 10, {}),
     (["main", '<kokkos parallel_scan "prefix">'], 2, {}),
+    (["main", '<kokkos parallel_for "team">'], 40, {}),
     (["main", '<kokkos fence "sync">'], 5, {}),
     (["main", '<kokkos deep_copy "y <- x">'], 4, {"KOKKOS_COPY_BYTES": 4 * MIB}),
     (["main", '<kokkos alloc HostSpace "x">'], 1, {"KOKKOS_ALLOC_BYTES": MIB}),
@@ -67,6 +68,15 @@ def test_labels():
     dot = node_at(p, EXPECT[2][0])
     omp = [c for c in p.children.get(axpy["id"], []) if c.get("name") == "<omp parallel>"]
     check(len(omp) == 1, "no <omp parallel> under the axpy label")
+    # The 40 "team" kernels' OpenMP regions, which Kokkos' side starts with
+    # no frame of the program below the label's opener: right under the
+    # label, their contexts found again without an unwind each.
+    team = node_at(p, ["main", '<kokkos parallel_for "team">'])
+    check([c.get("name") for c in p.children.get(team["id"], [])].count("<omp parallel>") == 1,
+          "no <omp parallel> right under the team label")
+    unwinds = int((p.meta("context_memo") or "0 full unwinds").split(",")[-1].split()[0])
+    check(unwinds < 40, "%d full unwinds for the OpenMP constructs (context_memo %r): one a team kernel?" %
+          (unwinds, p.meta("context_memo")))
     return p, outdir, own, axpy, dot, omp[0]
 
 
