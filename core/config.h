@@ -58,6 +58,9 @@
 	  "with GPU PC sampling or instruction counts: NVIDIA's nvdisasm, for GPU calling " \
 	  "contexts, loops and instruction classes (default: CUDA_HOME's, /usr/local/cuda's, " \
 	  "PATH's); 0 off")                                                          \
+	X(cache, "GPUTOOL_CACHE", PATH, 0, 0, 0,                                       \
+	  "a folder for what is kept across runs: nvdisasm's text of each GPU binary, "  \
+	  "by its contents (default $XDG_CACHE_HOME/gputool, else ~/.cache/gputool); 0 off") \
 	X(trace, "GPUTOOL_TRACE", BOOL, 0, 0, 1,                                       \
 	  "record a trace (<exe>-<rank>-<pid>.gttrace) for `gputool report --format chrome`") \
 	X(on_signal, "GPUTOOL_ON_SIGNAL", BOOL, 1, 0, 1,                               \

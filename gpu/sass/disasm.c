@@ -4,6 +4,7 @@
  * (PC sampling only): the cubin goes to a temporary file, nvdisasm reads
  * it, its output comes back through a pipe. The child gets the program's
  * environment without the variables that would load this library into it.
+ * What it writes is kept for the next run (gpu/sass/cache.c).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -101,6 +102,8 @@ int gt_sass__disassemble(const char *want, const void *cubin, size_t size, char 
 	prog = program(want, prog_buf, sizeof(prog_buf), &search);
 	if (!strcmp(prog, "0") || !strcmp(prog, "off"))
 		return -ECANCELED;
+	if (!gt_sass_cache__get(prog, cubin, size, text, len))
+		return 0;
 	if (tmp && *tmp && snprintf(tmpl, sizeof(tmpl), "%s/gputool-cubin-XXXXXX", tmp) < (int)sizeof(tmpl))
 		fd = mkostemp(tmpl, O_CLOEXEC);
 	else
@@ -185,6 +188,7 @@ int gt_sass__disassemble(const char *want, const void *cubin, size_t size, char 
 		*text = buf;
 		*len = n;
 		buf = NULL;
+		gt_sass_cache__put(prog, cubin, size, *text, *len);
 	}
 out_close:
 	if (pipefd[0] >= 0)

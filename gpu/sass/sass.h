@@ -262,5 +262,14 @@ int gt_sass__blame(const struct gt_sass *s, uint32_t section, const uint64_t *st
  * program is @program, else the CUDA toolkit's (CUDA_HOME,
  * /usr/local/cuda), else nvdisasm on PATH. */
 int gt_sass__disassemble(const char *program, const void *cubin, size_t size, char **text, size_t *len);
+/*
+ * The disassembly of @cubin by @prog kept from an earlier run
+ * (gpu/sass/cache.c, GPUTOOL_CACHE): 0 and *text (malloc()ed,
+ * NUL-terminated) and *len, or -ENOENT. gt_sass__disassemble asks it first
+ * and puts what nvdisasm wrote; _put writes nothing when there is no cache
+ * folder. Normal context.
+ */
+int gt_sass_cache__get(const char *prog, const void *cubin, size_t size, char **text, size_t *len);
+void gt_sass_cache__put(const char *prog, const void *cubin, size_t size, const char *text, size_t len);
 
 #endif

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/config.h"
 #include "gpu/sass/sass.h"
 #include "tests/unit/test.h"
 
@@ -880,6 +881,7 @@ static void test_disassemble(void)
 	FILE *f;
 
 	CHECK(mkdtemp(dir));
+	gt_config.cache = "0"; /* every call runs the stand-in */
 	snprintf(prog, sizeof(prog), "%s/nvdisasm", dir);
 	f = fopen(prog, "w");
 	CHECK(f);
@@ -910,6 +912,60 @@ static void test_disassemble(void)
 	rmdir(dir);
 }
 
+/* Runs of the stand-in nvdisasm of test_disassemble_cache so far. */
+static int runs(const char *dir)
+{
+	char path[512];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/runs", dir);
+	return stat(path, &st) ? 0 : (int)st.st_size;
+}
+
+/* What nvdisasm wrote is kept by the cubin's contents: the same cubin is
+ * not disassembled again, another one is; an entry cut short is a miss
+ * and is written again; GPUTOOL_CACHE=0 keeps nothing. */
+static void test_disassemble_cache(void)
+{
+	char dir[] = "/tmp/gputool-sass-cache-XXXXXX", prog[256], cache[300], path[600], *text = NULL;
+	static const uint8_t a[] = { 0x7f, 'E', 'L', 'F', 1, 2, 3 }, b[] = { 0x7f, 'E', 'L', 'F', 1, 2, 4 };
+	size_t len = 0;
+	FILE *f;
+
+	CHECK(mkdtemp(dir));
+	snprintf(prog, sizeof(prog), "%s/nvdisasm", dir);
+	snprintf(cache, sizeof(cache), "%s/cache/deeper", dir);
+	f = fopen(prog, "w");
+	CHECK(f);
+	fprintf(f, "#!/bin/sh\nprintf x >> %s/runs\necho \"  /*0000*/  EXIT ; // $(od -An -tx1 \"$4\" | tr -d ' ')\"\n",
+		dir);
+	fclose(f);
+	CHECK(chmod(prog, 0755) == 0);
+	gt_config.cache = cache;
+	CHECK(gt_sass__disassemble(prog, a, sizeof(a), &text, &len) == 0 && runs(dir) == 1);
+	CHECK(text && !strcmp(text, "  /*0000*/  EXIT ; // 7f454c46010203\n"));
+	free(text);
+	CHECK(gt_sass__disassemble(prog, a, sizeof(a), &text, &len) == 0 && runs(dir) == 1);
+	CHECK(text && len == strlen(text) && !strcmp(text, "  /*0000*/  EXIT ; // 7f454c46010203\n"));
+	free(text);
+	CHECK(gt_sass__disassemble(prog, b, sizeof(b), &text, &len) == 0 && runs(dir) == 2);
+	CHECK(text && !strcmp(text, "  /*0000*/  EXIT ; // 7f454c46010204\n"));
+	free(text);
+	/* Every entry cut short by a byte: disassembled again, and kept whole. */
+	snprintf(path, sizeof(path), "find %s -name '*.sass' -exec truncate -s -1 {} +", cache);
+	CHECK(system(path) == 0);
+	CHECK(gt_sass__disassemble(prog, a, sizeof(a), &text, &len) == 0 && runs(dir) == 3);
+	CHECK(text && !strcmp(text, "  /*0000*/  EXIT ; // 7f454c46010203\n"));
+	free(text);
+	CHECK(gt_sass__disassemble(prog, a, sizeof(a), &text, &len) == 0 && runs(dir) == 3);
+	free(text);
+	gt_config.cache = "0";
+	CHECK(gt_sass__disassemble(prog, a, sizeof(a), &text, &len) == 0 && runs(dir) == 4);
+	free(text);
+	snprintf(path, sizeof(path), "rm -rf %s", dir);
+	CHECK(system(path) == 0);
+}
+
 int main(int argc, char **argv)
 {
 	/* test_sass --class OPCODE...: each opcode's class, for comparing
@@ -935,6 +991,7 @@ int main(int argc, char **argv)
 	test_fast_paths();
 	test_slow_paths();
 	test_disassemble();
+	test_disassemble_cache();
 	if (argc > 1)
 		test_gpucalls(argv[1]);
 	printf("ok\n");
