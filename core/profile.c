@@ -6,6 +6,7 @@
  */
 #include "core/profile.h"
 
+#include "core/hash.h"
 #include "core/metrics.h"
 #include "core/profile-internal.h"
 
@@ -74,12 +75,8 @@ struct intern {
 
 static uint64_t hash_bytes(const char *s, size_t len)
 {
-	uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a */
+	uint64_t h = gt_hash__bytes(s, len);
 
-	for (size_t i = 0; i < len; i++) {
-		h ^= (unsigned char)s[i];
-		h *= 0x100000001b3ull;
-	}
 	return h ^ (h >> 29);
 }
 

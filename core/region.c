@@ -8,6 +8,7 @@
 
 #include "core/clock.h"
 #include "core/config.h"
+#include "core/hash.h"
 #include "core/hmap.h"
 #include "core/log.h"
 #include "core/modmap.h"
@@ -118,19 +119,10 @@ static struct gt_regions *regions_of(struct gt_thread *t)
 	return rs;
 }
 
-static uint64_t fnv1a(const char *s)
-{
-	uint64_t h = 0xcbf29ce484222325ull;
-
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
-	return h ? h : 1;
-}
-
 const char *gt_region__intern(struct gt_thread *t, const char *s)
 {
 	struct gt_regions *rs = regions_of(t);
-	uint64_t h = fnv1a(s), *v;
+	uint64_t h = gt_hash__str(s) | 1, *v;
 	size_t len = strlen(s) + 1;
 	char *copy;
 

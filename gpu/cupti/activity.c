@@ -51,18 +51,9 @@ struct name_entry {
 static struct name_entry *_Atomic by_ptr[NAME_SLOTS];
 static struct name_entry *_Atomic by_text[NAME_SLOTS];
 
-static uint64_t hash_str(const char *s)
-{
-	uint64_t h = 0xcbf29ce484222325ull;
-
-	while (*s)
-		h = (h ^ (unsigned char)*s++) * 0x100000001b3ull;
-	return h | 1;
-}
-
 static uint64_t hash_ptr(const void *p)
 {
-	return gt_cupti__mix64((uintptr_t)p);
+	return gt_hash__mix64((uintptr_t)p);
 }
 
 /* The slot holding @probe's key, or the one @fresh was installed in;
@@ -107,7 +98,7 @@ static const char *intern_text(char *s)
 		return NULL;
 	}
 	e->key = NULL;
-	e->hash = hash_str(s);
+	e->hash = gt_hash__str(s) | 1;
 	e->name = s;
 	got = table_insert(by_text, e->hash, e, same_text);
 	if (got != e) {
@@ -196,7 +187,7 @@ int gt_cupti__kernel_seen(const char *text)
 
 	if (!text)
 		return 0;
-	h = hash_str(text);
+	h = gt_hash__str(text) | 1;
 	for (unsigned i = 0; i < NAME_SLOTS; i++) {
 		/* Acquire: pairs with the CAS that installed the entry. */
 		struct name_entry *e =

@@ -338,7 +338,7 @@ static struct cupti_thread *thread__self(void)
 
 static uint64_t memo__hash(uintptr_t key, const struct gt_stitch *st, enum gt_placeholder ph)
 {
-	return gt_cupti__mix64(gt_cupti__mix64(key ^ (uint64_t)ph << 56) ^ (uintptr_t)st->base ^ st->boundary << 1) | 1;
+	return gt_hash__mix64(gt_hash__mix64(key ^ (uint64_t)ph << 56) ^ (uintptr_t)st->base ^ st->boundary << 1) | 1;
 }
 
 static struct gt_cct_node *memo__lookup(struct cupti_thread *ct, uint64_t h)

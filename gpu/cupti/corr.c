@@ -167,7 +167,7 @@ void gt_cupti_graph__instantiated(const void *params)
 	if (!exec)
 		return;
 	parts = graph__count((CUgraph)p->graph, 0);
-	h = gt_cupti__mix64(exec);
+	h = gt_hash__mix64(exec);
 	for (unsigned i = 0; i < GRAPH_PROBE; i++) {
 		unsigned k = (unsigned)(h + i) & (GRAPH_SLOTS - 1);
 		uintptr_t cur = atomic_load_explicit(&graphs[k].exec, memory_order_acquire);
@@ -184,7 +184,7 @@ void gt_cupti_graph__instantiated(const void *params)
 
 int gt_cupti_graph__parts(uintptr_t exec)
 {
-	uint64_t h = gt_cupti__mix64(exec);
+	uint64_t h = gt_hash__mix64(exec);
 
 	for (unsigned i = 0; exec && i < GRAPH_PROBE; i++) {
 		unsigned k = (unsigned)(h + i) & (GRAPH_SLOTS - 1);

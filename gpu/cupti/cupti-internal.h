@@ -34,6 +34,7 @@
 #include <stdint.h>
 
 #include "core/cct.h"
+#include "core/hash.h"
 #include "core/unwind.h"
 #include "gpu/cupti/cupti-apis.h"
 #include "gpu/device-op.h"
@@ -199,15 +200,6 @@ enum gt_cupti_class gt_cupti__class(CUpti_CallbackDomain domain, CUpti_CallbackI
 void gt_cupti_corr__put(uint32_t cupti_id, uint64_t id, int32_t parts);
 int gt_cupti_corr__get(uint32_t cupti_id, uint64_t *id, int *more);
 
-/* A 64-bit mixer (MurmurHash3's finalizer), for hashing handles and keys. */
-static inline uint64_t gt_cupti__mix64(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdull;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ull;
-	return x ^ (x >> 33);
-}
 
 /* A graph was instantiated (the API's parameters): counts the activities
  * one launch of it produces. parts(): that count for an executable graph,

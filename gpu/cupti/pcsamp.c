@@ -338,28 +338,10 @@ out:
 		(double)(gt_clock__now() - t0) / 1e6);
 }
 
-static uint64_t mix(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdull;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ull;
-	return x ^ (x >> 33);
-}
-
-static uint64_t str_hash(const char *s)
-{
-	uint64_t h = 1469598103934665603ull;
-
-	while (*s)
-		h = (h ^ (unsigned char)*s++) * 1099511628211ull;
-	return h | 1;
-}
-
 /* One copy of each line's text, for node keys that live to the end. */
 const char *gt_cupti_pcsamp__intern(const char *text)
 {
-	uint64_t h = str_hash(text);
+	uint64_t h = gt_hash__str(text) | 1;
 	const uint64_t *v;
 	char *copy;
 
@@ -367,7 +349,7 @@ const char *gt_cupti_pcsamp__intern(const char *text)
 	while ((v = gt_hmap__get(&gt_pcs.lines, h))) {
 		if (!strcmp((const char *)(uintptr_t)*v, text))
 			return (const char *)(uintptr_t)*v;
-		h = mix(h) | 1;
+		h = gt_hash__mix64(h) | 1;
 	}
 	copy = strdup(text);
 	if (copy && gt_hmap__put(&gt_pcs.lines, h, (uintptr_t)copy)) {
@@ -411,7 +393,7 @@ static const char *line_of(uint64_t crc, const char *function, uint64_t pc)
 
 struct pc_entry *gt_cupti_pcsamp__entry(const CUpti_PCSamplingPCData *d)
 {
-	uint64_t k = mix(d->cubinCrc ^ mix(d->pcOffset ^ ((uint64_t)d->functionIndex << 40))) | 1;
+	uint64_t k = gt_hash__mix64(d->cubinCrc ^ gt_hash__mix64(d->pcOffset ^ ((uint64_t)d->functionIndex << 40))) | 1;
 	const uint64_t *v;
 	struct pc_entry *e;
 
@@ -419,7 +401,7 @@ struct pc_entry *gt_cupti_pcsamp__entry(const CUpti_PCSamplingPCData *d)
 		e = &gt_pcs.e[*v - 1];
 		if (e->crc == d->cubinCrc && e->pc == d->pcOffset && e->function_index == d->functionIndex)
 			return e;
-		k = mix(k) | 1;
+		k = gt_hash__mix64(k) | 1;
 	}
 	if (gt_pcs.n_e == gt_pcs.cap_e) {
 		uint32_t cap = gt_pcs.cap_e ? gt_pcs.cap_e * 2 : 1024;

@@ -24,40 +24,32 @@
 #include <unistd.h>
 
 #include "core/config.h"
+#include "core/hash.h"
 #include "core/log.h"
 #include "gpu/sass/sass.h"
 
 #define MAGIC "gputool-sass 1"
 
-static uint64_t mix(uint64_t h)
-{
-	h ^= h >> 33;
-	h *= 0xff51afd7ed558ccdull;
-	h ^= h >> 33;
-	h *= 0xc4ceb9fe1a85ec53ull;
-	return h ^ (h >> 33);
-}
-
 /* Two 64-bit lanes over the bytes, with different seeds and multipliers. */
 static void hash128(const void *p, size_t n, uint64_t seed, uint64_t out[2])
 {
 	const unsigned char *b = p;
-	uint64_t a = 0x9e3779b97f4a7c15ull ^ seed, c = 0xc2b2ae3d27d4eb4full ^ mix(seed + n);
+	uint64_t a = 0x9e3779b97f4a7c15ull ^ seed, c = 0xc2b2ae3d27d4eb4full ^ gt_hash__mix64(seed + n);
 	size_t i = 0;
 
 	for (; i + 8 <= n; i += 8) {
 		uint64_t w;
 
 		memcpy(&w, b + i, 8);
-		a = (a ^ mix(w)) * 0x100000001b3ull + 0x27d4eb2f165667c5ull;
+		a = (a ^ gt_hash__mix64(w)) * 0x100000001b3ull + 0x27d4eb2f165667c5ull;
 		c = (c + w) * 0x9e3779b97f4a7c15ull ^ (c >> 29);
 	}
 	for (; i < n; i++) {
 		a = (a ^ b[i]) * 0x100000001b3ull;
 		c = (c + b[i]) * 0xc2b2ae3d27d4eb4full ^ (c >> 31);
 	}
-	out[0] = mix(a ^ n);
-	out[1] = mix(c + (n << 1));
+	out[0] = gt_hash__mix64(a ^ n);
+	out[1] = gt_hash__mix64(c + (n << 1));
 }
 
 static uint64_t checksum(const char *s, size_t n)
@@ -122,7 +114,7 @@ static const char *entry(const char *prog, const void *cubin, size_t size, char 
 	id[2] = (uint64_t)st.st_ino;
 	hash128(prog, strlen(prog), 1, p);
 	hash128(id, sizeof(id), p[0] ^ p[1], p);
-	hash128(cubin, size, p[0] ^ mix(p[1]), h);
+	hash128(cubin, size, p[0] ^ gt_hash__mix64(p[1]), h);
 	if (snprintf(buf, len, "%s/%016" PRIx64 "%016" PRIx64 ".sass", dir, h[0], h[1]) >= (int)len)
 		return NULL;
 	return buf;
