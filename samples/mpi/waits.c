@@ -15,6 +15,12 @@
  *    r - 1, (rank 0: sleep LATE_MS), MPI_Isend of 32 doubles to r + 1,
  *    MPI_Waitall of both.
  *
+ * WAITS_BALANCED=1: phase 1 balanced, the same work in all: each rank does
+ * (ranks + 1) / 2 units a round, the fix a tool's advice should price.
+ * Rank 0 prints on stderr how long phase 1 took by its clock, from its
+ * first work to the last allreduce's return:
+ *   waits-phase: allreduce_ms MS
+ *
  * Every rank prints on stderr what it measured with its own clocks, one line
  * per rank, so that a tool's numbers can be checked on a machine of any load:
  *   waits: rank R cpu_ns C allreduce E0:D0,E1:D1,... send S0,... recv E0:D0,...
@@ -45,12 +51,13 @@ static uint64_t ns_of(clockid_t c)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* Deterministic floating-point work: units of unit_iters iterations. */
-__attribute__((noinline)) static void work(int units)
+/* Deterministic floating-point work: halves of units of unit_iters
+ * iterations. */
+__attribute__((noinline)) static void work(int halves)
 {
 	double s = 0.0;
 
-	for (long i = 0; i < units * unit_iters; i++)
+	for (long i = 0; i < halves * unit_iters / 2; i++)
 		s += (double)(i % 7) * 0.5;
 	sink += s;
 }
@@ -77,8 +84,9 @@ int main(int argc, char **argv)
 		recv_d[MAX_ROUNDS], isend_e[MAX_ROUNDS], wall_e[MAX_ROUNDS], wall_d[MAX_ROUNDS];
 	int rank, size, rounds = 8, sbuf[16], rbuf[64];
 	double in, out, dsend[32], drecv[32];
-	uint64_t cpu = 0, t;
+	uint64_t cpu = 0, t, phase;
 	long late_ms = 50;
+	int balanced;
 	char *line, *p;
 
 	MPI_Init(&argc, &argv);
@@ -95,15 +103,18 @@ int main(int argc, char **argv)
 	memset(sbuf, 0, sizeof(sbuf));
 	memset(dsend, 0, sizeof(dsend));
 
+	balanced = getenv("WAITS_BALANCED") && atoi(getenv("WAITS_BALANCED"));
+	phase = ns_of(CLOCK_MONOTONIC);
 	for (int i = 0; i < rounds; i++) {
 		t = ns_of(CLOCK_THREAD_CPUTIME_ID);
-		work(rank + 1);
+		work(balanced ? size + 1 : 2 * (rank + 1));
 		cpu += ns_of(CLOCK_THREAD_CPUTIME_ID) - t;
 		in = (double)rank;
 		ar_e[i] = ns_of(CLOCK_MONOTONIC);
 		MPI_Allreduce(&in, &out, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
 		ar_d[i] = ns_of(CLOCK_MONOTONIC) - ar_e[i];
 	}
+	phase = ns_of(CLOCK_MONOTONIC) - phase;
 	for (int i = 0; i < rounds; i++) {
 		if (rank == 0)
 			sleep_ms(late_ms);
@@ -135,6 +146,8 @@ int main(int argc, char **argv)
 	print_pairs(&p, "isend", isend_e, NULL, rounds);
 	print_pairs(&p, "waitall", wall_e, wall_d, rounds);
 	fprintf(stderr, "%s\n", line);
+	if (rank == 0)
+		fprintf(stderr, "waits-phase: allreduce_ms %.3f\n", (double)phase / 1e6);
 	free(line);
 	MPI_Finalize();
 	if (rank == 0)
