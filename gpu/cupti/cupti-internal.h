@@ -92,6 +92,7 @@ struct gt_thread;
 	X(cuDeviceGetName, 1)               \
 	X(cuDeviceGetAttribute, 1)          \
 	X(cuCtxGetDevice, 1)                \
+	X(cuModuleGetLoadingMode, 0)        \
 	X(cuStreamGetCtx, 0)                \
 	X(cuGetErrorString, 0)              \
 	X(cuGraphGetNodes, 0)               \
@@ -276,6 +277,9 @@ void gt_cupti_sasscount__synced(void);
 /* The resource callbacks: a context (sampling starts on it), a module (its
  * cubin kept for source lines), a context about to go (its samples taken). */
 void gt_cupti_pcsamp__context_created(CUcontext ctx);
+/* Before cuInit reads the environment: modules loaded eagerly when PC
+ * sampling is on and the program did not choose (pcsamp.c). */
+void gt_cupti_pcsamp__ask_eager(void);
 void gt_cupti_pcsamp__module_loaded(const void *cubin, size_t size);
 void gt_cupti_pcsamp__context_ending(CUcontext ctx);
 /* At the backend's exit, while CUPTI still works: every context's samples. */

@@ -518,6 +518,8 @@ static void attach(int injected, const char *how)
 	}
 	cupti.tried = 1;
 	cupti.pid = getpid();
+	if (injected)
+		gt_cupti_pcsamp__ask_eager();
 	if (gt_config.cupti_record && *gt_config.cupti_record &&
 	    gt_cupti_record__open(gt_config.cupti_record)) {
 		char q[GT_LOG_VALUE];

@@ -78,6 +78,8 @@ struct pc_cubin {
 	struct gt_sass *sass; /* its structure, at settle */
 };
 
+enum pc_loading { PC_LOADING_UNKNOWN, PC_LOADING_LAZY, PC_LOADING_EAGER };
+
 struct gt_pcs_state {
 	pthread_mutex_t lock;
 	int off; /* could not start, or stopped */
@@ -96,6 +98,10 @@ struct gt_pcs_state {
 	 * device of the first context. */
 	uint64_t period_cycles;
 	int device;
+	/* How the driver loads modules (enum pc_loading), and whether this
+	 * library asked for eager loading (gt_cupti_pcsamp__ask_eager). */
+	int loading;
+	int eager_asked;
 	uint64_t counted; /* SASS metrics' instruction records taken (sasscount.c) */
 };
 

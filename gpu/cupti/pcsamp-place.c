@@ -340,8 +340,22 @@ void gt_cupti_pcsamp__disassembly(uint64_t crc, const char *text, size_t len)
 	pthread_mutex_unlock(&gt_pcs.lock);
 }
 
-/* Each cubin that has samples is disassembled and read; each sample's
- * instruction found in it. */
+/* Whether a kernel of cubin @arg has samples: its section is read. */
+static int kernel__sampled(const char *name, size_t n, void *arg)
+{
+	uint64_t crc = *(const uint64_t *)arg;
+
+	for (uint32_t k = 0; k < gt_pcs.n_e; k++) {
+		const struct pc_entry *e = &gt_pcs.e[k];
+
+		if (e->crc == crc && e->symbol && !strncmp(e->symbol, name, n) && !e->symbol[n])
+			return 1;
+	}
+	return 0;
+}
+
+/* Each cubin that has samples is disassembled and read, of its kernels
+ * those that have samples; each sample's instruction found in it. */
 void gt_cupti_pcsamp__structure(void)
 {
 	static int said;
@@ -375,7 +389,7 @@ void gt_cupti_pcsamp__structure(void)
 		}
 		if (gt_cupti_recording)
 			gt_cupti_record__sass(c->crc, c->sass_text, c->sass_len);
-		c->sass = gt_sass__parse(c->sass_text, c->sass_len);
+		c->sass = gt_sass__parse_some(c->sass_text, c->sass_len, kernel__sampled, &c->crc);
 		gt_info("cupti", "cubin %016llx: %u functions, %u instructions, %u loops (%.1f ms)",
 			(unsigned long long)c->crc, c->sass ? c->sass->n_functions : 0, c->sass ? c->sass->n_insns : 0,
 			c->sass ? c->sass->n_loops : 0, (double)(gt_clock__now() - t0) / 1e6);

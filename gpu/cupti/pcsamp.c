@@ -210,7 +210,7 @@ static int context__buffer(struct pc_context *c)
 
 static CUptiResult context__configure(struct pc_context *c)
 {
-	CUpti_PCSamplingConfigurationInfo cfg[4];
+	CUpti_PCSamplingConfigurationInfo cfg[5];
 	CUpti_PCSamplingConfigurationInfoParams p = { .size = CUpti_PCSamplingConfigurationInfoParamsSize };
 	size_t n = 0;
 
@@ -229,6 +229,39 @@ static CUptiResult context__configure(struct pc_context *c)
 	p.numAttributes = n;
 	p.pPCSamplingConfigurationInfo = cfg;
 	return gt_cupti_lib.cuptiPCSamplingSetConfigurationAttribute(&p);
+}
+
+/*
+ * A lazily loaded module (CUDA's default since 12.2) is loaded at its first
+ * kernel's launch, and with PC sampling on CUPTI then spends a long time
+ * (0.3 s for XSBench's module on an H100) inside that launch: a program
+ * that times its kernels would see it as its own. Eager loading moves the
+ * loads to the context's creation. The driver reads CUDA_MODULE_LOADING in
+ * cuInit, which calls this library's InitializeInjection first; a program
+ * that set the variable keeps its choice. Runs once, inside cuInit, before
+ * the driver or CUPTI has started a thread.
+ */
+void gt_cupti_pcsamp__ask_eager(void)
+{
+	if (gt_config.pc_sampling <= 0 || getenv("CUDA_MODULE_LOADING"))
+		return;
+	gt_pcs.eager_asked = !setenv("CUDA_MODULE_LOADING", "EAGER", 0);
+}
+
+/* What the driver does: the report says it (facts()). */
+static void loading__read(void)
+{
+	CUmoduleLoadingMode mode;
+
+	if (!gt_cupti_lib.cuModuleGetLoadingMode || gt_cupti_lib.cuModuleGetLoadingMode(&mode) != CUDA_SUCCESS)
+		return;
+	gt_pcs.loading = mode == CU_MODULE_EAGER_LOADING ? PC_LOADING_EAGER : PC_LOADING_LAZY;
+	if (gt_pcs.loading == PC_LOADING_LAZY)
+		gt_warn("cupti", "modules load lazily (CUDA_MODULE_LOADING=%s): with PC sampling, each module's first "
+				 "launch includes CUPTI's work on it; set CUDA_MODULE_LOADING=EAGER for the kernels' own times",
+			getenv("CUDA_MODULE_LOADING") ? getenv("CUDA_MODULE_LOADING") : "unset");
+	else
+		gt_info("cupti", "modules load eagerly%s", gt_pcs.eager_asked ? " (asked for PC sampling)" : "");
 }
 
 /* The first context's period and device, which the derived metrics need. */
@@ -255,6 +288,7 @@ static void context__setup(struct pc_context *c)
 			     ? (int)dev
 			     : 0;
 	gt_cupti_smclock__start(gt_pcs.device);
+	loading__read();
 }
 
 void gt_cupti_pcsamp__context_created(CUcontext ctx)

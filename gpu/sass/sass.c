@@ -124,6 +124,11 @@ struct parser {
 	} chain[GT_SASS_MAX_INLINE];
 	uint32_t n_chain, inl, cap_inlines;
 	int marker_run, chain_dirty;
+	/* Which kernels' sections to read (gt_sass__parse_some); skipping:
+	 * the lines of a section left out, up to the next section. */
+	gt_sass_keep_fn keep;
+	void *keep_arg;
+	int skipping;
 	/* Branch and call targets by name, resolved at the end. */
 	char **targets;
 };
@@ -729,6 +734,18 @@ static int declarations(struct parser *ps, const char *text, size_t len)
 	return 0;
 }
 
+/* A kernel's section the caller does not want: only kernels are left out,
+ * since the functions of other sections may be called from any. */
+static int section__left_out(const struct parser *ps, const char *p, size_t n)
+{
+	uint32_t i;
+
+	if (!ps->keep)
+		return 0;
+	i = name_index(ps, p, n);
+	return i != GT_SASS_NONE && ps->entry[i] && !ps->keep(p, n, ps->keep_arg);
+}
+
 static int parse_lines(struct parser *ps, const char *text, size_t len)
 {
 	const char *p = text, *end = text + len;
@@ -742,20 +759,24 @@ static int parse_lines(struct parser *ps, const char *text, size_t len)
 			eol = end;
 		q = skip_ws(p, eol);
 		n = (size_t)(eol - q);
-		if (n > 2 && q[0] == '/' && q[1] == '*') {
-			err = on_insn(ps, q + 2, eol);
-		} else if (n > 8 && !memcmp(q, "//## File", 9)) {
-			if (ps->section != GT_SASS_NONE)
-				err = on_line_marker(ps, q, eol);
-		} else if (n > 8 && !memcmp(q, ".section", 8)) {
+		if (n > 8 && !memcmp(q, ".section", 8)) {
 			const char *a = skip_ws(q + 8, eol), *c = memchr(a, ',', (size_t)(eol - a));
 
 			if (!c)
 				c = eol;
-			if ((size_t)(c - a) > 6 && !memcmp(a, ".text.", 6))
+			ps->skipping = (size_t)(c - a) > 6 && !memcmp(a, ".text.", 6) &&
+				       section__left_out(ps, a + 6, (size_t)(c - a - 6));
+			if (!ps->skipping && (size_t)(c - a) > 6 && !memcmp(a, ".text.", 6))
 				err = begin_section(ps, a + 6, (size_t)(c - a - 6));
 			else
 				end_section(ps);
+		} else if (ps->skipping) {
+			/* a kernel left out: its code, labels and lines */
+		} else if (n > 2 && q[0] == '/' && q[1] == '*') {
+			err = on_insn(ps, q + 2, eol);
+		} else if (n > 8 && !memcmp(q, "//## File", 9)) {
+			if (ps->section != GT_SASS_NONE)
+				err = on_line_marker(ps, q, eol);
 		} else if (n > 1 && q[n - 1] == ':' && q[0] != '/' && !memchr(q, ' ', n)) {
 			err = on_label(ps, q, n - 1);
 		}
@@ -781,7 +802,12 @@ static void parser__fini(struct parser *ps)
 
 struct gt_sass *gt_sass__parse(const char *text, size_t len)
 {
-	struct parser ps = { .section = GT_SASS_NONE, .inl = GT_SASS_NONE };
+	return gt_sass__parse_some(text, len, NULL, NULL);
+}
+
+struct gt_sass *gt_sass__parse_some(const char *text, size_t len, gt_sass_keep_fn keep, void *arg)
+{
+	struct parser ps = { .section = GT_SASS_NONE, .inl = GT_SASS_NONE, .keep = keep, .keep_arg = arg };
 	int err;
 
 	if (!(ps.s = calloc(1, sizeof(*ps.s))))

@@ -873,6 +873,79 @@ static void test_gpucalls(const char *path)
 
 /* gt_sass__disassemble with stand-ins for nvdisasm: the cubin reaches it
  * as a file, its output comes back, the tool's variables do not reach it. */
+/* Two kernels and a device function of their own section (separate
+ * compilation): reading only the kernel with samples leaves the other out,
+ * keeps the device function, and reads the kept kernel as a full parse
+ * does. */
+static const char two[] =
+	"\t.section\t.text.dev,\"ax\",@progbits\n"
+	"        .type           dev,@function\n"
+	"dev:\n"
+	".text.dev:\n"
+	"        /*0000*/                   FMUL R1, R1, R1 ;\n"
+	"        /*0010*/                   RET.ABS.NODEC R20 0x0 ;\n"
+	"\t.section\t.text.ka,\"ax\",@progbits\n"
+	"        .type           ka,@function\n"
+	"        .other          ka,@\"STO_CUDA_ENTRY STV_DEFAULT\"\n"
+	"ka:\n"
+	".text.ka:\n"
+	"\t//## File \"/src/a.cu\", line 5\n"
+	"        /*0000*/                   CALL.ABS.NOINC `(dev) ;\n"
+	".L_x_0:\n"
+	"        /*0010*/                   FADD R1, R1, R2 ;\n"
+	"        /*0020*/               @P0 BRA `(.L_x_0) ;\n"
+	"        /*0030*/                   EXIT ;\n"
+	"\t.section\t.text.kb,\"ax\",@progbits\n"
+	"        .type           kb,@function\n"
+	"        .other          kb,@\"STO_CUDA_ENTRY STV_DEFAULT\"\n"
+	"kb:\n"
+	".text.kb:\n"
+	"\t//## File \"/src/b.cu\", line 9\n"
+	"        /*0000*/                   MOV R1, RZ ;\n"
+	".L_x_1:\n"
+	"        /*0010*/               @P0 BRA `(.L_x_1) ;\n"
+	"        /*0020*/                   EXIT ;\n";
+
+static int only_ka(const char *name, size_t n, void *arg)
+{
+	(*(int *)arg)++;
+	return n == 2 && !memcmp(name, "ka", 2);
+}
+
+static void test_parse_some(void)
+{
+	struct gt_sass *all = gt_sass__parse(two, sizeof(two) - 1), *some;
+	int asked = 0;
+
+	some = gt_sass__parse_some(two, sizeof(two) - 1, only_ka, &asked);
+	CHECK(all && some);
+	CHECK_EQ_U(all->n_sections, 3);
+	CHECK_EQ_U(all->n_loops, 2);
+	CHECK_EQ_U(some->n_sections, 2);
+	CHECK_EQ_U(some->n_loops, 1);
+	CHECK_EQ_U(asked, 2); /* each kernel's section once; never dev's */
+	CHECK(gt_sass__section(some, "kb") == GT_SASS_NONE);
+	CHECK(gt_sass__find(some, "kb", 0x10) == GT_SASS_NONE);
+	CHECK(gt_sass__section(some, "ka") != GT_SASS_NONE && gt_sass__section(some, "dev") != GT_SASS_NONE);
+	/* ka reads the same: its call's target, its loop, its line. */
+	for (uint64_t off = 0; off <= 0x30; off += 0x10) {
+		uint32_t a = gt_sass__find(all, "ka", off), b = gt_sass__find(some, "ka", off);
+
+		CHECK(a != GT_SASS_NONE && b != GT_SASS_NONE);
+		CHECK_EQ_U(all->insns[a].line, some->insns[b].line);
+		CHECK_EQ_U(all->insns[a].flags, some->insns[b].flags);
+		CHECK_EQ_U(all->insns[a].loop == GT_SASS_NONE, some->insns[b].loop == GT_SASS_NONE);
+	}
+	{
+		uint32_t call = gt_sass__find(some, "ka", 0);
+
+		CHECK(some->insns[call].target != GT_SASS_NONE &&
+		      !strcmp(some->functions[some->insns[call].target].name, "dev"));
+	}
+	gt_sass__delete(all);
+	gt_sass__delete(some);
+}
+
 static void test_disassemble(void)
 {
 	char dir[] = "/tmp/gputool-sass-XXXXXX", prog[256], *text = NULL;
@@ -990,6 +1063,7 @@ int main(int argc, char **argv)
 	test_idioms();
 	test_fast_paths();
 	test_slow_paths();
+	test_parse_some();
 	test_disassemble();
 	test_disassemble_cache();
 	if (argc > 1)
