@@ -266,7 +266,9 @@ static void put_pc_row(const struct gt_profile *p, FILE *f, uint32_t i, uint64_t
 	char what[256];
 	size_t len = 0;
 
-	fprintf(f, "  %9" PRIu64 " %5.1f%%", n, total ? 100.0 * (double)n / (double)total : 0.0);
+	/* A count of samples is Poisson: its relative error is 1/sqrt(n). */
+	fprintf(f, "  %9" PRIu64 " %5.1f%% %5.1f%%", n, total ? 100.0 * (double)n / (double)total : 0.0,
+		n ? 100.0 / sqrt((double)n) : 100.0);
 	for (size_t c = 0; c < PC_CLASSES; c++)
 		fprintf(f, " %6.1f%%", n ? 100.0 * (double)cls[c][i] / (double)n : 0.0);
 	what[0] = 0;
@@ -277,7 +279,7 @@ static void put_pc_row(const struct gt_profile *p, FILE *f, uint32_t i, uint64_t
 
 static void put_pc_header(FILE *f, const char *what)
 {
-	fprintf(f, "  %9s %6s", "samples", "%");
+	fprintf(f, "  %9s %6s %6s", "samples", "%", "noise");
 	for (size_t c = 0; c < PC_CLASSES; c++)
 		fprintf(f, " %7s", pc_labels[c]);
 	fprintf(f, "  %s\n", what);
@@ -300,8 +302,8 @@ static int section_gpu_lines(const struct gt_profile *p, FILE *f, unsigned top)
 		goto out_free;
 	for (uint32_t k = 0; k < nr; k++)
 		total += rows[k].key;
-	fprintf(f, "\nGPU source lines (PC samples: %" PRIu32 " of %" PRIu32 " lines, by samples; what the warps"
-		   " sampled there waited for, in %% of the line's samples; under each, its GPU calling context,"
+	fprintf(f, "\nGPU source lines (PC samples: %" PRIu32 " of %" PRIu32 " lines, by samples, with their noise,"
+		   " 1/sqrt(samples); what the warps sampled there waited for, in %% of the line's samples; under each, its GPU calling context,"
 		   " kernel and launch site)\n",
 		shown, nr);
 	put_pc_header(f, "line");
@@ -378,7 +380,7 @@ static int section_gpu_loops(const struct gt_profile *p, FILE *f, unsigned top)
 	if ((err = section_rows(p, samples, top, &rows, &nr, &shown)) || !nr)
 		goto out_free;
 	fprintf(f, "\nGPU loops (PC samples: %" PRIu32 " of %" PRIu32 " loops, by the samples of all they hold, in %%"
-		   " of every PC sample; what the warps waited for, in %% of the loop's samples)\n",
+		   " of every PC sample, with their noise; what the warps waited for, in %% of the loop's samples)\n",
 		shown, nr);
 	put_pc_header(f, "loop");
 	for (uint32_t k = 0; k < shown; k++)
@@ -690,7 +692,7 @@ static int section_gpu_blame(const struct gt_profile *p, FILE *f, unsigned top)
 	fprintf(f, "\nGPU stalls by their cause (%" PRIu32 " of %" PRIu32 " lines: the samples of warps waiting for a"
 		   " result, moved to the line that produces it, in %% of all such samples; by what it is)\n",
 		shown, nr);
-	fprintf(f, "  %9s %6s", "samples", "%");
+	fprintf(f, "  %9s %6s %6s", "samples", "%", "noise");
 	for (size_t b = 0; b < BLAME_KINDS; b++)
 		if (strcmp(blame_metrics[b], "GPB_SELF"))
 			fprintf(f, " %7s", blame_labels[b]);

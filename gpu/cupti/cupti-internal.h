@@ -271,6 +271,11 @@ int gt_cupti_pcsamp__on(void);
 int gt_cupti_sasscount__on(void);
 /* Either: the modules are kept, and what they measure placed at settle. */
 int gt_cupti_pcsamp__kept(void);
+/* The sampling period, as 2^N cycles, that keeps a device of @sms SMs at
+ * @khz under @rate samples a second (0 for an unknown device), and the
+ * hardware buffer for period 2^@exponent (pcsamp.c says why). */
+uint32_t gt_cupti_pcsamp__period_for(uint64_t rate, uint32_t sms, uint32_t khz);
+uint64_t gt_cupti_pcsamp__hw_buffer_for(uint32_t exponent, uint32_t sms, uint32_t khz);
 /* A synchronization returned: what was counted so far is taken while the
  * context surely lives (at exit CUPTI hands over only zeros). */
 void gt_cupti_sasscount__synced(void);

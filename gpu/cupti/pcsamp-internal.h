@@ -98,6 +98,10 @@ struct gt_pcs_state {
 	 * device of the first context. */
 	uint64_t period_cycles;
 	int device;
+	/* The first context's period (2^exponent cycles) and hardware buffer
+	 * as chosen (context__period; 0: CUPTI's own). */
+	uint32_t exponent;
+	uint64_t hw_bytes;
 	/* How the driver loads modules (enum pc_loading), and whether this
 	 * library asked for eager loading (gt_cupti_pcsamp__ask_eager). */
 	int loading;

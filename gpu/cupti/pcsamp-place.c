@@ -628,7 +628,7 @@ static void facts(void)
 {
 	const struct gt_cupti_device *d = &gt_cupti_devices[gt_pcs.device];
 	uint64_t total = 0;
-	char buf[192];
+	char buf[448];
 
 	/* What the report derives issue and active rates with (docs/CUDA.md). */
 	fact_u64("pc_period_cycles", gt_pcs.period_cycles);
@@ -655,11 +655,28 @@ static void facts(void)
 		for (int k = 0; k < PC_LATENCY; k++)
 			total += gt_pcs.e[i].n[k];
 	if (gt_pcs.n_ctx) {
+		char period[96], loading[96];
+
+		/* How the period was chosen and how modules loaded: what the
+		 * samples' number and the kernels' first launches rest on. */
+		if (!gt_pcs.period_cycles)
+			period[0] = 0;
+		else if (gt_config.pc_sampling >= 5 || !gt_pcs.exponent)
+			snprintf(period, sizeof(period), "; a sample every %llu cycles per SM%s",
+				 (unsigned long long)gt_pcs.period_cycles, gt_pcs.exponent ? "" : " (CUPTI's)");
+		else
+			snprintf(period, sizeof(period), "; a sample every %llu cycles per SM (at most %llu a second)",
+				 (unsigned long long)gt_pcs.period_cycles, (unsigned long long)gt_config.pc_rate);
+		snprintf(loading, sizeof(loading), "%s",
+			 gt_pcs.loading == PC_LOADING_EAGER ? (gt_pcs.eager_asked ? "; modules loaded eagerly for PC sampling"
+										  : "; modules loaded eagerly")
+			 : gt_pcs.loading == PC_LOADING_LAZY ? "; modules loaded lazily (first launches include CUPTI's work)"
+							     : "");
 		snprintf(buf, sizeof(buf), "%llu samples, %llu dropped%s; %u instructions; %llu samples of kernels "
-			 "without measured launches",
+			 "without measured launches%s%s",
 			 (unsigned long long)total, (unsigned long long)gt_pcs.dropped,
 			 gt_pcs.buffer_full ? " (hardware buffer full)" : "", gt_pcs.n_e,
-			 (unsigned long long)gt_pcs.unplaced);
+			 (unsigned long long)gt_pcs.unplaced, period, loading);
 		gt_tool__set_fact("pc_sampling", buf);
 	}
 	if (gt_pcs.counted) {

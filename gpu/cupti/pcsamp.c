@@ -35,6 +35,16 @@
 #include "gpu/cupti/pcsamp-internal.h"
 #include "gpu/sass/sass.h"
 
+/* The hardware buffer, CUPTI's default 512 MB, is allocated when sampling
+ * starts, at the first kernel's launch: 290 ms of that launch on an H200,
+ * against 65 ms with 16 MB (docs/PERFORMANCE.md). It is sized for what the
+ * period fills between two wakes of CUPTI's decoding threads (100 ms),
+ * at PC_SAMPLE_BYTES a sample, twice over. */
+#define PC_WAKE_NS 100000000ull
+#define PC_SAMPLE_BYTES 16
+#define PC_HW_BUFFER_MIN (16ull << 20)
+#define PC_HW_BUFFER_MAX (512ull << 20)
+
 /* PCs one GetData call hands over at most; more come in further calls. */
 #define PCS_PER_CALL 4096
 /* CUPTI's buffer for decoded samples: about 16 bytes per PC and reason. */
@@ -208,9 +218,60 @@ static int context__buffer(struct pc_context *c)
 	return 0;
 }
 
+/* Samples a second of a device of @sms SMs at @khz, a sample per SM each
+ * 2^@exponent cycles. */
+static uint64_t rate_of(uint32_t exponent, uint32_t sms, uint32_t khz)
+{
+	return (uint64_t)sms * khz * 1000 >> exponent;
+}
+
+uint32_t gt_cupti_pcsamp__period_for(uint64_t rate, uint32_t sms, uint32_t khz)
+{
+	uint32_t k = 5;
+
+	if (!sms || !khz)
+		return 0;
+	while (k < 31 && rate_of(k, sms, khz) > rate)
+		k++;
+	return k;
+}
+
+uint64_t gt_cupti_pcsamp__hw_buffer_for(uint32_t exponent, uint32_t sms, uint32_t khz)
+{
+	uint64_t want = rate_of(exponent, sms, khz) * PC_SAMPLE_BYTES * 2 / (1000000000ull / PC_WAKE_NS), size;
+
+	for (size = PC_HW_BUFFER_MIN; size < want && size < PC_HW_BUFFER_MAX; size *= 2)
+		;
+	return size;
+}
+
+/* The period (2^N cycles) and the hardware buffer for the device of the
+ * context being set up: GPUTOOL_PC_SAMPLING=N as asked, 1 for a budget of
+ * GPUTOOL_PC_RATE samples a second (a period of CUPTI's choice, 2^11 on an
+ * H100, gives 130 million, whose decoding and end of sampling cost the
+ * run seconds). 0: CUPTI's defaults (the device unknown). */
+static void context__period(uint32_t *exponent, uint64_t *hw_bytes)
+{
+	const struct gt_cupti_device *d = NULL;
+	CUdevice dev;
+
+	if (gt_cupti_lib.cuCtxGetDevice && gt_cupti_lib.cuCtxGetDevice(&dev) == CUDA_SUCCESS && dev >= 0 &&
+	    dev < GT_CUPTI_MAX_DEVICES && atomic_load_explicit(&gt_cupti_devices[dev].ready, memory_order_acquire))
+		d = &gt_cupti_devices[dev];
+	*exponent = gt_config.pc_sampling >= 5 ? (uint32_t)gt_config.pc_sampling
+		    : d			       ? gt_cupti_pcsamp__period_for(gt_config.pc_rate, (uint32_t)d->sm_count,
+										    (uint32_t)d->clock_khz)
+						       : 0;
+	*hw_bytes = d && *exponent ? gt_cupti_pcsamp__hw_buffer_for(*exponent, (uint32_t)d->sm_count,
+								      (uint32_t)d->clock_khz)
+				   : 0;
+}
+
 static CUptiResult context__configure(struct pc_context *c)
 {
 	CUpti_PCSamplingConfigurationInfo cfg[5];
+	uint32_t exponent;
+	uint64_t hw_bytes;
 	CUpti_PCSamplingConfigurationInfoParams p = { .size = CUpti_PCSamplingConfigurationInfoParamsSize };
 	size_t n = 0;
 
@@ -221,9 +282,18 @@ static CUptiResult context__configure(struct pc_context *c)
 	cfg[n++].attributeData.samplingDataBufferData.samplingDataBuffer = &c->data;
 	cfg[n].attributeType = CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_SCRATCH_BUFFER_SIZE;
 	cfg[n++].attributeData.scratchBufferSizeData.scratchBufferSize = SCRATCH_BYTES;
-	if (gt_config.pc_sampling >= 5) {
+	context__period(&exponent, &hw_bytes);
+	if (!gt_pcs.n_ctx) {
+		gt_pcs.exponent = exponent;
+		gt_pcs.hw_bytes = hw_bytes;
+	}
+	if (exponent) {
 		cfg[n].attributeType = CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_SAMPLING_PERIOD;
-		cfg[n++].attributeData.samplingPeriodData.samplingPeriod = (uint32_t)gt_config.pc_sampling;
+		cfg[n++].attributeData.samplingPeriodData.samplingPeriod = exponent;
+	}
+	if (hw_bytes) {
+		cfg[n].attributeType = CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_HARDWARE_BUFFER_SIZE;
+		cfg[n++].attributeData.hardwareBufferSizeData.hardwareBufferSize = (size_t)hw_bytes;
 	}
 	p.ctx = c->ctx;
 	p.numAttributes = n;
@@ -276,8 +346,8 @@ static void context__setup(struct pc_context *c)
 	p.ctx = c->ctx;
 	p.numAttributes = 1;
 	p.pPCSamplingConfigurationInfo = &cfg;
-	if (gt_config.pc_sampling >= 5)
-		gt_pcs.period_cycles = 1ull << gt_config.pc_sampling;
+	if (gt_pcs.exponent)
+		gt_pcs.period_cycles = 1ull << gt_pcs.exponent;
 	else if (gt_cupti_lib.cuptiPCSamplingGetConfigurationAttribute &&
 		 gt_cupti_lib.cuptiPCSamplingGetConfigurationAttribute(&p) == CUPTI_SUCCESS &&
 		 cfg.attributeData.samplingPeriodData.samplingPeriod >= 5 &&
