@@ -287,6 +287,13 @@ void gt_cupti_pcsamp__context_created(CUcontext ctx);
 void gt_cupti_pcsamp__ask_eager(void);
 void gt_cupti_pcsamp__module_loaded(const void *cubin, size_t size);
 void gt_cupti_pcsamp__context_ending(CUcontext ctx);
+/* Each module's disassembly begun when it loads, on a thread of the
+ * tool's (pcsamp-bg.c); taken at exit: its text (the caller frees it), or
+ * -ENOENT when the caller is to disassemble it itself, or nvdisasm's
+ * error. */
+void gt_cupti_pcsamp__bg_queue(uint64_t crc, const void *bytes, size_t size);
+int gt_cupti_pcsamp__bg_take(uint64_t crc, char **text, size_t *len);
+void gt_cupti_pcsamp__bg_stop(void);
 /* At the backend's exit, while CUPTI still works: every context's samples. */
 void gt_cupti_pcsamp__finish(void);
 /* The backend's settle: the samples into the trees (struct gt_backend). */

@@ -374,7 +374,10 @@ void gt_cupti_pcsamp__structure(void)
 			continue;
 		if (!c->sass_text && c->size <= 16) /* not a module: a test's stand-in */
 			continue;
+		/* Begun when the module loaded, else now. */
 		if (!c->sass_text)
+			err = gt_cupti_pcsamp__bg_take(c->crc, &c->sass_text, &c->sass_len);
+		if (err == -ENOENT)
 			err = gt_sass__disassemble(gt_config.nvdisasm, c->bytes, c->size, &c->sass_text, &c->sass_len);
 		if (err == -ECANCELED)
 			continue; /* GPUTOOL_NVDISASM=0: as asked */

@@ -409,6 +409,7 @@ void gt_cupti_pcsamp__module_loaded(const void *cubin, size_t size)
 {
 	CUpti_GetCubinCrcParams cp = { .size = CUpti_GetCubinCrcParamsSize };
 	struct pc_cubin *grown;
+	const void *queued = NULL;
 	uint64_t t0 = gt_clock__now();
 
 	if (!gt_cupti_pcsamp__kept() || !cubin || !size || !gt_cupti_lib.cuptiGetCubinCrc)
@@ -433,10 +434,14 @@ void gt_cupti_pcsamp__module_loaded(const void *cubin, size_t size)
 		memcpy(grown[gt_pcs.n_cubins].bytes, cubin, size);
 		grown[gt_pcs.n_cubins].size = size;
 		grown[gt_pcs.n_cubins].crc = cp.cubinCrc;
+		queued = grown[gt_pcs.n_cubins].bytes;
 		gt_pcs.n_cubins++;
 	}
 out:
 	pthread_mutex_unlock(&gt_pcs.lock);
+	/* Its copy stays to the end of the run: the thread may read it. */
+	if (queued)
+		gt_cupti_pcsamp__bg_queue(cp.cubinCrc, queued, size);
 	/* What a module's load costs here (GPUTOOL_VERBOSE=2). */
 	gt_info("cupti", "module of %zu bytes kept for its PC samples in %.2f ms", size,
 		(double)(gt_clock__now() - t0) / 1e6);
@@ -652,4 +657,5 @@ void gt_cupti_pcsamp__finish(void)
 	 * is still open to keep the disassembly. */
 	gt_cupti_pcsamp__structure();
 	pthread_mutex_unlock(&gt_pcs.lock);
+	gt_cupti_pcsamp__bg_stop();
 }

@@ -5,9 +5,12 @@
  * the samples land at their source lines, in their stall classes, shared
  * between the launch sites by the GPU time each measured.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "core/cct.h"
 #include "core/config.h"
@@ -356,4 +359,72 @@ void test_counts_serial_kind(void)
 	CHECK(gt_cupti_activity__start() == 0);
 	CHECK(kinds_enabled[CUPTI_ACTIVITY_KIND_KERNEL] == 1 && !kinds_enabled[CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL]);
 	CHECK(kinds_enabled[CUPTI_ACTIVITY_KIND_MEMCPY] == 1 && kinds_enabled[CUPTI_ACTIVITY_KIND_MEMSET] == 1);
+}
+
+/* Runs of the stand-in nvdisasm of test_pc_bg so far. */
+static int bg_runs(const char *dir)
+{
+	char path[512];
+	FILE *f;
+	int n = 0;
+
+	snprintf(path, sizeof(path), "%s/runs", dir);
+	if ((f = fopen(path, "r"))) {
+		while (fgetc(f) != EOF)
+			n++;
+		fclose(f);
+	}
+	return n;
+}
+
+/* Modules disassembled while the program runs (pcsamp-bg.c): one being
+ * disassembled at exit is waited for and read; one not begun is left to
+ * the caller, and the thread never runs it; a module queued twice runs
+ * once; nothing is queued after the stop. The stand-in nvdisasm holds its
+ * first run until the test lets it go. */
+int test_pc_bg(void)
+{
+	char dir[] = "/tmp/gputool-pcbg-XXXXXX", prog[256], path[512], *text = NULL;
+	static const uint8_t a[32] = { 0x7f, 'E', 'L', 'F', 0xa }, b[32] = { 0x7f, 'E', 'L', 'F', 0xb };
+	size_t len = 0;
+	FILE *f;
+
+	CHECK(mkdtemp(dir));
+	snprintf(prog, sizeof(prog), "%s/nvdisasm", dir);
+	f = fopen(prog, "w");
+	CHECK(f);
+	fprintf(f,
+		"#!/bin/sh\nprintf x >> %s/runs\n"
+		"i=0; while [ ! -e %s/go ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i+1)); done\n"
+		"echo \"  /*0000*/  EXIT ; // $(od -An -tx1 -N5 \"$4\" | tr -d ' ')\"\n",
+		dir, dir);
+	fclose(f);
+	CHECK(chmod(prog, 0755) == 0);
+	gt_config.nvdisasm = prog;
+	gt_config.cache = "0";
+	gt_cupti_pcsamp__bg_queue(1, a, sizeof(a));
+	gt_cupti_pcsamp__bg_queue(2, b, sizeof(b));
+	gt_cupti_pcsamp__bg_queue(1, a, sizeof(a));
+	for (int i = 0; i < 1000 && bg_runs(dir) < 1; i++)
+		usleep(10000);
+	CHECK_EQ_U(bg_runs(dir), 1);
+	/* b waits behind a: the caller's to run. */
+	CHECK(gt_cupti_pcsamp__bg_take(2, &text, &len) == -ENOENT && !text);
+	snprintf(path, sizeof(path), "%s/go", dir);
+	f = fopen(path, "w");
+	CHECK(f);
+	fclose(f);
+	CHECK(gt_cupti_pcsamp__bg_take(1, &text, &len) == 0);
+	CHECK(text && len == strlen(text) && !strcmp(text, "  /*0000*/  EXIT ; // 7f454c460a\n"));
+	free(text);
+	CHECK(gt_cupti_pcsamp__bg_take(3, &text, &len) == -ENOENT && !text);
+	gt_cupti_pcsamp__bg_stop();
+	gt_cupti_pcsamp__bg_queue(4, b, sizeof(b));
+	CHECK(gt_cupti_pcsamp__bg_take(4, &text, &len) == -ENOENT && !text);
+	usleep(200000);
+	CHECK_EQ_U(bg_runs(dir), 1);
+	snprintf(path, sizeof(path), "rm -rf %s", dir);
+	CHECK(system(path) == 0);
+	printf("ok\n");
+	return 0;
 }

@@ -930,6 +930,8 @@ int main(int argc, char **argv)
 		return replay_pc(argv[2], argv[3], argc > 4 ? (unsigned)atoi(argv[4]) : 1) ? 1 : 0;
 	if (argc > 2 && !strcmp(argv[1], "replay-blame"))
 		return replay_blame(argv[2]) ? 1 : 0;
+	if (argc > 1 && !strcmp(argv[1], "pcsamp-bg"))
+		return test_pc_bg();
 	if (argc > 2 && !strcmp(argv[1], "elide"))
 		return elide(argv[2]) ? 1 : 0;
 	return test__run(cases, sizeof(cases) / sizeof(*cases));
