@@ -50,7 +50,7 @@
 	X(pc_sampling, "GPUTOOL_PC_SAMPLING", UINT, 0, 0, 31,                          \
 	  "GPU PC sampling (CUDA): 0 off; 1 on, at the period of GPUTOOL_PC_RATE; 5-31 a " \
 	  "sample every 2^N cycles per SM")                                           \
-	X(pc_rate, "GPUTOOL_PC_RATE", UINT, 4000000, 1000, 4000000000,                \
+	X(pc_rate, "GPUTOOL_PC_RATE", UINT, 64000000, 1000, 4000000000,                \
 	  "with GPUTOOL_PC_SAMPLING=1: the most PC samples a GPU takes per second it is busy; " \
 	  "the period is the shortest power of two that keeps under it")             \
 	X(sass_counts, "GPUTOOL_SASS_COUNTS", BOOL, 0, 0, 1,                           \

@@ -37,11 +37,13 @@
 
 /* The hardware buffer, CUPTI's default 512 MB, is allocated when sampling
  * starts, at the first kernel's launch: 290 ms of that launch on an H200,
- * against 65 ms with 16 MB (docs/PERFORMANCE.md). It is sized for what the
- * period fills between two wakes of CUPTI's decoding threads (100 ms),
- * at PC_SAMPLE_BYTES a sample, twice over. */
-#define PC_WAKE_NS 100000000ull
-#define PC_SAMPLE_BYTES 16
+ * against 90 ms with 64 MB and 65 ms with 16 MB (docs/PERFORMANCE.md). It
+ * is sized for what the period fills between two wakes of CUPTI's decoding
+ * threads, PC_WAKE_NS (CUPTI's default: 100 ms), at PC_SAMPLE_BYTES a
+ * sample (64 MB held 2^12 cycles' samples of an H200 for 100 ms, 16 MB did
+ * not). */
+#define PC_WAKE_NS 50000000ull
+#define PC_SAMPLE_BYTES 12
 #define PC_HW_BUFFER_MIN (16ull << 20)
 #define PC_HW_BUFFER_MAX (512ull << 20)
 
@@ -238,7 +240,7 @@ uint32_t gt_cupti_pcsamp__period_for(uint64_t rate, uint32_t sms, uint32_t khz)
 
 uint64_t gt_cupti_pcsamp__hw_buffer_for(uint32_t exponent, uint32_t sms, uint32_t khz)
 {
-	uint64_t want = rate_of(exponent, sms, khz) * PC_SAMPLE_BYTES * 2 / (1000000000ull / PC_WAKE_NS), size;
+	uint64_t want = rate_of(exponent, sms, khz) * PC_SAMPLE_BYTES / (1000000000ull / PC_WAKE_NS), size;
 
 	for (size = PC_HW_BUFFER_MIN; size < want && size < PC_HW_BUFFER_MAX; size *= 2)
 		;
@@ -247,9 +249,9 @@ uint64_t gt_cupti_pcsamp__hw_buffer_for(uint32_t exponent, uint32_t sms, uint32_
 
 /* The period (2^N cycles) and the hardware buffer for the device of the
  * context being set up: GPUTOOL_PC_SAMPLING=N as asked, 1 for a budget of
- * GPUTOOL_PC_RATE samples a second (a period of CUPTI's choice, 2^11 on an
- * H100, gives 130 million, whose decoding and end of sampling cost the
- * run seconds). 0: CUPTI's defaults (the device unknown). */
+ * GPUTOOL_PC_RATE samples a second (64 million: 2^12 cycles on an H100
+ * or H200, half of CUPTI's choice, 2^11, and as fine as the advice on
+ * sub-millisecond kernels needs; 4 million, 2^16, changed it). 0: CUPTI's defaults (the device unknown). */
 static void context__period(uint32_t *exponent, uint64_t *hw_bytes)
 {
 	const struct gt_cupti_device *d = NULL;
@@ -269,7 +271,7 @@ static void context__period(uint32_t *exponent, uint64_t *hw_bytes)
 
 static CUptiResult context__configure(struct pc_context *c)
 {
-	CUpti_PCSamplingConfigurationInfo cfg[5];
+	CUpti_PCSamplingConfigurationInfo cfg[6];
 	uint32_t exponent;
 	uint64_t hw_bytes;
 	CUpti_PCSamplingConfigurationInfoParams p = { .size = CUpti_PCSamplingConfigurationInfoParamsSize };
@@ -294,6 +296,9 @@ static CUptiResult context__configure(struct pc_context *c)
 	if (hw_bytes) {
 		cfg[n].attributeType = CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_HARDWARE_BUFFER_SIZE;
 		cfg[n++].attributeData.hardwareBufferSizeData.hardwareBufferSize = (size_t)hw_bytes;
+		cfg[n].attributeType = CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_WORKER_THREAD_PERIODIC_SLEEP_SPAN;
+		cfg[n++].attributeData.workerThreadPeriodicSleepSpanData.workerThreadPeriodicSleepSpan =
+			(uint32_t)(PC_WAKE_NS / 1000000);
 	}
 	p.ctx = c->ctx;
 	p.numAttributes = n;
