@@ -70,7 +70,7 @@ int main(int argc, char **argv)
 		unsigned n = argc > 1 ? (unsigned)strtoul(argv[k + 1], NULL, 10) : sizes[k];
 		size_t len;
 		char *text = kernel_text(n, &len);
-		struct gt_sass *s = text ? gt_sass__parse(text, len) : NULL;
+		struct gt_sass *s = text ? gt_sass__parse(text, len, NULL, NULL) : NULL;
 		uint32_t ni;
 		uint64_t *stalls, *issued;
 		double *blame, *inloop, t[2][RUNS];

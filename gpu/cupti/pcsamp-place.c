@@ -392,7 +392,7 @@ void gt_cupti_pcsamp__structure(void)
 		}
 		if (gt_cupti_recording)
 			gt_cupti_record__sass(c->crc, c->sass_text, c->sass_len);
-		c->sass = gt_sass__parse_some(c->sass_text, c->sass_len, kernel__sampled, &c->crc);
+		c->sass = gt_sass__parse(c->sass_text, c->sass_len, kernel__sampled, &c->crc);
 		gt_info("cupti", "cubin %016llx: %u functions, %u instructions, %u loops (%.1f ms)",
 			(unsigned long long)c->crc, c->sass ? c->sass->n_functions : 0, c->sass ? c->sass->n_insns : 0,
 			c->sass ? c->sass->n_loops : 0, (double)(gt_clock__now() - t0) / 1e6);

@@ -124,7 +124,7 @@ struct parser {
 	} chain[GT_SASS_MAX_INLINE];
 	uint32_t n_chain, inl, cap_inlines;
 	int marker_run, chain_dirty;
-	/* Which kernels' sections to read (gt_sass__parse_some); skipping:
+	/* Which kernels' sections to read (gt_sass__parse); skipping:
 	 * the lines of a section left out, up to the next section. */
 	gt_sass_keep_fn keep;
 	void *keep_arg;
@@ -800,12 +800,7 @@ static void parser__fini(struct parser *ps)
 	free(ps->targets);
 }
 
-struct gt_sass *gt_sass__parse(const char *text, size_t len)
-{
-	return gt_sass__parse_some(text, len, NULL, NULL);
-}
-
-struct gt_sass *gt_sass__parse_some(const char *text, size_t len, gt_sass_keep_fn keep, void *arg)
+struct gt_sass *gt_sass__parse(const char *text, size_t len, gt_sass_keep_fn keep, void *arg)
 {
 	struct parser ps = { .section = GT_SASS_NONE, .inl = GT_SASS_NONE, .keep = keep, .keep_arg = arg };
 	int err;

@@ -127,14 +127,13 @@ struct gt_sass {
 };
 
 /* Parses nvdisasm's output; NULL on allocation failure or when @text holds
- * no instruction. Loops are found as it parses (gt_sass__loops). */
-struct gt_sass *gt_sass__parse(const char *text, size_t len);
-/* The same, reading of the kernels only those @keep(name, length, @arg)
- * wants (their sections; the sections of device functions are all read,
- * as any kernel may call them): at a program's exit, the kernels that have
- * samples of a module that holds many. NULL @keep reads them all. */
+ * no instruction. Loops are found as it parses (gt_sass__loops). Of the
+ * kernels it reads those @keep(name, length, @arg) wants, all with a NULL
+ * @keep (at a program's exit: the kernels with samples of a module that
+ * may hold many); the sections of device functions are all read, as any
+ * kernel may call them. */
 typedef int (*gt_sass_keep_fn)(const char *name, size_t n, void *arg);
-struct gt_sass *gt_sass__parse_some(const char *text, size_t len, gt_sass_keep_fn keep, void *arg);
+struct gt_sass *gt_sass__parse(const char *text, size_t len, gt_sass_keep_fn keep, void *arg);
 void gt_sass__delete(struct gt_sass *s);
 
 /* The instruction at @offset of section @name, GT_SASS_NONE if none. */

@@ -81,7 +81,7 @@ static uint32_t fn(const struct gt_sass *s, const char *callee)
 
 static void test_small(void)
 {
-	struct gt_sass *s = gt_sass__parse(small, sizeof(small) - 1);
+	struct gt_sass *s = gt_sass__parse(small, sizeof(small) - 1, NULL, NULL);
 	uint64_t w[21] = { 0 };
 	struct gt_sass_gcct g;
 	uint32_t in, out, f, gg, h, l;
@@ -202,7 +202,7 @@ static void test_small(void)
 	}
 	gt_sass__gcct_fini(&g);
 	gt_sass__delete(s);
-	CHECK(gt_sass__parse("no code here\n", 13) == NULL);
+	CHECK(gt_sass__parse("no code here\n", 13, NULL, NULL) == NULL);
 }
 
 /* samples/cuda/gpucalls as nvdisasm printed it on the GPU machine. */
@@ -237,7 +237,7 @@ static const char rolled[] =
 
 static void test_inloop(void)
 {
-	struct gt_sass *s = gt_sass__parse(rolled, sizeof(rolled) - 1);
+	struct gt_sass *s = gt_sass__parse(rolled, sizeof(rolled) - 1, NULL, NULL);
 	uint64_t stalls[13 * GT_SASS__WAITS] = { 0 }, issued[13] = { 0 };
 	double blame[13 * GT_SASS__BLAMES], inloop[13];
 
@@ -288,7 +288,7 @@ static void test_long_recurrence(void)
 					2 + i % 200, 2 + (i + N - 1) % 200);
 	len += (size_t)snprintf(text + len, cap - len, "        /*%04x*/ @P0 BRA `(.L_x_1) ;\n        /*%04x*/ EXIT ;\n",
 				(N + 2) * 16, (N + 3) * 16);
-	CHECK((s = gt_sass__parse(text, len)));
+	CHECK((s = gt_sass__parse(text, len, NULL, NULL)));
 	CHECK_EQ_U(s->n_insns, N + 4);
 	CHECK_EQ_U(s->n_loops, 1);
 	stalls[2 * GT_SASS__WAITS + GT_SASS_WAIT_LONG] = 7; /* the first addition, for the load */
@@ -332,7 +332,7 @@ static void test_unrolled(int copies)
 				"\t//## File \"/src/v.cu\", line 3\n        /*%04x*/ @P0 BRA `(.L_x_1) ;\n"
 				"        /*%04x*/ EXIT ;\n",
 				(1 + 2 * copies) * 16, (2 + 2 * copies) * 16);
-	CHECK((s = gt_sass__parse(text, len)));
+	CHECK((s = gt_sass__parse(text, len, NULL, NULL)));
 	CHECK_EQ_U(s->n_insns, 3 + 2 * (uint32_t)copies);
 	for (int i = 0; i < copies; i++)
 		stalls[(size_t)(1 + copies + i) * GT_SASS__WAITS + GT_SASS_WAIT_LONG] = 8; /* each FADD, for its load */
@@ -391,7 +391,7 @@ static void test_counter(int step, int via)
 		len += (size_t)snprintf(text + len, sizeof(text) - len,
 					"        /*0080*/ ISETP.NE.AND P0, PT, R0, 0x64, PT ;\n"
 					"        /*0090*/ @P0 BRA `(.L_x_1) ;\n        /*00a0*/ EXIT ;\n");
-	CHECK((s = gt_sass__parse(text, len)));
+	CHECK((s = gt_sass__parse(text, len, NULL, NULL)));
 	CHECK_EQ_U(s->n_insns, n);
 	CHECK_EQ_U(s->n_loops, 1);
 	CHECK(s->insns[via == 2 ? 8 : 7].addi == step && s->insns[5].addi == 0);
@@ -420,7 +420,7 @@ static void test_addi(void)
 				   "        /*0060*/ IADD3 R10, R10, 0x123456789, RZ ;\n"
 				   "        /*0070*/ IADD3 R11, R11, 0x7fffffff, RZ ;\n"
 				   "        /*0080*/ EXIT ;\n";
-	struct gt_sass *s = gt_sass__parse(text, sizeof(text) - 1);
+	struct gt_sass *s = gt_sass__parse(text, sizeof(text) - 1, NULL, NULL);
 	static const int32_t want[] = { -1, 0x100, 0, 0, 0, 0, 0, 0x7fffffff, 0 };
 
 	CHECK(s);
@@ -454,7 +454,7 @@ static void test_counter_outer(void)
 				   "        /*0090*/ IADD3 R0, R0, 0x1, RZ ;\n"
 				   "        /*00a0*/ ISETP.NE.AND P0, PT, R0, 0x64, PT ;\n"
 				   "        /*00b0*/ @P0 BRA `(.L_x_1) ;\n        /*00c0*/ EXIT ;\n";
-	struct gt_sass *s = gt_sass__parse(text, sizeof(text) - 1);
+	struct gt_sass *s = gt_sass__parse(text, sizeof(text) - 1, NULL, NULL);
 	uint64_t stalls[16 * GT_SASS__WAITS] = { 0 }, issued[16] = { 0 };
 	double blame[16 * GT_SASS__BLAMES], inloop[16], counted = 0;
 
@@ -497,7 +497,7 @@ static const char divide[] =
 
 static void test_divide(void)
 {
-	struct gt_sass *s = gt_sass__parse(divide, sizeof(divide) - 1);
+	struct gt_sass *s = gt_sass__parse(divide, sizeof(divide) - 1, NULL, NULL);
 	uint64_t stalls[13 * GT_SASS__WAITS] = { 0 }, issued[13] = { 0 };
 	double blame[13 * GT_SASS__BLAMES];
 
@@ -555,7 +555,7 @@ static const char idioms[] =
 
 static void test_idioms(void)
 {
-	struct gt_sass *s = gt_sass__parse(idioms, sizeof(idioms) - 1);
+	struct gt_sass *s = gt_sass__parse(idioms, sizeof(idioms) - 1, NULL, NULL);
 	/* Marked: the reciprocal before the loop (0-2); in the loop, the
 	 * reduction (4-7) and what reads its result where the paths meet
 	 * (10), expf's rounding and its use (11, 12). Not: the loop's
@@ -611,7 +611,7 @@ static const char fast_paths[] =
 
 static void test_fast_paths(void)
 {
-	struct gt_sass *s = gt_sass__parse(fast_paths, sizeof(fast_paths) - 1);
+	struct gt_sass *s = gt_sass__parse(fast_paths, sizeof(fast_paths) - 1, NULL, NULL);
 	/* What the cheaper forms remove: four of the five Newton steps (the
 	 * first stands for the multiplication by MUFU.RCP's result), the
 	 * range check, its comparison and the root's refinement (MUFU.RSQ
@@ -674,7 +674,7 @@ static const char slow_paths[] =
 
 static void test_slow_paths(void)
 {
-	struct gt_sass *s = gt_sass__parse(slow_paths, sizeof(slow_paths) - 1);
+	struct gt_sass *s = gt_sass__parse(slow_paths, sizeof(slow_paths) - 1, NULL, NULL);
 	/* What the cheaper form removes: the idiom's BSSY (4), its range
 	 * check (6) and branch (10), its BSYNC (12) and the coefficient (13),
 	 * besides the reduction and what reads it (8, 9, 15, 16, 18; 5 and 7
@@ -712,7 +712,7 @@ static void test_gpucalls(const char *path)
 	text[len] = 0;
 	for (const char *p = text; (p = strstr(p, "CALL.REL")); p++)
 		n_calls++;
-	CHECK((s = gt_sass__parse(text, len)));
+	CHECK((s = gt_sass__parse(text, len, NULL, NULL)));
 	CHECK_EQ_U(s->n_sections, 3);
 	for (uint32_t i = 0; i < s->n_sections; i++) {
 		const struct gt_sass_function *k = &s->functions[s->insns[s->sections[i].first].function];
@@ -914,10 +914,10 @@ static int only_ka(const char *name, size_t n, void *arg)
 
 static void test_parse_some(void)
 {
-	struct gt_sass *all = gt_sass__parse(two, sizeof(two) - 1), *some;
+	struct gt_sass *all = gt_sass__parse(two, sizeof(two) - 1, NULL, NULL), *some;
 	int asked = 0;
 
-	some = gt_sass__parse_some(two, sizeof(two) - 1, only_ka, &asked);
+	some = gt_sass__parse(two, sizeof(two) - 1, only_ka, &asked);
 	CHECK(all && some);
 	CHECK_EQ_U(all->n_sections, 3);
 	CHECK_EQ_U(all->n_loops, 2);
