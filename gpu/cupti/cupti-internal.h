@@ -289,10 +289,10 @@ void gt_cupti_pcsamp__module_loaded(const void *cubin, size_t size);
 void gt_cupti_pcsamp__context_ending(CUcontext ctx);
 /* Each module's disassembly begun when it loads, on a thread of the
  * tool's (pcsamp-bg.c); taken at exit: its text (the caller frees it), or
- * -ENOENT when the caller is to disassemble it itself, or nvdisasm's
- * error. */
+ * -ENOENT when the caller is to disassemble it itself, -EINPROGRESS when
+ * it is not done and @wait is 0, or nvdisasm's error. */
 void gt_cupti_pcsamp__bg_queue(uint64_t crc, const void *bytes, size_t size);
-int gt_cupti_pcsamp__bg_take(uint64_t crc, char **text, size_t *len);
+int gt_cupti_pcsamp__bg_take(uint64_t crc, int wait, char **text, size_t *len);
 void gt_cupti_pcsamp__bg_stop(void);
 /* At the backend's exit, while CUPTI still works: every context's samples. */
 void gt_cupti_pcsamp__finish(void);

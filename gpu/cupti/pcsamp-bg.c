@@ -9,8 +9,9 @@
  *
  * One thread takes the modules in the order they loaded. At exit
  * (gt_cupti_pcsamp__bg_take) the modules that have samples are taken: one
- * done is read, one being disassembled is waited for, one not begun is left
- * to the caller (disassembled at once, not behind modules without samples).
+ * done is read; one being disassembled is waited for, or left to the
+ * caller, who disassembles its kernels with samples alone; one not begun is
+ * left to the caller (not behind modules without samples).
  * Then the thread is told to stop (gt_cupti_pcsamp__bg_stop); a run of
  * nvdisasm it has begun for a module without samples ends with the
  * process, unkept.
@@ -81,7 +82,7 @@ static void *worker(void *arg)
 			break;
 		j->state = JOB_RUNNING;
 		pthread_mutex_unlock(&bg.lock);
-		err = gt_sass__disassemble(gt_config.nvdisasm, j->bytes, j->size, &text, &len);
+		err = gt_sass__disassemble(gt_config.nvdisasm, j->bytes, j->size, NULL, 0, &text, &len);
 		pthread_mutex_lock(&bg.lock);
 		j->text = text;
 		j->len = len;
@@ -164,7 +165,7 @@ out:
 	pthread_mutex_unlock(&bg.lock);
 }
 
-int gt_cupti_pcsamp__bg_take(uint64_t crc, char **text, size_t *len)
+int gt_cupti_pcsamp__bg_take(uint64_t crc, int wait, char **text, size_t *len)
 {
 	struct job *j;
 	int err = -ENOENT;
@@ -180,6 +181,10 @@ int gt_cupti_pcsamp__bg_take(uint64_t crc, char **text, size_t *len)
 		/* Not begun: the caller runs it now, ahead of the queue. */
 		j->state = JOB_DONE;
 		j->err = -ENOENT;
+		goto out;
+	}
+	if (j->state == JOB_RUNNING && !wait) {
+		err = -EINPROGRESS;
 		goto out;
 	}
 	/* gt_sass__disassemble ends a run of nvdisasm past its time limit. */

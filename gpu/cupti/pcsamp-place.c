@@ -354,6 +354,38 @@ static int kernel__sampled(const char *name, size_t n, void *arg)
 	return 0;
 }
 
+/* The disassembly of @c's kernels that have samples (and of its functions
+ * that are not kernels): 0, or a negative errno. */
+static int cubin__sampled_part(struct pc_cubin *c)
+{
+	const char **names = NULL;
+	size_t n = 0;
+	int err;
+
+	for (uint32_t k = 0; k < gt_pcs.n_e; k++) {
+		const struct pc_entry *e = &gt_pcs.e[k];
+		const char **grown;
+		size_t i;
+
+		if (e->crc != c->crc || !e->symbol)
+			continue;
+		for (i = 0; i < n && strcmp(names[i], e->symbol); i++)
+			;
+		if (i < n)
+			continue;
+		if (!(grown = realloc(names, (n + 1) * sizeof(*names)))) {
+			free(names);
+			return -ENOMEM;
+		}
+		names = grown;
+		names[n++] = e->symbol;
+	}
+	err = n ? gt_sass__disassemble(gt_config.nvdisasm, c->bytes, c->size, names, n, &c->sass_text, &c->sass_len)
+		: -ENOENT;
+	free(names);
+	return err;
+}
+
 /* Each cubin that has samples is disassembled and read, of its kernels
  * those that have samples; each sample's instruction found in it. */
 void gt_cupti_pcsamp__structure(void)
@@ -374,11 +406,17 @@ void gt_cupti_pcsamp__structure(void)
 			continue;
 		if (!c->sass_text && c->size <= 16) /* not a module: a test's stand-in */
 			continue;
-		/* Begun when the module loaded, else now. */
+		/* Begun when the module loaded; if not done, its kernels with
+		 * samples alone, now (kept apart for the next run); else all. */
 		if (!c->sass_text)
-			err = gt_cupti_pcsamp__bg_take(c->crc, &c->sass_text, &c->sass_len);
-		if (err == -ENOENT)
-			err = gt_sass__disassemble(gt_config.nvdisasm, c->bytes, c->size, &c->sass_text, &c->sass_len);
+			err = gt_cupti_pcsamp__bg_take(c->crc, 0, &c->sass_text, &c->sass_len);
+		if ((err == -EINPROGRESS || err == -ENOENT) && !cubin__sampled_part(c))
+			err = 0;
+		else if (err == -EINPROGRESS)
+			err = gt_cupti_pcsamp__bg_take(c->crc, 1, &c->sass_text, &c->sass_len);
+		else if (err == -ENOENT)
+			err = gt_sass__disassemble(gt_config.nvdisasm, c->bytes, c->size, NULL, 0, &c->sass_text,
+						   &c->sass_len);
 		if (err == -ECANCELED)
 			continue; /* GPUTOOL_NVDISASM=0: as asked */
 		if (err || !c->sass_text) {

@@ -97,8 +97,10 @@ static const char *folder(char *buf, size_t size)
 	return buf;
 }
 
-/* The entry's path for (prog, cubin) into buf; NULL when there is no cache. */
-static const char *entry(const char *prog, const void *cubin, size_t size, char *buf, size_t len)
+/* The entry's path for (prog, cubin, variant) into buf; NULL when there is
+ * no cache. */
+static const char *entry(const char *prog, const void *cubin, size_t size, const char *variant, char *buf,
+			 size_t len)
 {
 	char dir[3072];
 	struct stat st = { 0 };
@@ -114,13 +116,17 @@ static const char *entry(const char *prog, const void *cubin, size_t size, char 
 	id[2] = (uint64_t)st.st_ino;
 	hash128(prog, strlen(prog), 1, p);
 	hash128(id, sizeof(id), p[0] ^ p[1], p);
+	/* Part of the module (nvdisasm's -fun): an entry of its own. */
+	if (variant)
+		hash128(variant, strlen(variant), p[0] ^ p[1], p);
 	hash128(cubin, size, p[0] ^ gt_hash__mix64(p[1]), h);
 	if (snprintf(buf, len, "%s/%016" PRIx64 "%016" PRIx64 ".sass", dir, h[0], h[1]) >= (int)len)
 		return NULL;
 	return buf;
 }
 
-int gt_sass_cache__get(const char *prog, const void *cubin, size_t size, char **text, size_t *len)
+int gt_sass_cache__get(const char *prog, const void *cubin, size_t size, const char *variant, char **text,
+		       size_t *len)
 {
 	char path[4096], head[128];
 	unsigned long long n, sum;
@@ -130,7 +136,7 @@ int gt_sass_cache__get(const char *prog, const void *cubin, size_t size, char **
 
 	*text = NULL;
 	*len = 0;
-	if (!entry(prog, cubin, size, path, sizeof(path)) || !(f = fopen(path, "re")))
+	if (!entry(prog, cubin, size, variant, path, sizeof(path)) || !(f = fopen(path, "re")))
 		return -ENOENT;
 	if (fgets(head, sizeof(head), f) && sscanf(head, MAGIC " %llu %llx", &n, &sum) == 2 && n < (1ull << 32) &&
 	    (t = malloc((size_t)n + 1)) && fread(t, 1, (size_t)n, f) == (size_t)n && fgetc(f) == EOF &&
@@ -148,13 +154,14 @@ int gt_sass_cache__get(const char *prog, const void *cubin, size_t size, char **
 	return 0;
 }
 
-void gt_sass_cache__put(const char *prog, const void *cubin, size_t size, const char *text, size_t len)
+void gt_sass_cache__put(const char *prog, const void *cubin, size_t size, const char *variant, const char *text,
+			size_t len)
 {
 	char path[4096], tmp[4200], head[128];
 	FILE *f;
 	int fd, ok;
 
-	if (!entry(prog, cubin, size, path, sizeof(path)))
+	if (!entry(prog, cubin, size, variant, path, sizeof(path)))
 		return;
 	if (snprintf(tmp, sizeof(tmp), "%s.%d.tmp", path, (int)getpid()) >= (int)sizeof(tmp))
 		return;

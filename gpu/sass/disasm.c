@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <gelf.h>
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
@@ -86,12 +87,62 @@ static int write_all(int fd, const void *p, size_t n)
 	return 0;
 }
 
-int gt_sass__disassemble(const char *want, const void *cubin, size_t size, char **text, size_t *len)
+/* st_other of a kernel's symbol in a CUDA ELF (nvdisasm: STO_CUDA_ENTRY). */
+#define GT_STO_CUDA_ENTRY 0x10
+
+/*
+ * nvdisasm's -fun list for @kernels in @cubin: the symbol indices of the
+ * kernels named and of every function that is not a kernel, comma
+ * separated, into @buf. 0, or -ENOENT when none of @kernels is there (or
+ * the list does not fit).
+ */
+static int function_list(const void *cubin, size_t size, const char *const *kernels, size_t n, char *buf, size_t len)
 {
+	Elf_Scn *scn = NULL;
+	size_t at = 0, named = 0;
+	Elf *e;
+
+	buf[0] = 0;
+	if (elf_version(EV_CURRENT) == EV_NONE || !(e = elf_memory((char *)(uintptr_t)cubin, size)))
+		return -ENOENT;
+	while ((scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB || !sh.sh_entsize || !(d = elf_getdata(scn, NULL)))
+			continue;
+		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Sym sym;
+			const char *name;
+			int want = 0;
+
+			if (!gelf_getsym(d, (int)i, &sym) || GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
+			    !(name = elf_strptr(e, sh.sh_link, sym.st_name)))
+				continue;
+			for (size_t k = 0; k < n && !want; k++)
+				want = !strcmp(kernels[k], name);
+			named += (size_t)want;
+			if (!want && (sym.st_other & GT_STO_CUDA_ENTRY))
+				continue;
+			if ((size_t)snprintf(buf + at, len - at, "%s%zu", at ? "," : "", i) >= len - at) {
+				elf_end(e);
+				return -ENOENT;
+			}
+			at += strlen(buf + at);
+		}
+	}
+	elf_end(e);
+	return named ? 0 : -ENOENT;
+}
+
+int gt_sass__disassemble(const char *want, const void *cubin, size_t size, const char *const *kernels,
+			 size_t n_kernels, char **text, size_t *len)
+{
+	char fun[4096], variant[4112];
 	char path[] = "/tmp/gputool-cubin-XXXXXX", prog_buf[4096];
 	const char *tmp = getenv("TMPDIR"), *prog;
 	char tmpl[4096];
-	char *argv[6], **env = NULL, *buf = NULL;
+	char *argv[8], **env = NULL, *buf = NULL;
 	size_t n = 0, cap = 0;
 	posix_spawn_file_actions_t fa;
 	int fd, pipefd[2] = { -1, -1 }, search, status = 0, err = -ENOMEM;
@@ -102,7 +153,12 @@ int gt_sass__disassemble(const char *want, const void *cubin, size_t size, char 
 	prog = program(want, prog_buf, sizeof(prog_buf), &search);
 	if (!strcmp(prog, "0") || !strcmp(prog, "off"))
 		return -ECANCELED;
-	if (!gt_sass_cache__get(prog, cubin, size, text, len))
+	if (n_kernels) {
+		if (function_list(cubin, size, kernels, n_kernels, fun, sizeof(fun)))
+			return -ENOENT;
+		snprintf(variant, sizeof(variant), "-fun %s", fun);
+	}
+	if (!gt_sass_cache__get(prog, cubin, size, n_kernels ? variant : NULL, text, len))
 		return 0;
 	if (tmp && *tmp && snprintf(tmpl, sizeof(tmpl), "%s/gputool-cubin-XXXXXX", tmp) < (int)sizeof(tmpl))
 		fd = mkostemp(tmpl, O_CLOEXEC);
@@ -129,8 +185,15 @@ int gt_sass__disassemble(const char *want, const void *cubin, size_t size, char 
 	argv[1] = (char *)"-c";
 	argv[2] = (char *)"-g";
 	argv[3] = (char *)"-gi"; /* where code was inlined */
-	argv[4] = tmpl;
-	argv[5] = NULL;
+	if (n_kernels) {
+		argv[4] = (char *)"-fun";
+		argv[5] = fun;
+		argv[6] = tmpl;
+		argv[7] = NULL;
+	} else {
+		argv[4] = tmpl;
+		argv[5] = NULL;
+	}
 	posix_spawn_file_actions_init(&fa);
 	posix_spawn_file_actions_adddup2(&fa, pipefd[1], 1);
 	posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
@@ -188,7 +251,7 @@ int gt_sass__disassemble(const char *want, const void *cubin, size_t size, char 
 		*text = buf;
 		*len = n;
 		buf = NULL;
-		gt_sass_cache__put(prog, cubin, size, *text, *len);
+		gt_sass_cache__put(prog, cubin, size, n_kernels ? variant : NULL, *text, *len);
 	}
 out_close:
 	if (pipefd[0] >= 0)

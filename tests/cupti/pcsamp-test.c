@@ -378,7 +378,7 @@ static int bg_runs(const char *dir)
 }
 
 /* Modules disassembled while the program runs (pcsamp-bg.c): one being
- * disassembled at exit is waited for and read; one not begun is left to
+ * disassembled at exit is waited for when asked, and read; one not begun is left to
  * the caller, and the thread never runs it; a module queued twice runs
  * once; nothing is queued after the stop. The stand-in nvdisasm holds its
  * first run until the test lets it go. */
@@ -409,18 +409,20 @@ int test_pc_bg(void)
 		usleep(10000);
 	CHECK_EQ_U(bg_runs(dir), 1);
 	/* b waits behind a: the caller's to run. */
-	CHECK(gt_cupti_pcsamp__bg_take(2, &text, &len) == -ENOENT && !text);
+	CHECK(gt_cupti_pcsamp__bg_take(2, 1, &text, &len) == -ENOENT && !text);
+	/* a is being disassembled: not waited for unless asked. */
+	CHECK(gt_cupti_pcsamp__bg_take(1, 0, &text, &len) == -EINPROGRESS && !text);
 	snprintf(path, sizeof(path), "%s/go", dir);
 	f = fopen(path, "w");
 	CHECK(f);
 	fclose(f);
-	CHECK(gt_cupti_pcsamp__bg_take(1, &text, &len) == 0);
+	CHECK(gt_cupti_pcsamp__bg_take(1, 1, &text, &len) == 0);
 	CHECK(text && len == strlen(text) && !strcmp(text, "  /*0000*/  EXIT ; // 7f454c460a\n"));
 	free(text);
-	CHECK(gt_cupti_pcsamp__bg_take(3, &text, &len) == -ENOENT && !text);
+	CHECK(gt_cupti_pcsamp__bg_take(3, 1, &text, &len) == -ENOENT && !text);
 	gt_cupti_pcsamp__bg_stop();
 	gt_cupti_pcsamp__bg_queue(4, b, sizeof(b));
-	CHECK(gt_cupti_pcsamp__bg_take(4, &text, &len) == -ENOENT && !text);
+	CHECK(gt_cupti_pcsamp__bg_take(4, 1, &text, &len) == -ENOENT && !text);
 	usleep(200000);
 	CHECK_EQ_U(bg_runs(dir), 1);
 	snprintf(path, sizeof(path), "rm -rf %s", dir);

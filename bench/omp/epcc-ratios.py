@@ -1,0 +1,99 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""EPCC OpenMP microbenchmarks (built outside this tree) under no tool, the
+null OMPT tool and gputool, in interleaved rounds: each test's time (the
+benchmark's own "<TEST> time = ... microseconds"), the medians of the
+per-round ratios to no tool and to the null tool, and the budgets against
+the null tool as PASS/OVER.
+
+  epcc-ratios.py [--rounds N] [--threads T] NULLTOOL LIBGPUTOOL EPCC_DIR
+
+EPCC_DIR holds syncbench, schedbench and taskbench (EPCC 4.0, `make`).
+schedbench runs its TASKLOOP tests only (--measureonly TASKLOOP).
+"""
+import argparse
+import os
+import re
+import statistics
+import subprocess
+import sys
+
+# Budgets against the null tool: every task test and TASKLOOP 1.30x; these
+# fork/join tests 1.25x.
+FORK_JOIN = {"PARALLEL": 1.25, "PARALLEL FOR": 1.25, "REDUCTION": 1.25}
+TASKS = 1.30
+
+TIME = re.compile(r"^(.+?) time\s+=\s+([0-9.]+) microseconds")
+
+
+def run(prog, args, env, timeout):
+    try:
+        out = subprocess.run([prog] + args, env=env, capture_output=True, text=True, timeout=timeout).stdout
+    except subprocess.TimeoutExpired:
+        return None
+    times = {}
+    for line in out.splitlines():
+        m = TIME.match(line.strip())
+        if m and not m.group(1).startswith("reference"):
+            times[m.group(1)] = float(m.group(2))
+    return times
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--threads", type=int, default=os.cpu_count())
+    ap.add_argument("--timeout", type=int, default=120)
+    ap.add_argument("null")
+    ap.add_argument("lib")
+    ap.add_argument("epcc")
+    a = ap.parse_args()
+    progs = [("syncbench", []), ("taskbench", []), ("schedbench", ["--measureonly", "TASKLOOP"])]
+    configs = [("none", None), ("null", os.path.abspath(a.null)), ("gputool", os.path.abspath(a.lib))]
+    res = {}  # (config, test) -> [times by round]
+    hangs = 0
+    for r in range(a.rounds):
+        for prog, args in progs:
+            for name, lib in configs:
+                env = dict(os.environ, OMP_NUM_THREADS=str(a.threads), GPUTOOL_OUTPUT="/tmp/gputool-epcc-out")
+                env.pop("OMP_TOOL_LIBRARIES", None)
+                if lib:
+                    env["OMP_TOOL_LIBRARIES"] = lib
+                t = run(os.path.join(a.epcc, prog), args, env, a.timeout)
+                if t is None:
+                    hangs += 1
+                    print("HANG %s %s round %d" % (prog, name, r + 1), flush=True)
+                    continue
+                for test, v in t.items():
+                    res.setdefault((name, test), []).append((r, v))
+        print("round %d done" % (r + 1), file=sys.stderr, flush=True)
+
+    def ratio(cfg, base, test):
+        x = dict(res.get((cfg, test), []))
+        y = dict(res.get((base, test), []))
+        rs = [x[k] / y[k] for k in x if k in y and y[k] > 0]
+        return statistics.median(rs) if rs else None
+
+    tests = sorted({t for (_, t) in res}, key=lambda t: list(k[1] for k in res).index(t))
+    print("%d threads, %d rounds; medians of per-round ratios" % (a.threads, a.rounds))
+    print("%-28s %10s %8s %8s %10s  %s" % ("test", "none us", "null", "gputool", "vs null", "budget"))
+    over = 0
+    for test in tests:
+        none = res.get(("none", test))
+        if not none:
+            continue
+        rn, rg, rgn = ratio("null", "none", test), ratio("gputool", "none", test), ratio("gputool", "null", test)
+        budget = FORK_JOIN.get(test, TASKS if ("TASK" in test or "TASKLOOP" in test) else None)
+        verdict = ""
+        if budget and rgn is not None:
+            ok = rgn <= budget
+            over += not ok
+            verdict = "%s (<= %.2fx)" % ("PASS" if ok else "OVER", budget)
+        f = lambda v: "%.2fx" % v if v is not None else "n/a"
+        print("%-28s %10.3f %8s %8s %10s  %s" % (test, statistics.median(v for _, v in none), f(rn), f(rg), f(rgn), verdict))
+    print("hangs: %d; budgets over: %d" % (hangs, over))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
