@@ -12,9 +12,8 @@
  * done is read; one being disassembled is waited for, or left to the
  * caller, who disassembles its kernels with samples alone; one not begun is
  * left to the caller (not behind modules without samples).
- * Then the thread is told to stop (gt_cupti_pcsamp__bg_stop); a run of
- * nvdisasm it has begun for a module without samples ends with the
- * process, unkept.
+ * Then the thread is told to stop (gt_cupti_pcsamp__bg_stop), and a run of
+ * nvdisasm it has begun is ended.
  *
  * Everything is under bg.lock; nvdisasm runs without it.
  */
@@ -138,9 +137,13 @@ void gt_cupti_pcsamp__bg_queue(uint64_t crc, const void *bytes, size_t size)
 {
 	struct job *j, **tail;
 
-	/* A test's stand-in, nvdisasm switched off, or too much queued. */
+	/* A test's stand-in, nvdisasm switched off, or too much queued. A
+	 * module of which an earlier run kept a part (its kernels with
+	 * samples, a run too short for the whole) has its part taken at
+	 * exit: the whole would not be done by then either. */
 	if (!bytes || size <= 16 || (gt_config.nvdisasm && (!strcmp(gt_config.nvdisasm, "0") ||
-							    !strcmp(gt_config.nvdisasm, "off"))))
+							    !strcmp(gt_config.nvdisasm, "off"))) ||
+	    gt_sass__cached(gt_config.nvdisasm, bytes, size) == 1)
 		return;
 	pthread_mutex_lock(&bg.lock);
 	if (bg.stop || bg.queued + size > BG_MAX_BYTES)
@@ -205,6 +208,8 @@ void gt_cupti_pcsamp__bg_stop(void)
 {
 	pthread_mutex_lock(&bg.lock);
 	bg.stop = 1;
+	/* A module without samples being disassembled: not waited for. */
+	gt_sass__cancel();
 	pthread_cond_broadcast(&bg.cond);
 	for (struct job *j = bg.jobs, *next; j; j = next) {
 		next = j->next;

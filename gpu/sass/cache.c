@@ -154,6 +154,13 @@ int gt_sass_cache__get(const char *prog, const void *cubin, size_t size, const c
 	return 0;
 }
 
+int gt_sass_cache__has(const char *prog, const void *cubin, size_t size, const char *variant)
+{
+	char path[4096];
+
+	return entry(prog, cubin, size, variant, path, sizeof(path)) && !access(path, R_OK);
+}
+
 void gt_sass_cache__put(const char *prog, const void *cubin, size_t size, const char *variant, const char *text,
 			size_t len)
 {

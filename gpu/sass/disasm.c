@@ -12,6 +12,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +27,15 @@
 #define TIME_LIMIT_NS (120ull * 1000000000ull)
 
 extern char **environ;
+
+/* Bumped by gt_sass__cancel: runs begun before end at once. Relaxed: a
+ * run sees the bump within its next poll tick, which is all it needs. */
+static atomic_uint generation;
+
+void gt_sass__cancel(void)
+{
+	atomic_fetch_add_explicit(&generation, 1, memory_order_relaxed);
+}
 
 /* Read by the dynamic loader or by runtimes looking for tools. */
 static const char *const unset[] = { "LD_PRELOAD=", "OMP_TOOL_LIBRARIES=", "CUDA_INJECTION64_PATH=",
@@ -135,10 +145,61 @@ static int function_list(const void *cubin, size_t size, const char *const *kern
 	return named ? 0 : -ENOENT;
 }
 
+/* The cache's name for a module's kernels disassembled alone. */
+#define PART "-fun"
+
+/* Whether @text has the section of each of @names. */
+static int part__has(const char *text, const char *const *names, size_t n)
+{
+	char pat[2048];
+
+	for (size_t i = 0; i < n; i++) {
+		if ((size_t)snprintf(pat, sizeof(pat), ".section\t.text.%s,", names[i]) >= sizeof(pat) || !strstr(text, pat))
+			return 0;
+	}
+	return 1;
+}
+
+/* @names and the names of the sections of @text (a part kept before, which
+ * it cuts into strings; NULL: none) in *@all (malloc()ed), *@n. */
+static int part__names(char *text, const char *const *names, size_t n, const char ***all, size_t *n_all)
+{
+	static const char sec[] = ".section\t.text.";
+	size_t cap = n + 16, k = 0;
+	const char **v = malloc(cap * sizeof(*v));
+
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		v[k++] = names[i];
+	for (char *p = text; p && (p = strstr(p, sec));) {
+		char *name = p + sizeof(sec) - 1, *end = strchr(name, ',');
+
+		if (!end)
+			break;
+		*end = 0;
+		p = end + 1;
+		if (k == cap) {
+			const char **grown = realloc(v, (cap *= 2) * sizeof(*v));
+
+			if (!grown) {
+				free(v);
+				return -ENOMEM;
+			}
+			v = grown;
+		}
+		v[k++] = name;
+	}
+	*all = v;
+	*n_all = k;
+	return 0;
+}
+
 int gt_sass__disassemble(const char *want, const void *cubin, size_t size, const char *const *kernels,
 			 size_t n_kernels, char **text, size_t *len)
 {
-	char fun[4096], variant[4112];
+	char fun[4096];
+	unsigned gen;
 	char path[] = "/tmp/gputool-cubin-XXXXXX", prog_buf[4096];
 	const char *tmp = getenv("TMPDIR"), *prog;
 	char tmpl[4096];
@@ -150,16 +211,35 @@ int gt_sass__disassemble(const char *want, const void *cubin, size_t size, const
 
 	*text = NULL;
 	*len = 0;
+	gen = atomic_load_explicit(&generation, memory_order_relaxed);
 	prog = program(want, prog_buf, sizeof(prog_buf), &search);
 	if (!strcmp(prog, "0") || !strcmp(prog, "off"))
 		return -ECANCELED;
 	if (n_kernels) {
-		if (function_list(cubin, size, kernels, n_kernels, fun, sizeof(fun)))
-			return -ENOENT;
-		snprintf(variant, sizeof(variant), "-fun %s", fun);
-	}
-	if (!gt_sass_cache__get(prog, cubin, size, n_kernels ? variant : NULL, text, len))
+		/* Kept as one part per module: the kernels sampled differ from
+		 * run to run (one run samples a short kernel, the next not),
+		 * so a part that lacks one is replaced by one of them all. */
+		const char **all = NULL;
+		char *copy = NULL;
+		size_t n_all = 0;
+
+		if (!gt_sass_cache__get(prog, cubin, size, PART, text, len)) {
+			if (part__has(*text, kernels, n_kernels))
+				return 0;
+			copy = *text;
+			*text = NULL;
+			*len = 0;
+		}
+		err = part__names(copy, kernels, n_kernels, &all, &n_all);
+		if (!err)
+			err = function_list(cubin, size, all, n_all, fun, sizeof(fun));
+		free(all);
+		free(copy);
+		if (err)
+			return err;
+	} else if (!gt_sass_cache__get(prog, cubin, size, NULL, text, len)) {
 		return 0;
+	}
 	if (tmp && *tmp && snprintf(tmpl, sizeof(tmpl), "%s/gputool-cubin-XXXXXX", tmp) < (int)sizeof(tmpl))
 		fd = mkostemp(tmpl, O_CLOEXEC);
 	else
@@ -208,12 +288,13 @@ int gt_sass__disassemble(const char *want, const void *cubin, size_t size, const
 		ssize_t r;
 		int ready;
 
-		if (now >= deadline) {
+		if (now >= deadline || atomic_load_explicit(&generation, memory_order_relaxed) != gen) {
 			kill(pid, SIGKILL);
-			err = -ETIMEDOUT;
+			err = now >= deadline ? -ETIMEDOUT : -ECANCELED;
 			break;
 		}
-		ready = poll(&pf, 1, (int)((deadline - now) / 1000000 + 1));
+		/* Ticks of at most 50 ms: a cancel is seen soon. */
+		ready = poll(&pf, 1, (int)((deadline - now) / 1000000 + 1 < 50 ? (deadline - now) / 1000000 + 1 : 50));
 		if (ready < 0 && errno == EINTR)
 			continue;
 		if (ready == 0)
@@ -251,7 +332,7 @@ int gt_sass__disassemble(const char *want, const void *cubin, size_t size, const
 		*text = buf;
 		*len = n;
 		buf = NULL;
-		gt_sass_cache__put(prog, cubin, size, n_kernels ? variant : NULL, *text, *len);
+		gt_sass_cache__put(prog, cubin, size, n_kernels ? PART : NULL, *text, *len);
 	}
 out_close:
 	if (pipefd[0] >= 0)
@@ -261,4 +342,16 @@ out_unlink:
 	free(env);
 	free(buf);
 	return err;
+}
+
+int gt_sass__cached(const char *want, const void *cubin, size_t size)
+{
+	char prog_buf[4096];
+	const char *prog;
+	int search;
+
+	prog = program(want, prog_buf, sizeof(prog_buf), &search);
+	if (!strcmp(prog, "0") || !strcmp(prog, "off"))
+		return 0;
+	return gt_sass_cache__has(prog, cubin, size, NULL) ? 2 : gt_sass_cache__has(prog, cubin, size, PART) ? 1 : 0;
 }

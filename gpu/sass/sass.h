@@ -272,6 +272,12 @@ int gt_sass__blame(const struct gt_sass *s, uint32_t section, const uint64_t *st
  * that takes 1.8 s whole. */
 int gt_sass__disassemble(const char *program, const void *cubin, size_t size, const char *const *kernels,
 			 size_t n_kernels, char **text, size_t *len);
+/* Ends the runs of nvdisasm begun so far (-ECANCELED): at exit, one for a
+ * module that has no samples. */
+void gt_sass__cancel(void);
+/* What the cache holds of @cubin: 2 its whole disassembly, 1 a part (some
+ * kernels), 0 nothing. */
+int gt_sass__cached(const char *program, const void *cubin, size_t size);
 /*
  * The disassembly of @cubin by @prog kept from an earlier run
  * (gpu/sass/cache.c, GPUTOOL_CACHE): 0 and *text (malloc()ed,
@@ -284,5 +290,6 @@ int gt_sass_cache__get(const char *prog, const void *cubin, size_t size, const c
 		       size_t *len);
 void gt_sass_cache__put(const char *prog, const void *cubin, size_t size, const char *variant, const char *text,
 			size_t len);
+int gt_sass_cache__has(const char *prog, const void *cubin, size_t size, const char *variant);
 
 #endif

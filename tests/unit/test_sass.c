@@ -8,10 +8,12 @@
  */
 #include <elf.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core/config.h"
@@ -1041,7 +1043,7 @@ static void test_disassemble_part(void)
 {
 	char dir[] = "/tmp/gputool-sass-part-XXXXXX", prog[256], cache[300], path[600], *text = NULL;
 	static uint8_t elf[1024];
-	const char *k2[] = { "k2" }, *none[] = { "nope" };
+	const char *k1[] = { "k1" }, *k2[] = { "k2" }, *none[] = { "nope" };
 	size_t size = three_functions(elf), len = 0;
 	FILE *f;
 
@@ -1051,21 +1053,85 @@ static void test_disassemble_part(void)
 	snprintf(cache, sizeof(cache), "%s/cache", dir);
 	f = fopen(prog, "w");
 	CHECK(f);
-	fprintf(f, "#!/bin/sh\nprintf x >> %s/runs\necho \"$1 $2 $3 $4 $5\"\n", dir);
+	/* Its arguments, then a section for each function asked for. */
+	fprintf(f,
+		"#!/bin/sh\nprintf x >> %s/runs\necho \"$1 $2 $3 $4 $5\"\n"
+		"[ \"$4\" = -fun ] || exit 0\n"
+		"for i in $(echo $5 | tr , ' '); do\n"
+		"  case $i in 1) n=k1;; 2) n=k2;; 3) n=dev;; esac\n"
+		"  printf '\\t.section\\t.text.%%s,@progbits\\n' $n\n"
+		"done\n",
+		dir);
 	fclose(f);
 	CHECK(chmod(prog, 0755) == 0);
 	gt_config.cache = cache;
 	CHECK(gt_sass__disassemble(prog, elf, size, k2, 1, &text, &len) == 0 && runs(dir) == 1);
-	CHECK(text && !strcmp(text, "-c -g -gi -fun 2,3\n"));
+	CHECK(text && !strcmp(text, "-c -g -gi -fun 2,3\n\t.section\t.text.k2,@progbits\n"
+				    "\t.section\t.text.dev,@progbits\n"));
 	free(text);
 	CHECK(gt_sass__disassemble(prog, elf, size, k2, 1, &text, &len) == 0 && runs(dir) == 1);
-	CHECK(text && !strcmp(text, "-c -g -gi -fun 2,3\n"));
+	CHECK(text && !strncmp(text, "-c -g -gi -fun 2,3\n", 19));
 	free(text);
-	CHECK(gt_sass__disassemble(prog, elf, size, NULL, 0, &text, &len) == 0 && runs(dir) == 2);
+	/* k1 sampled in another run: the part kept grows to both. */
+	CHECK(gt_sass__disassemble(prog, elf, size, k1, 1, &text, &len) == 0 && runs(dir) == 2);
+	CHECK(text && !strncmp(text, "-c -g -gi -fun 1,2,3\n", 21));
+	free(text);
+	CHECK(gt_sass__disassemble(prog, elf, size, k2, 1, &text, &len) == 0 && runs(dir) == 2);
+	CHECK(text && !strncmp(text, "-c -g -gi -fun 1,2,3\n", 21));
+	free(text);
+	CHECK(gt_sass__disassemble(prog, elf, size, NULL, 0, &text, &len) == 0 && runs(dir) == 3);
 	CHECK(text && !strncmp(text, "-c -g -gi /", 11));
 	free(text);
-	CHECK(gt_sass__disassemble(prog, elf, size, none, 1, &text, &len) == -ENOENT && !text && runs(dir) == 2);
+	CHECK(gt_sass__disassemble(prog, elf, size, none, 1, &text, &len) == 0 && runs(dir) == 4);
+	free(text);
 	gt_config.cache = "0";
+	snprintf(path, sizeof(path), "rm -rf %s", dir);
+	CHECK(system(path) == 0);
+}
+
+struct slow_run {
+	const char *prog;
+	int err;
+};
+
+static void *slow_disassemble(void *arg)
+{
+	static const uint8_t cubin[] = { 0x7f, 'E', 'L', 'F', 9 };
+	struct slow_run *r = arg;
+	char *text = NULL;
+	size_t len = 0;
+
+	r->err = gt_sass__disassemble(r->prog, cubin, sizeof(cubin), NULL, 0, &text, &len);
+	free(text);
+	return NULL;
+}
+
+/* A run of nvdisasm ended by gt_sass__cancel (at exit, one for a module
+ * without samples): it returns -ECANCELED at once, not after its 30 s. */
+static void test_disassemble_cancel(void)
+{
+	char dir[] = "/tmp/gputool-sass-cancel-XXXXXX", prog[256], path[600];
+	struct slow_run r = { .prog = prog, .err = 1 };
+	struct timespec t0, t1;
+	pthread_t th;
+	FILE *f;
+
+	CHECK(mkdtemp(dir));
+	snprintf(prog, sizeof(prog), "%s/nvdisasm", dir);
+	f = fopen(prog, "w");
+	CHECK(f);
+	fprintf(f, "#!/bin/sh\nexec sleep 30\n");
+	fclose(f);
+	CHECK(chmod(prog, 0755) == 0);
+	gt_config.cache = "0";
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	CHECK(pthread_create(&th, NULL, slow_disassemble, &r) == 0);
+	usleep(200000);
+	gt_sass__cancel();
+	CHECK(pthread_join(th, NULL) == 0);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	CHECK(r.err == -ECANCELED);
+	CHECK(t1.tv_sec - t0.tv_sec < 10);
 	snprintf(path, sizeof(path), "rm -rf %s", dir);
 	CHECK(system(path) == 0);
 }
@@ -1152,6 +1218,7 @@ int main(int argc, char **argv)
 	test_disassemble();
 	test_disassemble_cache();
 	test_disassemble_part();
+	test_disassemble_cancel();
 	if (argc > 1)
 		test_gpucalls(argv[1]);
 	printf("ok\n");
