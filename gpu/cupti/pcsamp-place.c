@@ -354,6 +354,12 @@ static int kernel__sampled(const char *name, size_t n, void *arg)
 	return 0;
 }
 
+/* A module from this size on, not disassembled whole by the program's
+ * exit, has its kernels with samples disassembled alone: nvdisasm took
+ * 1.8 s for XSBench's module of 2.9 MB, 0.5 s for its lookup kernel. A
+ * smaller one is waited for: 0.5 s at most. */
+#define PART_MIN_BYTES (1u << 20)
+
 /* The disassembly of @c's kernels that have samples (and of its functions
  * that are not kernels): 0, or a negative errno. */
 static int cubin__sampled_part(struct pc_cubin *c)
@@ -406,17 +412,21 @@ void gt_cupti_pcsamp__structure(void)
 			continue;
 		if (!c->sass_text && c->size <= 16) /* not a module: a test's stand-in */
 			continue;
-		/* Begun when the module loaded; if not done, its kernels with
-		 * samples alone, now (kept apart for the next run); else all. */
-		if (!c->sass_text)
-			err = gt_cupti_pcsamp__bg_take(c->crc, 0, &c->sass_text, &c->sass_len);
-		if ((err == -EINPROGRESS || err == -ENOENT) && !cubin__sampled_part(c))
-			err = 0;
-		else if (err == -EINPROGRESS)
-			err = gt_cupti_pcsamp__bg_take(c->crc, 1, &c->sass_text, &c->sass_len);
-		else if (err == -ENOENT)
-			err = gt_sass__disassemble(gt_config.nvdisasm, c->bytes, c->size, NULL, 0, &c->sass_text,
-						   &c->sass_len);
+		/* Begun when the module loaded; if not done and the module is
+		 * large, its kernels with samples alone, now (kept apart for the
+		 * next run); else all. */
+		if (!c->sass_text) {
+			int part = c->size >= PART_MIN_BYTES;
+
+			err = gt_cupti_pcsamp__bg_take(c->crc, !part, &c->sass_text, &c->sass_len);
+			if (part && (err == -EINPROGRESS || err == -ENOENT) && !cubin__sampled_part(c))
+				err = 0;
+			else if (err == -EINPROGRESS)
+				err = gt_cupti_pcsamp__bg_take(c->crc, 1, &c->sass_text, &c->sass_len);
+			else if (err == -ENOENT)
+				err = gt_sass__disassemble(gt_config.nvdisasm, c->bytes, c->size, NULL, 0, &c->sass_text,
+							   &c->sass_len);
+		}
 		if (err == -ECANCELED)
 			continue; /* GPUTOOL_NVDISASM=0: as asked */
 		if (err || !c->sass_text) {
