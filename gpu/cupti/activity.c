@@ -249,6 +249,8 @@ const char *gt_cupti__kernel_name(const char *cupti_name)
 	got = table_insert(by_ptr, h, e, same_ptr);
 	if (got != e)
 		free(e);
+	else if (gt_cupti_pcsamp__kept())
+		gt_cupti_pcsamp__launched(cupti_name);
 	return got ? got->name : NULL;
 }
 

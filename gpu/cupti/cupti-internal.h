@@ -294,6 +294,9 @@ void gt_cupti_pcsamp__context_ending(CUcontext ctx);
 void gt_cupti_pcsamp__bg_queue(uint64_t crc, const void *bytes, size_t size);
 int gt_cupti_pcsamp__bg_take(uint64_t crc, int wait, char **text, size_t *len);
 void gt_cupti_pcsamp__bg_stop(void);
+/* A kernel launched, by its symbol: at exit a large module's part holds
+ * the kernels launched as well as those sampled (pcsamp-place.c). */
+void gt_cupti_pcsamp__launched(const char *symbol);
 /* At the backend's exit, while CUPTI still works: every context's samples. */
 void gt_cupti_pcsamp__finish(void);
 /* The backend's settle: the samples into the trees (struct gt_backend). */

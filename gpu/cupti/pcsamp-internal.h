@@ -92,6 +92,9 @@ struct gt_pcs_state {
 	struct gt_hmap lines;	/* hash of a line's text -> char * (owned) */
 	struct pc_cubin *cubins;
 	uint32_t n_cubins;
+	/* The symbols of the kernels launched (gt_cupti_pcsamp__launched). */
+	char **launched;
+	uint32_t n_launched;
 	uint64_t dropped, unplaced;
 	int buffer_full;
 	/* For the derived metrics: the period in cycles (0: unknown), the

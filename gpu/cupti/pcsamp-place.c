@@ -362,32 +362,65 @@ static int kernel__sampled(const char *name, size_t n, void *arg)
 
 /* The disassembly of @c's kernels that have samples (and of its functions
  * that are not kernels): 0, or a negative errno. */
+static int names__add(const char ***names, size_t *n, const char *name)
+{
+	const char **grown;
+
+	for (size_t i = 0; i < *n; i++)
+		if (!strcmp((*names)[i], name))
+			return 0;
+	if (!(grown = realloc(*names, (*n + 1) * sizeof(*grown))))
+		return -ENOMEM;
+	*names = grown;
+	grown[(*n)++] = name;
+	return 0;
+}
+
+/* Its own lock, taken last: kernel names are made under gt_pcs.lock too
+ * (gt_cupti_pcsamp__entry). */
+static pthread_mutex_t launched_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void gt_cupti_pcsamp__launched(const char *symbol)
+{
+	char **grown, *copy;
+
+	pthread_mutex_lock(&launched_lock);
+	for (uint32_t i = 0; i < gt_pcs.n_launched; i++)
+		if (!strcmp(gt_pcs.launched[i], symbol))
+			goto out;
+	if (!(copy = strdup(symbol)))
+		goto out;
+	if (!(grown = realloc(gt_pcs.launched, (gt_pcs.n_launched + 1) * sizeof(*grown)))) {
+		free(copy);
+		goto out;
+	}
+	gt_pcs.launched = grown;
+	grown[gt_pcs.n_launched++] = copy;
+out:
+	pthread_mutex_unlock(&launched_lock);
+}
+
+/* The disassembly of @c's kernels that have samples or were launched (the
+ * same from run to run, where the sampled ones are not: a short kernel has
+ * samples in one run and none in the next), and of its functions that are
+ * not kernels: 0, or a negative errno. */
 static int cubin__sampled_part(struct pc_cubin *c)
 {
 	const char **names = NULL;
 	size_t n = 0;
-	int err;
+	int err = 0;
 
-	for (uint32_t k = 0; k < gt_pcs.n_e; k++) {
-		const struct pc_entry *e = &gt_pcs.e[k];
-		const char **grown;
-		size_t i;
-
-		if (e->crc != c->crc || !e->symbol)
-			continue;
-		for (i = 0; i < n && strcmp(names[i], e->symbol); i++)
-			;
-		if (i < n)
-			continue;
-		if (!(grown = realloc(names, (n + 1) * sizeof(*names)))) {
-			free(names);
-			return -ENOMEM;
-		}
-		names = grown;
-		names[n++] = e->symbol;
-	}
-	err = n ? gt_sass__disassemble(gt_config.nvdisasm, c->bytes, c->size, names, n, &c->sass_text, &c->sass_len)
-		: -ENOENT;
+	for (uint32_t k = 0; k < gt_pcs.n_e && !err; k++)
+		if (gt_pcs.e[k].crc == c->crc && gt_pcs.e[k].symbol)
+			err = names__add(&names, &n, gt_pcs.e[k].symbol);
+	pthread_mutex_lock(&launched_lock);
+	for (uint32_t k = 0; k < gt_pcs.n_launched && !err; k++)
+		err = names__add(&names, &n, gt_pcs.launched[k]);
+	pthread_mutex_unlock(&launched_lock);
+	if (!err)
+		err = n ? gt_sass__disassemble(gt_config.nvdisasm, c->bytes, c->size, names, n, &c->sass_text,
+					       &c->sass_len)
+			: -ENOENT;
 	free(names);
 	return err;
 }

@@ -145,11 +145,49 @@ static int function_list(const void *cubin, size_t size, const char *const *kern
 	return named ? 0 : -ENOENT;
 }
 
+/* Of @names (@n), those that are symbols of @cubin, moved to the front of
+ * @names: their number. */
+static size_t present(const void *cubin, size_t size, const char **names, size_t n)
+{
+	Elf_Scn *scn = NULL;
+	size_t kept = 0;
+	Elf *e;
+
+	if (elf_version(EV_CURRENT) == EV_NONE || !(e = elf_memory((char *)(uintptr_t)cubin, size)))
+		return 0;
+	while ((scn = elf_nextscn(e, scn)) && kept < n) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB || !sh.sh_entsize || !(d = elf_getdata(scn, NULL)))
+			continue;
+		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize && kept < n; i++) {
+			GElf_Sym sym;
+			const char *name;
+
+			if (!gelf_getsym(d, (int)i, &sym) || GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
+			    !(name = elf_strptr(e, sh.sh_link, sym.st_name)))
+				continue;
+			for (size_t k = kept; k < n; k++) {
+				const char *hit = names[k];
+
+				if (strcmp(hit, name))
+					continue;
+				names[k] = names[kept];
+				names[kept++] = hit;
+				break;
+			}
+		}
+	}
+	elf_end(e);
+	return kept;
+}
+
 /* The cache's name for a module's kernels disassembled alone. */
 #define PART "-fun"
 
 /* Whether @text has the section of each of @names. */
-static int part__has(const char *text, const char *const *names, size_t n)
+static int part__has(const char *text, const char **names, size_t n)
 {
 	char pat[2048];
 
@@ -162,7 +200,7 @@ static int part__has(const char *text, const char *const *names, size_t n)
 
 /* @names and the names of the sections of @text (a part kept before, which
  * it cuts into strings; NULL: none) in *@all (malloc()ed), *@n. */
-static int part__names(char *text, const char *const *names, size_t n, const char ***all, size_t *n_all)
+static int part__names(char *text, const char **names, size_t n, const char ***all, size_t *n_all)
 {
 	static const char sec[] = ".section\t.text.";
 	size_t cap = n + 16, k = 0;
@@ -216,25 +254,34 @@ int gt_sass__disassemble(const char *want, const void *cubin, size_t size, const
 	if (!strcmp(prog, "0") || !strcmp(prog, "off"))
 		return -ECANCELED;
 	if (n_kernels) {
-		/* Kept as one part per module: the kernels sampled differ from
+		/* Kept as one part per module: the kernels asked for differ from
 		 * run to run (one run samples a short kernel, the next not),
 		 * so a part that lacks one is replaced by one of them all. */
-		const char **all = NULL;
+		const char **asked = malloc(n_kernels * sizeof(*asked)), **all = NULL;
 		char *copy = NULL;
-		size_t n_all = 0;
+		size_t n_asked, n_all = 0;
 
-		if (!gt_sass_cache__get(prog, cubin, size, PART, text, len)) {
-			if (part__has(*text, kernels, n_kernels))
+		if (!asked)
+			return -ENOMEM;
+		memcpy(asked, kernels, n_kernels * sizeof(*asked));
+		n_asked = present(cubin, size, asked, n_kernels);
+		err = n_asked ? 0 : -ENOENT;
+		if (!err && !gt_sass_cache__get(prog, cubin, size, PART, text, len)) {
+			if (part__has(*text, asked, n_asked)) {
+				free(asked);
 				return 0;
+			}
 			copy = *text;
 			*text = NULL;
 			*len = 0;
 		}
-		err = part__names(copy, kernels, n_kernels, &all, &n_all);
+		if (!err)
+			err = part__names(copy, asked, n_asked, &all, &n_all);
 		if (!err)
 			err = function_list(cubin, size, all, n_all, fun, sizeof(fun));
 		free(all);
 		free(copy);
+		free(asked);
 		if (err)
 			return err;
 	} else if (!gt_sass_cache__get(prog, cubin, size, NULL, text, len)) {
