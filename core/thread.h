@@ -75,7 +75,10 @@ struct gt_thread {
 
 	struct gt_unwind_memo *memo;
 	struct gt_import_map *imports;
-	struct gt_cct_node *last_import, *last_import_own; /* gt_thread__import's last answer */
+	/* gt_thread__import's last two answers, [0] the newer: a thread that
+	 * runs a taskloop's chunks imports two nodes in turn (the construct's
+	 * and the chunk's <omp task>), which one entry would miss each time. */
+	struct gt_cct_node *last_import[2], *last_import_own[2];
 	/* Nodes that every thread has at its root. */
 	struct gt_cct_node *idle_node;
 
