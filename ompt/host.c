@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "core/clock.h"
+#include "core/config.h"
 #include "core/trace-format.h"
 #include "core/region.h"
 #include "core/sample.h"
@@ -49,6 +50,13 @@ static struct gt_thread *thread_of(enum gt_thread_kind kind)
  * one by its own synchronization, which ThreadSanitizer cannot see: said to
  * it around every access, in its builds only.
  */
+/* A slot of a table of n (a power of two) entries keyed by address p:
+ * Fibonacci hashing, as nodes and records sit at strides of their size. */
+static inline unsigned ptr__slot(const void *p, unsigned n)
+{
+	return (unsigned)(((uint64_t)(uintptr_t)p * 0x9e3779b97f4a7c15ull) >> (64 - __builtin_ctz(n)));
+}
+
 static void *data_get(ompt_data_t *d)
 {
 	void *p;
@@ -147,21 +155,33 @@ static struct gt_cct_node *foreign_create_context(struct gt_thread *t, const voi
  * recycle warm records without a lock; a list holds at most OMP_FREE_TASKS,
  * past which records go back to malloc (one thread making every task).
  * Records are cache-line aligned: two threads never write one line.
+ *
+ * An explicit task's creation writes only the record's first line, which
+ * the thread that runs it takes anyway: clearing the whole record took
+ * its other two lines from the core that last wrote them, the creator of
+ * the record's previous use, two misses a task moved between threads.
+ * Invariant: a record on a free list has no wait, worksharing or
+ * reduction in progress (task__free clears what a task left there); the
+ * other fields past the first line are written before they are read, or
+ * read only for implicit and target tasks, whose records are cleared
+ * whole.
  */
 #define OMP_FREE_TASKS 1024
+#define OMP_TASK_HOT offsetof(struct omp_task, wait_ns)
 
-static struct omp_task *task__new(struct omp_thread *ot)
+static struct omp_task *task__new(struct omp_thread *ot, int whole)
 {
 	struct omp_task *task = ot->free_tasks;
 
 	if (task) {
 		ot->free_tasks = task->next_free;
 		ot->n_free_tasks--;
+		memset(task, 0, whole ? sizeof(*task) : OMP_TASK_HOT);
 	} else {
 		task = aligned_alloc(64, sizeof(*task));
+		if (task)
+			memset(task, 0, sizeof(*task));
 	}
-	if (task)
-		memset(task, 0, sizeof(*task));
 	return task;
 }
 
@@ -170,6 +190,12 @@ static void task__free(struct omp_thread *ot, struct omp_task *task)
 	if (ot->n_free_tasks >= OMP_FREE_TASKS) {
 		free(task);
 		return;
+	}
+	/* Left by a construct whose end never came (a cancelled task). */
+	if (task->wait_node || task->ws.node || task->red.node) {
+		task->wait_node = NULL;
+		task->ws.node = NULL;
+		task->red.node = NULL;
 	}
 	task->next_free = ot->free_tasks;
 	ot->free_tasks = task;
@@ -507,7 +533,7 @@ void ompt__on_implicit_task(ompt_scope_endpoint_t endpoint, ompt_data_t *paralle
 			s = tag__site(tag);
 			gt_tsan__acquire(s); /* the fork's hand-over (parallel_begin) */
 		}
-		task = task__new(ot);
+		task = task__new(ot, 1);
 		if (task) {
 			now = 0;
 			if (!s) {
@@ -758,7 +784,7 @@ void ompt__on_task_create(ompt_data_t *encountering_task_data,
 	if (!t || !(flags & (ompt_task_explicit | ompt_task_target)))
 		return;
 	/* Explicit tasks may end on another thread, whose list takes it. */
-	task = task__new(t->ompt);
+	task = task__new(t->ompt, !!(flags & ompt_task_target));
 	if (!task)
 		return;
 	gt_thread__enter(t);
@@ -782,7 +808,15 @@ void ompt__on_task_create(ompt_data_t *encountering_task_data,
 		task->creator = ctx;
 		task->is_target = 1;
 	} else {
-		task->creator = gt_cct__placeholder(&t->cct, ctx, GT_PH_OMP_TASK);
+		struct omp_thread *ot = t->ompt;
+		unsigned h = ptr__slot(ctx, OMP_TASK_PH_CACHE);
+
+		/* Nodes never move or die: a cached one stays valid. */
+		if (ctx != ot->task_ph[h].ctx || !ot->task_ph[h].ph) {
+			ot->task_ph[h].ph = gt_cct__placeholder(&t->cct, ctx, GT_PH_OMP_TASK);
+			ot->task_ph[h].ctx = ctx;
+		}
+		task->creator = ot->task_ph[h].ph;
 		add(t, task->creator, GT_M_OMP_EXPLICIT_TASKS, 1);
 	}
 	/* The runtime's task queue hands the task to the thread that runs it. */
@@ -812,13 +846,90 @@ static void running__switch(struct omp_thread *ot, struct omp_task *prior,
 	ot->running = run;
 }
 
+/*
+ * Whether task, which starts on this thread for the first time, is timed,
+ * from its construct's state on this thread (struct omp_time_site): short,
+ * frequent tasks cost two clock reads each, more than the rest of their
+ * measurement. A site is the construct (its return address), whatever its
+ * calling context: a recursive task tree creates each task of a level in a
+ * context of its own, too few each to judge. Untied tasks (which may
+ * resume on another thread), target tasks and constructs that find no
+ * entry are timed exactly.
+ */
+static void time__begin(struct gt_thread *t, struct omp_thread *ot, struct omp_task *task)
+{
+	unsigned h = ptr__slot(task->create_ra, OMP_TIME_SITES);
+	struct omp_time_site *s = NULL;
+	uint32_t n;
+
+	task->timed = 1;
+	if (gt_config.exact_timing || task->is_untied || task->is_target || !task->create_ra)
+		return;
+	if (!ot->calib_max)
+		ot->calib_max = (gt_clock_use_tsc && gt_clock_ns_per_tick > 0
+					 ? (uint64_t)(4.0 * (double)gt_config.task_time_ns / gt_clock_ns_per_tick)
+					 : 4 * gt_config.task_time_ns) + 1;
+	for (unsigned i = 0; i < 4; i++, h = (h + 1) & (OMP_TIME_SITES - 1)) {
+		if (ot->time_sites[h].ra == task->create_ra) {
+			s = &ot->time_sites[h];
+			break;
+		}
+		if (!ot->time_sites[h].ra) {
+			s = &ot->time_sites[h];
+			s->ra = task->create_ra;
+			s->mode = OMP_TIME_CALIBRATING;
+			break;
+		}
+	}
+	if (!s)
+		return;
+	n = s->n++;
+	if (s->mode == OMP_TIME_CALIBRATING && n == OMP_TASK_CALIBRATE)
+		s->mode = gt_clock__ticks_to_ns(s->ticks) / OMP_TASK_CALIBRATE >= gt_config.task_time_ns
+				  ? OMP_TIME_EXACT
+				  : OMP_TIME_SAMPLED;
+	task->site = (uint8_t)h;
+	task->time_mode = (uint8_t)s->mode;
+	if (s->mode == OMP_TIME_SAMPLED) {
+		/* Deterministic: the first task after calibration, then every
+		 * OMP_TASK_SAMPLE_EVERY-th (n wraps at a multiple of it). */
+		task->timed = (n - OMP_TASK_CALIBRATE) % OMP_TASK_SAMPLE_EVERY == 0;
+		if (task->timed)
+			add(t, task->node, GT_M_OMP_TASK_TIME_SAMPLES, 1);
+	}
+}
+
+/* A timed explicit task stops running at now (it completes, or switches
+ * away and resumes later, timed again from then). */
+static void time__end(struct gt_thread *t, struct omp_thread *ot, struct omp_task *task, uint64_t now)
+{
+	uint64_t d = now > task->t_begin ? now - task->t_begin : 0;
+
+	if (task->time_mode == OMP_TIME_CALIBRATING) {
+		struct omp_time_site *s = &ot->time_sites[task->site];
+
+		/* At most 4 thresholds a task: one preempted task among the
+		 * first 64 adds at most a sixteenth of the threshold to their
+		 * mean, and cannot keep a site of short tasks exact. */
+		if (s->ra == task->create_ra)
+			s->ticks += d < ot->calib_max ? d : ot->calib_max;
+	} else if (task->time_mode == OMP_TIME_SAMPLED) {
+		d *= OMP_TASK_SAMPLE_EVERY;
+	}
+	/* A target task's time is its construct's (OMP_TGT_TIME). */
+	if (!task->is_target)
+		add_time(t, task->node, GT_M_OMP_EXPLICIT_TASK_TIME, d);
+	/* Waits that ran tasks of a sampled site lose their estimated time. */
+	ot->explicit_ns += d;
+}
+
 void ompt__on_task_schedule(ompt_data_t *prior_task_data, ompt_task_status_t prior_task_status,
 			    ompt_data_t *next_task_data)
 {
 	struct gt_thread *t = thread_of(GT_THREAD_OTHER);
 	struct omp_task *prior, *next;
 	struct omp_thread *ot;
-	uint64_t now = gt_clock__ticks();
+	uint64_t now = 0;
 
 	if (!t)
 		return;
@@ -828,12 +939,9 @@ void ompt__on_task_schedule(ompt_data_t *prior_task_data, ompt_task_status_t pri
 	gt_thread__enter(t);
 	running__switch(ot, prior, prior_task_status, next);
 	if (prior && prior->is_explicit) {
-		if (prior->node) {
-			/* A target task's time is its construct's (OMP_TGT_TIME). */
-			if (!prior->is_target)
-				add_time(t, prior->node, GT_M_OMP_EXPLICIT_TASK_TIME,
-					 now - prior->t_begin);
-			((struct omp_thread *)t->ompt)->explicit_ns += now - prior->t_begin;
+		if (prior->node && prior->timed) {
+			now = gt_clock__ticks();
+			time__end(t, ot, prior, now);
 		}
 		prior->node = NULL;
 		if (prior_task_status == ompt_task_complete || prior_task_status == ompt_task_cancel ||
@@ -847,8 +955,13 @@ void ompt__on_task_schedule(ompt_data_t *prior_task_data, ompt_task_status_t pri
 		next->node = next->creator && next->creator_tree == t->cct.id
 				     ? next->creator
 				     : gt_thread__import(t, next->creator);
-		next->t_begin = now;
 		next->exit_frame = 0; /* where it runs now: asked for at first use */
+		if (!next->started) {
+			next->started = 1;
+			time__begin(t, ot, next);
+		}
+		if (next->timed)
+			next->t_begin = now ? now : gt_clock__ticks();
 	}
 	/* An untied task may resume on another thread. */
 	if (prior_task_data)

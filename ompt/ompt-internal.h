@@ -91,6 +91,11 @@ struct omp_task {
 	uint8_t is_member;     /* a worker, not the encountering thread */
 	/* Members: their end, reported late, waits in omp_thread.settle. */
 	uint8_t wait_deferred; /* the region's barrier ended too; its end is the region's */
+	/* Explicit: begun once (a later start is a resume); timed: its time
+	 * is measured; time_mode: how (enum omp_time_mode: calibrating adds
+	 * it to its site's, sampled stands for OMP_TASK_SAMPLE_EVERY tasks);
+	 * site: its entry in the running thread's time_sites. */
+	uint8_t started, timed, time_mode, site;
 	uint64_t wait_ns;      /* ticks waited inside this task so far */
 	uint64_t wait_t0;
 	uint64_t wait_busy0; /* the thread's explicit-task time when the wait began */
@@ -107,6 +112,28 @@ struct omp_task {
 };
 _Static_assert(offsetof(struct omp_task, wait_ns) <= 64,
 	       "an explicit task's hot fields share one cache line");
+
+#define OMP_TASK_PH_CACHE 16 /* a power of two */
+
+/*
+ * How a thread times the explicit tasks of one construct (its return
+ * address): every task while calibrating (the construct's first
+ * OMP_TASK_CALIBRATE tasks on the thread), then every task if their mean
+ * time reached GPUTOOL_TASK_TIME_NS, else one in OMP_TASK_SAMPLE_EVERY,
+ * its time scaled by that. Read and written by the owning thread only.
+ */
+#define OMP_TIME_SITES 16 /* a power of two, at most 256 (omp_task.site) */
+#define OMP_TASK_CALIBRATE 64
+#define OMP_TASK_SAMPLE_EVERY 16
+
+enum omp_time_mode { OMP_TIME_EXACT, OMP_TIME_CALIBRATING, OMP_TIME_SAMPLED };
+
+struct omp_time_site {
+	const void *ra;  /* the construct's return address; NULL: free */
+	uint64_t ticks;  /* calibrating: time of its tasks so far */
+	uint32_t n;      /* tasks begun */
+	uint32_t mode;   /* enum omp_time_mode */
+};
 
 struct omp_thread {
 	struct omp_task initial;
@@ -141,6 +168,14 @@ struct omp_thread {
 	/* The last implicit barrier's node and the context it hangs under:
 	 * a region repeats, and so does its barrier. */
 	struct gt_cct_node *ibar_parent, *ibar_node;
+	/* Explicit tasks' creation contexts and their <omp task> placeholders,
+	 * by the context's address: a task is created at the same few sites
+	 * again and again (one a level of a recursive tree). */
+	struct {
+		struct gt_cct_node *ctx, *ph;
+	} task_ph[OMP_TASK_PH_CACHE];
+	struct omp_time_site time_sites[OMP_TIME_SITES];
+	uint64_t calib_max; /* the most ticks a calibrating task counts; 0: not set yet */
 	/* The league (teams) this thread began and has not ended: LLVM's
 	 * libomp gives a league of one team's initial task no parallel_data. */
 	void *league; /* its parallel_data (region__tag) */
