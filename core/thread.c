@@ -408,7 +408,7 @@ static void import_map__put(struct gt_import_map *m, struct gt_cct_node *k, stru
 	gt_hmap__put(&m->map, (uintptr_t)k, (uintptr_t)v);
 }
 
-struct gt_cct_node *gt_thread__import(struct gt_thread *t, struct gt_cct_node *foreign)
+struct gt_cct_node *gt_thread__import_slow(struct gt_thread *t, struct gt_cct_node *foreign)
 {
 	struct gt_cct_node *path[64];
 	struct gt_cct_node *own, *n;
@@ -447,7 +447,7 @@ struct gt_cct_node *gt_thread__import(struct gt_thread *t, struct gt_cct_node *f
 			break;
 		if (depth == sizeof(path) / sizeof(path[0])) {
 			/* Very deep: import the upper part first, recursively. */
-			own = gt_thread__import(t, n);
+			own = gt_thread__import_slow(t, n);
 			break;
 		}
 		path[depth++] = n;

@@ -7,6 +7,8 @@ libgputool.so, against the task bodies' time the program measures itself.
                                           the tiny ones sampled and listed
   test_task_timing.py BUILD_DIR exact     GPUTOOL_EXACT_TIMING=1: every task
                                           timed, no sampled site
+  test_task_timing.py BUILD_DIR tsan      the ThreadSanitizer build, 8 threads:
+                                          no race report, the same counts
 """
 import glob
 import os
@@ -40,11 +42,12 @@ def by_construct(p, metric):
     return out
 
 
-def run_tool(extra):
-    code, want, err = run([EXE], env=ENV)
+def run_tool(extra, env=ENV):
+    code, want, err = run([EXE], env=env)
     check(code == 0, "task_timing failed without the tool: %s" % err)
     outdir = tempfile.mkdtemp(prefix="gputool-task-timing-")
-    code, out, err = run([EXE], env=dict(ENV, OMP_TOOL_LIBRARIES=LIB, GPUTOOL_OUTPUT=outdir, **extra))
+    code, out, err = run([EXE], env=dict(env, OMP_TOOL_LIBRARIES=LIB, GPUTOOL_OUTPUT=outdir, **extra))
+    check("ThreadSanitizer" not in err, "ThreadSanitizer reported:\n%s" % err[:6000])
     check(code == 0, "exit %d under the tool: %s" % (code, err[-2000:]))
     check(out == want, "stdout changed under the tool:\n%s\nvs\n%s" % (out, want))
     # A variable the library does not know is reported on stderr.
@@ -105,6 +108,18 @@ def test_exact():
     bounded(t, own["tiny"]["body_ns"], 4 * own["tiny"]["body_ns"] + 20e6, "tiny tasks' time")
 
 
+def test_tsan():
+    # Every task created by one thread and run by any of 8: each record is
+    # made by the thread that starts its task, from the creator's tagged
+    # node; the tiny tasks' construct is sampled, the long ones' is not.
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from test_tasks_mix import TSAN_OPTIONS  # noqa: E402
+    env = dict(ENV, OMP_NUM_THREADS="8", TSAN_OPTIONS=TSAN_OPTIONS)
+    p, _, _ = run_tool({}, env)
+    check_counts(p)
+
+
 if __name__ == "__main__":
     main({"sampled": [("long tasks timed each, tiny ones sampled", test_sampled)],
-          "exact": [("GPUTOOL_EXACT_TIMING=1: every task timed", test_exact)]}[MODE])
+          "exact": [("GPUTOOL_EXACT_TIMING=1: every task timed", test_exact)],
+          "tsan": [("no data race in the tool (ThreadSanitizer)", test_tsan)]}[MODE])
