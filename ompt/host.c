@@ -178,7 +178,11 @@ static struct omp_task *task__new(struct omp_thread *ot, int whole)
 	if (task) {
 		ot->free_tasks = task->next_free;
 		ot->n_free_tasks--;
-		memset(task, 0, whole ? sizeof(*task) : OMP_TASK_HOT);
+		/* Sizes the compiler knows: a few stores, not a call. */
+		if (whole)
+			memset(task, 0, sizeof(*task));
+		else
+			memset(task, 0, OMP_TASK_HOT);
 	} else {
 		task = aligned_alloc(64, sizeof(*task));
 		if (task)
@@ -871,8 +875,8 @@ static void running__switch(struct omp_thread *ot, struct omp_task *prior,
  */
 static void time__begin(struct gt_thread *t, struct omp_thread *ot, struct omp_task *task)
 {
-	unsigned h = ptr__slot((const void *)task->site, OMP_TIME_SITES);
 	struct omp_time_site *s = NULL;
+	unsigned h;
 	uint32_t n;
 
 	task->timed = 1;
@@ -882,6 +886,11 @@ static void time__begin(struct gt_thread *t, struct omp_thread *ot, struct omp_t
 		ot->calib_max = (gt_clock_use_tsc && gt_clock_ns_per_tick > 0
 					 ? (uint64_t)(4.0 * (double)gt_config.task_time_ns / gt_clock_ns_per_tick)
 					 : 4 * gt_config.task_time_ns) + 1;
+	/* Tasks of one construct usually follow each other. */
+	if (ot->time_sites[ot->last_time_site].site == task->site)
+		h = ot->last_time_site;
+	else
+		h = ptr__slot((const void *)task->site, OMP_TIME_SITES);
 	for (unsigned i = 0; i < 4; i++, h = (h + 1) & (OMP_TIME_SITES - 1)) {
 		if (ot->time_sites[h].site == task->site) {
 			s = &ot->time_sites[h];
@@ -896,6 +905,7 @@ static void time__begin(struct gt_thread *t, struct omp_thread *ot, struct omp_t
 	}
 	if (!s)
 		return;
+	ot->last_time_site = (uint8_t)h;
 	n = s->n++;
 	if (s->mode == OMP_TIME_CALIBRATING && n == OMP_TASK_CALIBRATE)
 		s->mode = gt_clock__ticks_to_ns(s->ticks) / OMP_TASK_CALIBRATE >= gt_config.task_time_ns

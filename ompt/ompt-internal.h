@@ -198,6 +198,7 @@ struct omp_thread {
 	} task_ph[OMP_TASK_PH_CACHE];
 	struct omp_time_site time_sites[OMP_TIME_SITES];
 	uint64_t calib_max; /* the most ticks a calibrating task counts; 0: not set yet */
+	uint8_t last_time_site; /* the entry of time_sites used last */
 	/* The league (teams) this thread began and has not ended: LLVM's
 	 * libomp gives a league of one team's initial task no parallel_data. */
 	void *league; /* its parallel_data (region__tag) */
