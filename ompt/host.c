@@ -43,13 +43,6 @@ static struct gt_thread *thread_of(enum gt_thread_kind kind)
 	return t;
 }
 
-/*
- * The tool's record in a runtime's task or parallel data. The runtime hands
- * these between threads (a fork, a task queue) and recycles them (teams are
- * pooled, task descriptors reused), ordering each use after the previous
- * one by its own synchronization, which ThreadSanitizer cannot see: said to
- * it around every access, in its builds only.
- */
 /* A slot of a table of n (a power of two) entries keyed by address p:
  * Fibonacci hashing, as nodes and records sit at strides of their size. */
 static inline unsigned ptr__slot(const void *p, unsigned n)
@@ -57,6 +50,13 @@ static inline unsigned ptr__slot(const void *p, unsigned n)
 	return (unsigned)(((uint64_t)(uintptr_t)p * 0x9e3779b97f4a7c15ull) >> (64 - __builtin_ctz(n)));
 }
 
+/*
+ * The tool's record in a runtime's task or parallel data. The runtime hands
+ * these between threads (a fork, a task queue) and recycles them (teams are
+ * pooled, task descriptors reused), ordering each use after the previous
+ * one by its own synchronization, which ThreadSanitizer cannot see: said to
+ * it around every access, in its builds only.
+ */
 static void *data_get(ompt_data_t *d)
 {
 	void *p;
