@@ -63,10 +63,13 @@ struct gt_unwind_memo {
 	uint32_t cap, used;
 	uint32_t replace; /* round robin over the variants of a full key */
 	/* The entry of the last hit: a construct met again and again (tasks
-	 * created in a loop) is checked there before the hash is computed.
-	 * An index, below cap when set: it survives the table's growth and a
-	 * rewrite of the entry, after which the entry's key tells. */
+	 * created in a loop) is checked there before the hash is computed,
+	 * once two lookups in a row hit it (repeat), so that lookups that
+	 * alternate between entries (a task tree's levels) do not pay for
+	 * it. An index, below cap when set: it survives the table's growth
+	 * and a rewrite of the entry, after which the entry's key tells. */
 	uint32_t last;
+	uint32_t repeat;
 	struct gt_unwind_stats stats;
 };
 
@@ -535,7 +538,7 @@ struct gt_cct_node *gt_unwind__memo_lookup(struct gt_thread *t, uintptr_t ra, ui
 		return NULL;
 	mask = memo->cap - 1;
 	/* The same test as the walk's: as exact as it is. */
-	if (memo->last < memo->cap) {
+	if (memo->repeat && memo->last < memo->cap) {
 		const struct memo_entry *e = &memo->e[memo->last];
 
 		if (e->node && memo_entry__is(e, ra, depth, st->base) && memo_entry__valid(e, key)) {
@@ -548,6 +551,7 @@ struct gt_cct_node *gt_unwind__memo_lookup(struct gt_thread *t, uintptr_t ra, ui
 
 		if (memo_entry__is(e, ra, depth, st->base) && memo_entry__valid(e, key)) {
 			memo->stats.memo_hits++;
+			memo->repeat = h == memo->last;
 			memo->last = h;
 			return e->node;
 		}
