@@ -64,6 +64,12 @@
 	X(cache, "GPUTOOL_CACHE", PATH, 0, 0, 0,                                       \
 	  "a folder for what is kept across runs: nvdisasm's text of each GPU binary, "  \
 	  "by its contents (default $XDG_CACHE_HOME/gputool, else ~/.cache/gputool); 0 off") \
+	X(exact_timing, "GPUTOOL_EXACT_TIMING", BOOL, 0, 0, 1,                         \
+	  "time every OpenMP explicit task; by default a task site whose first 64 tasks on a " \
+	  "thread average under GPUTOOL_TASK_TIME_NS is then timed one task in 16, its time "  \
+	  "scaled by 16 (counts stay exact; the report lists such sites)")           \
+	X(task_time_ns, "GPUTOOL_TASK_TIME_NS", UINT, 5000, 0, 1000000000,             \
+	  "mean explicit-task time (ns) from which a task site keeps every task timed") \
 	X(trace, "GPUTOOL_TRACE", BOOL, 0, 0, 1,                                       \
 	  "record a trace (<exe>-<rank>-<pid>.gttrace) for `gputool report --format chrome`") \
 	X(on_signal, "GPUTOOL_ON_SIGNAL", BOOL, 1, 0, 1,                               \

@@ -118,8 +118,11 @@ enum gt_metric_class gt_metric__class_by_name(const char *name);
 	  "time threads spent waiting at barriers, taskwaits and taskgroups")          \
 	X(OMP_WAIT_COUNT, "OMP_WAIT_COUNT", "count", COUNT, "waits at barriers, taskwaits and taskgroups") \
 	X(OMP_EXPLICIT_TASK_TIME, "OMP_EXPLICIT_TASK_TIME", "ns", HOST,                      \
-	  "time spent executing explicit tasks")                                       \
+	  "time spent executing explicit tasks; an estimate where OMP_TASK_TIME_SAMPLES is counted") \
 	X(OMP_EXPLICIT_TASKS, "OMP_EXPLICIT_TASKS", "count", COUNT, "explicit tasks created")  \
+	X(OMP_TASK_TIME_SAMPLES, "OMP_TASK_TIME_SAMPLES", "count", COUNT,                     \
+	  "explicit tasks timed as samples of a site of very short tasks, each standing for 16: " \
+	  "OMP_EXPLICIT_TASK_TIME there is an estimate (GPUTOOL_EXACT_TIMING)")        \
 	X(OMP_WS_TIME, "OMP_WS_TIME", "ns", HOST, "time in worksharing constructs (loop, sections, single)") \
 	X(OMP_WS_COUNT, "OMP_WS_COUNT", "count", COUNT, "worksharing constructs entered")      \
 	X(OMP_MASKED_COUNT, "OMP_MASKED_COUNT", "count", COUNT, "masked/master constructs executed") \

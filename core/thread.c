@@ -358,7 +358,8 @@ void gt_thread__exit(struct gt_thread *t)
 		free(t->imports);
 		t->imports = NULL;
 	}
-	t->last_import = t->last_import_own = NULL;
+	memset(t->last_import, 0, sizeof(t->last_import));
+	memset(t->last_import_own, 0, sizeof(t->last_import_own));
 	if (!pooled)
 		gt_arena__trim(&t->arena);
 	gt_thread__leave(t);
@@ -407,7 +408,7 @@ static void import_map__put(struct gt_import_map *m, struct gt_cct_node *k, stru
 	gt_hmap__put(&m->map, (uintptr_t)k, (uintptr_t)v);
 }
 
-struct gt_cct_node *gt_thread__import(struct gt_thread *t, struct gt_cct_node *foreign)
+struct gt_cct_node *gt_thread__import_slow(struct gt_thread *t, struct gt_cct_node *foreign)
 {
 	struct gt_cct_node *path[64];
 	struct gt_cct_node *own, *n;
@@ -421,15 +422,19 @@ struct gt_cct_node *gt_thread__import(struct gt_thread *t, struct gt_cct_node *f
 	 * would take the line from the owner's core. A worker imports the
 	 * same region's node at every instance.
 	 */
-	if (foreign == t->last_import)
-		return t->last_import_own;
+	if (foreign == t->last_import[0])
+		return t->last_import_own[0];
+	if (foreign == t->last_import[1])
+		return t->last_import_own[1];
 	if (t->imports) {
 		own = import_map__get(t->imports, foreign);
 		if (own)
 			goto out;
 	}
-	if (gt_cct__owns(&t->cct, foreign))
-		return foreign;
+	if (gt_cct__owns(&t->cct, foreign)) {
+		own = foreign;
+		goto out;
+	}
 	if (!t->imports) {
 		t->imports = calloc(1, sizeof(*t->imports));
 		if (!t->imports)
@@ -442,7 +447,7 @@ struct gt_cct_node *gt_thread__import(struct gt_thread *t, struct gt_cct_node *f
 			break;
 		if (depth == sizeof(path) / sizeof(path[0])) {
 			/* Very deep: import the upper part first, recursively. */
-			own = gt_thread__import(t, n);
+			own = gt_thread__import_slow(t, n);
 			break;
 		}
 		path[depth++] = n;
@@ -457,7 +462,9 @@ struct gt_cct_node *gt_thread__import(struct gt_thread *t, struct gt_cct_node *f
 		import_map__put(t->imports, n, own);
 	}
 out:
-	t->last_import = foreign;
-	t->last_import_own = own;
+	t->last_import[1] = t->last_import[0];
+	t->last_import_own[1] = t->last_import_own[0];
+	t->last_import[0] = foreign;
+	t->last_import_own[0] = own;
 	return own;
 }

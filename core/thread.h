@@ -75,7 +75,10 @@ struct gt_thread {
 
 	struct gt_unwind_memo *memo;
 	struct gt_import_map *imports;
-	struct gt_cct_node *last_import, *last_import_own; /* gt_thread__import's last answer */
+	/* gt_thread__import's last two answers, [0] the newer: a thread that
+	 * runs a taskloop's chunks imports two nodes in turn (the construct's
+	 * and the chunk's <omp task>), which one entry would miss each time. */
+	struct gt_cct_node *last_import[2], *last_import_own[2];
 	/* Nodes that every thread has at its root. */
 	struct gt_cct_node *idle_node;
 
@@ -196,6 +199,17 @@ static inline void gt_thread__leave(struct gt_thread *t)
  * hang a worker's frames under the encountering thread's call site, and an
  * explicit task under its creator's context. Memoized per thread.
  */
-struct gt_cct_node *gt_thread__import(struct gt_thread *t, struct gt_cct_node *foreign);
+struct gt_cct_node *gt_thread__import_slow(struct gt_thread *t, struct gt_cct_node *foreign);
+
+/* gt_thread__import's last two answers inline: they read nothing of the
+ * node, whose owner keeps writing its line. */
+static inline struct gt_cct_node *gt_thread__import(struct gt_thread *t, struct gt_cct_node *foreign)
+{
+	if (foreign && foreign == t->last_import[0])
+		return t->last_import_own[0];
+	if (foreign && foreign == t->last_import[1])
+		return t->last_import_own[1];
+	return gt_thread__import_slow(t, foreign);
+}
 
 #endif

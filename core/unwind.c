@@ -62,6 +62,14 @@ struct gt_unwind_memo {
 	struct memo_entry *e;
 	uint32_t cap, used;
 	uint32_t replace; /* round robin over the variants of a full key */
+	/* The entry of the last hit: a construct met again and again (tasks
+	 * created in a loop) is checked there before the hash is computed,
+	 * once two lookups in a row hit it (repeat), so that lookups that
+	 * alternate between entries (a task tree's levels) do not pay for
+	 * it. An index, below cap when set: it survives the table's growth
+	 * and a rewrite of the entry, after which the entry's key tells. */
+	uint32_t last;
+	uint32_t repeat;
 	struct gt_unwind_stats stats;
 };
 
@@ -529,11 +537,22 @@ struct gt_cct_node *gt_unwind__memo_lookup(struct gt_thread *t, uintptr_t ra, ui
 	if (!memo || !memo->cap || !ra || (st->boundary && st->boundary <= key))
 		return NULL;
 	mask = memo->cap - 1;
+	/* The same test as the walk's: as exact as it is. */
+	if (memo->repeat && memo->last < memo->cap) {
+		const struct memo_entry *e = &memo->e[memo->last];
+
+		if (e->node && memo_entry__is(e, ra, depth, st->base) && memo_entry__valid(e, key)) {
+			memo->stats.memo_hits++;
+			return e->node;
+		}
+	}
 	for (h = memo_hash(ra, depth, st->base) & mask; memo->e[h].node; h = (h + 1) & mask) {
 		const struct memo_entry *e = &memo->e[h];
 
 		if (memo_entry__is(e, ra, depth, st->base) && memo_entry__valid(e, key)) {
 			memo->stats.memo_hits++;
+			memo->repeat = h == memo->last;
+			memo->last = h;
 			return e->node;
 		}
 	}

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "core/clock.h"
+#include "core/config.h"
 #include "core/trace-format.h"
 #include "core/region.h"
 #include "core/sample.h"
@@ -42,6 +43,13 @@ static struct gt_thread *thread_of(enum gt_thread_kind kind)
 	return t;
 }
 
+/* A slot of a table of n (a power of two) entries keyed by address p:
+ * Fibonacci hashing, as nodes and records sit at strides of their size. */
+static inline unsigned ptr__slot(const void *p, unsigned n)
+{
+	return (unsigned)(((uint64_t)(uintptr_t)p * 0x9e3779b97f4a7c15ull) >> (64 - __builtin_ctz(n)));
+}
+
 /*
  * The tool's record in a runtime's task or parallel data. The runtime hands
  * these between threads (a fork, a task queue) and recycles them (teams are
@@ -70,7 +78,9 @@ static void data_set(ompt_data_t *d, void *p)
 
 static struct omp_task *task_of(ompt_data_t *d)
 {
-	return data_get(d);
+	void *p = data_get(d);
+
+	return (uintptr_t)p & OMP_TASK_PENDING ? NULL : p;
 }
 
 /*
@@ -119,19 +129,21 @@ struct gt_cct_node *ompt__context_of(struct gt_thread *t, const void *ra, uintpt
 }
 
 /*
- * The context of a task created at ra for an encountering task that another
- * thread runs. LLVM does this for taskloop: a helper task, created at the
- * taskloop by the encountering task, creates chunks on whichever thread runs
- * it, and reports the taskloop's encountering task as theirs. The construct's
- * frames are on the other thread's stack and its task record is that
- * thread's (read nothing of it). The helper's creation context is the
- * construct's: the chunks hang where they would on the encountering thread.
+ * The context of a task created for an encountering task that another
+ * thread runs. LLVM does this for taskloop only: a helper task, created at
+ * the taskloop by the encountering task, creates chunks on whichever thread
+ * runs it, and reports the taskloop's encountering task as theirs; the
+ * helper is then the task this thread runs. The construct's frames are on
+ * the other thread's stack and its task record is that thread's (read
+ * nothing of it). The helper's creation context is the construct's: the
+ * chunks hang where they would on the encountering thread. (The return
+ * address of a chunk's creation, inside the runtime, is the helper's too:
+ * the record no longer keeps it, and nothing else reaches here.)
  */
-static struct gt_cct_node *foreign_create_context(struct gt_thread *t, const void *ra,
-						  struct omp_task *current)
+static struct gt_cct_node *foreign_create_context(struct gt_thread *t, struct omp_task *current)
 {
-	if (current && current->is_explicit && !current->is_target && current->create_ra == ra &&
-	    current->creator && current->creator->parent)
+	if (current && current->is_explicit && !current->is_target && current->creator &&
+	    current->creator->parent)
 		return gt_thread__import(t, current->creator->parent);
 	/* Unknown: under the task this thread runs, without frames. */
 	if (current && current->node)
@@ -140,28 +152,42 @@ static struct gt_cct_node *foreign_create_context(struct gt_thread *t, const voi
 }
 
 /*
- * Task records come from the thread's own free list, and go back to the
- * list of the thread that ends them: an explicit task made on one thread
- * and run on another lands on the second's list, which makes its next tasks
- * from it. Balanced programs (task trees, taskloops run by the team) thus
- * recycle warm records without a lock; a list holds at most OMP_FREE_TASKS,
- * past which records go back to malloc (one thread making every task).
+ * Task records come from the thread's own free list and go back to the list
+ * of the thread that ends them. An explicit task's record is made by the
+ * thread that first runs it (task__start), which also ends it unless it is
+ * untied: records stay with their thread, warm, without a lock. A list
+ * holds at most OMP_FREE_TASKS, past which records go back to malloc.
  * Records are cache-line aligned: two threads never write one line.
+ *
+ * An explicit task's record is cleared by its first line, all its start
+ * and end touch. Invariant: a record on a free list has no wait,
+ * worksharing or reduction in progress (task__free clears one a cancelled
+ * task left, when used_cold says one began); the other fields past the
+ * first line are written before they are read, or read only for implicit
+ * and target tasks, whose records are cleared whole.
  */
 #define OMP_FREE_TASKS 1024
+#define OMP_TASK_HOT offsetof(struct omp_task, wait_ns)
+_Static_assert(OMP_TASK_HOT <= 64 && offsetof(struct omp_task, used_cold) < OMP_TASK_HOT,
+	       "an explicit task's record is cleared by its first line, used_cold included");
 
-static struct omp_task *task__new(struct omp_thread *ot)
+static struct omp_task *task__new(struct omp_thread *ot, int whole)
 {
 	struct omp_task *task = ot->free_tasks;
 
 	if (task) {
 		ot->free_tasks = task->next_free;
 		ot->n_free_tasks--;
+		/* Sizes the compiler knows: a few stores, not a call. */
+		if (whole)
+			memset(task, 0, sizeof(*task));
+		else
+			memset(task, 0, OMP_TASK_HOT);
 	} else {
 		task = aligned_alloc(64, sizeof(*task));
+		if (task)
+			memset(task, 0, sizeof(*task));
 	}
-	if (task)
-		memset(task, 0, sizeof(*task));
 	return task;
 }
 
@@ -170,6 +196,13 @@ static void task__free(struct omp_thread *ot, struct omp_task *task)
 	if (ot->n_free_tasks >= OMP_FREE_TASKS) {
 		free(task);
 		return;
+	}
+	/* Left by a construct whose end never came (a cancelled task); the
+	 * lines past the first are read only when a construct used them. */
+	if (task->used_cold) {
+		task->wait_node = NULL;
+		task->ws.node = NULL;
+		task->red.node = NULL;
 	}
 	task->next_free = ot->free_tasks;
 	ot->free_tasks = task;
@@ -507,7 +540,7 @@ void ompt__on_implicit_task(ompt_scope_endpoint_t endpoint, ompt_data_t *paralle
 			s = tag__site(tag);
 			gt_tsan__acquire(s); /* the fork's hand-over (parallel_begin) */
 		}
-		task = task__new(ot);
+		task = task__new(ot, 1);
 		if (task) {
 			now = 0;
 			if (!s) {
@@ -590,6 +623,7 @@ static inline __attribute__((always_inline)) void scope(struct gt_thread *t, str
 	gt_thread__enter(t);
 	if (endpoint == ompt_scope_begin) {
 		s->node = gt_cct__placeholder(&t->cct, ompt__context_of(t, ra, key, task, NULL), ph);
+		task->used_cold = 1;
 		s->t0 = now;
 	} else if (s->node) {
 		add_time(t, s->node, time, now - s->t0);
@@ -698,6 +732,7 @@ void ompt__on_sync_region_wait(ompt_sync_region_t kind, ompt_scope_endpoint_t en
 			ot->ibar_node = task->wait_node;
 		}
 out_waits:
+		task->used_cold = 1;
 		task->wait_t0 = now;
 		task->wait_busy0 = ot->explicit_ns;
 	} else if (task->wait_node) {
@@ -757,10 +792,6 @@ void ompt__on_task_create(ompt_data_t *encountering_task_data,
 	data_set(new_task_data, NULL);
 	if (!t || !(flags & (ompt_task_explicit | ompt_task_target)))
 		return;
-	/* Explicit tasks may end on another thread, whose list takes it. */
-	task = task__new(t->ompt);
-	if (!task)
-		return;
 	gt_thread__enter(t);
 	enc = task_of(encountering_task_data);
 	/* The encountering task is the one this thread runs, unless a helper
@@ -768,25 +799,45 @@ void ompt__on_task_create(ompt_data_t *encountering_task_data,
 	 * runtime only when this thread's callbacks do not tell. */
 	if ((!enc || enc != ((struct omp_thread *)t->ompt)->running) &&
 	    gt_ompt_get_task_info(0, NULL, &current, NULL, NULL, NULL) == 2 && current &&
-	    current != encountering_task_data)
-		ctx = foreign_create_context(t, codeptr_ra, task_of(current));
+	    current != encountering_task_data && task_of(current))
+		ctx = foreign_create_context(t, task_of(current));
 	else
 		ctx = ompt__context_of(t, codeptr_ra, key, enc, encountering_task_frame);
-	task->is_explicit = 1;
-	task->creator_tree = t->cct.id;
-	task->is_untied = !!(flags & ompt_task_untied);
-	task->create_ra = codeptr_ra;
 	if (flags & ompt_task_target) {
 		/* Its target construct hangs right under the call site, as if
-		 * it had not been deferred; ompt/target.c counts it. */
-		task->creator = ctx;
-		task->is_target = 1;
+		 * it had not been deferred; ompt/target.c counts it. A record
+		 * now: ompt/target.c keeps the construct's device node in it. */
+		task = task__new(t->ompt, 1);
+		if (task) {
+			task->is_explicit = 1;
+			task->is_untied = !!(flags & ompt_task_untied);
+			task->creator = ctx;
+			task->is_target = 1;
+			task->timed = 1;
+			data_set(new_task_data, task);
+		}
 	} else {
-		task->creator = gt_cct__placeholder(&t->cct, ctx, GT_PH_OMP_TASK);
-		add(t, task->creator, GT_M_OMP_EXPLICIT_TASKS, 1);
+		struct omp_thread *ot = t->ompt;
+		unsigned h = ptr__slot(ctx, OMP_TASK_PH_CACHE);
+		struct gt_cct_node *ph;
+
+		/* Nodes never move or die: a cached one stays valid. */
+		if (ctx != ot->task_ph[h].ctx || !ot->task_ph[h].ph) {
+			ot->task_ph[h].ph = gt_cct__placeholder(&t->cct, ctx, GT_PH_OMP_TASK);
+			ot->task_ph[h].ctx = ctx;
+		}
+		ph = ot->task_ph[h].ph;
+		add(t, ph, GT_M_OMP_EXPLICIT_TASKS, 1);
+		/* No record yet (OMP_TASK_PENDING): the runtime's task queue
+		 * hands the node to the thread that runs the task. Nodes are
+		 * 16-byte aligned (core/arena.c), so the tag bits are free. */
+		if (ph && !((uintptr_t)ph & ~OMP_TASK_NODE_MASK)) {
+			uintptr_t v = (uintptr_t)ph | OMP_TASK_PENDING | (flags & ompt_task_untied ? OMP_TASK_UNTIED : 0);
+
+			v |= (uintptr_t)(t->cct.id & 0xffff) << OMP_TASK_TREE_SHIFT;
+			data_set(new_task_data, (void *)v);
+		}
 	}
-	/* The runtime's task queue hands the task to the thread that runs it. */
-	data_set(new_task_data, task);
 	gt_thread__leave(t);
 }
 
@@ -812,28 +863,148 @@ static void running__switch(struct omp_thread *ot, struct omp_task *prior,
 	ot->running = run;
 }
 
+/*
+ * Whether task, which starts on this thread for the first time, is timed,
+ * from its construct's state on this thread (struct omp_time_site): short,
+ * frequent tasks cost two clock reads each, more than the rest of their
+ * measurement. A construct is its call site (task->site), whatever its
+ * calling context: a recursive task tree creates each task of a level in a
+ * context of its own, too few each to judge. Untied tasks (which may
+ * resume on another thread) and constructs that find no entry are timed
+ * exactly.
+ */
+static void time__begin(struct gt_thread *t, struct omp_thread *ot, struct omp_task *task)
+{
+	struct omp_time_site *s = NULL;
+	unsigned h;
+	uint32_t n;
+
+	task->timed = 1;
+	if (gt_config.exact_timing || task->is_untied || !task->site)
+		return;
+	if (!ot->calib_max)
+		ot->calib_max = (gt_clock_use_tsc && gt_clock_ns_per_tick > 0
+					 ? (uint64_t)(4.0 * (double)gt_config.task_time_ns / gt_clock_ns_per_tick)
+					 : 4 * gt_config.task_time_ns) + 1;
+	/* Tasks of one construct usually follow each other. */
+	if (ot->time_sites[ot->last_time_site].site == task->site)
+		h = ot->last_time_site;
+	else
+		h = ptr__slot((const void *)task->site, OMP_TIME_SITES);
+	for (unsigned i = 0; i < 4; i++, h = (h + 1) & (OMP_TIME_SITES - 1)) {
+		if (ot->time_sites[h].site == task->site) {
+			s = &ot->time_sites[h];
+			break;
+		}
+		if (!ot->time_sites[h].site) {
+			s = &ot->time_sites[h];
+			s->site = task->site;
+			s->mode = OMP_TIME_CALIBRATING;
+			break;
+		}
+	}
+	if (!s)
+		return;
+	ot->last_time_site = (uint8_t)h;
+	n = s->n++;
+	if (s->mode == OMP_TIME_CALIBRATING && n == OMP_TASK_CALIBRATE)
+		s->mode = gt_clock__ticks_to_ns(s->ticks) / OMP_TASK_CALIBRATE >= gt_config.task_time_ns
+				  ? OMP_TIME_EXACT
+				  : OMP_TIME_SAMPLED;
+	task->time_site = (uint8_t)h;
+	task->time_mode = (uint8_t)s->mode;
+	if (s->mode == OMP_TIME_SAMPLED) {
+		/* Deterministic: the first task after calibration, then every
+		 * OMP_TASK_SAMPLE_EVERY-th (n wraps at a multiple of it). */
+		task->timed = (n - OMP_TASK_CALIBRATE) % OMP_TASK_SAMPLE_EVERY == 0;
+		if (task->timed)
+			add(t, task->node, GT_M_OMP_TASK_TIME_SAMPLES, 1);
+	}
+}
+
+/*
+ * The record of an explicit task that starts for the first time on this
+ * thread (its data holds its creator's tagged <omp task>, see
+ * ompt-internal.h), from this thread's free list, put in the task's data.
+ * NULL when out of memory: the task then goes unmeasured.
+ */
+static struct omp_task *task__start(struct gt_thread *t, struct omp_thread *ot, ompt_data_t *d)
+{
+	uintptr_t v = (uintptr_t)data_get(d);
+	struct omp_task *task = task__new(ot, 0);
+	const struct gt_cct_node *up;
+	uint32_t tree;
+
+	if (!task) {
+		data_set(d, NULL);
+		return NULL;
+	}
+	task->is_explicit = 1;
+	task->is_untied = !!(v & OMP_TASK_UNTIED);
+	task->creator = (struct gt_cct_node *)(v & OMP_TASK_NODE_MASK);
+	tree = (uint32_t)(v >> OMP_TASK_TREE_SHIFT);
+	/* Another thread's node is not read (it keeps writing its cells,
+	 * which may share its line): its copy here is remembered. */
+	if (tree && tree != (t->cct.id & 0xffff))
+		task->node = gt_thread__import(t, task->creator);
+	else
+		task->node = gt_cct__owns(&t->cct, task->creator) ? task->creator
+								  : gt_thread__import(t, task->creator);
+	/* Its construct: the call site's frame, the same in every context
+	 * and on every thread. */
+	up = task->node ? task->node->parent : NULL;
+	task->site = up && up->kind == GT_NODE_FRAME ? (uintptr_t)up->key : 0;
+	time__begin(t, ot, task);
+	data_set(d, task);
+	return task;
+}
+
+/* A timed explicit task stops running at now (it completes, or switches
+ * away and resumes later, timed again from then). */
+static void time__end(struct gt_thread *t, struct omp_thread *ot, struct omp_task *task, uint64_t now)
+{
+	uint64_t d = now > task->t_begin ? now - task->t_begin : 0;
+
+	if (task->time_mode == OMP_TIME_CALIBRATING) {
+		struct omp_time_site *s = &ot->time_sites[task->time_site];
+
+		/* At most 4 thresholds a task: one preempted task among the
+		 * first 64 adds at most a sixteenth of the threshold to their
+		 * mean, and cannot keep a site of short tasks exact. */
+		if (s->site == task->site)
+			s->ticks += d < ot->calib_max ? d : ot->calib_max;
+	} else if (task->time_mode == OMP_TIME_SAMPLED) {
+		d *= OMP_TASK_SAMPLE_EVERY;
+	}
+	/* A target task's time is its construct's (OMP_TGT_TIME). */
+	if (!task->is_target)
+		add_time(t, task->node, GT_M_OMP_EXPLICIT_TASK_TIME, d);
+	/* Waits that ran tasks of a sampled site lose their estimated time. */
+	ot->explicit_ns += d;
+}
+
 void ompt__on_task_schedule(ompt_data_t *prior_task_data, ompt_task_status_t prior_task_status,
 			    ompt_data_t *next_task_data)
 {
 	struct gt_thread *t = thread_of(GT_THREAD_OTHER);
 	struct omp_task *prior, *next;
 	struct omp_thread *ot;
-	uint64_t now = gt_clock__ticks();
+	uint64_t now = 0;
 
 	if (!t)
 		return;
 	ot = t->ompt;
-	prior = task_of(prior_task_data);
-	next = task_of(next_task_data);
 	gt_thread__enter(t);
+	prior = task_of(prior_task_data);
+	if (next_task_data && ((uintptr_t)data_get(next_task_data) & OMP_TASK_PENDING))
+		next = task__start(t, ot, next_task_data);
+	else
+		next = task_of(next_task_data);
 	running__switch(ot, prior, prior_task_status, next);
 	if (prior && prior->is_explicit) {
-		if (prior->node) {
-			/* A target task's time is its construct's (OMP_TGT_TIME). */
-			if (!prior->is_target)
-				add_time(t, prior->node, GT_M_OMP_EXPLICIT_TASK_TIME,
-					 now - prior->t_begin);
-			((struct omp_thread *)t->ompt)->explicit_ns += now - prior->t_begin;
+		if (prior->node && prior->timed) {
+			now = gt_clock__ticks();
+			time__end(t, ot, prior, now);
 		}
 		prior->node = NULL;
 		if (prior_task_status == ompt_task_complete || prior_task_status == ompt_task_cancel ||
@@ -843,12 +1014,13 @@ void ompt__on_task_schedule(ompt_data_t *prior_task_data, ompt_task_status_t pri
 		}
 	}
 	if (next && next->is_explicit) {
-		/* The creator's node is not read when it is this thread's. */
-		next->node = next->creator && next->creator_tree == t->cct.id
-				     ? next->creator
-				     : gt_thread__import(t, next->creator);
-		next->t_begin = now;
+		/* An untied task may resume here after it ran elsewhere. The
+		 * creator's node is not read: its copy here is remembered. */
+		if (!next->node)
+			next->node = gt_thread__import(t, next->creator);
 		next->exit_frame = 0; /* where it runs now: asked for at first use */
+		if (next->timed)
+			next->t_begin = now ? now : gt_clock__ticks();
 	}
 	/* An untied task may resume on another thread. */
 	if (prior_task_data)

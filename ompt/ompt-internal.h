@@ -66,15 +66,36 @@ struct omp_scope {
  * A task as the tool sees it. Implicit tasks belong to one thread for their
  * whole life. An explicit task is created on one thread and may run (and
  * move, if untied) on others; the runtime's task queues order each hand-over.
+ *
+ * An explicit task that is not a target task has no record until it first
+ * runs: its creator leaves in the runtime's task data only its <omp task>
+ * node, tagged (OMP_TASK_PENDING, and OMP_TASK_UNTIED for an untied task),
+ * and the thread that starts it makes its record from its own free list and
+ * puts it there. A record is thus made, used and freed by the threads that
+ * run its task (one, unless untied), none of its lines is written by two
+ * threads, and no record moves between threads' free lists: a program
+ * whose tasks one thread creates and others run (a master or single that
+ * creates them) would otherwise allocate every record on the first and free
+ * it on the others. Readers of task data go through ompt__task_of, which
+ * gives NULL for a task not started.
  */
+#define OMP_TASK_PENDING ((uintptr_t)1)
+#define OMP_TASK_UNTIED ((uintptr_t)2)
+/* The top 16 bits of a pending task's data: the low 16 bits of the id of
+ * the creator's tree (0: unknown), which tell the thread that starts it
+ * whether the node is another thread's without reading it (the creator
+ * keeps writing its cells, which may share its line). Equal bits are
+ * confirmed by the node's own tree id. User-space addresses leave them 0. */
+#define OMP_TASK_TREE_SHIFT 48
+#define OMP_TASK_NODE_MASK ((((uintptr_t)1 << OMP_TASK_TREE_SHIFT) - 1) & ~(uintptr_t)7)
+
 struct omp_task {
-	/* The first line holds all that an explicit task's creation, start and
-	 * end touch: a task run by another thread costs that thread one line
-	 * of the creator's, not the whole record. */
+	/* The first line holds all that an explicit task's start and end
+	 * touch. */
 	_Alignas(64) struct gt_cct_node *node;    /* context in the executing thread's tree; NULL: the initial task */
 	struct gt_cct_node *creator; /* explicit: <omp task> in the creating thread's tree */
 	uint64_t t_begin;            /* implicit: begin; explicit: last start or resume (ticks) */
-	const void *create_ra;       /* explicit: its construct's return address */
+	uintptr_t site;              /* explicit: its construct, its call site's key (time__begin); 0: unknown */
 	union {
 		/* Explicit: the task its thread ran before it, which resumes
 		 * when it completes (tied tasks nest on their thread's stack). */
@@ -82,7 +103,6 @@ struct omp_task {
 		struct omp_task *next_free; /* on a thread's free list */
 	};
 	uintptr_t exit_frame;  /* where its outlined body begins; 0: not asked yet */
-	uint32_t creator_tree; /* explicit: the id of creator's tree */
 	uint8_t is_explicit;
 	uint8_t is_untied;
 	/* A deferred target task (target nowait, ...): node is its creation
@@ -91,6 +111,14 @@ struct omp_task {
 	uint8_t is_member;     /* a worker, not the encountering thread */
 	/* Members: their end, reported late, waits in omp_thread.settle. */
 	uint8_t wait_deferred; /* the region's barrier ended too; its end is the region's */
+	/* A wait, worksharing construct or reduction began in it: fields past
+	 * the first line were written (task__free clears what is left). */
+	uint8_t used_cold;
+	/* Explicit: timed: its time is measured; time_mode: how (enum
+	 * omp_time_mode: calibrating adds it to its site's, sampled stands
+	 * for OMP_TASK_SAMPLE_EVERY tasks); time_site: its entry in the
+	 * running thread's time_sites. */
+	uint8_t timed, time_mode, time_site;
 	uint64_t wait_ns;      /* ticks waited inside this task so far */
 	uint64_t wait_t0;
 	uint64_t wait_busy0; /* the thread's explicit-task time when the wait began */
@@ -107,6 +135,27 @@ struct omp_task {
 };
 _Static_assert(offsetof(struct omp_task, wait_ns) <= 64,
 	       "an explicit task's hot fields share one cache line");
+
+#define OMP_TASK_PH_CACHE 16 /* a power of two */
+
+/*
+ * How a thread times the explicit tasks of one construct: every task while calibrating (the construct's first
+ * OMP_TASK_CALIBRATE tasks on the thread), then every task if their mean
+ * time reached GPUTOOL_TASK_TIME_NS, else one in OMP_TASK_SAMPLE_EVERY,
+ * its time scaled by that. Read and written by the owning thread only.
+ */
+#define OMP_TIME_SITES 16 /* a power of two, at most 256 (omp_task.site) */
+#define OMP_TASK_CALIBRATE 64
+#define OMP_TASK_SAMPLE_EVERY 16
+
+enum omp_time_mode { OMP_TIME_EXACT, OMP_TIME_CALIBRATING, OMP_TIME_SAMPLED };
+
+struct omp_time_site {
+	uintptr_t site;  /* the construct (omp_task.site); 0: free */
+	uint64_t ticks;  /* calibrating: time of its tasks so far */
+	uint32_t n;      /* tasks begun */
+	uint32_t mode;   /* enum omp_time_mode */
+};
 
 struct omp_thread {
 	struct omp_task initial;
@@ -141,6 +190,15 @@ struct omp_thread {
 	/* The last implicit barrier's node and the context it hangs under:
 	 * a region repeats, and so does its barrier. */
 	struct gt_cct_node *ibar_parent, *ibar_node;
+	/* Explicit tasks' creation contexts and their <omp task> placeholders,
+	 * by the context's address: a task is created at the same few sites
+	 * again and again (one a level of a recursive tree). */
+	struct {
+		struct gt_cct_node *ctx, *ph;
+	} task_ph[OMP_TASK_PH_CACHE];
+	struct omp_time_site time_sites[OMP_TIME_SITES];
+	uint64_t calib_max; /* the most ticks a calibrating task counts; 0: not set yet */
+	uint8_t last_time_site; /* the entry of time_sites used last */
 	/* The league (teams) this thread began and has not ended: LLVM's
 	 * libomp gives a league of one team's initial task no parallel_data. */
 	void *league; /* its parallel_data (region__tag) */
@@ -161,6 +219,13 @@ struct omp_thread {
 };
 
 struct gt_stitch;
+
+/* The record in a runtime's task data; NULL for none, and for an explicit
+ * task not started yet (OMP_TASK_PENDING). */
+static inline struct omp_task *ompt__task_of(const ompt_data_t *d)
+{
+	return d && !(d->value & OMP_TASK_PENDING) ? (struct omp_task *)d->ptr : NULL;
+}
 
 extern ompt_get_task_info_t gt_ompt_get_task_info;
 extern ompt_get_state_t gt_ompt_get_state;

@@ -823,6 +823,116 @@ out_free:
 	return err;
 }
 
+/*
+ * Explicit tasks whose time is an estimate: the measuring side times one
+ * task in OMP_TASK_SAMPLE_EVERY of a construct whose tasks are very short
+ * (GPUTOOL_EXACT_TIMING), counting those in OMP_TASK_TIME_SAMPLES at the
+ * context of each. One row a construct (the frame of its call site, the
+ * <omp task>'s parent, over all the contexts that reached it, as a
+ * recursive tree reaches one construct in a context per level): a context
+ * with fewer tasks than that may have had none timed.
+ */
+static int section_sampled_tasks(struct rep *r)
+{
+	const struct gt_profile *p = r->p;
+	uint64_t *samples = NULL, *tasks = NULL, *time = NULL, *key = NULL;
+	const struct column cols[] = { { "OMP_TASK_TIME_SAMPLES", &samples, NULL },
+				       { "OMP_EXPLICIT_TASKS", &tasks, NULL },
+				       { "OMP_EXPLICIT_TASK_TIME", &time, NULL } };
+	/* Per construct k: site[k] a frame of its call site; sum_*[k] over its
+	 * contexts; rep[k] the context shown (the one with the most tasks). */
+	uint32_t *site = NULL, *rep = NULL, *ctxs = NULL, n_site = 0, *idx = NULL, n = 0, shown;
+	uint64_t *sum_tasks = NULL, *sum_time = NULL, *sum_samples = NULL;
+	size_t cap = p->n_nodes ? p->n_nodes : 1;
+	struct gt_table t = { 0 };
+	int err;
+
+	if ((err = columns__load(p, cols, N_COLUMNS(cols))))
+		goto out_free;
+	err = -ENOMEM;
+	site = malloc(cap * sizeof(*site));
+	rep = malloc(cap * sizeof(*rep));
+	ctxs = calloc(cap, sizeof(*ctxs));
+	key = calloc(cap, sizeof(*key));
+	sum_tasks = calloc(cap, sizeof(*sum_tasks));
+	sum_time = calloc(cap, sizeof(*sum_time));
+	sum_samples = calloc(cap, sizeof(*sum_samples));
+	if (!site || !rep || !ctxs || !key || !sum_tasks || !sum_time || !sum_samples)
+		goto out_free;
+	err = 0;
+	for (uint32_t i = 1; i < p->n_nodes; i++) {
+		uint32_t up = p->nodes[i].parent, k;
+
+		if (up == GT_NONE || !is_node_named(p, i, GT_PNODE_PLACEHOLDER, "<omp task>"))
+			continue;
+		for (k = 0; k < n_site; k++) {
+			const struct gt_prof_node *a = &p->nodes[site[k]], *b = &p->nodes[up];
+
+			/* Frames are merged by their line where it is known,
+			 * else by their address. */
+			if (site[k] == up || (a->kind == b->kind && a->name == b->name && a->file == b->file &&
+					      a->line == b->line && a->module == b->module && a->offset == b->offset &&
+					      a->module != GT_NONE))
+				break;
+		}
+		if (k == n_site) {
+			site[n_site++] = up;
+			rep[k] = i;
+		}
+		ctxs[k]++;
+		sum_tasks[k] += tasks[i];
+		sum_time[k] += time[i];
+		sum_samples[k] += samples[i];
+		if (tasks[i] > tasks[rep[k]])
+			rep[k] = i;
+	}
+	/* Constructs that had tasks timed by sampling; rows by time, keyed by
+	 * their shown context's node (never 0, so that nodes_by keeps it). */
+	for (uint32_t k = 0; k < n_site; k++)
+		if (sum_samples[k])
+			key[rep[k]] = sum_time[k] + (sum_time[k] < UINT64_MAX);
+	if ((err = nodes_by(r, key, &idx, &n)) || !n)
+		goto out_free;
+	shown = n < r->top ? n : r->top;
+	err = gt_table__init(&t, shown, "where (innermost first; one context of the construct)", 5, "tasks", "time s",
+			  "mean us", "timed", "contexts");
+	if (err)
+		goto out_free;
+	for (uint32_t j = 0; j < shown; j++) {
+		uint32_t k = 0;
+
+		while (rep[k] != idx[j])
+			k++;
+		gt_table__set(&t, j, 0, "%" PRIu64, sum_tasks[k]);
+		gt_table__set(&t, j, 1, "~%.6f", secs(sum_time[k]));
+		if (sum_tasks[k])
+			gt_table__set(&t, j, 2, "~%.3f", (double)sum_time[k] / (double)sum_tasks[k] / 1e3);
+		else
+			gt_table__set(&t, j, 2, "-");
+		gt_table__set(&t, j, 3, "%" PRIu64, sum_samples[k]);
+		gt_table__set(&t, j, 4, "%" PRIu32, ctxs[k]);
+	}
+	if ((err = paths(r, idx, shown, 1, gt_table__tail_cols(&t, line_cols(r)), t.tail)))
+		goto out_free;
+	fprintf(r->f,
+		"\nExplicit tasks timed by sampling (%" PRIu32 " of %" PRIu32 " task constructs, too short to time each:"
+		" counts exact, time estimated from the tasks timed; GPUTOOL_EXACT_TIMING=1 times every task)\n",
+		shown, n_site);
+	gt_table__print(&t, r->f);
+out_free:
+	free(idx);
+	free(key);
+	free(site);
+	free(rep);
+	free(ctxs);
+	free(sum_tasks);
+	free(sum_time);
+	free(sum_samples);
+	gt_table__fini(&t);
+	columns__free(cols, N_COLUMNS(cols));
+	return err;
+}
+
 int gt_report__write_sections(const struct gt_profile *p, FILE *f, unsigned top, const struct gt_sections_run *run)
 {
 	struct rep r = { .p = p, .f = f, .top = top ? top : GT_REPORT_TOP, .wall_ns = run->wall_ns, .run = run };
@@ -838,7 +948,7 @@ int gt_report__write_sections(const struct gt_profile *p, FILE *f, unsigned top,
 	if ((err = section_parallel(&r)) || (err = section_acc(&r)) ||
 	    (err = gt_report__gpu_sections(p, f, r.top, run)) || (err = gt_report__blame(p, f, r.top, run)) ||
 	    (err = gt_report__mpi(p, f, r.top, run)) ||
-	    (err = section_cpu(&r)) || (err = section_waits(&r)))
+	    (err = section_cpu(&r)) || (err = section_waits(&r)) || (err = section_sampled_tasks(&r)))
 		goto out_free;
 	if (ferror(f) || fflush(f))
 		err = -EIO;

@@ -27,6 +27,6 @@ cmake --build build-asan
 # inside tasks, recursive taskloops and nested regions on 8 threads: no
 # data race in the tool (the channel and monitor TSan tests ran above).
 cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGT_TSAN=ON >/dev/null
-cmake --build build-tsan --target gputool_lib gputool tasks_mix
+cmake --build build-tsan --target gputool_lib gputool tasks_mix task_timing
 (cd build-tsan && ctest --output-on-failure -L tsan-omp)
 rm -rf "$scratch"

@@ -41,13 +41,16 @@
 # does not print it.
 #
 # Budgets (PASS/OVER; the exit status does not depend on them; it is 1 only
-# when a run failed, hung or a checksum differed between configurations):
-#   DENSE              gputool <= 1.05x no tool, <= 1% of samples in the tool
+# when a run failed, hung or a checksum differed between configurations).
+# Time budgets are stated against the null tool (gt/null), whose own cost
+# (its callbacks registered, the runtime's OMPT paths on) is no part of the
+# tool's and differs between machines:
+#   DENSE              gputool <= 1.15x null tool, <= 1% of samples in the tool
 #   after warm-up      no full unwinds: dense (-i), tasktree, taskloop and
 #                      syncbench (-o) run once more under gputool with that
 #                      count doubled, and must make no more full unwinds
-#   TASKLOOP, *_TREE   gputool <= 1.5x no tool, no hang
-#   PARALLEL           gputool overhead <= 1.25x no tool
+#   TASKLOOP, *_TREE   gputool <= 1.3x null tool, no hang
+#   PARALLEL           gputool overhead <= 1.25x the null tool's
 
 set -u
 
@@ -330,27 +333,29 @@ END {
         uw[t] = has[p] && L[p] > 0 ? U[p] / L[p] : "n/a"
         it[t] = has[p] && S[p] > 0 ? K[p] / S[p] : "n/a"
         r_gt[t] = med_ratio(val, t, "gputool", "none")
+        r_gn[t] = med_ratio(val, t, "gputool", "null")
         r_ovh[t] = med_ratio(ovh, t, "gputool", "none")
         printf "%-17s %4s %10s %10s %10s %7s %7s %7s %8s %9s %8s\n", t, unit[t],
             f(med(val, t, "none"), "%.4g"), f(med(val, t, "null"), "%.4g"), f(med(val, t, "gputool"), "%.4g"),
             f(med_ratio(val, t, "null", "none"), "%.2f"), f(r_gt[t], "%.2f"),
-            f(med_ratio(val, t, "gputool", "null"), "%.2f"), f(r_ovh[t], "%.2f"),
+            f(r_gn[t], "%.2f"), f(r_ovh[t], "%.2f"),
             f(uw[t], "%.4f"), (it[t] == "n/a") ? it[t] : sprintf("%.1f%%", 100 * it[t])
     }
     for (p in has) if (has[p]) printf "  %s: %d lookups, %d full unwinds; %d samples, %d inside the tool (sum over rounds)\n", p, L[p], U[p], S[p], K[p]
-    printf "(ovh gt/no: ratio of the construct overhead, EPCC (time - reference); the budgets use gt/no, for PARALLEL the overhead itself)\n\n"
+    printf "(ovh gt/no: ratio of the construct overhead, EPCC (time - reference); the budgets use gt/null, for PARALLEL the overhead itself)\n\n"
     for (i = 1; i <= nt; i++) {
         t = order[i]; p = prog[t]
         hang = ((p, "gputool", "HANG") in bad) ? bad[p, "gputool", "HANG"] : 0
         if (t == "DENSE") {
-            printf "budget: DENSE gputool <= 1.05x no tool: %s %s; samples in tool <= 1%%: %s %s\n",
-                f(r_gt[t], "%.2fx"), verdict(r_gt[t], 1.05), (it[t] == "n/a") ? it[t] : sprintf("%.1f%%", 100 * it[t]),
-                verdict(it[t], 0.01)
+            printf "budget: DENSE gputool <= 1.15x null tool: %s %s (%s no tool); samples in tool <= 1%%: %s %s\n",
+                f(r_gn[t], "%.2fx"), verdict(r_gn[t], 1.15), f(r_gt[t], "%.2fx"),
+                (it[t] == "n/a") ? it[t] : sprintf("%.1f%%", 100 * it[t]), verdict(it[t], 0.01)
         } else if (t == "PARALLEL") {
-            printf "budget: PARALLEL gputool overhead <= 1.25x no tool: %s %s\n", f(r_gt[t], "%.2fx"), verdict(r_gt[t], 1.25)
+            printf "budget: PARALLEL gputool overhead <= 1.25x null tool: %s %s (%s no tool)\n", f(r_gn[t], "%.2fx"),
+                verdict(r_gn[t], 1.25), f(r_gt[t], "%.2fx")
         } else if (p == "taskloop" || p == "tasktree") {
-            printf "budget: %s gputool <= 1.5x no tool: %s %s; hangs: %d %s\n", t, f(r_gt[t], "%.2fx"),
-                verdict(r_gt[t], 1.5), hang, hang ? "OVER" : "PASS"
+            printf "budget: %s gputool <= 1.3x null tool: %s %s (%s no tool); hangs: %d %s\n", t, f(r_gn[t], "%.2fx"),
+                verdict(r_gn[t], 1.3), f(r_gt[t], "%.2fx"), hang, hang ? "OVER" : "PASS"
         }
         if (t in bad_ck) printf "CHECKSUM: %s printed different checksums across runs\n", t
     }

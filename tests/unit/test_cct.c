@@ -183,7 +183,7 @@ static void import_copies_path(void)
 	struct gt_arena other_arena;
 	struct gt_cct other;
 	uintptr_t path[] = { 0x10, 0x20 };
-	struct gt_cct_node *foreign, *own, *own2;
+	struct gt_cct_node *foreign, *own, *own2, *foreign_b, *own_b;
 
 	CHECK(t);
 	gt_arena__init(&other_arena);
@@ -203,6 +203,17 @@ static void import_copies_path(void)
 	CHECK(own == own2);
 	/* A node of the thread's own tree imports to itself. */
 	CHECK(gt_thread__import(t, own) == own);
+	/* Two nodes in turn, as a thread running a taskloop's chunks imports
+	 * the construct's and each chunk's <omp task>: the remembered answers
+	 * stay each node's own, own nodes among them. */
+	foreign_b = gt_cct__placeholder(&other, foreign->parent, GT_PH_OMP_TASK);
+	own_b = gt_thread__import(t, foreign_b);
+	CHECK(own_b != own && own_b->key == GT_PH_OMP_TASK && own_b->parent == own->parent);
+	for (int i = 0; i < 3; i++) {
+		CHECK(gt_thread__import(t, foreign) == own);
+		CHECK(gt_thread__import(t, foreign_b) == own_b);
+		CHECK(gt_thread__import(t, own) == own);
+	}
 }
 
 /* Debug builds stop a write into another thread's tree at once, where it

@@ -1,0 +1,124 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Explicit tasks of four constructs, created by one thread and run by the
+ * team:
+ *   long_tasks  LONG_N tasks of LONG_US each: long enough to time each one;
+ *   tiny_tasks  TINY_N tasks of TINY_US each: very short and very many;
+ *   make_one    one construct reached along two call paths, path_a and
+ *               path_b, interleaved (A A A B ...): PATH_A_N and PATH_B_N
+ *               tasks, which must stay two contexts.
+ * A task body spins on CLOCK_MONOTONIC until its time has passed, so that
+ * it lasts that long of wall time however loaded the machine is.
+ *
+ * Prints its counts on stdout. With SAMPLE_TIMES=1 in the environment it
+ * also prints on stderr, per construct, the wall time of its task bodies
+ * (body_ns) and of the longest one (max_ns), measured by itself.
+ */
+#include <omp.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#define LONG_N 200
+#define LONG_US 300
+#define TINY_N 20000
+#define TINY_US 1
+#define PATH_A_N 300
+#define PATH_B_N 100
+
+enum { LONG, TINY, PATHS, N_KINDS };
+static const char *const kind_names[N_KINDS] = { "long", "tiny", "paths" };
+static _Atomic uint64_t body_ns[N_KINDS], max_ns[N_KINDS];
+static _Atomic long done[N_KINDS], by_path[2];
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+__attribute__((noinline)) static void body(int kind, uint64_t ns)
+{
+	uint64_t t0 = now_ns(), t1, d, m;
+
+	while ((t1 = now_ns()) - t0 < ns)
+		;
+	d = t1 - t0;
+	atomic_fetch_add_explicit(&body_ns[kind], d, memory_order_relaxed);
+	m = atomic_load_explicit(&max_ns[kind], memory_order_relaxed);
+	while (d > m && !atomic_compare_exchange_weak_explicit(&max_ns[kind], &m, d, memory_order_relaxed,
+							      memory_order_relaxed))
+		;
+	atomic_fetch_add_explicit(&done[kind], 1, memory_order_relaxed);
+}
+
+__attribute__((noinline)) static void long_tasks(void)
+{
+	for (int k = 0; k < LONG_N; k++) {
+#pragma omp task
+		body(LONG, LONG_US * 1000u);
+	}
+}
+
+__attribute__((noinline)) static void tiny_tasks(void)
+{
+	for (int k = 0; k < TINY_N; k++) {
+#pragma omp task
+		body(TINY, TINY_US * 1000u);
+	}
+}
+
+__attribute__((noinline)) static void make_one(int path)
+{
+#pragma omp task firstprivate(path)
+	{
+		body(PATHS, 1000);
+		atomic_fetch_add_explicit(&by_path[path], 1, memory_order_relaxed);
+	}
+	/* No tail call: the construct's return address is in make_one, the
+	 * same along both paths, which only the frames below tell apart. */
+	__asm__ volatile("" ::: "memory");
+}
+
+__attribute__((noinline)) static void path_a(void)
+{
+	make_one(0);
+	__asm__ volatile("" ::: "memory"); /* no tail call: path_a stays a frame */
+}
+
+__attribute__((noinline)) static void path_b(void)
+{
+	make_one(1);
+	__asm__ volatile("" ::: "memory");
+}
+
+int main(void)
+{
+#pragma omp parallel
+#pragma omp single
+	{
+		long_tasks();
+		tiny_tasks();
+		for (int k = 0; k < PATH_A_N + PATH_B_N; k++) {
+			if (k % 4 == 3)
+				path_b();
+			else
+				path_a();
+		}
+#pragma omp taskwait
+	}
+	printf("long_tasks %ld\ntiny_tasks %ld\npath_a %ld\npath_b %ld\n", atomic_load(&done[LONG]),
+	       atomic_load(&done[TINY]), atomic_load(&by_path[0]), atomic_load(&by_path[1]));
+	if (getenv("SAMPLE_TIMES")) {
+		fprintf(stderr, "task_timing times:");
+		for (int k = 0; k < N_KINDS; k++)
+			fprintf(stderr, " %s body_ns %llu max_ns %llu", kind_names[k],
+				(unsigned long long)atomic_load(&body_ns[k]), (unsigned long long)atomic_load(&max_ns[k]));
+		fprintf(stderr, "\n");
+	}
+	return 0;
+}

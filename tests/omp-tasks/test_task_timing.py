@@ -1,0 +1,125 @@
+# SPDX-License-Identifier: MIT
+"""Explicit tasks' time, each task timed or a site of very short tasks timed
+by sampling (GPUTOOL_EXACT_TIMING, docs/REPORT.md), on 2 threads, under
+libgputool.so, against the task bodies' time the program measures itself.
+
+  test_task_timing.py BUILD_DIR sampled   default: the long tasks timed each,
+                                          the tiny ones sampled and listed
+  test_task_timing.py BUILD_DIR exact     GPUTOOL_EXACT_TIMING=1: every task
+                                          timed, no sampled site
+  test_task_timing.py BUILD_DIR tsan      the ThreadSanitizer build, 8 threads:
+                                          no race report, the same counts
+"""
+import glob
+import os
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "e2e"))
+from gtrun import bounded, check, main, one_profile, own_times, run  # noqa: E402
+
+BUILD = os.path.abspath(sys.argv[1])
+MODE = sys.argv[2]
+LIB = os.path.join(BUILD, "libgputool.so")
+GPUTOOL = os.path.join(BUILD, "gputool")
+EXE = os.path.join(BUILD, "tests", "omp-tasks", "task_timing")
+LONG_N, TINY_N, PATH_A_N, PATH_B_N = 200, 20000, 300, 100
+SAMPLE_EVERY = 16  # one tiny task timed in this many (ompt/ompt-internal.h)
+SECTION = "Explicit tasks timed by sampling"
+ENV = {"OMP_NUM_THREADS": "2", "OMP_WAIT_POLICY": "passive", "SAMPLE_TIMES": "1"}
+
+
+def frame_functions(p, node):
+    return [n.get("function") or n.get("name") for n in p.path(node) if n.get("kind") in ("frame", "tail", "inline")]
+
+
+def by_construct(p, metric):
+    """metric at the <omp task> nodes, summed by the function that holds the construct."""
+    out = {}
+    for t in p.find("<omp task>"):
+        fn = frame_functions(p, t)[-1]
+        out[fn] = out.get(fn, 0) + p.excl(t, metric)
+    return out
+
+
+def run_tool(extra, env=ENV):
+    code, want, err = run([EXE], env=env)
+    check(code == 0, "task_timing failed without the tool: %s" % err)
+    outdir = tempfile.mkdtemp(prefix="gputool-task-timing-")
+    code, out, err = run([EXE], env=dict(env, OMP_TOOL_LIBRARIES=LIB, GPUTOOL_OUTPUT=outdir, **extra))
+    check("ThreadSanitizer" not in err, "ThreadSanitizer reported:\n%s" % err[:6000])
+    check(code == 0, "exit %d under the tool: %s" % (code, err[-2000:]))
+    check(out == want, "stdout changed under the tool:\n%s\nvs\n%s" % (out, want))
+    # A variable the library does not know is reported on stderr.
+    check(not any(k in err for k in extra), "the library did not take %s: %s" % (extra, err[-2000:]))
+    texts = glob.glob(os.path.join(outdir, "*.txt"))
+    check(len(texts) == 1, "one report in %s: %s" % (outdir, texts))
+    return one_profile(GPUTOOL, outdir), own_times(err, "task_timing times:"), open(texts[0]).read()
+
+
+def check_counts(p):
+    tasks = by_construct(p, "OMP_EXPLICIT_TASKS")
+    check(tasks.get("long_tasks") == LONG_N and tasks.get("tiny_tasks") == TINY_N,
+          "tasks by construct: %s" % tasks)
+    # One construct along two call paths: two contexts, counted apart.
+    one = [t for t in p.find("<omp task>") if frame_functions(p, t)[-1] == "make_one"]
+    paths = sorted((frame_functions(p, t)[-2], p.excl(t, "OMP_EXPLICIT_TASKS")) for t in one)
+    check(paths == [("path_a", PATH_A_N), ("path_b", PATH_B_N)], "make_one's contexts: %s" % paths)
+
+
+def check_long(p, own):
+    # Timed each: a task's time covers its body, and little more.
+    t = by_construct(p, "OMP_EXPLICIT_TASK_TIME")["long_tasks"]
+    check(by_construct(p, "OMP_TASK_TIME_SAMPLES").get("long_tasks", 0) == 0, "long tasks sampled")
+    bounded(t, own["long"]["body_ns"], 1.5 * own["long"]["body_ns"] + 20e6, "long tasks' time")
+
+
+def test_sampled():
+    p, own, text = run_tool({})
+    check_counts(p)
+    check_long(p, own)
+    samples = by_construct(p, "OMP_TASK_TIME_SAMPLES")
+    # 10,000 tiny tasks a thread: all but the first 64 of each are sampled.
+    lo_n = (TINY_N - 2 * 64) // SAMPLE_EVERY - 2
+    check(lo_n <= samples.get("tiny_tasks", 0) <= TINY_N // SAMPLE_EVERY + 2 * 64,
+          "tiny tasks timed as samples: %s" % samples)
+    # The estimate against the bodies: each timed task stands for 16, so
+    # one the machine delayed weighs 16 times (max_ns bounds that), and a
+    # tiny task's time includes the runtime's start and end of it.
+    t = by_construct(p, "OMP_EXPLICIT_TASK_TIME")["tiny_tasks"]
+    tiny = own["tiny"]
+    print("  tiny tasks: estimate %.2f ms, bodies %.2f ms (longest %.3f ms)" %
+          (t / 1e6, tiny["body_ns"] / 1e6, tiny["max_ns"] / 1e6))
+    bounded(t, 0.25 * (tiny["body_ns"] - tiny["max_ns"]), 4 * tiny["body_ns"] + SAMPLE_EVERY * tiny["max_ns"],
+            "tiny tasks' estimated time")
+    # The report lists the construct, and only it.
+    check(SECTION in text, "no sampled section in the report")
+    section = text[text.index(SECTION):].split("\n\n")[0]
+    check("tiny_tasks" in section and "long_tasks" not in section, "sampled section:\n%s" % section)
+
+
+def test_exact():
+    p, own, text = run_tool({"GPUTOOL_EXACT_TIMING": "1"})
+    check_counts(p)
+    check_long(p, own)
+    check(p.total("OMP_TASK_TIME_SAMPLES") == 0, "tasks sampled under GPUTOOL_EXACT_TIMING=1")
+    check(SECTION not in text, "a sampled section under GPUTOOL_EXACT_TIMING=1")
+    t = by_construct(p, "OMP_EXPLICIT_TASK_TIME")["tiny_tasks"]
+    bounded(t, own["tiny"]["body_ns"], 4 * own["tiny"]["body_ns"] + 20e6, "tiny tasks' time")
+
+
+def test_tsan():
+    # Every task created by one thread and run by any of 8: each record is
+    # made by the thread that starts its task, from the creator's tagged
+    # node; the tiny tasks' construct is sampled, the long ones' is not.
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from test_tasks_mix import TSAN_OPTIONS  # noqa: E402
+    env = dict(ENV, OMP_NUM_THREADS="8", TSAN_OPTIONS=TSAN_OPTIONS)
+    p, _, _ = run_tool({}, env)
+    check_counts(p)
+
+
+if __name__ == "__main__":
+    main({"sampled": [("long tasks timed each, tiny ones sampled", test_sampled)],
+          "exact": [("GPUTOOL_EXACT_TIMING=1: every task timed", test_exact)],
+          "tsan": [("no data race in the tool (ThreadSanitizer)", test_tsan)]}[MODE])
