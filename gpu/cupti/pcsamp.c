@@ -40,9 +40,9 @@
  * against 90 ms with 64 MB and 65 ms with 16 MB (docs/PERFORMANCE.md). It
  * is sized for what the period fills between two wakes of CUPTI's decoding
  * threads, PC_WAKE_NS (CUPTI's default: 100 ms), at PC_SAMPLE_BYTES a
- * sample (64 MB held 2^12 cycles' samples of an H200 for 100 ms, 16 MB did
- * not). */
-#define PC_WAKE_NS 50000000ull
+ * sample, which holds twice over: 64 MB held 2^12 cycles' samples of an
+ * H200 for 100 ms (6.4 million), 16 MB did not. */
+#define PC_WAKE_NS 25000000ull
 #define PC_SAMPLE_BYTES 12
 #define PC_HW_BUFFER_MIN (16ull << 20)
 #define PC_HW_BUFFER_MAX (512ull << 20)
@@ -404,8 +404,9 @@ void gt_cupti_pcsamp__context_created(CUcontext ctx)
 	}
 	if (!gt_pcs.n_ctx++)
 		context__setup(c);
-	gt_info("cupti", "PC sampling on (a sample every %llu cycles; set up in %.1f ms)",
-		(unsigned long long)gt_pcs.period_cycles, (double)(gt_clock__now() - t0) / 1e6);
+	gt_info("cupti", "PC sampling on (a sample every %llu cycles, a %llu MB hardware buffer; set up in %.1f ms)",
+		(unsigned long long)gt_pcs.period_cycles, (unsigned long long)(gt_pcs.hw_bytes >> 20),
+		(double)(gt_clock__now() - t0) / 1e6);
 out:
 	pthread_mutex_unlock(&gt_pcs.lock);
 }

@@ -13,7 +13,8 @@
  * nvml.h, and these four are NVML's documented, stable API.
  *
  * Threads: start and stop on the backend's threads (under pcsamp's lock);
- * the sampler thread writes sum and n, read after it is joined.
+ * the sampler thread starts NVML and writes started, sum and n, read after
+ * it is joined.
  */
 #include <dlfcn.h>
 #include <pthread.h>
@@ -43,33 +44,12 @@ static struct {
 	int ordinal;
 	pthread_t thread;
 	pid_t pid; /* the process the thread runs in: a fork's child has none */
-	int running;
+	int running, tried;
+	int started;	   /* NVML started: the sampler's, read after the join */
 	atomic_int stop;   /* release by stop, acquire by the sampler */
 	uint64_t sum_mhz;  /* the sampler's; read after the join */
 	uint64_t n;	   /* readings taken while busy */
 } clk;
-
-static void *sampler(void *arg)
-{
-	const struct timespec period = { 0, SAMPLE_MS * 1000000L };
-
-	(void)arg;
-	/* A reading first, then one per period until stopped: a run shorter
-	 * than a period still gets its reading. */
-	for (;;) {
-		unsigned int mhz;
-
-		if (gt_blame__in_flight(clk.ordinal) > 0 && clk.clock(clk.dev, NVML_CLOCK_SM, &mhz) == NVML_SUCCESS &&
-		    mhz) {
-			clk.sum_mhz += mhz;
-			clk.n++;
-		}
-		if (atomic_load_explicit(&clk.stop, memory_order_acquire))
-			break;
-		nanosleep(&period, NULL);
-	}
-	return NULL;
-}
 
 /* The PCI bus id NVML names the device by, from the driver. */
 static int bus_id(int ordinal, char *out, int len)
@@ -87,36 +67,68 @@ static int bus_id(int ordinal, char *out, int len)
 	return 0;
 }
 
-void gt_cupti_smclock__start(int ordinal)
+/* NVML, loaded and started on the sampler's thread: nvmlInit takes tens of
+ * milliseconds, which the context's creation would otherwise wait for.
+ * 0, or -1 (logged; the nominal clock is used). */
+static int nvml__open(void)
 {
 	char id[32];
 
-	if (clk.running || clk.lib)
-		return;
 	if (!(clk.lib = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL))) {
 		gt_info("cupti", "SM clock: no NVML (libnvidia-ml.so.1); the nominal clock is used");
-		return;
+		return -1;
 	}
 	*(void **)&clk.init = dlsym(clk.lib, "nvmlInit_v2");
 	*(void **)&clk.shutdown = dlsym(clk.lib, "nvmlShutdown");
 	*(void **)&clk.by_pci = dlsym(clk.lib, "nvmlDeviceGetHandleByPciBusId_v2");
 	*(void **)&clk.clock = dlsym(clk.lib, "nvmlDeviceGetClockInfo");
-	if (!clk.init || !clk.shutdown || !clk.by_pci || !clk.clock || bus_id(ordinal, id, sizeof(id)) ||
+	if (!clk.init || !clk.shutdown || !clk.by_pci || !clk.clock || bus_id(clk.ordinal, id, sizeof(id)) ||
 	    clk.init() != NVML_SUCCESS) {
 		gt_info("cupti", "SM clock: NVML did not start; the nominal clock is used");
-		return;
+		return -1;
 	}
 	if (clk.by_pci(id, &clk.dev) != NVML_SUCCESS) {
 		gt_info("cupti", "SM clock: NVML does not know device %s; the nominal clock is used", id);
 		clk.shutdown();
-		return;
+		return -1;
 	}
+	clk.started = 1;
+	return 0;
+}
+
+static void *sampler(void *arg)
+{
+	const struct timespec period = { 0, SAMPLE_MS * 1000000L };
+
+	(void)arg;
+	if (nvml__open())
+		return NULL;
+	/* A reading first, then one per period until stopped: a run shorter
+	 * than a period still gets its reading. */
+	for (;;) {
+		unsigned int mhz;
+
+		if (gt_blame__in_flight(clk.ordinal) > 0 && clk.clock(clk.dev, NVML_CLOCK_SM, &mhz) == NVML_SUCCESS &&
+		    mhz) {
+			clk.sum_mhz += mhz;
+			clk.n++;
+		}
+		if (atomic_load_explicit(&clk.stop, memory_order_acquire))
+			break;
+		nanosleep(&period, NULL);
+	}
+	return NULL;
+}
+
+void gt_cupti_smclock__start(int ordinal)
+{
+	if (clk.running || clk.tried)
+		return;
+	clk.tried = 1;
 	clk.ordinal = ordinal;
 	atomic_store_explicit(&clk.stop, 0, memory_order_relaxed);
-	if (pthread_create(&clk.thread, NULL, sampler, NULL)) {
-		clk.shutdown();
+	if (pthread_create(&clk.thread, NULL, sampler, NULL))
 		return;
-	}
 	clk.pid = getpid();
 	clk.running = 1;
 }
@@ -133,6 +145,8 @@ void gt_cupti_smclock__stop(void)
 	atomic_store_explicit(&clk.stop, 1, memory_order_release);
 	pthread_join(clk.thread, NULL);
 	clk.running = 0;
+	if (!clk.started)
+		return;
 	clk.shutdown();
 	gt_info("cupti", "SM clock: %llu readings while busy, mean %llu MHz",
 		(unsigned long long)clk.n, (unsigned long long)(clk.n ? clk.sum_mhz / clk.n : 0));
