@@ -100,6 +100,59 @@ static int write_all(int fd, const void *p, size_t n)
 /* st_other of a kernel's symbol in a CUDA ELF (nvdisasm: STO_CUDA_ENTRY). */
 #define GT_STO_CUDA_ENTRY 0x10
 
+/* Calls @fn(index, name, st_other, @arg) for each function symbol of
+ * @cubin, in symbol-table order, until it returns nonzero (then that). */
+static int each_function(const void *cubin, size_t size, int (*fn)(size_t, const char *, unsigned, void *),
+			 void *arg)
+{
+	Elf_Scn *scn = NULL;
+	int ret = 0;
+	Elf *e;
+
+	if (elf_version(EV_CURRENT) == EV_NONE || !(e = elf_memory((char *)(uintptr_t)cubin, size)))
+		return -ENOENT;
+	while (!ret && (scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB || !sh.sh_entsize || !(d = elf_getdata(scn, NULL)))
+			continue;
+		for (size_t i = 0; !ret && i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Sym sym;
+			const char *name;
+
+			if (gelf_getsym(d, (int)i, &sym) && GELF_ST_TYPE(sym.st_info) == STT_FUNC &&
+			    (name = elf_strptr(e, sh.sh_link, sym.st_name)))
+				ret = fn(i, name, sym.st_other, arg);
+		}
+	}
+	elf_end(e);
+	return ret;
+}
+
+struct fun_list {
+	const char *const *kernels;
+	size_t n, at, named;
+	char *buf;
+	size_t len;
+};
+
+static int fun_list__add(size_t i, const char *name, unsigned other, void *arg)
+{
+	struct fun_list *l = arg;
+	int want = 0;
+
+	for (size_t k = 0; k < l->n && !want; k++)
+		want = !strcmp(l->kernels[k], name);
+	l->named += (size_t)want;
+	if (!want && (other & GT_STO_CUDA_ENTRY))
+		return 0;
+	if ((size_t)snprintf(l->buf + l->at, l->len - l->at, "%s%zu", l->at ? "," : "", i) >= l->len - l->at)
+		return -ENOENT;
+	l->at += strlen(l->buf + l->at);
+	return 0;
+}
+
 /*
  * nvdisasm's -fun list for @kernels in @cubin: the symbol indices of the
  * kernels named and of every function that is not a kernel, comma
@@ -108,79 +161,45 @@ static int write_all(int fd, const void *p, size_t n)
  */
 static int function_list(const void *cubin, size_t size, const char *const *kernels, size_t n, char *buf, size_t len)
 {
-	Elf_Scn *scn = NULL;
-	size_t at = 0, named = 0;
-	Elf *e;
+	struct fun_list l = { .kernels = kernels, .n = n, .buf = buf, .len = len };
 
 	buf[0] = 0;
-	if (elf_version(EV_CURRENT) == EV_NONE || !(e = elf_memory((char *)(uintptr_t)cubin, size)))
+	if (each_function(cubin, size, fun_list__add, &l))
 		return -ENOENT;
-	while ((scn = elf_nextscn(e, scn))) {
-		GElf_Shdr sh;
-		Elf_Data *d;
+	return l.named ? 0 : -ENOENT;
+}
 
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB || !sh.sh_entsize || !(d = elf_getdata(scn, NULL)))
+struct present {
+	const char **names;
+	size_t n, kept;
+};
+
+static int present__check(size_t i, const char *name, unsigned other, void *arg)
+{
+	struct present *p = arg;
+
+	(void)i;
+	(void)other;
+	for (size_t k = p->kept; k < p->n; k++) {
+		const char *hit = p->names[k];
+
+		if (strcmp(hit, name))
 			continue;
-		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
-			GElf_Sym sym;
-			const char *name;
-			int want = 0;
-
-			if (!gelf_getsym(d, (int)i, &sym) || GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
-			    !(name = elf_strptr(e, sh.sh_link, sym.st_name)))
-				continue;
-			for (size_t k = 0; k < n && !want; k++)
-				want = !strcmp(kernels[k], name);
-			named += (size_t)want;
-			if (!want && (sym.st_other & GT_STO_CUDA_ENTRY))
-				continue;
-			if ((size_t)snprintf(buf + at, len - at, "%s%zu", at ? "," : "", i) >= len - at) {
-				elf_end(e);
-				return -ENOENT;
-			}
-			at += strlen(buf + at);
-		}
+		p->names[k] = p->names[p->kept];
+		p->names[p->kept++] = hit;
+		break;
 	}
-	elf_end(e);
-	return named ? 0 : -ENOENT;
+	return p->kept == p->n;
 }
 
 /* Of @names (@n), those that are symbols of @cubin, moved to the front of
  * @names: their number. */
 static size_t present(const void *cubin, size_t size, const char **names, size_t n)
 {
-	Elf_Scn *scn = NULL;
-	size_t kept = 0;
-	Elf *e;
+	struct present p = { .names = names, .n = n };
 
-	if (elf_version(EV_CURRENT) == EV_NONE || !(e = elf_memory((char *)(uintptr_t)cubin, size)))
-		return 0;
-	while ((scn = elf_nextscn(e, scn)) && kept < n) {
-		GElf_Shdr sh;
-		Elf_Data *d;
-
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB || !sh.sh_entsize || !(d = elf_getdata(scn, NULL)))
-			continue;
-		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize && kept < n; i++) {
-			GElf_Sym sym;
-			const char *name;
-
-			if (!gelf_getsym(d, (int)i, &sym) || GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
-			    !(name = elf_strptr(e, sh.sh_link, sym.st_name)))
-				continue;
-			for (size_t k = kept; k < n; k++) {
-				const char *hit = names[k];
-
-				if (strcmp(hit, name))
-					continue;
-				names[k] = names[kept];
-				names[kept++] = hit;
-				break;
-			}
-		}
-	}
-	elf_end(e);
-	return kept;
+	each_function(cubin, size, present__check, &p);
+	return p.kept;
 }
 
 /* The cache's name for a module's kernels disassembled alone. */
