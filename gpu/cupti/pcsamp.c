@@ -251,7 +251,8 @@ uint64_t gt_cupti_pcsamp__hw_buffer_for(uint32_t exponent, uint32_t sms, uint32_
  * context being set up: GPUTOOL_PC_SAMPLING=N as asked, 1 for a budget of
  * GPUTOOL_PC_RATE samples a second (64 million: 2^12 cycles on an H100
  * or H200, half of CUPTI's choice, 2^11, and as fine as the advice on
- * sub-millisecond kernels needs; 4 million, 2^16, changed it). 0: CUPTI's defaults (the device unknown). */
+ * sub-millisecond kernels needs; 4 million, 2^16, changed it). 0: CUPTI's
+ * defaults (the device unknown). */
 static void context__period(uint32_t *exponent, uint64_t *hw_bytes)
 {
 	const struct gt_cupti_device *d = NULL;
@@ -313,8 +314,9 @@ static CUptiResult context__configure(struct pc_context *c)
  * that times its kernels would see it as its own. Eager loading moves the
  * loads to the context's creation. The driver reads CUDA_MODULE_LOADING in
  * cuInit, which calls this library's InitializeInjection first; a program
- * that set the variable keeps its choice. Runs once, inside cuInit, before
- * the driver or CUPTI has started a thread.
+ * that set the variable keeps its choice. Runs once, inside cuInit, and
+ * only when PC sampling is asked for: like any setenv, it races with a
+ * getenv another thread of the program makes at that moment.
  */
 void gt_cupti_pcsamp__ask_eager(void)
 {
@@ -331,11 +333,14 @@ static void loading__read(void)
 	if (!gt_cupti_lib.cuModuleGetLoadingMode || gt_cupti_lib.cuModuleGetLoadingMode(&mode) != CUDA_SUCCESS)
 		return;
 	gt_pcs.loading = mode == CU_MODULE_EAGER_LOADING ? PC_LOADING_EAGER : PC_LOADING_LAZY;
-	if (gt_pcs.loading == PC_LOADING_LAZY)
+	if (gt_pcs.loading == PC_LOADING_LAZY) {
+		const char *v = getenv("CUDA_MODULE_LOADING");
+		char q[GT_LOG_VALUE];
+
 		gt_warn("cupti", "modules load lazily (CUDA_MODULE_LOADING=%s): with PC sampling, each module's first "
 				 "launch includes CUPTI's work on it; set CUDA_MODULE_LOADING=EAGER for the kernels' own times",
-			getenv("CUDA_MODULE_LOADING") ? getenv("CUDA_MODULE_LOADING") : "unset");
-	else
+			v ? gt_log__escape(v, q, sizeof(q)) : "unset");
+	} else
 		gt_info("cupti", "modules load eagerly%s", gt_pcs.eager_asked ? " (asked for PC sampling)" : "");
 }
 

@@ -36,6 +36,7 @@ void replay_activity_end(void);
 void test_pc_sampling(void);
 void test_sass_counts(void);
 int test_pc_bg(void);
+void test_pc_period(void);
 void test_counts_serial_kind(void);
 /* smclock-test.c: the SM clock through a stand-in NVML. */
 void test_smclock_idle(void);

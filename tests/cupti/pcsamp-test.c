@@ -361,6 +361,21 @@ void test_counts_serial_kind(void)
 	CHECK(kinds_enabled[CUPTI_ACTIVITY_KIND_MEMCPY] == 1 && kinds_enabled[CUPTI_ACTIVITY_KIND_MEMSET] == 1);
 }
 
+/* The period for a budget of samples a second, and the hardware buffer
+ * for a period, on an H100's or H200's 132 SMs at 1,980 MHz. */
+void test_pc_period(void)
+{
+	CHECK_EQ_U(gt_cupti_pcsamp__period_for(64000000, 132, 1980000), 12);
+	CHECK_EQ_U(gt_cupti_pcsamp__period_for(4000000, 132, 1980000), 16);
+	CHECK_EQ_U(gt_cupti_pcsamp__period_for(1, 132, 1980000), 31);
+	CHECK_EQ_U(gt_cupti_pcsamp__period_for(4000000000ull, 132, 1980000), 7);
+	CHECK_EQ_U(gt_cupti_pcsamp__period_for(64000000, 0, 1980000), 0);
+	CHECK_EQ_U(gt_cupti_pcsamp__hw_buffer_for(12, 132, 1980000), 32u << 20);
+	CHECK_EQ_U(gt_cupti_pcsamp__hw_buffer_for(11, 132, 1980000), 64u << 20);
+	CHECK_EQ_U(gt_cupti_pcsamp__hw_buffer_for(16, 132, 1980000), 16u << 20);
+	CHECK_EQ_U(gt_cupti_pcsamp__hw_buffer_for(5, 132, 1980000), 512u << 20);
+}
+
 /* Runs of the stand-in nvdisasm of test_pc_bg so far. */
 static int bg_runs(const char *dir)
 {
