@@ -70,7 +70,7 @@ echo "under tool: $(grep resident "$TMP/threads.out")"
 	fail "threads: stdout changed under the tool"
 python3 "$SRC/tests/gpu/check_cuda.py" "$D/gputool" "$TMP/threads" threads:2000 || fail "check_cuda.py threads:2000"
 
-note "samples/cuda/pcsamp under GPUTOOL_PC_SAMPLING (CUPTI's default period, then 2^10)"
+note "samples/cuda/pcsamp under GPUTOOL_PC_SAMPLING (the default period, then 2^10)"
 for per in 1 10; do
 	GPUTOOL_PC_SAMPLING=$per under_tool "$TMP/pcsamp$per" "$D/pcsamp" >"$TMP/pcsamp.out" 2>"$TMP/pcsamp.err" ||
 		fail "pcsamp exits $? under the tool"
