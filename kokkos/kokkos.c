@@ -222,49 +222,23 @@ EXPORT void kokkosp_request_tool_settings(const uint32_t num, struct kokkosp_too
 		settings->requires_global_fencing = false;
 }
 
-EXPORT void kokkosp_begin_parallel_for(const char *name, const uint32_t dev, uint64_t *kid)
-{
-	(void)dev;
-	kernel_begin("parallel_for", name, kid, CALLER);
-}
+/* The kernels and fences, each a begin and an end by Kokkos' id: one pair
+ * of entry points per kind, named as kokkosp.h declares them. */
+#define KERNEL_KIND(kind)                                                                      \
+	EXPORT void kokkosp_begin_##kind(const char *name, const uint32_t dev, uint64_t *kid) \
+	{                                                                                      \
+		(void)dev;                                                                     \
+		kernel_begin(#kind, name, kid, CALLER);                                        \
+	}                                                                                      \
+	EXPORT void kokkosp_end_##kind(const uint64_t kid)                                     \
+	{                                                                                      \
+		kokkos__close(kid);                                                            \
+	}
 
-EXPORT void kokkosp_end_parallel_for(const uint64_t kid)
-{
-	kokkos__close(kid);
-}
-
-EXPORT void kokkosp_begin_parallel_reduce(const char *name, const uint32_t dev, uint64_t *kid)
-{
-	(void)dev;
-	kernel_begin("parallel_reduce", name, kid, CALLER);
-}
-
-EXPORT void kokkosp_end_parallel_reduce(const uint64_t kid)
-{
-	kokkos__close(kid);
-}
-
-EXPORT void kokkosp_begin_parallel_scan(const char *name, const uint32_t dev, uint64_t *kid)
-{
-	(void)dev;
-	kernel_begin("parallel_scan", name, kid, CALLER);
-}
-
-EXPORT void kokkosp_end_parallel_scan(const uint64_t kid)
-{
-	kokkos__close(kid);
-}
-
-EXPORT void kokkosp_begin_fence(const char *name, const uint32_t dev, uint64_t *handle)
-{
-	(void)dev;
-	kernel_begin("fence", name, handle, CALLER);
-}
-
-EXPORT void kokkosp_end_fence(const uint64_t handle)
-{
-	kokkos__close(handle);
-}
+KERNEL_KIND(parallel_for)
+KERNEL_KIND(parallel_reduce)
+KERNEL_KIND(parallel_scan)
+KERNEL_KIND(fence)
 
 /* Regions nest in push/pop order on a thread: id 0, so a pop closes the
  * innermost push and never a kernel or a section. */
