@@ -406,15 +406,11 @@ int test_pc_bg(void)
 
 	CHECK(mkdtemp(dir));
 	snprintf(prog, sizeof(prog), "%s/nvdisasm", dir);
-	f = fopen(prog, "w");
-	CHECK(f);
-	fprintf(f,
+	test__script(prog,
 		"#!/bin/sh\nprintf x >> %s/runs\n"
 		"i=0; while [ ! -e %s/go ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i+1)); done\n"
 		"echo \"  /*0000*/  EXIT ; // $(od -An -tx1 -N5 \"$4\" | tr -d ' ')\"\n",
 		dir, dir);
-	fclose(f);
-	CHECK(chmod(prog, 0755) == 0);
 	gt_config.nvdisasm = prog;
 	gt_config.cache = "0";
 	gt_cupti_pcsamp__bg_queue(1, a, sizeof(a));

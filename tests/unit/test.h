@@ -9,9 +9,11 @@
  * A failed CHECK ends the process with status 1, from a case or from any
  * helper it calls.
  */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -89,5 +91,25 @@ static inline int test__main(const struct test_case *cases, int n, int argc, cha
 		static const struct test_case cases[] = { __VA_ARGS__ };                \
 		return test__main(cases, (int)(sizeof(cases) / sizeof(cases[0])), argc, argv); \
 	}
+
+/* An executable script at @path, its text from @fmt (a program the code
+ * under test runs: a stand-in for nvdisasm, ...). */
+__attribute__((format(printf, 2, 3))) static inline void test__script(const char *path, const char *fmt, ...)
+{
+	FILE *f = fopen(path, "w");
+	va_list ap;
+
+	if (!f || chmod(path, 0755)) {
+		fprintf(stderr, "cannot write the script %s\n", path);
+		exit(1);
+	}
+	va_start(ap, fmt);
+	vfprintf(f, fmt, ap);
+	va_end(ap);
+	if (fclose(f)) {
+		fprintf(stderr, "cannot write the script %s\n", path);
+		exit(1);
+	}
+}
 
 #endif

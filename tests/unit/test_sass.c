@@ -954,22 +954,16 @@ static void test_disassemble(void)
 	char dir[] = "/tmp/gputool-sass-XXXXXX", prog[256], *text = NULL;
 	static const uint8_t cubin[] = { 0x7f, 'E', 'L', 'F', 1, 2, 3 };
 	size_t len = 0;
-	FILE *f;
 
 	CHECK(mkdtemp(dir));
 	gt_config.cache = "0"; /* every call runs the stand-in */
 	snprintf(prog, sizeof(prog), "%s/nvdisasm", dir);
-	f = fopen(prog, "w");
-	CHECK(f);
-	fputs("#!/bin/sh\n"
+	test__script(prog, "%s", "#!/bin/sh\n"
 	      "[ \"$1 $2 $3\" = \"-c -g -gi\" ] || exit 4\n"
 	      "[ -z \"$LD_PRELOAD$CUDA_INJECTION64_PATH\" ] || exit 5\n"
 	      "head -c 4 \"$4\" | grep -q ELF || exit 6\n"
 	      "echo \"  /*0000*/  EXIT ;\"\n"
-	      "echo \"keep $KEEP\"\n",
-	      f);
-	fclose(f);
-	CHECK(chmod(prog, 0755) == 0);
+	      "echo \"keep $KEEP\"\n");
 	setenv("LD_PRELOAD", "/nonexistent/libgputool.so", 1);
 	setenv("CUDA_INJECTION64_PATH", "/nonexistent/libgputool.so", 1);
 	setenv("KEEP", "this", 1);
@@ -1045,16 +1039,13 @@ static void test_disassemble_part(void)
 	static uint8_t elf[1024];
 	const char *k1[] = { "k1" }, *k2[] = { "k2" }, *none[] = { "nope" };
 	size_t size = three_functions(elf), len = 0;
-	FILE *f;
 
 	CHECK(size < sizeof(elf));
 	CHECK(mkdtemp(dir));
 	snprintf(prog, sizeof(prog), "%s/nvdisasm", dir);
 	snprintf(cache, sizeof(cache), "%s/cache", dir);
-	f = fopen(prog, "w");
-	CHECK(f);
 	/* Its arguments, then a section for each function asked for. */
-	fprintf(f,
+	test__script(prog,
 		"#!/bin/sh\nprintf x >> %s/runs\necho \"$1 $2 $3 $4 $5\"\n"
 		"[ \"$4\" = -fun ] || exit 0\n"
 		"for i in $(echo $5 | tr , ' '); do\n"
@@ -1062,8 +1053,6 @@ static void test_disassemble_part(void)
 		"  printf '\\t.section\\t.text.%%s,@progbits\\n' $n\n"
 		"done\n",
 		dir);
-	fclose(f);
-	CHECK(chmod(prog, 0755) == 0);
 	gt_config.cache = cache;
 	CHECK(gt_sass__disassemble(prog, elf, size, k2, 1, &text, &len) == 0 && runs(dir) == 1);
 	CHECK(text && !strcmp(text, "-c -g -gi -fun 2,3\n\t.section\t.text.k2,@progbits\n"
@@ -1120,15 +1109,10 @@ static void test_disassemble_cancel(void)
 	struct slow_run r = { .prog = prog, .err = 1 };
 	struct timespec t0, t1;
 	pthread_t th;
-	FILE *f;
 
 	CHECK(mkdtemp(dir));
 	snprintf(prog, sizeof(prog), "%s/nvdisasm", dir);
-	f = fopen(prog, "w");
-	CHECK(f);
-	fprintf(f, "#!/bin/sh\nexec sleep 30\n");
-	fclose(f);
-	CHECK(chmod(prog, 0755) == 0);
+	test__script(prog, "#!/bin/sh\nexec sleep 30\n");
 	gt_config.cache = "0";
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	CHECK(pthread_create(&th, NULL, slow_disassemble, &r) == 0);
@@ -1160,17 +1144,12 @@ static void test_disassemble_cache(void)
 	char dir[] = "/tmp/gputool-sass-cache-XXXXXX", prog[256], cache[300], path[600], *text = NULL;
 	static const uint8_t a[] = { 0x7f, 'E', 'L', 'F', 1, 2, 3 }, b[] = { 0x7f, 'E', 'L', 'F', 1, 2, 4 };
 	size_t len = 0;
-	FILE *f;
 
 	CHECK(mkdtemp(dir));
 	snprintf(prog, sizeof(prog), "%s/nvdisasm", dir);
 	snprintf(cache, sizeof(cache), "%s/cache/deeper", dir);
-	f = fopen(prog, "w");
-	CHECK(f);
-	fprintf(f, "#!/bin/sh\nprintf x >> %s/runs\necho \"  /*0000*/  EXIT ; // $(od -An -tx1 \"$4\" | tr -d ' ')\"\n",
+	test__script(prog, "#!/bin/sh\nprintf x >> %s/runs\necho \"  /*0000*/  EXIT ; // $(od -An -tx1 \"$4\" | tr -d ' ')\"\n",
 		dir);
-	fclose(f);
-	CHECK(chmod(prog, 0755) == 0);
 	gt_config.cache = cache;
 	CHECK(gt_sass__disassemble(prog, a, sizeof(a), NULL, 0, &text, &len) == 0 && runs(dir) == 1);
 	CHECK(text && !strcmp(text, "  /*0000*/  EXIT ; // 7f454c46010203\n"));
