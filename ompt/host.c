@@ -50,37 +50,11 @@ static inline unsigned ptr__slot(const void *p, unsigned n)
 	return (unsigned)(((uint64_t)(uintptr_t)p * 0x9e3779b97f4a7c15ull) >> (64 - __builtin_ctz(n)));
 }
 
-/*
- * The tool's record in a runtime's task or parallel data. The runtime hands
- * these between threads (a fork, a task queue) and recycles them (teams are
- * pooled, task descriptors reused), ordering each use after the previous
- * one by its own synchronization, which ThreadSanitizer cannot see: said to
- * it around every access, in its builds only.
- */
-static void *data_get(ompt_data_t *d)
-{
-	void *p;
-
-	if (!d)
-		return NULL;
-	gt_tsan__acquire(d);
-	p = d->ptr;
-	gt_tsan__release(d);
-	return p;
-}
-
 static void data_set(ompt_data_t *d, void *p)
 {
 	gt_tsan__acquire(d);
 	d->ptr = p;
 	gt_tsan__release(d);
-}
-
-static struct omp_task *task_of(ompt_data_t *d)
-{
-	void *p = data_get(d);
-
-	return (uintptr_t)p & OMP_TASK_PENDING ? NULL : p;
 }
 
 /*
@@ -428,11 +402,11 @@ void ompt__on_parallel_begin(ompt_data_t *encountering_task_data,
 	/* A region the task running a host kernel opens is the kernel's: it
 	 * hangs under <omp kernel>, not beside its construct (the frames
 	 * between are the offload runtime's, and its entry function's). */
-	if (ot->kernel && data_get(encountering_task_data) == ot->kernel_task)
+	if (ot->kernel && ompt__data_get(encountering_task_data) == ot->kernel_task)
 		node = gt_cct__placeholder(&t->cct, ot->kernel, GT_PH_OMP_PARALLEL);
 	else
 		node = gt_cct__placeholder(&t->cct,
-					   ompt__context_of(t, codeptr_ra, key, task_of(encountering_task_data),
+					   ompt__context_of(t, codeptr_ra, key, ompt__task_of(encountering_task_data),
 							    encountering_task_frame),
 					   GT_PH_OMP_PARALLEL);
 	s = node ? site__take(ot, node) : NULL;
@@ -462,7 +436,7 @@ void ompt__on_parallel_end(ompt_data_t *parallel_data, ompt_data_t *encountering
 			   int flags, const void *codeptr_ra)
 {
 	struct gt_thread *t = gt_thread__peek();
-	void *tag = data_get(parallel_data);
+	void *tag = ompt__data_get(parallel_data);
 	struct omp_thread *ot;
 	struct omp_region *r;
 	struct omp_site *s;
@@ -520,8 +494,8 @@ void ompt__on_implicit_task(ompt_scope_endpoint_t endpoint, ompt_data_t *paralle
 	 * device's target regions) belongs to the league's region, which
 	 * parallel_begin made: like any member of a team. */
 	if (flags & ompt_task_initial) {
-		task = task_of(task_data);
-		league = parallel_data ? data_get(parallel_data) : NULL;
+		task = ompt__task_of(task_data);
+		league = parallel_data ? ompt__data_get(parallel_data) : NULL;
 		if (!league)
 			league = ot->league; /* a league of one team: no parallel_data */
 		if (endpoint == ompt_scope_begin ? !league : !task || task == &ot->initial) {
@@ -535,7 +509,7 @@ void ompt__on_implicit_task(ompt_scope_endpoint_t endpoint, ompt_data_t *paralle
 	if (endpoint == ompt_scope_begin) {
 		struct omp_site *s = NULL;
 
-		tag = league ? league : data_get(parallel_data);
+		tag = league ? league : ompt__data_get(parallel_data);
 		if (tag) {
 			s = tag__site(tag);
 			gt_tsan__acquire(s); /* the fork's hand-over (parallel_begin) */
@@ -569,7 +543,7 @@ void ompt__on_implicit_task(ompt_scope_endpoint_t endpoint, ompt_data_t *paralle
 			gt_tsan__release(s);
 		data_set(task_data, task);
 	} else {
-		task = task_of(task_data);
+		task = ompt__task_of(task_data);
 		/* LLVM reports a member's end at its next fork: what then runs
 		 * is reported next. */
 		if (ot->running == task)
@@ -639,7 +613,7 @@ void ompt__on_work(ompt_work_t work_type, ompt_scope_endpoint_t endpoint,
 {
 	uintptr_t key = GT_UNWIND_KEY();
 	struct gt_thread *t = gt_thread__peek();
-	struct omp_task *task = task_of(task_data);
+	struct omp_task *task = ompt__task_of(task_data);
 
 	(void)parallel_data, (void)count;
 	if (!t || !t->ompt || !task || work_type == ompt_work_scope)
@@ -659,7 +633,7 @@ void ompt__on_reduction(ompt_sync_region_t kind, ompt_scope_endpoint_t endpoint,
 {
 	uintptr_t key = GT_UNWIND_KEY();
 	struct gt_thread *t = gt_thread__peek();
-	struct omp_task *task = task_of(task_data);
+	struct omp_task *task = ompt__task_of(task_data);
 
 	(void)kind, (void)parallel_data;
 	if (!t || !t->ompt || !task)
@@ -674,7 +648,7 @@ void ompt__on_sync_region_wait(ompt_sync_region_t kind, ompt_scope_endpoint_t en
 {
 	uintptr_t key = GT_UNWIND_KEY();
 	struct gt_thread *t = gt_thread__peek();
-	struct omp_task *task = task_of(task_data);
+	struct omp_task *task = ompt__task_of(task_data);
 	struct gt_cct_node *sync_node = NULL;
 	uint64_t now, wait_ticks = 0;
 	struct omp_thread *ot;
@@ -767,7 +741,7 @@ void ompt__on_masked(ompt_scope_endpoint_t endpoint, ompt_data_t *parallel_data,
 {
 	uintptr_t key = GT_UNWIND_KEY();
 	struct gt_thread *t = gt_thread__peek();
-	struct omp_task *task = task_of(task_data);
+	struct omp_task *task = ompt__task_of(task_data);
 
 	(void)parallel_data;
 	if (endpoint != ompt_scope_begin || !t || !t->ompt || !task)
@@ -793,14 +767,14 @@ void ompt__on_task_create(ompt_data_t *encountering_task_data,
 	if (!t || !(flags & (ompt_task_explicit | ompt_task_target)))
 		return;
 	gt_thread__enter(t);
-	enc = task_of(encountering_task_data);
+	enc = ompt__task_of(encountering_task_data);
 	/* The encountering task is the one this thread runs, unless a helper
 	 * of a taskloop creates it (foreign_create_context): asked of the
 	 * runtime only when this thread's callbacks do not tell. */
 	if ((!enc || enc != ((struct omp_thread *)t->ompt)->running) &&
 	    gt_ompt_get_task_info(0, NULL, &current, NULL, NULL, NULL) == 2 && current &&
-	    current != encountering_task_data && task_of(current))
-		ctx = foreign_create_context(t, task_of(current));
+	    current != encountering_task_data && ompt__task_of(current))
+		ctx = foreign_create_context(t, ompt__task_of(current));
 	else
 		ctx = ompt__context_of(t, codeptr_ra, key, enc, encountering_task_frame);
 	if (flags & ompt_task_target) {
@@ -930,7 +904,7 @@ static void time__begin(struct gt_thread *t, struct omp_thread *ot, struct omp_t
  */
 static struct omp_task *task__start(struct gt_thread *t, struct omp_thread *ot, ompt_data_t *d)
 {
-	uintptr_t v = (uintptr_t)data_get(d);
+	uintptr_t v = (uintptr_t)ompt__data_get(d);
 	struct omp_task *task = task__new(ot, 0);
 	const struct gt_cct_node *up;
 	uint32_t tree;
@@ -995,11 +969,11 @@ void ompt__on_task_schedule(ompt_data_t *prior_task_data, ompt_task_status_t pri
 		return;
 	ot = t->ompt;
 	gt_thread__enter(t);
-	prior = task_of(prior_task_data);
-	if (next_task_data && ((uintptr_t)data_get(next_task_data) & OMP_TASK_PENDING))
+	prior = ompt__task_of(prior_task_data);
+	if (next_task_data && ((uintptr_t)ompt__data_get(next_task_data) & OMP_TASK_PENDING))
 		next = task__start(t, ot, next_task_data);
 	else
-		next = task_of(next_task_data);
+		next = ompt__task_of(next_task_data);
 	running__switch(ot, prior, prior_task_status, next);
 	if (prior && prior->is_explicit) {
 		if (prior->node && prior->timed) {
@@ -1026,95 +1000,6 @@ void ompt__on_task_schedule(ompt_data_t *prior_task_data, ompt_task_status_t pri
 	if (prior_task_data)
 		gt_tsan__release(prior_task_data);
 	gt_thread__leave(t);
-}
-
-/* States in which libomp waits at a construct that has a node of its own
- * (sync_region_wait made it): barriers, taskwaits, taskgroups. */
-static int state__waits(int state)
-{
-	return (state >= ompt_state_wait_barrier && state <= ompt_state_wait_barrier_teams) ||
-	       state == ompt_state_wait_taskwait || state == ompt_state_wait_taskgroup;
-}
-
-/*
- * Whether a member's region has ended. libomp keeps a worker in the state of
- * the region's barrier from its arrival until the next fork, and reports the
- * barrier's end only then: after the region's end (which the encountering
- * thread publishes) the worker waits for work, not for its team. Reads the
- * slot as region__member_end does; a later use of the slot (begun after the
- * member's own begin) means the region ended too.
- */
-static int member__region_ended(const struct omp_task *task)
-{
-	const struct omp_region *r = task->region;
-	/* Acquire: pairs with the release store of t_end at the encountering
-	 * thread's implicit-task end. */
-	uint64_t end = atomic_load_explicit(&r->t_end, memory_order_acquire);
-	uint64_t begin = atomic_load_explicit(&r->t_begin, memory_order_relaxed);
-
-	return (end && end >= task->t_begin) || begin > task->t_begin;
-}
-
-/*
- * Where a CPU sample on t hangs. The thread's OpenMP state says what the
- * runtime does, and is read here rather than tracked by callbacks, which
- * would cost every construct:
- *   idle (waiting for work):  <omp idle>;
- *   overhead, forking or joining a region as its encountering thread:
- *       <omp runtime: fork/join> under its <omp parallel>;
- *   waiting at a barrier, taskwait or taskgroup: that wait's node, which
- *       sync_region_wait made; a member of a team whose region has ended
- *       waits for the next fork: <omp idle>;
- *   otherwise, in a task: its node, for the frames below its exit frame;
- *       an implicit task's sample with no user frame there (the fork, the
- *       join, the runtime handing out work) under <omp runtime: fork/join>;
- *   in the initial task and outside OpenMP: a full unwind.
- * Runs in the sampling signal handler: the OMPT inquiry functions are
- * async-signal-safe, and the task record is this thread's own; the region
- * slot a member reads is atomic.
- */
-void ompt__stitch_sample(struct gt_thread *t, struct gt_stitch *st)
-{
-	ompt_data_t *task_data = NULL;
-	ompt_frame_t *frame = NULL;
-	ompt_wait_id_t wait_id;
-	struct omp_thread *ot;
-	struct omp_task *task;
-	int flags = 0, state = ompt_state_undefined;
-
-	st->base = NULL;
-	st->boundary = 0;
-	if (gt_ompt_get_state)
-		state = gt_ompt_get_state(&wait_id);
-	if (state == ompt_state_idle) {
-		st->base = t->idle_node;
-		return;
-	}
-	ot = t->ompt;
-	if (state == ompt_state_overhead && ot && gt_cct__owns(&t->cct, ot->forking)) {
-		st->base = ot->forking;
-		st->runtime = GT_PH_OMP_FORK_JOIN;
-		return;
-	}
-	if (!gt_ompt_get_task_info ||
-	    gt_ompt_get_task_info(0, &flags, &task_data, &frame, NULL, NULL) != 2)
-		return;
-	task = task_of(task_data);
-	/* The current task's node is this thread's own; anything else would
-	 * have the handler write another thread's tree. */
-	if (!task || !gt_cct__owns(&t->cct, task->node))
-		return;
-	if (state__waits(state) && task->wait_node && gt_cct__owns(&t->cct, task->wait_node)) {
-		if (task->is_member && task->region && member__region_ended(task))
-			st->base = t->idle_node;
-		else
-			st->base = task->wait_node;
-		return;
-	}
-	st->base = task->node;
-	st->boundary = frame ? (uintptr_t)frame->exit_frame.ptr : 0;
-	if (!task->is_explicit)
-		st->runtime = GT_PH_OMP_FORK_JOIN;
 }
 
 void ompt__host_init(void)

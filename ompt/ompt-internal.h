@@ -9,6 +9,7 @@
 
 #include "core/cct.h"
 #include "core/thread.h"
+#include "core/tsan.h"
 #include "ompt/ompt-events.h"
 
 /*
@@ -220,11 +221,32 @@ struct omp_thread {
 
 struct gt_stitch;
 
+/*
+ * The tool's record in a runtime's task or parallel data. The runtime hands
+ * these between threads (a fork, a task queue) and recycles them (teams are
+ * pooled, task descriptors reused), ordering each use after the previous
+ * one by its own synchronization, which ThreadSanitizer cannot see: said to
+ * it around every access, in its builds only.
+ */
+static inline void *ompt__data_get(ompt_data_t *d)
+{
+	void *p;
+
+	if (!d)
+		return NULL;
+	gt_tsan__acquire(d);
+	p = d->ptr;
+	gt_tsan__release(d);
+	return p;
+}
+
 /* The record in a runtime's task data; NULL for none, and for an explicit
  * task not started yet (OMP_TASK_PENDING). */
-static inline struct omp_task *ompt__task_of(const ompt_data_t *d)
+static inline struct omp_task *ompt__task_of(ompt_data_t *d)
 {
-	return d && !(d->value & OMP_TASK_PENDING) ? (struct omp_task *)d->ptr : NULL;
+	void *p = ompt__data_get(d);
+
+	return (uintptr_t)p & OMP_TASK_PENDING ? NULL : (struct omp_task *)p;
 }
 
 extern ompt_get_task_info_t gt_ompt_get_task_info;
