@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The sections of the text report that read one tree (report/sections.h):
- * OpenMP regions, OpenACC constructs, CPU time by context and by function,
- * waits; GPU operations and blame are in advice.c and blame.c. Everything
+ * OpenMP regions, OpenACC constructs, CPU time by context and by function
+ * (the OpenMP waits and sampled tasks: sections-omp.c); GPU operations and blame are in advice.c and blame.c. Everything
  * here reads the profile only: metrics are found by name, so the report
  * shows whatever the measuring side recorded and a metric nobody recorded
  * makes its section disappear instead of printing zeros.
@@ -18,6 +18,7 @@
 #include "report/paths.h"
 #include "report/rank.h"
 #include "report/sections.h"
+#include "report/sections-internal.h"
 #include "report/table.h"
 
 #define NAME_COLS 60     /* widest function name in the by-function list */
@@ -26,17 +27,7 @@
 #define PH_OMP_KERNEL "<omp kernel>"
 #define PH_GPU_KERNEL "<gpu kernel>"
 
-/* ---- the profile, summed ---- */
-
-struct rep {
-	const struct gt_profile *p;
-	FILE *f;
-	unsigned top;
-	uint64_t *cpu_excl, *cpu_incl; /* CPUTIME per node; zeros when absent */
-	uint64_t cpu_total;
-	uint64_t wall_ns; /* 0 when unknown */
-	const struct gt_sections_run *run;
-};
+/* ---- the profile, summed (report/sections-internal.h) ---- */
 
 /* Per-node totals of the named metric (zeros when the profile lacks it);
  * either output may be NULL. */
@@ -59,16 +50,7 @@ static int totals(const struct gt_profile *p, const char *name, uint64_t **excl,
 	return gt_profile__metric_totals(p, m, excl ? *excl : NULL, incl ? *incl : NULL);
 }
 
-/* One metric a section reads: its per-node totals, exclusive into *excl,
- * inclusive into *incl (either may be NULL). */
-struct column {
-	const char *metric;
-	uint64_t **excl, **incl;
-};
-
-/* Every column of @c, all zero for a metric the profile lacks. On error
- * some are loaded: columns__free frees what is there. */
-static int columns__load(const struct gt_profile *p, const struct column *c, size_t n)
+int gt_rep__columns_load(const struct gt_profile *p, const struct column *c, size_t n)
 {
 	int err = 0;
 
@@ -77,7 +59,7 @@ static int columns__load(const struct gt_profile *p, const struct column *c, siz
 	return err;
 }
 
-static void columns__free(const struct column *c, size_t n)
+void gt_rep__columns_free(const struct column *c, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
 		if (c[i].excl) {
@@ -91,15 +73,8 @@ static void columns__free(const struct column *c, size_t n)
 	}
 }
 
-/* A line under a row starts after the first column (up to 4 digits) and 4 spaces. */
-#define BELOW_INDENT 8
 
-#define N_COLUMNS(c) (sizeof(c) / sizeof((c)[0]))
 
-static double secs(uint64_t ns)
-{
-	return (double)ns / 1e9;
-}
 
 /* The label flags of the run: parameter lists elided unless asked. */
 static int label_flags(const struct rep *r)
@@ -107,14 +82,10 @@ static int label_flags(const struct rep *r)
 	return r->run->signatures ? 0 : GT_LABEL_ELIDE_ARGS;
 }
 
-static size_t line_cols(const struct rep *r)
-{
-	return r->run->width ? r->run->width : GT_PATHS_WIDTH;
-}
 
 /* The contexts of nodes[0..n) as one table's rows (report/paths.h), each at
  * most width columns. */
-static int paths(const struct rep *r, const uint32_t *nodes, uint32_t n, int leaf_first, size_t width, char **out)
+int gt_rep__paths(const struct rep *r, const uint32_t *nodes, uint32_t n, int leaf_first, size_t width, char **out)
 {
 	const struct gt_paths_opts o = { .width = width > 20 ? width : 20, .leaf_first = leaf_first,
 					 .label_flags = label_flags(r) };
@@ -122,7 +93,7 @@ static int paths(const struct rep *r, const uint32_t *nodes, uint32_t n, int lea
 	return gt_paths__build(r->p, nodes, n, &o, out);
 }
 
-static int is_node_named(const struct gt_profile *p, uint32_t i, uint32_t kind, const char *name)
+int gt_rep__is_node_named(const struct gt_profile *p, uint32_t i, uint32_t kind, const char *name)
 {
 	const char *s = gt_profile__str(p, p->nodes[i].name);
 
@@ -133,7 +104,7 @@ static int is_node_named(const struct gt_profile *p, uint32_t i, uint32_t kind, 
 /* ---- tables ---- */
 
 /* The nodes with a nonzero key, largest first: *out (caller frees), count. */
-static int nodes_by(const struct rep *r, const uint64_t *key, uint32_t **out, uint32_t *count)
+int gt_rep__nodes_by(const struct rep *r, const uint64_t *key, uint32_t **out, uint32_t *count)
 {
 	size_t cap = r->p->n_nodes ? r->p->n_nodes : 1;
 	struct gt_ranked *rk = malloc(cap * sizeof(*rk));
@@ -175,7 +146,7 @@ static const char *kernel_name(const struct rep *r, uint32_t kernel)
 		uint32_t up = p->nodes[i].parent;
 
 		if (p->nodes[i].kind == GT_PNODE_NAME && up > kernel && p->nodes[up].parent == kernel &&
-		    is_node_named(p, up, GT_PNODE_PLACEHOLDER, PH_GPU_KERNEL))
+		    gt_rep__is_node_named(p, up, GT_PNODE_PLACEHOLDER, PH_GPU_KERNEL))
 			return gt_profile__str(p, p->nodes[i].name);
 	}
 	return NULL;
@@ -223,7 +194,7 @@ static char *region_label(const struct rep *r, const struct gt_region_row *row, 
 	uint32_t n = row->n_body;
 	const char *kname = row->kernel_name;
 	struct gt_sb b = { 0 };
-	size_t cols = line_cols(r) > 60 ? line_cols(r) - 30 : 30; /* after the indent, "kernel " and "bodies: " */
+	size_t cols = gt_rep__line_cols(r) > 60 ? gt_rep__line_cols(r) - 30 : 30; /* after the indent, "kernel " and "bodies: " */
 
 	if (!where)
 		return NULL;
@@ -270,7 +241,7 @@ static int regions__build(const struct rep *r, struct gt_section_rows *s)
 	uint32_t *idx = NULL, n = 0, shown, *kernel = NULL, *pick = NULL;
 	int err;
 
-	if ((err = columns__load(p, cols, N_COLUMNS(cols))))
+	if ((err = gt_rep__columns_load(p, cols, N_COLUMNS(cols))))
 		goto out_free;
 	err = -ENOMEM;
 	key = calloc(p->n_nodes ? p->n_nodes : 1, sizeof(*key));
@@ -291,8 +262,8 @@ static int regions__build(const struct rep *r, struct gt_section_rows *s)
 		uint32_t up = p->nodes[i].parent;
 
 		pick[i] = GT_NONE;
-		kernel[i] = !i ? GT_NONE : is_node_named(p, up, GT_PNODE_PLACEHOLDER, PH_OMP_KERNEL) ? up : kernel[up];
-		if (kernel[i] != GT_NONE && is_node_named(p, i, GT_PNODE_PLACEHOLDER, PH_PARALLEL)) {
+		kernel[i] = !i ? GT_NONE : gt_rep__is_node_named(p, up, GT_PNODE_PLACEHOLDER, PH_OMP_KERNEL) ? up : kernel[up];
+		if (kernel[i] != GT_NONE && gt_rep__is_node_named(p, i, GT_PNODE_PLACEHOLDER, PH_PARALLEL)) {
 			uint32_t *k = &pick[kernel[i]];
 
 			if (*k == GT_NONE || (double)thr[i] * (double)count[*k] >= (double)thr[*k] * (double)count[i])
@@ -303,17 +274,17 @@ static int regions__build(const struct rep *r, struct gt_section_rows *s)
 	 * in it, which reports its own: fold wait[] upward, stopping at
 	 * parallel nodes (children come after parents). */
 	for (uint32_t i = p->n_nodes; i-- > 1;)
-		if (!is_node_named(p, i, GT_PNODE_PLACEHOLDER, PH_PARALLEL))
+		if (!gt_rep__is_node_named(p, i, GT_PNODE_PLACEHOLDER, PH_PARALLEL))
 			wait[p->nodes[i].parent] += wait[i];
 	for (uint32_t i = 0; i < p->n_nodes; i++)
-		if (is_node_named(p, i, GT_PNODE_PLACEHOLDER, PH_PARALLEL) &&
+		if (gt_rep__is_node_named(p, i, GT_PNODE_PLACEHOLDER, PH_PARALLEL) &&
 		    (kernel[i] == GT_NONE || pick[kernel[i]] == i))
 			/* Never 0 for a region with anything measured, so that
 			 * nodes_by keeps it; the order still follows time. */
 			key[i] = time[i] || count[i] || work[i] || wait[i] || r->cpu_incl[i]
 					 ? time[i] + (time[i] < UINT64_MAX)
 					 : 0;
-	err = nodes_by(r, key, &idx, &n);
+	err = gt_rep__nodes_by(r, key, &idx, &n);
 	if (err || !n)
 		goto out_free;
 	shown = n < r->top ? n : r->top;
@@ -340,7 +311,7 @@ out_free:
 	free(key);
 	free(kernel);
 	free(pick);
-	columns__free(cols, N_COLUMNS(cols));
+	gt_rep__columns_free(cols, N_COLUMNS(cols));
 	return err;
 }
 
@@ -366,23 +337,23 @@ static int section_parallel(struct rep *r)
 	}
 	for (uint32_t k = 0; k < s.n_region; k++)
 		ctx[k] = s.region[k].kernel != GT_NONE ? s.region[k].kernel : r->p->nodes[s.region[k].node].parent;
-	if ((err = paths(r, ctx, s.n_region, 0, line_cols(r) - BELOW_INDENT, where)))
+	if ((err = gt_rep__paths(r, ctx, s.n_region, 0, gt_rep__line_cols(r) - BELOW_INDENT, where)))
 		goto out_free;
 	for (uint32_t k = 0; k < s.n_region; k++) {
 		const struct gt_region_row *row = &s.region[k];
 
 		gt_table__set(&t, k, 0, "%" PRIu32, k + 1);
 		gt_table__set(&t, k, 1, "%" PRIu64, row->instances);
-		gt_table__set(&t, k, 2, "%.3f", secs(row->time_ns));
+		gt_table__set(&t, k, 2, "%.3f", gt_rep__secs(row->time_ns));
 		gt_table__pct(t.cell[k][3], row->time_ns, r->wall_ns);
 		if (row->instances)
 			gt_table__set(&t, k, 4, "%.1f", (double)row->thread_instances / (double)row->instances);
 		else
 			gt_table__set(&t, k, 4, "-");
-		gt_table__set(&t, k, 5, "%.3f", secs(row->work_ns));
-		gt_table__set(&t, k, 6, "%.3f", secs(row->wait_ns));
+		gt_table__set(&t, k, 5, "%.3f", gt_rep__secs(row->work_ns));
+		gt_table__set(&t, k, 6, "%.3f", gt_rep__secs(row->wait_ns));
 		gt_table__pct(t.cell[k][7], row->wait_ns, row->work_ns + row->wait_ns);
-		gt_table__set(&t, k, 8, "%.3f", secs(row->cpu_ns));
+		gt_table__set(&t, k, 8, "%.3f", gt_rep__secs(row->cpu_ns));
 		t.below[k] = region_label(r, row, where[k]);
 		where[k] = NULL;
 		if (!t.below[k]) {
@@ -427,7 +398,7 @@ static int section_acc(struct rep *r)
 	struct gt_table t = { 0 };
 	int err;
 
-	if ((err = columns__load(p, cols, N_COLUMNS(cols))))
+	if ((err = gt_rep__columns_load(p, cols, N_COLUMNS(cols))))
 		goto out_free;
 	err = -ENOMEM;
 	key = calloc(p->n_nodes ? p->n_nodes : 1, sizeof(*key));
@@ -436,7 +407,7 @@ static int section_acc(struct rep *r)
 	for (uint32_t i = 0; i < p->n_nodes; i++)
 		if (count[i])
 			key[i] = time[i] + 1;
-	err = nodes_by(r, key, &idx, &n);
+	err = gt_rep__nodes_by(r, key, &idx, &n);
 	if (err || !n)
 		goto out_free;
 	shown = n < r->top ? n : r->top;
@@ -449,7 +420,7 @@ static int section_acc(struct rep *r)
 
 		gt_table__set(&t, k, 0, "%" PRIu32, k + 1);
 		gt_table__set(&t, k, 1, "%" PRIu64, count[i]);
-		gt_table__set(&t, k, 2, "%.6f", secs(time[i]));
+		gt_table__set(&t, k, 2, "%.6f", gt_rep__secs(time[i]));
 		gt_table__set(&t, k, 3, "%" PRIu64, launch[i]);
 		gt_table__set(&t, k, 4, "%.3f", (double)up[i] / 1e6);
 		gt_table__set(&t, k, 5, "%.3f", (double)down[i] / 1e6);
@@ -460,7 +431,7 @@ static int section_acc(struct rep *r)
 			goto out_free;
 		}
 	}
-	if ((err = paths(r, idx, shown, 0, line_cols(r) - BELOW_INDENT, t.below)))
+	if ((err = gt_rep__paths(r, idx, shown, 0, gt_rep__line_cols(r) - BELOW_INDENT, t.below)))
 		goto out_free;
 	fprintf(r->f, "\nOpenACC constructs (%" PRIu32 " of %" PRIu32 ", by time; under each, where it was reached)\n",
 		shown, n);
@@ -469,7 +440,7 @@ out_free:
 	gt_table__fini(&t);
 	free(idx);
 	free(key);
-	columns__free(cols, N_COLUMNS(cols));
+	gt_rep__columns_free(cols, N_COLUMNS(cols));
 	return err;
 }
 
@@ -576,7 +547,7 @@ static int section_functions(struct rep *r, const uint32_t *idx, uint32_t n)
 	err = -ENOMEM;
 	/* The cells first: the names get what the line leaves. */
 	for (uint32_t k = 0; k < shown; k++) {
-		gt_table__set(&t, k, 0, "%.3f", secs(rows[k].cpu));
+		gt_table__set(&t, k, 0, "%.3f", gt_rep__secs(rows[k].cpu));
 		gt_table__pct(t.cell[k][1], rows[k].cpu, r->cpu_total);
 		gt_table__set(&t, k, 2, "%" PRIu32, rows[k].contexts);
 	}
@@ -603,12 +574,12 @@ static int section_functions(struct rep *r, const uint32_t *idx, uint32_t n)
 
 		name_w = w > name_w ? w : name_w;
 	}
-	if (name_w > gt_table__tail_cols(&t, line_cols(r)))
-		name_w = gt_table__tail_cols(&t, line_cols(r));
+	if (name_w > gt_table__tail_cols(&t, gt_rep__line_cols(r)))
+		name_w = gt_table__tail_cols(&t, gt_rep__line_cols(r));
 	for (uint32_t k = 0; k < shown; k++) {
 		struct gt_sb b = { 0 };
 
-		gt_table__set(&t, k, 0, "%.3f", secs(rows[k].cpu));
+		gt_table__set(&t, k, 0, "%.3f", gt_rep__secs(rows[k].cpu));
 		gt_table__pct(t.cell[k][1], rows[k].cpu, r->cpu_total);
 		gt_table__set(&t, k, 2, "%" PRIu32, rows[k].contexts);
 		gt_sb__add_fit(&b, shown_name[k], name_w);
@@ -679,7 +650,7 @@ static void omp_runtime_legend(const struct rep *r, const uint32_t *idx, uint32_
 
 	for (uint32_t k = 0; k < shown; k++)
 		for (size_t j = 0; j < sizeof(runtime) / sizeof(runtime[0]); j++)
-			if (is_node_named(r->p, idx[k], GT_PNODE_PLACEHOLDER, runtime[j])) {
+			if (gt_rep__is_node_named(r->p, idx[k], GT_PNODE_PLACEHOLDER, runtime[j])) {
 				fprintf(r->f, "  <omp barrier>, <omp implicit barrier>, <omp taskwait>, <omp taskgroup>: "
 					      "threads spinning in the OpenMP runtime\n"
 					      "  at that wait (its time is in Waits); <omp idle>: threads waiting for "
@@ -698,7 +669,7 @@ static int section_cpu(struct rep *r)
 
 	if (!r->cpu_total)
 		return 0;
-	err = nodes_by(r, r->cpu_excl, &idx, &n);
+	err = gt_rep__nodes_by(r, r->cpu_excl, &idx, &n);
 	if (err || !n)
 		goto out_free;
 	shown = n < r->top ? n : r->top;
@@ -706,13 +677,13 @@ static int section_cpu(struct rep *r)
 	if (err)
 		goto out_free;
 	for (uint32_t k = 0; k < shown; k++) {
-		gt_table__set(&t, k, 0, "%.3f", secs(r->cpu_excl[idx[k]]));
+		gt_table__set(&t, k, 0, "%.3f", gt_rep__secs(r->cpu_excl[idx[k]]));
 		gt_table__pct(t.cell[k][1], r->cpu_excl[idx[k]], r->cpu_total);
 	}
-	if ((err = paths(r, idx, shown, 1, gt_table__tail_cols(&t, line_cols(r)), t.tail)))
+	if ((err = gt_rep__paths(r, idx, shown, 1, gt_table__tail_cols(&t, gt_rep__line_cols(r)), t.tail)))
 		goto out_free;
 	fprintf(r->f, "\nCPU time by calling context (%" PRIu32 " of %" PRIu32 " contexts; total %.3f s)\n", shown,
-		n, secs(r->cpu_total));
+		n, gt_rep__secs(r->cpu_total));
 	gt_table__print(&t, r->f);
 	no_lines_hint(r);
 	omp_runtime_legend(r, idx, shown);
@@ -720,216 +691,6 @@ static int section_cpu(struct rep *r)
 out_free:
 	gt_table__fini(&t);
 	free(idx);
-	return err;
-}
-
-/* How many threads measured metric m at each node (the run's count). */
-static int threads_per_node(const struct rep *r, uint32_t m, uint32_t **out)
-{
-	const struct gt_profile *p = r->p;
-	uint32_t *cnt = calloc(p->n_nodes ? p->n_nodes : 1, sizeof(*cnt));
-
-	if (!cnt)
-		return -ENOMEM;
-	*out = cnt;
-	for (uint32_t i = 0; m != GT_NONE && i < p->n_nodes; i++) {
-		uint64_t n = r->run->threads_at(r->run->ctx, i, m);
-
-		cnt[i] = n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
-	}
-	return 0;
-}
-
-/* The places that waited, most first, the first r->top of them into s
- * (s->wait, n_wait, all_waits, wait_total_ns). */
-static int waits__build(const struct rep *r, struct gt_section_rows *s)
-{
-	const struct gt_profile *p = r->p;
-	uint64_t *wait = NULL, *count = NULL, total = 0;
-	const struct column cols[] = { { "OMP_WAIT", &wait, NULL }, { "OMP_WAIT_COUNT", &count, NULL } };
-	uint32_t *idx = NULL, *thr = NULL, n = 0, shown;
-	int err;
-
-	if ((err = columns__load(p, cols, N_COLUMNS(cols))) ||
-	    (err = threads_per_node(r, gt_profile__find_metric(p, "OMP_WAIT"), &thr)))
-		goto out_free;
-	for (uint32_t i = 0; i < p->n_nodes; i++)
-		total += wait[i];
-	err = nodes_by(r, wait, &idx, &n);
-	if (err || !n)
-		goto out_free;
-	shown = n < r->top ? n : r->top;
-	s->wait = calloc(shown, sizeof(*s->wait));
-	if (!s->wait) {
-		err = -ENOMEM;
-		goto out_free;
-	}
-	s->n_wait = shown;
-	s->all_waits = n;
-	s->wait_total_ns = total;
-	for (uint32_t k = 0; k < shown; k++)
-		s->wait[k] = (struct gt_wait_row){
-			.node = idx[k], .wait_ns = wait[idx[k]], .count = count[idx[k]], .threads = thr[idx[k]]
-		};
-out_free:
-	free(idx);
-	free(thr);
-	columns__free(cols, N_COLUMNS(cols));
-	return err;
-}
-
-static int section_waits(struct rep *r)
-{
-	struct gt_section_rows s = { 0 };
-	struct gt_table t = { 0 };
-	uint32_t *nodes = NULL;
-	int err = waits__build(r, &s);
-
-	if (err || !s.n_wait)
-		goto out_free;
-	if (!(nodes = malloc(s.n_wait * sizeof(*nodes)))) {
-		err = -ENOMEM;
-		goto out_free;
-	}
-	/* CPU s: what the waiting threads spent spinning there (the sampler
-	 * puts CPU time in the runtime on the wait's node). */
-	err = gt_table__init(&t, s.n_wait, "where (innermost first)", 6, "wait s", "%", "count", "mean us", "threads",
-			  "CPU s");
-	if (err)
-		goto out_free;
-	for (uint32_t k = 0; k < s.n_wait; k++) {
-		const struct gt_wait_row *w = &s.wait[k];
-
-		gt_table__set(&t, k, 0, "%.3f", secs(w->wait_ns));
-		gt_table__pct(t.cell[k][1], w->wait_ns, s.wait_total_ns);
-		gt_table__set(&t, k, 2, "%" PRIu64, w->count);
-		if (w->count)
-			gt_table__set(&t, k, 3, "%.1f", (double)w->wait_ns / (double)w->count / 1e3);
-		else
-			gt_table__set(&t, k, 3, "-");
-		gt_table__set(&t, k, 4, "%" PRIu32, w->threads);
-		gt_table__set(&t, k, 5, "%.3f", secs(r->cpu_incl[w->node]));
-		nodes[k] = w->node;
-	}
-	if ((err = paths(r, nodes, s.n_wait, 1, gt_table__tail_cols(&t, line_cols(r)), t.tail)))
-		goto out_free;
-	fprintf(r->f, "\nWaits (%" PRIu32 " of %" PRIu32 " places; total %.3f s over all threads)\n", s.n_wait,
-		s.all_waits, secs(s.wait_total_ns));
-	gt_table__print(&t, r->f);
-out_free:
-	free(nodes);
-	gt_table__fini(&t);
-	gt_section_rows__fini(&s);
-	return err;
-}
-
-/*
- * Explicit tasks whose time is an estimate: the measuring side times one
- * task in OMP_TASK_SAMPLE_EVERY of a construct whose tasks are very short
- * (GPUTOOL_EXACT_TIMING), counting those in OMP_TASK_TIME_SAMPLES at the
- * context of each. One row a construct (the frame of its call site, the
- * <omp task>'s parent, over all the contexts that reached it, as a
- * recursive tree reaches one construct in a context per level): a context
- * with fewer tasks than that may have had none timed.
- */
-static int section_sampled_tasks(struct rep *r)
-{
-	const struct gt_profile *p = r->p;
-	uint64_t *samples = NULL, *tasks = NULL, *time = NULL, *key = NULL;
-	const struct column cols[] = { { "OMP_TASK_TIME_SAMPLES", &samples, NULL },
-				       { "OMP_EXPLICIT_TASKS", &tasks, NULL },
-				       { "OMP_EXPLICIT_TASK_TIME", &time, NULL } };
-	/* Per construct k: site[k] a frame of its call site; sum_*[k] over its
-	 * contexts; rep[k] the context shown (the one with the most tasks). */
-	uint32_t *site = NULL, *rep = NULL, *ctxs = NULL, n_site = 0, *idx = NULL, n = 0, shown;
-	uint64_t *sum_tasks = NULL, *sum_time = NULL, *sum_samples = NULL;
-	size_t cap = p->n_nodes ? p->n_nodes : 1;
-	struct gt_table t = { 0 };
-	int err;
-
-	if ((err = columns__load(p, cols, N_COLUMNS(cols))))
-		goto out_free;
-	err = -ENOMEM;
-	site = malloc(cap * sizeof(*site));
-	rep = malloc(cap * sizeof(*rep));
-	ctxs = calloc(cap, sizeof(*ctxs));
-	key = calloc(cap, sizeof(*key));
-	sum_tasks = calloc(cap, sizeof(*sum_tasks));
-	sum_time = calloc(cap, sizeof(*sum_time));
-	sum_samples = calloc(cap, sizeof(*sum_samples));
-	if (!site || !rep || !ctxs || !key || !sum_tasks || !sum_time || !sum_samples)
-		goto out_free;
-	err = 0;
-	for (uint32_t i = 1; i < p->n_nodes; i++) {
-		uint32_t up = p->nodes[i].parent, k;
-
-		if (up == GT_NONE || !is_node_named(p, i, GT_PNODE_PLACEHOLDER, "<omp task>"))
-			continue;
-		for (k = 0; k < n_site; k++) {
-			const struct gt_prof_node *a = &p->nodes[site[k]], *b = &p->nodes[up];
-
-			/* Frames are merged by their line where it is known,
-			 * else by their address. */
-			if (site[k] == up || (a->kind == b->kind && a->name == b->name && a->file == b->file &&
-					      a->line == b->line && a->module == b->module && a->offset == b->offset &&
-					      a->module != GT_NONE))
-				break;
-		}
-		if (k == n_site) {
-			site[n_site++] = up;
-			rep[k] = i;
-		}
-		ctxs[k]++;
-		sum_tasks[k] += tasks[i];
-		sum_time[k] += time[i];
-		sum_samples[k] += samples[i];
-		if (tasks[i] > tasks[rep[k]])
-			rep[k] = i;
-	}
-	/* Constructs that had tasks timed by sampling; rows by time, keyed by
-	 * their shown context's node (never 0, so that nodes_by keeps it). */
-	for (uint32_t k = 0; k < n_site; k++)
-		if (sum_samples[k])
-			key[rep[k]] = sum_time[k] + (sum_time[k] < UINT64_MAX);
-	if ((err = nodes_by(r, key, &idx, &n)) || !n)
-		goto out_free;
-	shown = n < r->top ? n : r->top;
-	err = gt_table__init(&t, shown, "where (innermost first; one context of the construct)", 5, "tasks", "time s",
-			  "mean us", "timed", "contexts");
-	if (err)
-		goto out_free;
-	for (uint32_t j = 0; j < shown; j++) {
-		uint32_t k = 0;
-
-		while (rep[k] != idx[j])
-			k++;
-		gt_table__set(&t, j, 0, "%" PRIu64, sum_tasks[k]);
-		gt_table__set(&t, j, 1, "~%.6f", secs(sum_time[k]));
-		if (sum_tasks[k])
-			gt_table__set(&t, j, 2, "~%.3f", (double)sum_time[k] / (double)sum_tasks[k] / 1e3);
-		else
-			gt_table__set(&t, j, 2, "-");
-		gt_table__set(&t, j, 3, "%" PRIu64, sum_samples[k]);
-		gt_table__set(&t, j, 4, "%" PRIu32, ctxs[k]);
-	}
-	if ((err = paths(r, idx, shown, 1, gt_table__tail_cols(&t, line_cols(r)), t.tail)))
-		goto out_free;
-	fprintf(r->f,
-		"\nExplicit tasks timed by sampling (%" PRIu32 " of %" PRIu32 " task constructs, too short to time each:"
-		" counts exact, time estimated from the tasks timed; GPUTOOL_EXACT_TIMING=1 times every task)\n",
-		shown, n_site);
-	gt_table__print(&t, r->f);
-out_free:
-	free(idx);
-	free(key);
-	free(site);
-	free(rep);
-	free(ctxs);
-	free(sum_tasks);
-	free(sum_time);
-	free(sum_samples);
-	gt_table__fini(&t);
-	columns__free(cols, N_COLUMNS(cols));
 	return err;
 }
 
@@ -948,7 +709,7 @@ int gt_report__write_sections(const struct gt_profile *p, FILE *f, unsigned top,
 	if ((err = section_parallel(&r)) || (err = section_acc(&r)) ||
 	    (err = gt_report__gpu_sections(p, f, r.top, run)) || (err = gt_report__blame(p, f, r.top, run)) ||
 	    (err = gt_report__mpi(p, f, r.top, run)) ||
-	    (err = section_cpu(&r)) || (err = section_waits(&r)) || (err = section_sampled_tasks(&r)))
+	    (err = section_cpu(&r)) || (err = gt_rep__section_waits(&r)) || (err = gt_rep__section_sampled_tasks(&r)))
 		goto out_free;
 	if (ferror(f) || fflush(f))
 		err = -EIO;
@@ -971,7 +732,7 @@ int gt_report__section_rows(const struct gt_profile *p, unsigned top, const stru
 	if (!err)
 		err = regions__build(&r, out);
 	if (!err)
-		err = waits__build(&r, out);
+		err = gt_rep__waits_build(&r, out);
 	if (!err) {
 		/* Each row's context as the text shows it, for readers without the nodes. */
 		uint32_t n = out->n_region > out->n_wait ? out->n_region : out->n_wait;
@@ -982,12 +743,12 @@ int gt_report__section_rows(const struct gt_profile *p, unsigned top, const stru
 		for (uint32_t k = 0; !err && k < out->n_region; k++)
 			nodes[k] = out->region[k].kernel != GT_NONE ? out->region[k].kernel
 								   : p->nodes[out->region[k].node].parent;
-		if (!err && !(err = paths(&r, nodes, out->n_region, 0, line_cols(&r) - BELOW_INDENT, where)))
+		if (!err && !(err = gt_rep__paths(&r, nodes, out->n_region, 0, gt_rep__line_cols(&r) - BELOW_INDENT, where)))
 			for (uint32_t k = 0; k < out->n_region; k++)
 				out->region[k].where = where[k];
 		for (uint32_t k = 0; !err && k < out->n_wait; k++)
 			nodes[k] = out->wait[k].node;
-		if (!err && !(err = paths(&r, nodes, out->n_wait, 1, line_cols(&r) - 50, where)))
+		if (!err && !(err = gt_rep__paths(&r, nodes, out->n_wait, 1, gt_rep__line_cols(&r) - 50, where)))
 			for (uint32_t k = 0; k < out->n_wait; k++)
 				out->wait[k].where = where[k];
 		free(nodes);
