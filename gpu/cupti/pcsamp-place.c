@@ -749,8 +749,8 @@ static void facts(void)
 			snprintf(period, sizeof(period), "; a sample every %llu cycles per SM%s",
 				 (unsigned long long)gt_pcs.period_cycles, gt_pcs.exponent ? "" : " (CUPTI's)");
 		else
-			snprintf(period, sizeof(period), "; a sample every %llu cycles per SM (at most %llu a second)",
-				 (unsigned long long)gt_pcs.period_cycles, (unsigned long long)gt_config.pc_rate);
+			snprintf(period, sizeof(period), "; a sample every %llu cycles per SM (at most %.3g million a second)",
+				 (unsigned long long)gt_pcs.period_cycles, (double)gt_config.pc_rate / 1e6);
 		snprintf(loading, sizeof(loading), "%s",
 			 gt_pcs.loading == PC_LOADING_EAGER ? (gt_pcs.eager_asked ? "; modules loaded eagerly for PC sampling"
 										  : "; modules loaded eagerly")
