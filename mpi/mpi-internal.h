@@ -100,7 +100,8 @@ struct gt_mpi_call {
 	enum gt_mpi_id id;
 	struct gt_thread *t;
 	struct gt_cct_node *node; /* the call's region */
-	struct gt_cct_node *work; /* where the thread's samples fell most since its last call */
+	struct gt_cct_node *work; /* where the thread's samples fell most since its last collective */
+	uint64_t work_ns, work_since; /* the CPU time they charged, since when (0: the start) */
 	uint64_t t0, t1;	  /* the call into the MPI library, and its return */
 	long long sent, recv;	  /* bytes */
 	MPI_Comm comm;

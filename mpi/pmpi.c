@@ -110,7 +110,18 @@ int gt_mpi__waits_on(void)
 static _Thread_local struct {
 	struct gt_cct_node *node[WORK_SLOTS];
 	uint64_t w[WORK_SLOTS];
+	uint64_t since; /* the last collective's return; 0 before the first */
 } work;
+
+/*
+ * A rank that worked less than a quarter of the time since its last
+ * collective (CPU time sampled outside MPI calls) was not late for its
+ * work: it slept, read a file or waited in MPI. MPI's polling inside a call
+ * accrues CPU time that the next sample charges just outside it, so a
+ * sleeping rank still gets a sample or two there; its lateness is then
+ * the call's own (mpi/waits.c charges the call's node).
+ */
+#define WORK_MIN_SHARE 4
 
 /* The sample hook (core/sample.h). Async-signal-safe: reads and writes this
  * thread's table only. */
@@ -132,19 +143,25 @@ static void mpi__sample(struct gt_thread *t, struct gt_cct_node *node, uint64_t 
 	work.w[min] += weight;
 }
 
-static struct gt_cct_node *work__take(void)
+/* The heaviest context into @c, with the CPU time of all and since when. */
+static void work__take(struct gt_mpi_call *c)
 {
 	unsigned i, best = 0;
 
-	for (i = 1; i < WORK_SLOTS; i++)
+	c->work_ns = work.w[0];
+	for (i = 1; i < WORK_SLOTS; i++) {
+		c->work_ns += work.w[i];
 		if (work.w[i] > work.w[best])
 			best = i;
-	return work.w[best] ? work.node[best] : NULL;
+	}
+	c->work = work.w[best] ? work.node[best] : NULL;
+	c->work_since = work.since;
 }
 
-static void work__reset(void)
+static void work__reset(uint64_t now)
 {
 	memset(&work, 0, sizeof(work));
+	work.since = now;
 }
 
 /* ---- requests ---- */
@@ -451,7 +468,7 @@ int gt_mpi__enter(struct gt_mpi_call *c, enum gt_mpi_id id, uintptr_t ra, uintpt
 		return 1;
 	gt_thread__enter(t);
 	c->t = t;
-	c->work = work__take();
+	work__take(c);
 	c->node = gt_region__open(t, GT_REGION_MPI, labels[id], 0, GT_REGION_CALL, ra, key);
 	return 1;
 }
@@ -461,6 +478,9 @@ void gt_mpi__begin(struct gt_mpi_call *c)
 	if (c->t)
 		gt_thread__leave(c->t);
 	c->t0 = gt_clock__now();
+	/* Too little work since the last collective: none (WORK_MIN_SHARE). */
+	if (c->work && c->work_since && c->work_ns * WORK_MIN_SHARE < c->t0 - c->work_since)
+		c->work = NULL;
 }
 
 void gt_mpi__end(struct gt_mpi_call *c)
@@ -491,7 +511,7 @@ void gt_mpi__leave(struct gt_mpi_call *c, enum gt_mpi_class cls)
 		gt_mpi_waits__collective(c, cls);
 	if (t) {
 		if (cls == GT_MPI_COLL || cls == GT_MPI_COLL_1N || cls == GT_MPI_COLL_N1)
-			work__reset(); /* the next collective's work starts now */
+			work__reset(c->t1); /* the next collective's work starts now */
 		gt_thread__leave(t);
 	}
 	free(c->heap);

@@ -21,7 +21,8 @@
  * (the last to enter; the root of a late broadcast) charges their total
  * wait as MPI_IDLE_CAUSE to its work before the call: the context its CPU
  * samples charged most since its previous collective, outside MPI calls
- * (mpi/pmpi.c), or the call's own node when none fell there.
+ * (mpi/pmpi.c), or the call's own node when they charged less than a
+ * quarter of that time (the rank did not work its way late).
  *
  * Late sender. A receive (Recv, Sendrecv, the completion of an Irecv) waits
  * for a send that entered later. Each rank logs its sends on MPI_COMM_WORLD
