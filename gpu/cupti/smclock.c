@@ -5,7 +5,9 @@
  * GPUTOOL_PC_SAMPLING, a thread of the tool reads NVML's current SM clock
  * of the sampled device every SAMPLE_MS while the device has operations in
  * flight (gt_blame__in_flight), and the mean of those readings replaces the
- * device's nominal clock in the report. NVML is the driver's
+ * device's nominal clock in the report. Each reading is a call into the
+ * GPU's firmware, which the driver serializes with the program's own
+ * calls, and the clock changes little within a period: SAMPLE_MS is 20. NVML is the driver's
  * libnvidia-ml.so.1, loaded at run time; without it (or without a reading
  * while busy) the nominal clock stays, and the profile says which it is.
  *
@@ -18,7 +20,6 @@
  */
 #include <dlfcn.h>
 #include <pthread.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -28,7 +29,7 @@
 #include "gpu/blame.h"
 #include "gpu/cupti/cupti-internal.h"
 
-#define SAMPLE_MS 5
+#define SAMPLE_MS 20
 #define NVML_CLOCK_SM 1
 #define NVML_SUCCESS 0
 
@@ -46,7 +47,12 @@ static struct {
 	pid_t pid; /* the process the thread runs in: a fork's child has none */
 	int running, tried;
 	int started;	   /* NVML started: the sampler's, read after the join */
-	atomic_int stop;   /* release by stop, acquire by the sampler */
+	/* stop wakes the sampler at once: the program's exit never waits
+	 * out a period. Both under lock. */
+	pthread_mutex_t lock;
+	pthread_cond_t wake;
+	int stop;
+	int wake_ready; /* lock and wake initialized */
 	uint64_t sum_mhz;  /* the sampler's; read after the join */
 	uint64_t n;	   /* readings taken while busy */
 } clk;
@@ -98,24 +104,34 @@ static int nvml__open(void)
 
 static void *sampler(void *arg)
 {
-	const struct timespec period = { 0, SAMPLE_MS * 1000000L };
-
 	(void)arg;
 	if (nvml__open())
 		return NULL;
 	/* A reading first, then one per period until stopped: a run shorter
 	 * than a period still gets its reading. */
 	for (;;) {
+		struct timespec until;
 		unsigned int mhz;
+		int stop;
 
 		if (gt_blame__in_flight(clk.ordinal) > 0 && clk.clock(clk.dev, NVML_CLOCK_SM, &mhz) == NVML_SUCCESS &&
 		    mhz) {
 			clk.sum_mhz += mhz;
 			clk.n++;
 		}
-		if (atomic_load_explicit(&clk.stop, memory_order_acquire))
+		clock_gettime(CLOCK_MONOTONIC, &until);
+		until.tv_nsec += SAMPLE_MS * 1000000L;
+		if (until.tv_nsec >= 1000000000L) {
+			until.tv_sec++;
+			until.tv_nsec -= 1000000000L;
+		}
+		pthread_mutex_lock(&clk.lock);
+		while (!clk.stop && pthread_cond_timedwait(&clk.wake, &clk.lock, &until) == 0)
+			;
+		stop = clk.stop;
+		pthread_mutex_unlock(&clk.lock);
+		if (stop)
 			break;
-		nanosleep(&period, NULL);
 	}
 	return NULL;
 }
@@ -126,7 +142,20 @@ void gt_cupti_smclock__start(int ordinal)
 		return;
 	clk.tried = 1;
 	clk.ordinal = ordinal;
-	atomic_store_explicit(&clk.stop, 0, memory_order_relaxed);
+	if (!clk.wake_ready) {
+		pthread_condattr_t ca;
+
+		/* Periods on the monotonic clock: a change of the wall clock
+		 * neither stalls nor hurries them. */
+		if (pthread_condattr_init(&ca))
+			return;
+		clk.wake_ready = !pthread_condattr_setclock(&ca, CLOCK_MONOTONIC) &&
+				 !pthread_cond_init(&clk.wake, &ca) && !pthread_mutex_init(&clk.lock, NULL);
+		pthread_condattr_destroy(&ca);
+		if (!clk.wake_ready)
+			return;
+	}
+	clk.stop = 0;
 	if (pthread_create(&clk.thread, NULL, sampler, NULL))
 		return;
 	clk.pid = getpid();
@@ -142,7 +171,10 @@ void gt_cupti_smclock__stop(void)
 		clk.n = 0;
 		return;
 	}
-	atomic_store_explicit(&clk.stop, 1, memory_order_release);
+	pthread_mutex_lock(&clk.lock);
+	clk.stop = 1;
+	pthread_cond_signal(&clk.wake);
+	pthread_mutex_unlock(&clk.lock);
 	pthread_join(clk.thread, NULL);
 	clk.running = 0;
 	if (!clk.started)
