@@ -759,9 +759,15 @@ static void facts(void)
 		snprintf(buf, sizeof(buf), "%llu samples, %llu dropped%s; %u instructions; %llu samples of kernels "
 			 "without measured launches%s%s",
 			 (unsigned long long)total, (unsigned long long)gt_pcs.dropped,
-			 gt_pcs.buffer_full ? " (hardware buffer full)" : "", gt_pcs.n_e,
+			 gt_pcs.buffer_full ? " (the hardware buffer filled: later samples lost)" : "", gt_pcs.n_e,
 			 (unsigned long long)gt_pcs.unplaced, period, loading);
 		gt_tool__set_fact("pc_sampling", buf);
+		/* CUPTI hands over nothing more once its buffer is full: the
+		 * kernels that ran after it have no samples. */
+		if (gt_pcs.buffer_full)
+			gt_warn("cupti", "PC sampling's hardware buffer filled: kernels that ran after it have no "
+					 "samples (a longer period, GPUTOOL_PC_RATE lower or GPUTOOL_PC_SAMPLING=N larger, "
+					 "keeps them)");
 	}
 	if (gt_pcs.counted) {
 		uint64_t inst = 0, threads = 0;

@@ -38,10 +38,13 @@
 /* The hardware buffer, CUPTI's default 512 MB, is allocated when sampling
  * starts, at the first kernel's launch: 290 ms of that launch on an H200,
  * against 90 ms with 64 MB and 65 ms with 16 MB (docs/PERFORMANCE.md). It
- * is sized for what the period fills between two wakes of CUPTI's decoding
- * threads, PC_WAKE_NS (CUPTI's default: 100 ms), at PC_SAMPLE_BYTES a
- * sample, which holds twice over: 64 MB held 2^12 cycles' samples of an
- * H200 for 100 ms (6.4 million), 16 MB did not. */
+ * is sized for twice what the period fills between two wakes of CUPTI's
+ * decoding threads, PC_WAKE_NS (CUPTI's default: 100 ms), at
+ * PC_SAMPLE_BYTES a sample. Once it is full, CUPTI hands over no sample
+ * for the rest of the run: on an H200 with 25 ms wakes, once over did not
+ * hold (32 MB at 2^12 cycles lost every kernel after the first 2.9 million
+ * samples; 256 MB at 2^9 after 11 million), twice over did (64 MB, 6.5
+ * million; 512 MB, 39 million), at the same cost. */
 #define PC_WAKE_NS 25000000ull
 #define PC_SAMPLE_BYTES 12
 #define PC_HW_BUFFER_MIN (16ull << 20)
@@ -240,7 +243,7 @@ uint32_t gt_cupti_pcsamp__period_for(uint64_t rate, uint32_t sms, uint32_t khz)
 
 uint64_t gt_cupti_pcsamp__hw_buffer_for(uint32_t exponent, uint32_t sms, uint32_t khz)
 {
-	uint64_t want = rate_of(exponent, sms, khz) * PC_SAMPLE_BYTES / (1000000000ull / PC_WAKE_NS), size;
+	uint64_t want = rate_of(exponent, sms, khz) * PC_SAMPLE_BYTES * 2 / (1000000000ull / PC_WAKE_NS), size;
 
 	for (size = PC_HW_BUFFER_MIN; size < want && size < PC_HW_BUFFER_MAX; size *= 2)
 		;

@@ -370,8 +370,11 @@ void test_pc_period(void)
 	CHECK_EQ_U(gt_cupti_pcsamp__period_for(1, 132, 1980000), 31);
 	CHECK_EQ_U(gt_cupti_pcsamp__period_for(4000000000ull, 132, 1980000), 7);
 	CHECK_EQ_U(gt_cupti_pcsamp__period_for(64000000, 0, 1980000), 0);
-	CHECK_EQ_U(gt_cupti_pcsamp__hw_buffer_for(12, 132, 1980000), 32u << 20);
-	CHECK_EQ_U(gt_cupti_pcsamp__hw_buffer_for(11, 132, 1980000), 64u << 20);
+	/* Twice what 25 ms fill: 64 MB held the samples of an H200 at 2^12
+	 * cycles, 32 MB did not; 512 MB at 2^9, 256 MB did not. */
+	CHECK_EQ_U(gt_cupti_pcsamp__hw_buffer_for(12, 132, 1980000), 64u << 20);
+	CHECK_EQ_U(gt_cupti_pcsamp__hw_buffer_for(11, 132, 1980000), 128u << 20);
+	CHECK_EQ_U(gt_cupti_pcsamp__hw_buffer_for(9, 132, 1980000), 512u << 20);
 	CHECK_EQ_U(gt_cupti_pcsamp__hw_buffer_for(16, 132, 1980000), 16u << 20);
 	CHECK_EQ_U(gt_cupti_pcsamp__hw_buffer_for(5, 132, 1980000), 512u << 20);
 }
