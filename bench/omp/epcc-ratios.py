@@ -6,7 +6,10 @@ benchmark's own "<TEST> time = ... microseconds"), the medians of the
 per-round ratios to no tool and to the null tool, and the budgets against
 the null tool as PASS/OVER.
 
-  epcc-ratios.py [--rounds N] [--threads T] NULLTOOL LIBGPUTOOL EPCC_DIR
+  epcc-ratios.py [--rounds N] [--threads T] [--before LIB] NULLTOOL LIBGPUTOOL EPCC_DIR
+
+--before LIB runs another build of the library in the same rounds and
+prints gputool's ratio to it.
 
 EPCC_DIR holds syncbench, schedbench and taskbench (EPCC 4.0, `make`).
 schedbench runs its TASKLOOP tests only (--measureonly TASKLOOP).
@@ -44,12 +47,15 @@ def main():
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--threads", type=int, default=os.cpu_count())
     ap.add_argument("--timeout", type=int, default=120)
+    ap.add_argument("--before", help="another build of the library, run in the same rounds")
     ap.add_argument("null")
     ap.add_argument("lib")
     ap.add_argument("epcc")
     a = ap.parse_args()
     progs = [("syncbench", []), ("taskbench", []), ("schedbench", ["--measureonly", "TASKLOOP"])]
     configs = [("none", None), ("null", os.path.abspath(a.null)), ("gputool", os.path.abspath(a.lib))]
+    if a.before:
+        configs.append(("before", os.path.abspath(a.before)))
     res = {}  # (config, test) -> [times by round]
     hangs = 0
     for r in range(a.rounds):
@@ -76,7 +82,8 @@ def main():
 
     tests = sorted({t for (_, t) in res}, key=lambda t: list(k[1] for k in res).index(t))
     print("%d threads, %d rounds; medians of per-round ratios" % (a.threads, a.rounds))
-    print("%-28s %10s %8s %8s %10s  %s" % ("test", "none us", "null", "gputool", "vs null", "budget"))
+    print("%-28s %10s %8s %8s %10s %10s  %s" % ("test", "none us", "null", "gputool", "vs null",
+                                               "vs before" if a.before else "", "budget"))
     over = 0
     for test in tests:
         none = res.get(("none", test))
@@ -90,7 +97,9 @@ def main():
             over += not ok
             verdict = "%s (<= %.2fx)" % ("PASS" if ok else "OVER", budget)
         f = lambda v: "%.2fx" % v if v is not None else "n/a"
-        print("%-28s %10.3f %8s %8s %10s  %s" % (test, statistics.median(v for _, v in none), f(rn), f(rg), f(rgn), verdict))
+        rb = f(ratio("gputool", "before", test)) if a.before else ""
+        print("%-28s %10.3f %8s %8s %10s %10s  %s" % (test, statistics.median(v for _, v in none), f(rn), f(rg), f(rgn),
+                                                   rb, verdict))
     print("hangs: %d; budgets over: %d" % (hangs, over))
     return 0
 
