@@ -508,9 +508,16 @@ static uint32_t memo_hash(uintptr_t ra, uintptr_t depth, const struct gt_cct_nod
 	return (uint32_t)x;
 }
 
-static uintptr_t memo_depth(uintptr_t key, const struct gt_stitch *st)
+static uintptr_t memo_depth(uintptr_t key, uintptr_t boundary)
 {
-	return st->boundary ? st->boundary - key : key;
+	return boundary ? boundary - key : key;
+}
+
+/* Whether a lookup of ra at key under boundary can use the memo. */
+static inline int memo__usable(const struct gt_unwind_memo *memo, uintptr_t ra, uintptr_t key,
+			       uintptr_t boundary)
+{
+	return memo && memo->cap && ra && (!boundary || boundary > key);
 }
 
 static int memo_entry__is(const struct memo_entry *e, uintptr_t ra, uintptr_t depth,
@@ -581,9 +588,9 @@ struct gt_cct_node *gt_unwind__memo_lookup(struct gt_thread *t, uintptr_t ra, ui
 	uintptr_t depth;
 	struct gt_cct_node *node;
 
-	if (!memo || !memo->cap || !ra || (st->boundary && st->boundary <= key))
+	if (!memo__usable(memo, ra, key, st->boundary))
 		return NULL;
-	depth = memo_depth(key, st);
+	depth = memo_depth(key, st->boundary);
 	node = memo__recent(memo, ra, depth, st->base, key);
 	return node ? node : memo__walk(memo, ra, depth, st->base, key);
 #else
@@ -592,18 +599,15 @@ struct gt_cct_node *gt_unwind__memo_lookup(struct gt_thread *t, uintptr_t ra, ui
 #endif
 }
 
-/* gt_unwind__memo_context when no recent entry answers: the walk, else an
- * unwind. */
-static __attribute__((noinline)) struct gt_cct_node *memo_context__walk(struct gt_thread *t, uintptr_t ra,
-									 uintptr_t key,
-									 struct gt_cct_node *base,
-									 uintptr_t boundary)
+/* gt_unwind__memo_context when the memo has no answer: an unwind. */
+static __attribute__((noinline)) struct gt_cct_node *memo_context__unwind(struct gt_thread *t, uintptr_t ra,
+									   uintptr_t key,
+									   struct gt_cct_node *base,
+									   uintptr_t boundary)
 {
 	struct gt_stitch st = { .base = base, .boundary = boundary };
-	struct gt_cct_node *node = gt_unwind__memo_lookup(t, ra, key, &st);
+	struct gt_cct_node *node = gt_unwind__context(t, ra, key, &st);
 
-	if (!node)
-		node = gt_unwind__context(t, ra, key, &st);
 	return node ? node : t->cct.root;
 }
 
@@ -613,16 +617,17 @@ struct gt_cct_node *gt_unwind__memo_context(struct gt_thread *t, uintptr_t ra, u
 #if defined(__x86_64__)
 	struct gt_unwind_memo *memo = t->memo;
 
-	/* gt_unwind__memo_lookup's first part; the rest is
-	 * memo_context__walk's. */
-	if (memo && memo->cap && ra && (!boundary || boundary > key)) {
-		struct gt_cct_node *node = memo__recent(memo, ra, boundary ? boundary - key : key, base, key);
+	if (memo__usable(memo, ra, key, boundary)) {
+		uintptr_t depth = memo_depth(key, boundary);
+		struct gt_cct_node *node = memo__recent(memo, ra, depth, base, key);
 
+		if (!node)
+			node = memo__walk(memo, ra, depth, base, key);
 		if (node)
 			return node;
 	}
 #endif
-	return memo_context__walk(t, ra, key, base, boundary);
+	return memo_context__unwind(t, ra, key, base, boundary);
 }
 
 #if defined(__x86_64__)
@@ -683,7 +688,7 @@ static void memo__put(struct gt_unwind_memo *memo, uintptr_t ra, uintptr_t key,
 		      const struct gt_stitch *st, struct gt_cct_node *node,
 		      const struct gt_frame *f, const int *keep, int m)
 {
-	uintptr_t depth = memo_depth(key, st);
+	uintptr_t depth = memo_depth(key, st->boundary);
 	struct memo_entry *e;
 
 	for (int j = 0; j < m; j++)
