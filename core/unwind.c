@@ -62,14 +62,15 @@ struct gt_unwind_memo {
 	struct memo_entry *e;
 	uint32_t cap, used;
 	uint32_t replace; /* round robin over the variants of a full key */
-	/* The entry of the last hit: a construct met again and again (tasks
-	 * created in a loop) is checked there before the hash is computed,
-	 * once two lookups in a row hit it (repeat), so that lookups that
-	 * alternate between entries (a task tree's levels) do not pay for
-	 * it. An index, below cap when set: it survives the table's growth
-	 * and a rewrite of the entry, after which the entry's key tells. */
-	uint32_t last;
-	uint32_t repeat;
+	/* The entries of the last two hits that took the walk, the newer
+	 * first: a construct met again and again (tasks created in a loop),
+	 * or two that alternate (a task's creation and its taskwait), is
+	 * checked there before the hash is computed. A check that fails
+	 * costs a compare of the return address or depth (a task tree's
+	 * levels, which alternate among more entries). Indices, taken modulo
+	 * cap: they survive the table's growth and a rewrite of the entry,
+	 * after which the entry's key tells. */
+	uint32_t recent[2];
 	struct gt_unwind_stats stats;
 };
 
@@ -507,9 +508,16 @@ static uint32_t memo_hash(uintptr_t ra, uintptr_t depth, const struct gt_cct_nod
 	return (uint32_t)x;
 }
 
-static uintptr_t memo_depth(uintptr_t key, const struct gt_stitch *st)
+static uintptr_t memo_depth(uintptr_t key, uintptr_t boundary)
 {
-	return st->boundary ? st->boundary - key : key;
+	return boundary ? boundary - key : key;
+}
+
+/* Whether a lookup of ra at key under boundary can use the memo. */
+static inline int memo__usable(const struct gt_unwind_memo *memo, uintptr_t ra, uintptr_t key,
+			       uintptr_t boundary)
+{
+	return memo && memo->cap && ra && (!boundary || boundary > key);
 }
 
 static int memo_entry__is(const struct memo_entry *e, uintptr_t ra, uintptr_t depth,
@@ -520,47 +528,106 @@ static int memo_entry__is(const struct memo_entry *e, uintptr_t ra, uintptr_t de
 
 static int memo_entry__valid(const struct memo_entry *e, uintptr_t key)
 {
-	for (uint32_t i = 0; i < e->nslots; i++)
-		if (*(const uintptr_t *)(key + e->slots[i].off) != e->slots[i].val)
+	const struct memo_slot *s = e->slots, *end = s + e->nslots;
+
+	for (; s < end; s++)
+		if (*(const uintptr_t *)(key + s->off) != s->val)
 			return 0;
 	return 1;
 }
+
+#if defined(__x86_64__)
+/* The hash walk of a lookup that no recent entry answered; out of line, so
+ * that the recent entries' check saves no registers for it. */
+static __attribute__((noinline)) struct gt_cct_node *memo__walk(struct gt_unwind_memo *memo, uintptr_t ra,
+								 uintptr_t depth,
+								 const struct gt_cct_node *base,
+								 uintptr_t key)
+{
+	uint32_t mask = memo->cap - 1;
+
+	for (uint32_t h = memo_hash(ra, depth, base) & mask; memo->e[h].node; h = (h + 1) & mask) {
+		const struct memo_entry *e = &memo->e[h];
+
+		if (memo_entry__is(e, ra, depth, base) && memo_entry__valid(e, key)) {
+			memo->stats.memo_hits++;
+			if (memo->recent[0] != h) {
+				memo->recent[1] = memo->recent[0];
+				memo->recent[0] = h;
+			}
+			return e->node;
+		}
+	}
+	memo->stats.memo_misses++;
+	return NULL;
+}
+
+/* The recent entries' answer for (ra, base, depth) at key, or NULL. memo
+ * has a table, ra is not 0. The same test as the walk's: as exact as it
+ * is. An empty entry has ra 0, which no lookup asks for. */
+static inline struct gt_cct_node *memo__recent(struct gt_unwind_memo *memo, uintptr_t ra, uintptr_t depth,
+					       const struct gt_cct_node *base, uintptr_t key)
+{
+	for (uint32_t i = 0; i < 2; i++) {
+		const struct memo_entry *e = &memo->e[memo->recent[i] & (memo->cap - 1)];
+
+		if (memo_entry__is(e, ra, depth, base) && memo_entry__valid(e, key)) {
+			memo->stats.memo_hits++;
+			return e->node;
+		}
+	}
+	return NULL;
+}
+#endif
 
 struct gt_cct_node *gt_unwind__memo_lookup(struct gt_thread *t, uintptr_t ra, uintptr_t key,
 					   const struct gt_stitch *st)
 {
 #if defined(__x86_64__)
 	struct gt_unwind_memo *memo = t->memo;
-	uintptr_t depth = memo_depth(key, st);
-	uint32_t mask, h;
+	uintptr_t depth;
+	struct gt_cct_node *node;
 
-	if (!memo || !memo->cap || !ra || (st->boundary && st->boundary <= key))
+	if (!memo__usable(memo, ra, key, st->boundary))
 		return NULL;
-	mask = memo->cap - 1;
-	/* The same test as the walk's: as exact as it is. */
-	if (memo->repeat && memo->last < memo->cap) {
-		const struct memo_entry *e = &memo->e[memo->last];
-
-		if (e->node && memo_entry__is(e, ra, depth, st->base) && memo_entry__valid(e, key)) {
-			memo->stats.memo_hits++;
-			return e->node;
-		}
-	}
-	for (h = memo_hash(ra, depth, st->base) & mask; memo->e[h].node; h = (h + 1) & mask) {
-		const struct memo_entry *e = &memo->e[h];
-
-		if (memo_entry__is(e, ra, depth, st->base) && memo_entry__valid(e, key)) {
-			memo->stats.memo_hits++;
-			memo->repeat = h == memo->last;
-			memo->last = h;
-			return e->node;
-		}
-	}
-	memo->stats.memo_misses++;
+	depth = memo_depth(key, st->boundary);
+	node = memo__recent(memo, ra, depth, st->base, key);
+	return node ? node : memo__walk(memo, ra, depth, st->base, key);
 #else
 	(void)t, (void)ra, (void)key, (void)st;
-#endif
 	return NULL;
+#endif
+}
+
+/* gt_unwind__memo_context when the memo has no answer: an unwind. */
+static __attribute__((noinline)) struct gt_cct_node *memo_context__unwind(struct gt_thread *t, uintptr_t ra,
+									   uintptr_t key,
+									   struct gt_cct_node *base,
+									   uintptr_t boundary)
+{
+	struct gt_stitch st = { .base = base, .boundary = boundary };
+	struct gt_cct_node *node = gt_unwind__context(t, ra, key, &st);
+
+	return node ? node : t->cct.root;
+}
+
+struct gt_cct_node *gt_unwind__memo_context(struct gt_thread *t, uintptr_t ra, uintptr_t key,
+					    struct gt_cct_node *base, uintptr_t boundary)
+{
+#if defined(__x86_64__)
+	struct gt_unwind_memo *memo = t->memo;
+
+	if (memo__usable(memo, ra, key, boundary)) {
+		uintptr_t depth = memo_depth(key, boundary);
+		struct gt_cct_node *node = memo__recent(memo, ra, depth, base, key);
+
+		if (!node)
+			node = memo__walk(memo, ra, depth, base, key);
+		if (node)
+			return node;
+	}
+#endif
+	return memo_context__unwind(t, ra, key, base, boundary);
 }
 
 #if defined(__x86_64__)
@@ -621,7 +688,7 @@ static void memo__put(struct gt_unwind_memo *memo, uintptr_t ra, uintptr_t key,
 		      const struct gt_stitch *st, struct gt_cct_node *node,
 		      const struct gt_frame *f, const int *keep, int m)
 {
-	uintptr_t depth = memo_depth(key, st);
+	uintptr_t depth = memo_depth(key, st->boundary);
 	struct memo_entry *e;
 
 	for (int j = 0; j < m; j++)

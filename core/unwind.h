@@ -76,6 +76,15 @@ struct gt_cct_node *gt_unwind__memo_lookup(struct gt_thread *t, uintptr_t ra, ui
 					   const struct gt_stitch *st);
 struct gt_cct_node *gt_unwind__context(struct gt_thread *t, uintptr_t ra, uintptr_t key,
 				       const struct gt_stitch *st);
+/*
+ * Both of the above for a stitch that has only a base and a boundary
+ * (no region open on the thread: the caller checked): the memo's answer,
+ * else an unwind's, else the tree's root. Arguments by value, so that a
+ * runtime's callback (OpenMP's task creation and waits) can end in it
+ * without a frame of its own for the stitch.
+ */
+struct gt_cct_node *gt_unwind__memo_context(struct gt_thread *t, uintptr_t ra, uintptr_t key,
+					    struct gt_cct_node *base, uintptr_t boundary);
 
 /* The context of unwound frames (a CPU sample): signal_ctx allocates only
  * from preallocated memory and may return NULL. Frames without stack

@@ -50,6 +50,21 @@ static inline unsigned ptr__slot(const void *p, unsigned n)
 	return (unsigned)(((uint64_t)(uintptr_t)p * 0x9e3779b97f4a7c15ull) >> (64 - __builtin_ctz(n)));
 }
 
+/* The placeholder ph under ctx, from the thread's cache (ph_cache).
+ * Nodes never move or die: a cached one stays valid. */
+static inline struct gt_cct_node *ph_cache__get(struct gt_thread *t, struct omp_thread *ot,
+						struct gt_cct_node *ctx, enum gt_placeholder ph)
+{
+	unsigned h = (ptr__slot(ctx, OMP_PH_CACHE) + (unsigned)ph) & (OMP_PH_CACHE - 1);
+
+	if (ctx != ot->ph_cache[h].ctx || ot->ph_cache[h].kind != (uint32_t)ph || !ot->ph_cache[h].ph) {
+		ot->ph_cache[h].ph = gt_cct__placeholder(&t->cct, ctx, ph);
+		ot->ph_cache[h].ctx = ctx;
+		ot->ph_cache[h].kind = (uint32_t)ph;
+	}
+	return ot->ph_cache[h].ph;
+}
+
 static void data_set(ompt_data_t *d, void *p)
 {
 	gt_tsan__acquire(d);
@@ -57,49 +72,78 @@ static void data_set(ompt_data_t *d, void *p)
 	gt_tsan__release(d);
 }
 
-/*
- * The context of a construct at user return address ra, inside task (NULL:
- * the initial task). key pins the stack position of the calling handler.
- * The task's exit frame, where its outlined body begins, is asked for only
- * when the memo misses.
- */
-struct gt_cct_node *ompt__context_of(struct gt_thread *t, const void *ra, uintptr_t key,
-				     struct omp_task *task, const ompt_frame_t *frame)
+/* ompt__context_of under a region the thread opened (core/region.h). */
+static __attribute__((noinline)) struct gt_cct_node *context__in_region(struct gt_thread *t, const void *ra,
+									 uintptr_t key,
+									 struct gt_cct_node *base,
+									 uintptr_t boundary)
 {
-	struct gt_stitch st = { .base = task ? task->node : NULL };
+	struct gt_stitch st = { .base = base, .boundary = boundary };
 	struct gt_cct_node *node;
 
-	/* The task's node was made by the thread that runs it, which is this
-	 * one; a node of another tree is imported, never written. */
-	if (st.base && !gt_cct__owns(&t->cct, st.base))
-		return gt_thread__import(t, st.base);
-	if (!ra)
-		return st.base ? st.base : t->cct.root;
-	if (st.base) {
-		/* Where the task's outlined body begins: fixed while it runs,
-		 * asked for once per task. */
-		if (frame) {
-			st.boundary = (uintptr_t)frame->exit_frame.ptr;
-		} else {
-			if (!task->exit_frame) {
-				ompt_frame_t *cur = NULL;
-
-				if (gt_ompt_get_task_info(0, NULL, NULL, &cur, NULL, NULL) == 2 && cur)
-					task->exit_frame = (uintptr_t)cur->exit_frame.ptr;
-			}
-			st.boundary = task->exit_frame;
-		}
-		/* No exit frame: the call comes from the runtime itself. */
-		if (!st.boundary)
-			return st.base;
-	}
-	/* A region the task opened (an NVTX range, a Kokkos kernel) holds the
-	 * construct. */
 	gt_region__stitch(t, &st);
 	node = gt_unwind__memo_lookup(t, (uintptr_t)ra, key, &st);
 	if (!node)
 		node = gt_unwind__context(t, (uintptr_t)ra, key, &st);
 	return node ? node : t->cct.root;
+}
+
+/* ompt__context_of in a task whose exit frame is not known yet. */
+static __attribute__((noinline)) struct gt_cct_node *context__ask_frame(struct gt_thread *t, const void *ra,
+									 uintptr_t key, struct omp_task *task)
+{
+	ompt_frame_t *cur = NULL;
+	uintptr_t boundary;
+
+	if (gt_ompt_get_task_info(0, NULL, NULL, &cur, NULL, NULL) == 2 && cur)
+		task->exit_frame = (uintptr_t)cur->exit_frame.ptr;
+	boundary = task->exit_frame;
+	/* None: the call comes from the runtime itself. */
+	if (!boundary)
+		return task->node;
+	if (t->regions)
+		return context__in_region(t, ra, key, task->node, boundary);
+	return gt_unwind__memo_context(t, (uintptr_t)ra, key, task->node, boundary);
+}
+
+/*
+ * The context of a construct at user return address ra, inside task (NULL:
+ * the initial task). key pins the stack position of the calling handler.
+ * The task's exit frame, where its outlined body begins, is asked of the
+ * runtime at the task's first construct that gives none. The rare cases
+ * are functions of their own, so that the common one (the memo's answer
+ * for a thread with no region open) saves no registers.
+ */
+struct gt_cct_node *ompt__context_of(struct gt_thread *t, const void *ra, uintptr_t key,
+				     struct omp_task *task, const ompt_frame_t *frame)
+{
+	struct gt_cct_node *base = task ? task->node : NULL;
+	uintptr_t boundary = 0;
+
+	/* The task's node was made by the thread that runs it, which is this
+	 * one; a node of another tree is imported, never written. */
+	if (base && !gt_cct__owns(&t->cct, base))
+		return gt_thread__import(t, base);
+	if (!ra)
+		return base ? base : t->cct.root;
+	if (base) {
+		/* Where the task's outlined body begins: fixed while it runs,
+		 * asked for once per task. */
+		if (frame)
+			boundary = (uintptr_t)frame->exit_frame.ptr;
+		else if (!task->exit_frame)
+			return context__ask_frame(t, ra, key, task);
+		else
+			boundary = task->exit_frame;
+		/* No exit frame: the call comes from the runtime itself. */
+		if (!boundary)
+			return base;
+	}
+	/* A region the task opened (an NVTX range, a Kokkos kernel) holds the
+	 * construct; none was ever opened on most threads. */
+	if (t->regions)
+		return context__in_region(t, ra, key, base, boundary);
+	return gt_unwind__memo_context(t, (uintptr_t)ra, key, base, boundary);
 }
 
 /*
@@ -280,7 +324,8 @@ static void add(struct gt_thread *t, struct gt_cct_node *n, enum gt_metric m, ui
 
 /* A wait of task that began at task->wait_t0 ended at now, busy ticks of it
  * running explicit tasks: the rest is charged. Returns it. */
-static uint64_t wait__end(struct gt_thread *t, struct omp_task *task, uint64_t now, uint64_t busy)
+static inline __attribute__((always_inline)) uint64_t wait__end(struct gt_thread *t, struct omp_task *task,
+								uint64_t now, uint64_t busy)
 {
 	static const enum gt_metric m[] = { GT_M_OMP_WAIT, GT_M_OMP_WAIT_COUNT };
 	uint64_t d = now > task->wait_t0 ? now - task->wait_t0 : 0;
@@ -642,6 +687,27 @@ void ompt__on_reduction(ompt_sync_region_t kind, ompt_scope_endpoint_t endpoint,
 	      GT_M_OMP_REDUCTION_COUNT);
 }
 
+/* The placeholder of a wait of kind, but a region's own barrier. */
+static enum gt_placeholder sync__placeholder(ompt_sync_region_t kind)
+{
+	static const uint8_t ph[] = {
+		[ompt_sync_region_barrier_implicit] = GT_PH_OMP_IMPLICIT_BARRIER,
+		[ompt_sync_region_barrier_explicit] = GT_PH_OMP_BARRIER,
+		[ompt_sync_region_barrier_implementation] = GT_PH_OMP_BARRIER,
+		[ompt_sync_region_taskwait] = GT_PH_OMP_TASKWAIT,
+		[ompt_sync_region_taskgroup] = GT_PH_OMP_TASKGROUP,
+		[ompt_sync_region_reduction] = GT_PH_OMP_REDUCTION,
+		[ompt_sync_region_barrier_implicit_workshare] = GT_PH_OMP_IMPLICIT_BARRIER,
+		[ompt_sync_region_barrier_implicit_parallel] = GT_PH_OMP_IMPLICIT_BARRIER,
+		[ompt_sync_region_barrier_teams] = GT_PH_OMP_IMPLICIT_BARRIER,
+	};
+
+	/* ompt_sync_region_barrier (1, deprecated) and kinds to come: a barrier. */
+	if ((unsigned)kind < sizeof(ph) / sizeof(ph[0]) && ph[kind])
+		return (enum gt_placeholder)ph[kind];
+	return GT_PH_OMP_BARRIER;
+}
+
 void ompt__on_sync_region_wait(ompt_sync_region_t kind, ompt_scope_endpoint_t endpoint,
 			       ompt_data_t *parallel_data, ompt_data_t *task_data,
 			       const void *codeptr_ra)
@@ -660,7 +726,6 @@ void ompt__on_sync_region_wait(ompt_sync_region_t kind, ompt_scope_endpoint_t en
 	gt_thread__enter(t);
 	if (endpoint == ompt_scope_begin) {
 		struct gt_cct_node *ctx;
-		enum gt_placeholder ph;
 
 		/* Off the fork's path: the line was fetched meanwhile. */
 		if (ot->settle)
@@ -669,43 +734,18 @@ void ompt__on_sync_region_wait(ompt_sync_region_t kind, ompt_scope_endpoint_t en
 		if (kind == ompt_sync_region_barrier_implicit_parallel ||
 		    kind == ompt_sync_region_barrier_teams) {
 			/* The region's own barrier: its return address is the
-			 * fork's, outside the task, so it hangs on the task. */
+			 * fork's, outside the task, so it hangs on the task.
+			 * The same region's barrier at every instance. */
 			ctx = ompt__context_of(t, NULL, 0, task, NULL);
-			/* The same region's barrier at every instance. */
-			if (ctx == ot->ibar_parent) {
-				task->wait_node = ot->ibar_node;
-				goto out_waits;
+			if (ctx != ot->ibar_parent || !ot->ibar_node) {
+				ot->ibar_node = gt_cct__placeholder(&t->cct, ctx, GT_PH_OMP_IMPLICIT_BARRIER);
+				ot->ibar_parent = ctx;
 			}
+			task->wait_node = ot->ibar_node;
 		} else {
 			ctx = ompt__context_of(t, codeptr_ra, key, task, NULL);
+			task->wait_node = ph_cache__get(t, ot, ctx, sync__placeholder(kind));
 		}
-		switch (kind) {
-		case ompt_sync_region_barrier_implicit_parallel:
-		case ompt_sync_region_barrier_teams:
-		case ompt_sync_region_barrier_implicit_workshare:
-		case ompt_sync_region_barrier_implicit:
-			ph = GT_PH_OMP_IMPLICIT_BARRIER;
-			break;
-		case ompt_sync_region_taskwait:
-			ph = GT_PH_OMP_TASKWAIT;
-			break;
-		case ompt_sync_region_taskgroup:
-			ph = GT_PH_OMP_TASKGROUP;
-			break;
-		case ompt_sync_region_reduction:
-			ph = GT_PH_OMP_REDUCTION;
-			break;
-		default:
-			ph = GT_PH_OMP_BARRIER;
-			break;
-		}
-		task->wait_node = gt_cct__placeholder(&t->cct, ctx, ph);
-		if (kind == ompt_sync_region_barrier_implicit_parallel ||
-		    kind == ompt_sync_region_barrier_teams) {
-			ot->ibar_parent = ctx;
-			ot->ibar_node = task->wait_node;
-		}
-out_waits:
 		task->used_cold = 1;
 		task->wait_t0 = now;
 		task->wait_busy0 = ot->explicit_ns;
@@ -791,16 +831,8 @@ void ompt__on_task_create(ompt_data_t *encountering_task_data,
 			data_set(new_task_data, task);
 		}
 	} else {
-		struct omp_thread *ot = t->ompt;
-		unsigned h = ptr__slot(ctx, OMP_TASK_PH_CACHE);
-		struct gt_cct_node *ph;
+		struct gt_cct_node *ph = ph_cache__get(t, t->ompt, ctx, GT_PH_OMP_TASK);
 
-		/* Nodes never move or die: a cached one stays valid. */
-		if (ctx != ot->task_ph[h].ctx || !ot->task_ph[h].ph) {
-			ot->task_ph[h].ph = gt_cct__placeholder(&t->cct, ctx, GT_PH_OMP_TASK);
-			ot->task_ph[h].ctx = ctx;
-		}
-		ph = ot->task_ph[h].ph;
 		add(t, ph, GT_M_OMP_EXPLICIT_TASKS, 1);
 		/* No record yet (OMP_TASK_PENDING): the runtime's task queue
 		 * hands the node to the thread that runs the task. Nodes are
@@ -861,25 +893,27 @@ static void time__begin(struct gt_thread *t, struct omp_thread *ot, struct omp_t
 					 ? (uint64_t)(4.0 * (double)gt_config.task_time_ns / gt_clock_ns_per_tick)
 					 : 4 * gt_config.task_time_ns) + 1;
 	/* Tasks of one construct usually follow each other. */
-	if (ot->time_sites[ot->last_time_site].site == task->site)
-		h = ot->last_time_site;
-	else
+	h = ot->last_time_site;
+	if (ot->time_sites[h].site == task->site) {
+		s = &ot->time_sites[h];
+	} else {
 		h = ptr__slot((const void *)task->site, OMP_TIME_SITES);
-	for (unsigned i = 0; i < 4; i++, h = (h + 1) & (OMP_TIME_SITES - 1)) {
-		if (ot->time_sites[h].site == task->site) {
-			s = &ot->time_sites[h];
-			break;
+		for (unsigned i = 0; i < 4; i++, h = (h + 1) & (OMP_TIME_SITES - 1)) {
+			if (ot->time_sites[h].site == task->site) {
+				s = &ot->time_sites[h];
+				break;
+			}
+			if (!ot->time_sites[h].site) {
+				s = &ot->time_sites[h];
+				s->site = task->site;
+				s->mode = OMP_TIME_CALIBRATING;
+				break;
+			}
 		}
-		if (!ot->time_sites[h].site) {
-			s = &ot->time_sites[h];
-			s->site = task->site;
-			s->mode = OMP_TIME_CALIBRATING;
-			break;
-		}
+		if (!s)
+			return;
+		ot->last_time_site = (uint8_t)h;
 	}
-	if (!s)
-		return;
-	ot->last_time_site = (uint8_t)h;
 	n = s->n++;
 	if (s->mode == OMP_TIME_CALIBRATING && n == OMP_TASK_CALIBRATE)
 		s->mode = gt_clock__ticks_to_ns(s->ticks) / OMP_TASK_CALIBRATE >= gt_config.task_time_ns

@@ -137,7 +137,7 @@ struct omp_task {
 _Static_assert(offsetof(struct omp_task, wait_ns) <= 64,
 	       "an explicit task's hot fields share one cache line");
 
-#define OMP_TASK_PH_CACHE 16 /* a power of two */
+#define OMP_PH_CACHE 32 /* a power of two */
 
 /*
  * How a thread times the explicit tasks of one construct: every task while calibrating (the construct's first
@@ -191,12 +191,14 @@ struct omp_thread {
 	/* The last implicit barrier's node and the context it hangs under:
 	 * a region repeats, and so does its barrier. */
 	struct gt_cct_node *ibar_parent, *ibar_node;
-	/* Explicit tasks' creation contexts and their <omp task> placeholders,
-	 * by the context's address: a task is created at the same few sites
-	 * again and again (one a level of a recursive tree). */
+	/* Placeholders (<omp task>, <omp taskwait>, ...) by their
+	 * construct's context and kind (ompt/host.c, ph_cache__get): tasks
+	 * are created and waited for at the same few sites again and again
+	 * (a site a level of a recursive tree, each with its taskwait). */
 	struct {
 		struct gt_cct_node *ctx, *ph;
-	} task_ph[OMP_TASK_PH_CACHE];
+		uint32_t kind; /* enum gt_placeholder */
+	} ph_cache[OMP_PH_CACHE];
 	struct omp_time_site time_sites[OMP_TIME_SITES];
 	uint64_t calib_max; /* the most ticks a calibrating task counts; 0: not set yet */
 	uint8_t last_time_site; /* the entry of time_sites used last */

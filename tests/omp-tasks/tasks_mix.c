@@ -19,7 +19,7 @@
 #define LOOP_TASKS 200   /* above libomp's minimum for recursive splitting */
 #define NESTED_INNER 2
 
-static long tree_tasks, loop_iters, inner_regions, nested_calls;
+static long tree_tasks, tree_waits, loop_iters, inner_regions, nested_calls;
 
 __attribute__((noinline)) static void tree(int depth)
 {
@@ -35,6 +35,9 @@ __attribute__((noinline)) static void tree(int depth)
 		}
 	}
 #pragma omp taskwait
+	/* Work after the taskwait: it is not a tail call, so this frame is
+	 * its call site. */
+	__atomic_fetch_add(&tree_waits, 1, __ATOMIC_SEQ_CST);
 }
 
 __attribute__((noinline)) static void loop(void)
@@ -85,6 +88,7 @@ int main(int argc, char **argv)
 	printf("rounds %d\n", rounds);
 	printf("threads %ld\n", __atomic_load_n(&outer_threads, __ATOMIC_SEQ_CST));
 	printf("tree_tasks %ld\n", __atomic_load_n(&tree_tasks, __ATOMIC_SEQ_CST));
+	printf("tree_waits %ld\n", __atomic_load_n(&tree_waits, __ATOMIC_SEQ_CST));
 	printf("loop_iters %ld\n", __atomic_load_n(&loop_iters, __ATOMIC_SEQ_CST));
 	printf("inner_regions %ld\n", __atomic_load_n(&inner_regions, __ATOMIC_SEQ_CST));
 	printf("nested_calls %ld\n", __atomic_load_n(&nested_calls, __ATOMIC_SEQ_CST));

@@ -24,6 +24,7 @@ GPUTOOL = os.path.join(BUILD, "gputool")
 EXE = os.path.join(BUILD, "tests", "omp-tasks", "tasks_mix")
 ROUNDS = 4  # per run; the stress runs one round per run
 TREE_TASKS = 126 + 2 * 6  # per round: tree(6) from single, tree(2) in two nested regions
+TREE_WAITS = 63 + 2 * 3  # per round: a taskwait in every tree() call of depth > 0
 LOOP_TASKS = 200
 
 
@@ -58,6 +59,18 @@ def check_profile(p, threads):
     chunks = ROUNDS * LOOP_TASKS * (threads + 1)
     check(chunks <= by_site["loop"] < 2 * chunks,
           "taskloop tasks %d, expected %d chunks plus fewer helpers" % (by_site["loop"], chunks))
+    # The taskwaits' placeholder under their own call site, in tree, where
+    # its tasks' <omp task> are too: a thread creates tasks and waits at
+    # sites of one function in turn. (The taskloops' taskgroups are
+    # counted; where libomp says they are depends on its tail calls.)
+    waits = {}
+    for w in p.find("<omp taskwait>"):
+        fn = frame_function(p, w)
+        waits[fn] = waits.get(fn, 0) + p.excl(w, "OMP_WAIT_COUNT")
+    groups = sum(p.excl(g, "OMP_WAIT_COUNT") for g in p.find("<omp taskgroup>"))
+    print("  taskwaits by site: %s, taskgroups %d" % (waits, groups))
+    check(waits == {"tree": ROUNDS * TREE_WAITS}, "taskwaits %s, expected %d in tree" % (waits, ROUNDS * TREE_WAITS))
+    check(groups == ROUNDS * (threads + 1), "taskloop taskgroups %d, expected %d" % (groups, ROUNDS * (threads + 1)))
     regions = p.find("<omp parallel>")
     outer = sum(p.excl(r, "OMP_PAR_COUNT") for r in regions if p.names(r).count("<omp parallel>") == 1)
     inner = [r for r in regions if p.names(r).count("<omp parallel>") == 2]
@@ -89,7 +102,8 @@ def expected_output(threads, env=None, rounds=ROUNDS):
     code, out, err = run([EXE, str(rounds)], env=dict(env or {}, OMP_NUM_THREADS=str(threads), **QUIET))
     check(code == 0, "tasks_mix failed without the tool: %s" % err)
     got = parse(out)
-    check(got["tree_tasks"] == rounds * TREE_TASKS and got["threads"] == threads and
+    check(got["tree_tasks"] == rounds * TREE_TASKS and got["tree_waits"] == rounds * TREE_WAITS and
+          got["threads"] == threads and
           got["loop_iters"] == rounds * LOOP_TASKS * (threads + 1), "tasks_mix counted %s" % got)
     return out
 

@@ -37,6 +37,26 @@ __attribute__((noinline)) static void caller_b(void)
 	sink++;
 }
 
+/* A site the runtime calls back from through gt_unwind__memo_context, from
+ * two callers. */
+__attribute__((noinline)) static void site_mc(void)
+{
+	rt_call(probe_memo_context, 0);
+	sink++;
+}
+
+__attribute__((noinline)) static void caller_c(void)
+{
+	site_mc();
+	sink++;
+}
+
+__attribute__((noinline)) static void caller_d(void)
+{
+	site_mc();
+	sink++;
+}
+
 __attribute__((noinline)) static void recurse(int n)
 {
 	if (n == 0)
@@ -172,6 +192,42 @@ static void memo_notices_other_caller(void)
 	probe_path(nb[0], b, sizeof(b));
 	CHECK(strstr(a, "caller_a/site_one"));
 	CHECK(strstr(b, "caller_b/site_one"));
+}
+
+static void memo_context_alternating_callers(void)
+{
+	enum { N = 20 };
+	char c[4096], d[4096];
+	void *nc[N], *nd[N], *na[N];
+	uint64_t h0 = 0, h1, misses, full0 = 0, full1;
+
+	probe_init(1);
+	/* Three contexts in turn, two of them one site (the same return
+	 * address at the same depth) from two callers, as a thread that
+	 * creates a task, waits for it and creates the next one: the memo's
+	 * recent entries answer each, and tell the two callers apart. */
+	_Pragma("clang loop unroll(disable)")
+	for (int i = 0; i < N; i++) {
+		caller_c();
+		nc[i] = probe_last();
+		caller_d();
+		nd[i] = probe_last();
+		caller_a();
+		na[i] = probe_last();
+		if (i == 0)
+			probe_stats(&h0, &misses, &full0);
+	}
+	probe_stats(&h1, &misses, &full1);
+	for (int i = 1; i < N; i++)
+		CHECK(nc[i] == nc[0] && nd[i] == nd[0] && na[i] == na[0]);
+	CHECK(nc[0] != nd[0]);
+	CHECK_EQ_U(full1 - full0, 0);
+	CHECK_EQ_U(h1 - h0, (uint64_t)(N - 1) * 3);
+	probe_path(nc[0], c, sizeof(c));
+	probe_path(nd[0], d, sizeof(d));
+	printf("  %s\n  %s\n", c, d);
+	CHECK(strstr(c, "caller_c/site_mc"));
+	CHECK(strstr(d, "caller_d/site_mc"));
 }
 
 static void memo_matches_cold_unwind(void)
@@ -317,6 +373,7 @@ TEST_MAIN({ "fast path agrees", fast_path_agrees },
 	  { "elides tool and runtime", elides_tool_and_runtime },
 	  { "memo hits a repeated site", memo_hits_repeated_site },
 	  { "memo notices another caller", memo_notices_other_caller },
+	  { "memo context: alternating callers", memo_context_alternating_callers },
 	  { "memo matches a cold unwind", memo_matches_cold_unwind },
 	  { "memo holds many deep contexts", memo_holds_many_deep_contexts },
 	  { "memo: return address inside the runtime", memo_runtime_return_address })

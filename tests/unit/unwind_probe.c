@@ -47,6 +47,18 @@ void probe_context(void *ra, int depth)
 	gt_thread__leave(thread);
 }
 
+/* The context through gt_unwind__memo_context, as OpenMP's task callbacks
+ * ask for it. */
+void probe_memo_context(void *ra, int depth)
+{
+	uintptr_t key = GT_UNWIND_KEY();
+
+	(void)depth;
+	gt_thread__enter(thread);
+	last = gt_unwind__memo_context(thread, (uintptr_t)ra, key, NULL, 0);
+	gt_thread__leave(thread);
+}
+
 /* Opens and closes a region where the runtime called: its node is last. */
 void probe_region(void *ra, int depth)
 {

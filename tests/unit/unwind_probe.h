@@ -9,6 +9,7 @@
 
 PROBE_API void probe_init(int memo);
 PROBE_API void probe_context(void *ra, int depth);
+PROBE_API void probe_memo_context(void *ra, int depth);
 PROBE_API void probe_ips_context(void *ra, int depth);
 PROBE_API void probe_region(void *ra, int depth);
 PROBE_API void probe_region_stats(uint64_t *hits, uint64_t *misses);
