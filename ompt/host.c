@@ -450,10 +450,10 @@ void ompt__on_parallel_begin(ompt_data_t *encountering_task_data,
 	if (ot->kernel && ompt__data_get(encountering_task_data) == ot->kernel_task)
 		node = gt_cct__placeholder(&t->cct, ot->kernel, GT_PH_OMP_PARALLEL);
 	else
-		node = gt_cct__placeholder(&t->cct,
-					   ompt__context_of(t, codeptr_ra, key, ompt__task_of(encountering_task_data),
-							    encountering_task_frame),
-					   GT_PH_OMP_PARALLEL);
+		node = ph_cache__get(t, ot,
+				     ompt__context_of(t, codeptr_ra, key, ompt__task_of(encountering_task_data),
+						      encountering_task_frame),
+				     GT_PH_OMP_PARALLEL);
 	s = node ? site__take(ot, node) : NULL;
 	if (!s)
 		goto out;
