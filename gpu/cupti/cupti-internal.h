@@ -285,6 +285,8 @@ void gt_cupti_pcsamp__context_created(CUcontext ctx);
 /* Before cuInit reads the environment: modules loaded eagerly when PC
  * sampling is on and the program did not choose (pcsamp.c). */
 void gt_cupti_pcsamp__ask_eager(void);
+/* With PC sampling on: CUPTI's profiler library loaded ahead, on a thread. */
+void gt_cupti_pcsamp__preload(const char *cupti_path);
 void gt_cupti_pcsamp__module_loaded(const void *cubin, size_t size);
 void gt_cupti_pcsamp__context_ending(CUcontext ctx);
 /* Each module's disassembly begun when it loads, on a thread of the

@@ -558,6 +558,9 @@ static void attach(int injected, const char *how)
 		 cupti.version % 100);
 	gt_tool__set_fact("cupti_version", buf);
 	pthread_mutex_unlock(&cupti.lock);
+	/* Last: the loader's lock, which its dlopen holds, is taken above
+	 * (the elided ranges, the module map). */
+	gt_cupti_pcsamp__preload(cupti.cupti_path);
 }
 
 /* The backend's probe, added when its code is loaded: a layer that sees a

@@ -17,8 +17,10 @@
  * Everything is under one lock: the callbacks of several threads, and the
  * exit. Nothing here runs in a signal handler.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -308,6 +310,47 @@ static CUptiResult context__configure(struct pc_context *c)
 	p.numAttributes = n;
 	p.pPCSamplingConfigurationInfo = cfg;
 	return gt_cupti_lib.cuptiPCSamplingSetConfigurationAttribute(&p);
+}
+
+/*
+ * CUPTI loads NVIDIA's profiler host library, libnvperf_host.so (32 MB
+ * beside libcupti in CUDA 13), when sampling is enabled: inside the first
+ * context's creation, on the program's thread. Loaded first on a thread
+ * of the tool's, right after libcupti, it is mapped and relocated while
+ * the program goes on to its context; CUPTI's own dlopen then finds it
+ * loaded (the loader matches its soname). Kept to the end, as CUPTI keeps
+ * it. Nothing is lost if it is not there: CUPTI looks for it its own way.
+ */
+static char preload_path[512];
+
+static void *preload__main(void *arg)
+{
+	(void)arg;
+	(void)dlopen(preload_path, RTLD_NOW | RTLD_LOCAL);
+	return NULL;
+}
+
+void gt_cupti_pcsamp__preload(const char *cupti_path)
+{
+	const char *slash = cupti_path ? strrchr(cupti_path, '/') : NULL;
+	sigset_t all, old;
+	pthread_attr_t attr;
+	pthread_t th;
+
+	if (!gt_cupti_pcsamp__on() || !slash || slash - cupti_path > (long)sizeof(preload_path) - 32)
+		return;
+	snprintf(preload_path, sizeof(preload_path), "%.*s/libnvperf_host.so", (int)(slash - cupti_path),
+		 cupti_path);
+	if (pthread_attr_init(&attr))
+		return;
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	/* The program's handlers run on its own threads. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	if (pthread_create(&th, &attr, preload__main, NULL))
+		gt_info("cupti", "no thread to load %s ahead of CUPTI", preload_path);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	pthread_attr_destroy(&attr);
 }
 
 /*

@@ -37,6 +37,7 @@ void test_pc_sampling(void);
 void test_sass_counts(void);
 int test_pc_bg(void);
 void test_pc_period(void);
+void test_pc_preload(void);
 void test_counts_serial_kind(void);
 /* smclock-test.c: the SM clock through a stand-in NVML. */
 void test_smclock_idle(void);

@@ -5,11 +5,13 @@
  * the samples land at their source lines, in their stall classes, shared
  * between the launch sites by the GPU time each measured.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core/cct.h"
@@ -377,6 +379,30 @@ void test_pc_period(void)
 	CHECK_EQ_U(gt_cupti_pcsamp__hw_buffer_for(9, 132, 1980000), 512u << 20);
 	CHECK_EQ_U(gt_cupti_pcsamp__hw_buffer_for(16, 132, 1980000), 16u << 20);
 	CHECK_EQ_U(gt_cupti_pcsamp__hw_buffer_for(5, 132, 1980000), 512u << 20);
+}
+
+/* CUPTI's profiler library, beside libcupti, loaded ahead on a thread of
+ * the tool's (a stand-in, fake_nvperf.c). */
+void test_pc_preload(void)
+{
+	const struct timespec ms = { 0, 1000000 };
+	int was = gt_config.pc_sampling;
+	char lib[600];
+	void *h = NULL;
+
+	pc_fake_install(&(const struct pc_fake){ .num_reasons = pc_num_reasons, .get_reasons = pc_get_reasons,
+						 .get_data = pc_get_data, .cubin_crc = pc_crc, .sass_line = pc_line });
+	CHECK(gt_cupti_pcsamp__on());
+	snprintf(lib, sizeof(lib), "%s/libnvperf_host.so", GT_FAKE_CUPTI_DIR);
+	CHECK(!dlopen(lib, RTLD_NOW | RTLD_NOLOAD));
+	gt_cupti_pcsamp__preload(GT_FAKE_CUPTI_DIR "/libcupti.so");
+	for (int i = 0; i < 10000 && !(h = dlopen(lib, RTLD_NOW | RTLD_NOLOAD)); i++)
+		nanosleep(&ms, NULL);
+	CHECK(h);
+	dlclose(h);
+	/* No libcupti path with a folder: nothing to load. */
+	gt_cupti_pcsamp__preload("libcupti.so");
+	gt_config.pc_sampling = was;
 }
 
 /* Runs of the stand-in nvdisasm of test_pc_bg so far. */

@@ -916,6 +916,7 @@ int main(int argc, char **argv)
 		{ "runtime code inlined into the program", test_inline_runtime },
 		{ "10,000 short-lived threads: every copy measured, memory flat", test_short_threads },
 		{ "PC samples: the period for a budget, the hardware buffer for a period", test_pc_period },
+		{ "PC samples: CUPTI's profiler library loaded ahead, beside libcupti", test_pc_preload },
 		{ "PC samples: stall classes, source lines, shares by launch time", test_pc_sampling },
 		{ "instruction counts: warps and threads at their lines, shares by launch time", test_sass_counts },
 		{ "instruction counts: the kernels' activity of the serial kind", test_counts_serial_kind },
