@@ -263,8 +263,9 @@ def test_launch_bound():
     next; the same work as one kernel per step. Exact counts at both call
     sites; launch gaps at the chain's (its stream idled after kernels
     already enqueued: the machine's timing, so at least one, not a
-    number); the launch-bound advice, if given, only there, with the
-    model's estimate from the profile's own metrics."""
+    number); the launch-bound advice, if given, at the chain, or at both
+    with the chain's the larger, each with the model's estimate from its
+    own node's metrics."""
     p, _, err1 = run_both("launches")
     m = re.search(r"pair fuse slow_ms ([\d.]+) fast_ms ([\d.]+) speedup ([\d.]+)", err1)
     check(m, "the program's times: %s" % err1)
@@ -290,11 +291,23 @@ def test_launch_bound():
     gaps, gap_ns = p.excl(lk, "GKER_LAUNCH_GAP_COUNT"), p.excl(lk, "GKER_LAUNCH_GAP")
     check(0 < gaps <= nl and gap_ns > 0, "launch gaps at the chain: %d (%d ns)" % (gaps, gap_ns))
     advice = [a for a in p.doc.get("advice", []) if a["kind"] == "launch-bound"]
-    check(all(a["node"] == lk["id"] for a in advice), "launch-bound advice only for the chain: %s" %
+    by_node = {a["node"]: a for a in advice}
+    check(set(by_node) <= {lk["id"], fk["id"]}, "launch-bound advice only at the two kernels: %s" %
           [a["name"] for a in advice])
+    # A machine starved while the fused kernel's 30 launches are issued
+    # can leave its queue idle too, and its own gaps then earn it the
+    # advice; the chain's, 30,000 kernels shorter than their dispatch,
+    # stays the larger.
+    if fk["id"] in by_node:
+        check(lk["id"] in by_node and by_node[lk["id"]]["speedup"] > by_node[fk["id"]]["speedup"],
+              "the chain's launch-bound advice above the fused kernel's: %s" %
+              [(a["name"], a["speedup"]) for a in advice])
     for a in advice:
-        busy = p.excl(lk, "GKER") * gaps / nl
-        check(abs(a["speedup"] - (busy + gap_ns) / busy) <= 1e-6 * a["speedup"], "the model's estimate")
+        k = lk if a["node"] == lk["id"] else fk
+        g, n = p.excl(k, "GKER_LAUNCH_GAP"), p.excl(k, "GKER_LAUNCH_GAP_COUNT")
+        busy = p.excl(k, "GKER") * n / p.excl(k, "GKER_COUNT")
+        check(abs(a["speedup"] - (busy + g) / busy) <= 1e-6 * a["speedup"], "the model's estimate")
+    advice = [by_node[lk["id"]]] if lk["id"] in by_node else []
     print("     %d of %d measured launches after an idle gap, %.2f us each; advice %s; the program measured fusion "
           "at %sx" % (gaps, nl, gap_ns / max(gaps, 1) / 1e3,
                       "%.2fx" % advice[0]["speedup"] if advice else "none", m.group(3)))
