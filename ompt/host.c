@@ -6,7 +6,6 @@
 #include <string.h>
 
 #include "core/clock.h"
-#include "core/config.h"
 #include "core/trace-format.h"
 #include "core/region.h"
 #include "core/sample.h"
@@ -32,44 +31,6 @@ struct omp_thread *ompt__thread_state(struct gt_thread *t)
 		t->ompt = ot;
 	}
 	return ot;
-}
-
-static struct gt_thread *thread_of(enum gt_thread_kind kind)
-{
-	struct gt_thread *t = gt_thread__self(kind);
-
-	if (t && !t->ompt && !ompt__thread_state(t))
-		return NULL;
-	return t;
-}
-
-/* A slot of a table of n (a power of two) entries keyed by address p:
- * Fibonacci hashing, as nodes and records sit at strides of their size. */
-static inline unsigned ptr__slot(const void *p, unsigned n)
-{
-	return (unsigned)(((uint64_t)(uintptr_t)p * 0x9e3779b97f4a7c15ull) >> (64 - __builtin_ctz(n)));
-}
-
-/* The placeholder ph under ctx, from the thread's cache (ph_cache).
- * Nodes never move or die: a cached one stays valid. */
-static inline struct gt_cct_node *ph_cache__get(struct gt_thread *t, struct omp_thread *ot,
-						struct gt_cct_node *ctx, enum gt_placeholder ph)
-{
-	unsigned h = (ptr__slot(ctx, OMP_PH_CACHE) + (unsigned)ph) & (OMP_PH_CACHE - 1);
-
-	if (ctx != ot->ph_cache[h].ctx || ot->ph_cache[h].kind != (uint32_t)ph || !ot->ph_cache[h].ph) {
-		ot->ph_cache[h].ph = gt_cct__placeholder(&t->cct, ctx, ph);
-		ot->ph_cache[h].ctx = ctx;
-		ot->ph_cache[h].kind = (uint32_t)ph;
-	}
-	return ot->ph_cache[h].ph;
-}
-
-static void data_set(ompt_data_t *d, void *p)
-{
-	gt_tsan__acquire(d);
-	d->ptr = p;
-	gt_tsan__release(d);
 }
 
 /* ompt__context_of under a region the thread opened (core/region.h). */
@@ -146,86 +107,6 @@ struct gt_cct_node *ompt__context_of(struct gt_thread *t, const void *ra, uintpt
 	return gt_unwind__memo_context(t, (uintptr_t)ra, key, base, boundary);
 }
 
-/*
- * The context of a task created for an encountering task that another
- * thread runs. LLVM does this for taskloop only: a helper task, created at
- * the taskloop by the encountering task, creates chunks on whichever thread
- * runs it, and reports the taskloop's encountering task as theirs; the
- * helper is then the task this thread runs. The construct's frames are on
- * the other thread's stack and its task record is that thread's (read
- * nothing of it). The helper's creation context is the construct's: the
- * chunks hang where they would on the encountering thread. (The return
- * address of a chunk's creation, inside the runtime, is the helper's too:
- * the record no longer keeps it, and nothing else reaches here.)
- */
-static struct gt_cct_node *foreign_create_context(struct gt_thread *t, struct omp_task *current)
-{
-	if (current && current->is_explicit && !current->is_target && current->creator &&
-	    current->creator->parent)
-		return gt_thread__import(t, current->creator->parent);
-	/* Unknown: under the task this thread runs, without frames. */
-	if (current && current->node)
-		return current->node;
-	return t->cct.root;
-}
-
-/*
- * Task records come from the thread's own free list and go back to the list
- * of the thread that ends them. An explicit task's record is made by the
- * thread that first runs it (task__start), which also ends it unless it is
- * untied: records stay with their thread, warm, without a lock. A list
- * holds at most OMP_FREE_TASKS, past which records go back to malloc.
- * Records are cache-line aligned: two threads never write one line.
- *
- * An explicit task's record is cleared by its first line, all its start
- * and end touch. Invariant: a record on a free list has no wait,
- * worksharing or reduction in progress (task__free clears one a cancelled
- * task left, when used_cold says one began); the other fields past the
- * first line are written before they are read, or read only for implicit
- * and target tasks, whose records are cleared whole.
- */
-#define OMP_FREE_TASKS 1024
-#define OMP_TASK_HOT offsetof(struct omp_task, wait_ns)
-_Static_assert(OMP_TASK_HOT <= 64 && offsetof(struct omp_task, used_cold) < OMP_TASK_HOT,
-	       "an explicit task's record is cleared by its first line, used_cold included");
-
-static struct omp_task *task__new(struct omp_thread *ot, int whole)
-{
-	struct omp_task *task = ot->free_tasks;
-
-	if (task) {
-		ot->free_tasks = task->next_free;
-		ot->n_free_tasks--;
-		/* Sizes the compiler knows: a few stores, not a call. */
-		if (whole)
-			memset(task, 0, sizeof(*task));
-		else
-			memset(task, 0, OMP_TASK_HOT);
-	} else {
-		task = aligned_alloc(64, sizeof(*task));
-		if (task)
-			memset(task, 0, sizeof(*task));
-	}
-	return task;
-}
-
-static void task__free(struct omp_thread *ot, struct omp_task *task)
-{
-	if (ot->n_free_tasks >= OMP_FREE_TASKS) {
-		free(task);
-		return;
-	}
-	/* Left by a construct whose end never came (a cancelled task); the
-	 * lines past the first are read only when a construct used them. */
-	if (task->used_cold) {
-		task->wait_node = NULL;
-		task->ws.node = NULL;
-		task->red.node = NULL;
-	}
-	task->next_free = ot->free_tasks;
-	ot->free_tasks = task;
-	ot->n_free_tasks++;
-}
 
 /* Sites are 64-byte aligned: the low bits of a region's parallel_data
  * carry its slot in the ring. */
@@ -316,12 +197,6 @@ static uint64_t region__member_end(const struct omp_task *task)
 	return end;
 }
 
-static void add(struct gt_thread *t, struct gt_cct_node *n, enum gt_metric m, uint64_t v)
-{
-	if (n)
-		gt_cct__add(&t->cct, n, m, v, 0);
-}
-
 /* A wait of task that began at task->wait_t0 ended at now, busy ticks of it
  * running explicit tasks: the rest is charged. Returns it. */
 static inline __attribute__((always_inline)) uint64_t wait__end(struct gt_thread *t, struct omp_task *task,
@@ -359,7 +234,7 @@ static void implicit__end(struct gt_thread *t, struct omp_thread *ot, struct omp
 	if (gt_tracer__on())
 		gt_tracer__span_ticks(t, GT_EV_REGION, "omp implicit task", task->node, task->t_begin,
 				      task->t_begin + d);
-	task__free(ot, task);
+	ompt__task_free(ot, task);
 }
 
 /* A member's implicit task, and its region's barrier, end at the region's
@@ -387,18 +262,12 @@ static void member__defer(struct gt_thread *t, struct omp_thread *ot, struct omp
 	ot->settle = task;
 }
 
-/* Durations are measured in ticks (core/clock.h) and recorded in ns. */
-static void add_time(struct gt_thread *t, struct gt_cct_node *n, enum gt_metric m, uint64_t ticks)
-{
-	add(t, n, m, gt_clock__ticks_to_ns(ticks));
-}
-
 void ompt__on_thread_begin(ompt_thread_t type, ompt_data_t *thread_data)
 {
 	enum gt_thread_kind kind = type == ompt_thread_initial ? GT_THREAD_INITIAL
 				   : type == ompt_thread_worker ? GT_THREAD_WORKER
 								: GT_THREAD_OTHER;
-	struct gt_thread *t = thread_of(kind);
+	struct gt_thread *t = ompt__thread_of(kind);
 
 	/* A record the preloaded pthread_create made as the thread started
 	 * (core/thread-create.c) learns what the runtime says the thread is. */
@@ -430,14 +299,14 @@ void ompt__on_parallel_begin(ompt_data_t *encountering_task_data,
 			     unsigned int requested_parallelism, int flags, const void *codeptr_ra)
 {
 	uintptr_t key = GT_UNWIND_KEY();
-	struct gt_thread *t = thread_of(GT_THREAD_OTHER);
+	struct gt_thread *t = ompt__thread_of(GT_THREAD_OTHER);
 	struct omp_thread *ot;
 	struct gt_cct_node *node;
 	struct omp_region *r;
 	struct omp_site *s;
 	void *tag;
 
-	data_set(parallel_data, NULL);
+	ompt__data_set(parallel_data, NULL);
 	if (!t)
 		return;
 	ot = t->ompt;
@@ -450,10 +319,10 @@ void ompt__on_parallel_begin(ompt_data_t *encountering_task_data,
 	if (ot->kernel && ompt__data_get(encountering_task_data) == ot->kernel_task)
 		node = gt_cct__placeholder(&t->cct, ot->kernel, GT_PH_OMP_PARALLEL);
 	else
-		node = ph_cache__get(t, ot,
-				     ompt__context_of(t, codeptr_ra, key, ompt__task_of(encountering_task_data),
-						      encountering_task_frame),
-				     GT_PH_OMP_PARALLEL);
+		node = ompt__ph_cache_get(t, ot,
+					  ompt__context_of(t, codeptr_ra, key, ompt__task_of(encountering_task_data),
+							   encountering_task_frame),
+					  GT_PH_OMP_PARALLEL);
 	s = node ? site__take(ot, node) : NULL;
 	if (!s)
 		goto out;
@@ -471,7 +340,7 @@ void ompt__on_parallel_begin(ompt_data_t *encountering_task_data,
 	 * before the members' implicit tasks begin. It copies parallel_data
 	 * into the team, so the hand-over is told on the site itself. */
 	gt_tsan__release(s);
-	data_set(parallel_data, tag);
+	ompt__data_set(parallel_data, tag);
 	ot->forking = node;
 out:
 	gt_thread__leave(t);
@@ -525,7 +394,7 @@ void ompt__on_implicit_task(ompt_scope_endpoint_t endpoint, ompt_data_t *paralle
 			    ompt_data_t *task_data, unsigned int actual_parallelism,
 			    unsigned int index, int flags)
 {
-	struct gt_thread *t = thread_of(GT_THREAD_OTHER);
+	struct gt_thread *t = ompt__thread_of(GT_THREAD_OTHER);
 	struct omp_thread *ot;
 	void *tag, *league = NULL;
 	struct omp_task *task;
@@ -545,7 +414,7 @@ void ompt__on_implicit_task(ompt_scope_endpoint_t endpoint, ompt_data_t *paralle
 			league = ot->league; /* a league of one team: no parallel_data */
 		if (endpoint == ompt_scope_begin ? !league : !task || task == &ot->initial) {
 			if (endpoint == ompt_scope_begin)
-				data_set(task_data, &ot->initial);
+				ompt__data_set(task_data, &ot->initial);
 			ot->running = endpoint == ompt_scope_begin ? &ot->initial : NULL;
 			return;
 		}
@@ -559,7 +428,7 @@ void ompt__on_implicit_task(ompt_scope_endpoint_t endpoint, ompt_data_t *paralle
 			s = tag__site(tag);
 			gt_tsan__acquire(s); /* the fork's hand-over (parallel_begin) */
 		}
-		task = task__new(ot, 1);
+		task = ompt__task_new(ot, 1);
 		if (task) {
 			now = 0;
 			if (!s) {
@@ -586,7 +455,7 @@ void ompt__on_implicit_task(ompt_scope_endpoint_t endpoint, ompt_data_t *paralle
 		 * (site__take). */
 		if (s)
 			gt_tsan__release(s);
-		data_set(task_data, task);
+		ompt__data_set(task_data, task);
 	} else {
 		task = ompt__task_of(task_data);
 		/* LLVM reports a member's end at its next fork: what then runs
@@ -606,7 +475,7 @@ void ompt__on_implicit_task(ompt_scope_endpoint_t endpoint, ompt_data_t *paralle
 				}
 				implicit__end(t, ot, task, now);
 			}
-			data_set(task_data, NULL);
+			ompt__data_set(task_data, NULL);
 		}
 	}
 	gt_thread__leave(t);
@@ -645,8 +514,8 @@ static inline __attribute__((always_inline)) void scope(struct gt_thread *t, str
 		task->used_cold = 1;
 		s->t0 = now;
 	} else if (s->node) {
-		add_time(t, s->node, time, now - s->t0);
-		add(t, s->node, count, 1);
+		ompt__add_time(t, s->node, time, now - s->t0);
+		ompt__add(t, s->node, count, 1);
 		s->node = NULL;
 	}
 	gt_thread__leave(t);
@@ -744,7 +613,7 @@ void ompt__on_sync_region_wait(ompt_sync_region_t kind, ompt_scope_endpoint_t en
 			task->wait_node = ot->ibar_node;
 		} else {
 			ctx = ompt__context_of(t, codeptr_ra, key, task, NULL);
-			task->wait_node = ph_cache__get(t, ot, ctx, sync__placeholder(kind));
+			task->wait_node = ompt__ph_cache_get(t, ot, ctx, sync__placeholder(kind));
 		}
 		task->used_cold = 1;
 		task->wait_t0 = now;
@@ -787,258 +656,14 @@ void ompt__on_masked(ompt_scope_endpoint_t endpoint, ompt_data_t *parallel_data,
 	if (endpoint != ompt_scope_begin || !t || !t->ompt || !task)
 		return;
 	gt_thread__enter(t);
-	add(t, gt_cct__placeholder(&t->cct, ompt__context_of(t, codeptr_ra, key, task, NULL), GT_PH_OMP_MASKED),
+	ompt__add(t, gt_cct__placeholder(&t->cct, ompt__context_of(t, codeptr_ra, key, task, NULL), GT_PH_OMP_MASKED),
 	    GT_M_OMP_MASKED_COUNT, 1);
-	gt_thread__leave(t);
-}
-
-void ompt__on_task_create(ompt_data_t *encountering_task_data,
-			  const ompt_frame_t *encountering_task_frame, ompt_data_t *new_task_data,
-			  int flags, int has_dependences, const void *codeptr_ra)
-{
-	uintptr_t key = GT_UNWIND_KEY();
-	struct gt_thread *t = thread_of(GT_THREAD_OTHER);
-	struct omp_task *task, *enc;
-	struct gt_cct_node *ctx;
-	ompt_data_t *current = NULL;
-
-	(void)has_dependences;
-	data_set(new_task_data, NULL);
-	if (!t || !(flags & (ompt_task_explicit | ompt_task_target)))
-		return;
-	gt_thread__enter(t);
-	enc = ompt__task_of(encountering_task_data);
-	/* The encountering task is the one this thread runs, unless a helper
-	 * of a taskloop creates it (foreign_create_context): asked of the
-	 * runtime only when this thread's callbacks do not tell. */
-	if ((!enc || enc != ((struct omp_thread *)t->ompt)->running) &&
-	    gt_ompt_get_task_info(0, NULL, &current, NULL, NULL, NULL) == 2 && current &&
-	    current != encountering_task_data && ompt__task_of(current))
-		ctx = foreign_create_context(t, ompt__task_of(current));
-	else
-		ctx = ompt__context_of(t, codeptr_ra, key, enc, encountering_task_frame);
-	if (flags & ompt_task_target) {
-		/* Its target construct hangs right under the call site, as if
-		 * it had not been deferred; ompt/target.c counts it. A record
-		 * now: ompt/target.c keeps the construct's device node in it. */
-		task = task__new(t->ompt, 1);
-		if (task) {
-			task->is_explicit = 1;
-			task->is_untied = !!(flags & ompt_task_untied);
-			task->creator = ctx;
-			task->is_target = 1;
-			task->timed = 1;
-			data_set(new_task_data, task);
-		}
-	} else {
-		struct gt_cct_node *ph = ph_cache__get(t, t->ompt, ctx, GT_PH_OMP_TASK);
-
-		add(t, ph, GT_M_OMP_EXPLICIT_TASKS, 1);
-		/* No record yet (OMP_TASK_PENDING): the runtime's task queue
-		 * hands the node to the thread that runs the task. Nodes are
-		 * 16-byte aligned (core/arena.c), so the tag bits are free. */
-		if (ph && !((uintptr_t)ph & ~OMP_TASK_NODE_MASK)) {
-			uintptr_t v = (uintptr_t)ph | OMP_TASK_PENDING | (flags & ompt_task_untied ? OMP_TASK_UNTIED : 0);
-
-			v |= (uintptr_t)(t->cct.id & 0xffff) << OMP_TASK_TREE_SHIFT;
-			data_set(new_task_data, (void *)v);
-		}
-	}
-	gt_thread__leave(t);
-}
-
-/*
- * What the thread runs after a switch from prior to next. A tied task runs
- * to completion nested in the one its thread left for it, and LLVM names
- * no next task when a deferred one completes: the one it left resumes.
- * Untied tasks move between threads: not followed.
- */
-static void running__switch(struct omp_thread *ot, struct omp_task *prior,
-			    ompt_task_status_t status, struct omp_task *next)
-{
-	struct omp_task *run = next;
-
-	if ((prior && prior->is_untied) || (next && next->is_untied)) {
-		ot->running = NULL;
-		return;
-	}
-	if (status == ompt_task_complete && prior && !next)
-		run = prior->resumes;
-	else if (next && next->is_explicit && status != ompt_task_complete)
-		next->resumes = prior;
-	ot->running = run;
-}
-
-/*
- * Whether task, which starts on this thread for the first time, is timed,
- * from its construct's state on this thread (struct omp_time_site): short,
- * frequent tasks cost two clock reads each, more than the rest of their
- * measurement. A construct is its call site (task->site), whatever its
- * calling context: a recursive task tree creates each task of a level in a
- * context of its own, too few each to judge. Untied tasks (which may
- * resume on another thread) and constructs that find no entry are timed
- * exactly.
- */
-static void time__begin(struct gt_thread *t, struct omp_thread *ot, struct omp_task *task)
-{
-	struct omp_time_site *s = NULL;
-	unsigned h;
-	uint32_t n;
-
-	task->timed = 1;
-	if (gt_config.exact_timing || task->is_untied || !task->site)
-		return;
-	if (!ot->calib_max)
-		ot->calib_max = (gt_clock_use_tsc && gt_clock_ns_per_tick > 0
-					 ? (uint64_t)(4.0 * (double)gt_config.task_time_ns / gt_clock_ns_per_tick)
-					 : 4 * gt_config.task_time_ns) + 1;
-	/* Tasks of one construct usually follow each other. */
-	h = ot->last_time_site;
-	if (ot->time_sites[h].site == task->site) {
-		s = &ot->time_sites[h];
-	} else {
-		h = ptr__slot((const void *)task->site, OMP_TIME_SITES);
-		for (unsigned i = 0; i < 4; i++, h = (h + 1) & (OMP_TIME_SITES - 1)) {
-			if (ot->time_sites[h].site == task->site) {
-				s = &ot->time_sites[h];
-				break;
-			}
-			if (!ot->time_sites[h].site) {
-				s = &ot->time_sites[h];
-				s->site = task->site;
-				s->mode = OMP_TIME_CALIBRATING;
-				break;
-			}
-		}
-		if (!s)
-			return;
-		ot->last_time_site = (uint8_t)h;
-	}
-	n = s->n++;
-	if (s->mode == OMP_TIME_CALIBRATING && n == OMP_TASK_CALIBRATE)
-		s->mode = gt_clock__ticks_to_ns(s->ticks) / OMP_TASK_CALIBRATE >= gt_config.task_time_ns
-				  ? OMP_TIME_EXACT
-				  : OMP_TIME_SAMPLED;
-	task->time_site = (uint8_t)h;
-	task->time_mode = (uint8_t)s->mode;
-	if (s->mode == OMP_TIME_SAMPLED) {
-		/* Deterministic: the first task after calibration, then every
-		 * OMP_TASK_SAMPLE_EVERY-th (n wraps at a multiple of it). */
-		task->timed = (n - OMP_TASK_CALIBRATE) % OMP_TASK_SAMPLE_EVERY == 0;
-		if (task->timed)
-			add(t, task->node, GT_M_OMP_TASK_TIME_SAMPLES, 1);
-	}
-}
-
-/*
- * The record of an explicit task that starts for the first time on this
- * thread (its data holds its creator's tagged <omp task>, see
- * ompt-internal.h), from this thread's free list, put in the task's data.
- * NULL when out of memory: the task then goes unmeasured.
- */
-static struct omp_task *task__start(struct gt_thread *t, struct omp_thread *ot, ompt_data_t *d)
-{
-	uintptr_t v = (uintptr_t)ompt__data_get(d);
-	struct omp_task *task = task__new(ot, 0);
-	const struct gt_cct_node *up;
-	uint32_t tree;
-
-	if (!task) {
-		data_set(d, NULL);
-		return NULL;
-	}
-	task->is_explicit = 1;
-	task->is_untied = !!(v & OMP_TASK_UNTIED);
-	task->creator = (struct gt_cct_node *)(v & OMP_TASK_NODE_MASK);
-	tree = (uint32_t)(v >> OMP_TASK_TREE_SHIFT);
-	/* Another thread's node is not read (it keeps writing its cells,
-	 * which may share its line): its copy here is remembered. */
-	if (tree && tree != (t->cct.id & 0xffff))
-		task->node = gt_thread__import(t, task->creator);
-	else
-		task->node = gt_cct__owns(&t->cct, task->creator) ? task->creator
-								  : gt_thread__import(t, task->creator);
-	/* Its construct: the call site's frame, the same in every context
-	 * and on every thread. */
-	up = task->node ? task->node->parent : NULL;
-	task->site = up && up->kind == GT_NODE_FRAME ? (uintptr_t)up->key : 0;
-	time__begin(t, ot, task);
-	data_set(d, task);
-	return task;
-}
-
-/* A timed explicit task stops running at now (it completes, or switches
- * away and resumes later, timed again from then). */
-static void time__end(struct gt_thread *t, struct omp_thread *ot, struct omp_task *task, uint64_t now)
-{
-	uint64_t d = now > task->t_begin ? now - task->t_begin : 0;
-
-	if (task->time_mode == OMP_TIME_CALIBRATING) {
-		struct omp_time_site *s = &ot->time_sites[task->time_site];
-
-		/* At most 4 thresholds a task: one preempted task among the
-		 * first 64 adds at most a sixteenth of the threshold to their
-		 * mean, and cannot keep a site of short tasks exact. */
-		if (s->site == task->site)
-			s->ticks += d < ot->calib_max ? d : ot->calib_max;
-	} else if (task->time_mode == OMP_TIME_SAMPLED) {
-		d *= OMP_TASK_SAMPLE_EVERY;
-	}
-	/* A target task's time is its construct's (OMP_TGT_TIME). */
-	if (!task->is_target)
-		add_time(t, task->node, GT_M_OMP_EXPLICIT_TASK_TIME, d);
-	/* Waits that ran tasks of a sampled site lose their estimated time. */
-	ot->explicit_ns += d;
-}
-
-void ompt__on_task_schedule(ompt_data_t *prior_task_data, ompt_task_status_t prior_task_status,
-			    ompt_data_t *next_task_data)
-{
-	struct gt_thread *t = thread_of(GT_THREAD_OTHER);
-	struct omp_task *prior, *next;
-	struct omp_thread *ot;
-	uint64_t now = 0;
-
-	if (!t)
-		return;
-	ot = t->ompt;
-	gt_thread__enter(t);
-	prior = ompt__task_of(prior_task_data);
-	if (next_task_data && ((uintptr_t)ompt__data_get(next_task_data) & OMP_TASK_PENDING))
-		next = task__start(t, ot, next_task_data);
-	else
-		next = ompt__task_of(next_task_data);
-	running__switch(ot, prior, prior_task_status, next);
-	if (prior && prior->is_explicit) {
-		if (prior->node && prior->timed) {
-			now = gt_clock__ticks();
-			time__end(t, ot, prior, now);
-		}
-		prior->node = NULL;
-		if (prior_task_status == ompt_task_complete || prior_task_status == ompt_task_cancel ||
-		    prior_task_status == ompt_task_late_fulfill) {
-			data_set(prior_task_data, NULL);
-			task__free(ot, prior);
-		}
-	}
-	if (next && next->is_explicit) {
-		/* An untied task may resume here after it ran elsewhere. The
-		 * creator's node is not read: its copy here is remembered. */
-		if (!next->node)
-			next->node = gt_thread__import(t, next->creator);
-		next->exit_frame = 0; /* where it runs now: asked for at first use */
-		if (next->timed)
-			next->t_begin = now ? now : gt_clock__ticks();
-	}
-	/* An untied task may resume on another thread. */
-	if (prior_task_data)
-		gt_tsan__release(prior_task_data);
 	gt_thread__leave(t);
 }
 
 void ompt__host_init(void)
 {
-	struct gt_thread *t = thread_of(GT_THREAD_INITIAL);
+	struct gt_thread *t = ompt__thread_of(GT_THREAD_INITIAL);
 
 	if (t)
 		gt_sample__thread_start(t);

@@ -6,8 +6,11 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "core/cct.h"
+#include "core/clock.h"
 #include "core/thread.h"
 #include "core/tsan.h"
 #include "ompt/ompt-events.h"
@@ -113,7 +116,7 @@ struct omp_task {
 	/* Members: their end, reported late, waits in omp_thread.settle. */
 	uint8_t wait_deferred; /* the region's barrier ended too; its end is the region's */
 	/* A wait, worksharing construct or reduction began in it: fields past
-	 * the first line were written (task__free clears what is left). */
+	 * the first line were written (ompt__task_free clears what is left). */
 	uint8_t used_cold;
 	/* Explicit: timed: its time is measured; time_mode: how (enum
 	 * omp_time_mode: calibrating adds it to its site's, sampled stands
@@ -192,7 +195,7 @@ struct omp_thread {
 	 * a region repeats, and so does its barrier. */
 	struct gt_cct_node *ibar_parent, *ibar_node;
 	/* Placeholders (<omp task>, <omp taskwait>, ...) by their
-	 * construct's context and kind (ompt/host.c, ph_cache__get): tasks
+	 * construct's context and kind (ompt__ph_cache_get): tasks
 	 * are created and waited for at the same few sites again and again
 	 * (a site a level of a recursive tree, each with its taskwait). */
 	struct {
@@ -254,7 +257,6 @@ static inline struct omp_task *ompt__task_of(ompt_data_t *d)
 extern ompt_get_task_info_t gt_ompt_get_task_info;
 extern ompt_get_state_t gt_ompt_get_state;
 
-
 struct omp_thread *ompt__thread_state(struct gt_thread *t);
 /*
  * The context of a construct at user return address ra, inside task (NULL:
@@ -268,5 +270,118 @@ void ompt__stitch_sample(struct gt_thread *t, struct gt_stitch *st);
  * (`__omp_offloading_<dev>_<file>_<function>_l<line>`: "function:line",
  * demangled), interned; NULL if pc is in no such entry. Normal context. */
 const char *ompt__kernel_name(const void *pc);
+
+/* ---- shared by the host callbacks (host.c, host-task.c) ---- */
+
+/* The calling thread's record with its OpenMP state; NULL when it has none
+ * and none can be made. */
+static inline struct gt_thread *ompt__thread_of(enum gt_thread_kind kind)
+{
+	struct gt_thread *t = gt_thread__self(kind);
+
+	if (t && !t->ompt && !ompt__thread_state(t))
+		return NULL;
+	return t;
+}
+
+/* A slot of a table of n (a power of two) entries keyed by address p:
+ * Fibonacci hashing, as nodes and records sit at strides of their size. */
+static inline unsigned ompt__ptr_slot(const void *p, unsigned n)
+{
+	return (unsigned)(((uint64_t)(uintptr_t)p * 0x9e3779b97f4a7c15ull) >> (64 - __builtin_ctz(n)));
+}
+
+/* The placeholder ph under ctx, from the thread's cache (ph_cache).
+ * Nodes never move or die: a cached one stays valid. */
+static inline struct gt_cct_node *ompt__ph_cache_get(struct gt_thread *t, struct omp_thread *ot,
+						      struct gt_cct_node *ctx, enum gt_placeholder ph)
+{
+	unsigned h = (ompt__ptr_slot(ctx, OMP_PH_CACHE) + (unsigned)ph) & (OMP_PH_CACHE - 1);
+
+	if (ctx != ot->ph_cache[h].ctx || ot->ph_cache[h].kind != (uint32_t)ph || !ot->ph_cache[h].ph) {
+		ot->ph_cache[h].ph = gt_cct__placeholder(&t->cct, ctx, ph);
+		ot->ph_cache[h].ctx = ctx;
+		ot->ph_cache[h].kind = (uint32_t)ph;
+	}
+	return ot->ph_cache[h].ph;
+}
+
+/* Sets the tool's record in a runtime's data (see ompt__data_get). */
+static inline void ompt__data_set(ompt_data_t *d, void *p)
+{
+	gt_tsan__acquire(d);
+	d->ptr = p;
+	gt_tsan__release(d);
+}
+
+/*
+ * Task records come from the thread's own free list and go back to the list
+ * of the thread that ends them. An explicit task's record is made by the
+ * thread that first runs it (host-task.c), which also ends it unless it is
+ * untied: records stay with their thread, warm, without a lock. A list
+ * holds at most OMP_FREE_TASKS, past which records go back to malloc.
+ * Records are cache-line aligned: two threads never write one line.
+ *
+ * An explicit task's record is cleared by its first line, all its start
+ * and end touch. Invariant: a record on a free list has no wait,
+ * worksharing or reduction in progress (ompt__task_free clears one a
+ * cancelled task left, when used_cold says one began); the other fields
+ * past the first line are written before they are read, or read only for
+ * implicit and target tasks, whose records are cleared whole.
+ */
+#define OMP_FREE_TASKS 1024
+#define OMP_TASK_HOT offsetof(struct omp_task, wait_ns)
+_Static_assert(OMP_TASK_HOT <= 64 && offsetof(struct omp_task, used_cold) < OMP_TASK_HOT,
+	       "an explicit task's record is cleared by its first line, used_cold included");
+
+static inline struct omp_task *ompt__task_new(struct omp_thread *ot, int whole)
+{
+	struct omp_task *task = ot->free_tasks;
+
+	if (task) {
+		ot->free_tasks = task->next_free;
+		ot->n_free_tasks--;
+		/* Sizes the compiler knows: a few stores, not a call. */
+		if (whole)
+			memset(task, 0, sizeof(*task));
+		else
+			memset(task, 0, OMP_TASK_HOT);
+	} else {
+		task = aligned_alloc(64, sizeof(*task));
+		if (task)
+			memset(task, 0, sizeof(*task));
+	}
+	return task;
+}
+
+static inline void ompt__task_free(struct omp_thread *ot, struct omp_task *task)
+{
+	if (ot->n_free_tasks >= OMP_FREE_TASKS) {
+		free(task);
+		return;
+	}
+	/* Left by a construct whose end never came (a cancelled task); the
+	 * lines past the first are read only when a construct used them. */
+	if (task->used_cold) {
+		task->wait_node = NULL;
+		task->ws.node = NULL;
+		task->red.node = NULL;
+	}
+	task->next_free = ot->free_tasks;
+	ot->free_tasks = task;
+	ot->n_free_tasks++;
+}
+
+static inline void ompt__add(struct gt_thread *t, struct gt_cct_node *n, enum gt_metric m, uint64_t v)
+{
+	if (n)
+		gt_cct__add(&t->cct, n, m, v, 0);
+}
+
+/* Durations are measured in ticks (core/clock.h) and recorded in ns. */
+static inline void ompt__add_time(struct gt_thread *t, struct gt_cct_node *n, enum gt_metric m, uint64_t ticks)
+{
+	ompt__add(t, n, m, gt_clock__ticks_to_ns(ticks));
+}
 
 #endif
