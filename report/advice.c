@@ -438,6 +438,44 @@ static void put_mix(FILE *f, uint64_t *const *mix, uint32_t i, double I)
 }
 
 /*
+ * How much of the kernels' time the samples cover, once PC sampling's
+ * hardware buffer filled (CUPTI keeps a run's samples in it to the end, and
+ * takes none once it is full): the samples s of the kernel nodes against
+ * what a sample per SM every period of their GPU time t would give, and the
+ * period that would have kept them all, with a quarter to spare. A whole
+ * run reads 85-100 % (SMs idle in a kernel's tail take no samples), so the
+ * line is printed only when the buffer filled.
+ */
+static void pc_coverage(FILE *f, const uint64_t *s, const uint64_t *t, uint32_t n, const struct gt_sections_run *run)
+{
+	double kept = 0, ns = 0, want, cover;
+	uint32_t exponent = 0, k = 0;
+
+	if (!run || !run->pc_buffer_full || !run->pc_period || !run->pc_clock_khz || !run->pc_sms)
+		return;
+	for (uint32_t i = 0; i < n; i++) {
+		if (!t[i])
+			continue;
+		kept += (double)s[i];
+		ns += (double)t[i];
+	}
+	want = ns * 1e-9 * (double)run->pc_clock_khz * 1e3 * (double)run->pc_sms / (double)run->pc_period;
+	if (want <= 0 || kept <= 0)
+		return;
+	cover = kept / want;
+	while ((1ull << exponent) < run->pc_period && exponent < 31)
+		exponent++;
+	while (exponent + k < 31 && (double)(1ull << k) < 1.25 / cover)
+		k++;
+	fprintf(f, "  the hardware buffer filled: the samples cover about %.1f%% of the kernels' %.3f GPU s; the "
+		   "kernels after it have none\n",
+		100.0 * (cover < 1 ? cover : 1), ns * 1e-9);
+	if (k)
+		fprintf(f, "  GPUTOOL_PC_SAMPLING=%u (a sample every %llu cycles) keeps a run like this one whole\n",
+			exponent + k, 1ull << (exponent + k));
+}
+
+/*
  * Per kernel context (the kernel's node under its launch site), what its PC
  * samples say of the whole kernel (HPCToolkit ICS'20, equations 4-9): S samples, S_L
  * of them latency samples (no warp of the scheduler issued), S_I issued,
@@ -477,6 +515,7 @@ static int section_gpu_derived(const struct gt_profile *p, FILE *f, unsigned top
 	fprintf(f, "\nGPU kernels by PC samples (%" PRIu32 " of %" PRIu32 " kernel contexts; rates derived from the samples"
 		   " over the whole kernel, %.0f warp schedulers per SM)\n",
 		shown, nr, w);
+	pc_coverage(f, s, t, p->n_nodes, run);
 	fprintf(f, "  %9s %10s %7s %6s %8s %7s %7s %9s  %s\n", "samples", "GPU s", "issue", "IPC", "eligible", "SM busy",
 		"active", "instr", "kernel < launch site (under it: the issued instructions by class)");
 	for (uint32_t k = 0; k < shown; k++) {

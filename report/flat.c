@@ -120,6 +120,7 @@ int gt_flat_profile__init(struct gt_flat_profile *fp, const struct gt_analysis *
 		fp->run.pc_clock_khz = gt_proc__meta_u64(pr, "pc_sm_clock_khz");
 		fp->run.pc_sms = gt_proc__meta_u64(pr, "pc_sm_count");
 		fp->run.pc_schedulers = gt_proc__meta_u64(pr, "pc_schedulers");
+		fp->run.pc_buffer_full = gt_proc__meta_u64(pr, "pc_buffer_full") != 0;
 	}
 	err = gpu_busy(r, &fp->busy, &fp->run.busy_wall_ns);
 	if (err) {

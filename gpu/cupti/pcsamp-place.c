@@ -762,12 +762,16 @@ static void facts(void)
 			 gt_pcs.buffer_full ? " (the hardware buffer filled: later samples lost)" : "", gt_pcs.n_e,
 			 (unsigned long long)gt_pcs.unplaced, period, loading);
 		gt_tool__set_fact("pc_sampling", buf);
-		/* CUPTI hands over nothing more once its buffer is full: the
-		 * kernels that ran after it have no samples. */
-		if (gt_pcs.buffer_full)
+		/* CUPTI keeps the run's samples in its buffer to the end and
+		 * takes none once it is full: the kernels that ran after have
+		 * none. The report says how much the samples cover and the
+		 * period that keeps them all (report/advice.c). */
+		if (gt_pcs.buffer_full) {
+			gt_tool__set_fact("pc_buffer_full", "1");
 			gt_warn("cupti", "PC sampling's hardware buffer filled: kernels that ran after it have no "
-					 "samples (a longer period, GPUTOOL_PC_RATE lower or GPUTOOL_PC_SAMPLING=N larger, "
-					 "keeps them)");
+					 "samples (the report's \"GPU kernels by PC samples\" says the period that keeps "
+					 "them)");
+		}
 	}
 	if (gt_pcs.counted) {
 		uint64_t inst = 0, threads = 0;

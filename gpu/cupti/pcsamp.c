@@ -40,13 +40,18 @@
 /* The hardware buffer, CUPTI's default 512 MB, is allocated when sampling
  * starts, at the first kernel's launch: 290 ms of that launch on an H200,
  * against 90 ms with 64 MB and 65 ms with 16 MB (docs/PERFORMANCE.md). It
- * is sized for twice what the period fills between two wakes of CUPTI's
- * decoding threads, PC_WAKE_NS (CUPTI's default: 100 ms), at
- * PC_SAMPLE_BYTES a sample. Once it is full, CUPTI hands over no sample
- * for the rest of the run: on an H200 with 25 ms wakes, once over did not
- * hold (32 MB at 2^12 cycles lost every kernel after the first 2.9 million
- * samples; 256 MB at 2^9 after 11 million), twice over did (64 MB, 6.5
- * million; 512 MB, 39 million), at the same cost. */
+ * holds the run's samples until sampling ends: CUPTI hands them over only
+ * at the disable (cuptiPCSamplingGetData during the run took a few hundred
+ * PCs and freed nothing), takes none once the buffer is full, and the end
+ * of sampling grows with what it holds (1.0-1.4 s for 50 million samples,
+ * 41-54 ms for 5 million). Measured on an H200, 2026-11-28: 64 MB kept 4.5
+ * to 6.5 million samples, 512 MB 50 million; shorter wakes of CUPTI's
+ * threads kept fewer (10 ms: 4.3 million in 128 or 256 MB; 5 ms: 1.7
+ * million in 64 MB). So the size is a budget of samples a run, traded
+ * against the fixed cost above: twice what the period fills in PC_WAKE_NS,
+ * at PC_SAMPLE_BYTES a sample (64 MB at 2^12 cycles, about 0.1 s of an
+ * H200's busy SMs); a run that needs more gets the report's count of what
+ * the samples cover and the period that keeps them all (report/advice.c). */
 #define PC_WAKE_NS 25000000ull
 #define PC_SAMPLE_BYTES 12
 #define PC_HW_BUFFER_MIN (16ull << 20)
