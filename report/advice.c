@@ -449,7 +449,7 @@ static void put_mix(FILE *f, uint64_t *const *mix, uint32_t i, double I)
 static void pc_coverage(FILE *f, const uint64_t *s, const uint64_t *t, uint32_t n, const struct gt_sections_run *run)
 {
 	double kept = 0, ns = 0, want, cover;
-	uint32_t exponent = 0, k = 0;
+	uint32_t exponent, k = 0;
 
 	if (!run || !run->pc_buffer_full || !run->pc_period || !run->pc_clock_khz || !run->pc_sms)
 		return;
@@ -463,8 +463,7 @@ static void pc_coverage(FILE *f, const uint64_t *s, const uint64_t *t, uint32_t 
 	if (want <= 0 || kept <= 0)
 		return;
 	cover = kept / want;
-	while ((1ull << exponent) < run->pc_period && exponent < 31)
-		exponent++;
+	exponent = 63 - (uint32_t)__builtin_clzll(run->pc_period); /* a power of two (2^5 to 2^31) */
 	while (exponent + k < 31 && (double)(1ull << k) < 1.25 / cover)
 		k++;
 	fprintf(f, "  the hardware buffer filled: the samples cover about %.1f%% of the kernels' %.3f GPU s; the "

@@ -114,13 +114,15 @@ int gt_flat_profile__init(struct gt_flat_profile *fp, const struct gt_analysis *
 			if (gt_device_list__next(&bw, &d, &w))
 				fp->run.warps_per_sm = w;
 		}
+		/* Any process's samples lost make the merged kernels' partial. */
+		if (gt_proc__meta_u64(pr, "pc_buffer_full"))
+			fp->run.pc_buffer_full = 1;
 		if (fp->run.pc_period || !gt_proc__meta(pr, "pc_period_cycles"))
 			continue;
 		fp->run.pc_period = gt_proc__meta_u64(pr, "pc_period_cycles");
 		fp->run.pc_clock_khz = gt_proc__meta_u64(pr, "pc_sm_clock_khz");
 		fp->run.pc_sms = gt_proc__meta_u64(pr, "pc_sm_count");
 		fp->run.pc_schedulers = gt_proc__meta_u64(pr, "pc_schedulers");
-		fp->run.pc_buffer_full = gt_proc__meta_u64(pr, "pc_buffer_full") != 0;
 	}
 	err = gpu_busy(r, &fp->busy, &fp->run.busy_wall_ns);
 	if (err) {

@@ -32,7 +32,7 @@ struct gt_sections_run {
 	/* PC sampling's set-up (the first process's meta pc_*; 0: unknown):
 	 * the period in cycles, the SM clock, SMs, warp schedulers per SM. */
 	uint64_t pc_period, pc_clock_khz, pc_sms, pc_schedulers;
-	int pc_buffer_full; /* its hardware buffer filled (meta pc_buffer_full): later kernels have no samples */
+	int pc_buffer_full; /* a process's hardware buffer filled (meta pc_buffer_full): later kernels have no samples */
 	uint64_t dram_bytes_per_s; /* the first device's peak DRAM bandwidth (meta gpu_dram_bytes_per_s); 0: unknown */
 	uint64_t warps_per_sm;     /* its warp slots per SM (meta gpu_warps_per_sm); 0: unknown */
 	uint32_t processes;        /* merged; the advice's gains are per process */

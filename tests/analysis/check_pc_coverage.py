@@ -29,8 +29,8 @@ def check(cond, what):
         bad.append(what)
 
 
-def profile(name, full):
-    facts = {"wall_ns": "2000000000", "pc_period_cycles": str(PERIOD), "pc_sm_clock_khz": str(KHZ),
+def profile(name, full, rank=0, path=None):
+    facts = {"rank": str(rank), "pid": str(100 + rank), "exe": "/bin/app", "wall_ns": "2000000000", "pc_period_cycles": str(PERIOD), "pc_sm_clock_khz": str(KHZ),
              "pc_sm_count": str(SMS), "pc_schedulers": "4"}
     if full:
         facts["pc_buffer_full"] = "1"
@@ -46,7 +46,7 @@ def profile(name, full):
             for m, v in (("GPC_SAMPLES", samples), ("GPC_LATENCY", samples // 2), ("GPC_ISSUED", samples // 4),
                          ("GPC_NOT_SELECTED", samples // 8), ("GPS_LONG_SCOREBOARD", samples // 2)):
                 p.value(n, 0, m, v)
-    path = os.path.join(OUT, name + ".gtprof")
+    path = path or os.path.join(OUT, name + ".gtprof")
     p.write(path)
     r = subprocess.run([GPUTOOL, "report", path], capture_output=True, text=True)
     check(r.returncode == 0, "%s: gputool report exits 0 (%s)" % (name, r.stderr.strip()[:60]))
@@ -66,6 +66,16 @@ check(m is not None and m.group(1) == "16" and m.group(2) == "65536",
 text = profile("whole", False)
 check("GPU kernels by PC samples" in text and "the samples cover" not in text,
       "not filled: the section, and no coverage line")
+# Two processes merged, the second one's buffer filled: the merged kernels
+# are partial (the same 9.0 %: both hold the same kernels).
+ranks = os.path.join(OUT, "ranks")
+os.makedirs(ranks, exist_ok=True)
+profile("rank0", False, 0, os.path.join(ranks, "app-0-100.gtprof"))
+profile("rank1", True, 1, os.path.join(ranks, "app-1-101.gtprof"))
+r = subprocess.run([GPUTOOL, "report", ranks], capture_output=True, text=True)
+m = re.search(r"the samples cover about ([0-9.]+)% of the kernels' ([0-9.]+) GPU s", r.stdout)
+check(r.returncode == 0 and m is not None and abs(float(m.group(1)) - 9.0) <= 0.05 and m.group(2) == "2.000",
+      "merged, rank 1 filled: 9.0%% of 2.000 GPU s (%s)" % (str(m.groups()) if m else r.stderr.strip()[:60]))
 if bad:
     print("%d of the checks failed" % len(bad))
     sys.exit(1)
