@@ -110,6 +110,10 @@ enum gt_metric_class gt_metric__class_by_name(const char *name);
 	X(OMP_PAR_COUNT, "OMP_PAR_COUNT", "count", COUNT, "parallel region instances")        \
 	X(OMP_PAR_THREADS, "OMP_PAR_THREADS", "count", COUNT,                                 \
 	  "team members summed over instances (divide by OMP_PAR_COUNT for the mean)")  \
+	X(OMP_PAR_TIME_SAMPLES, "OMP_PAR_TIME_SAMPLES", "count", COUNT,                       \
+	  "parallel region instances whose team was timed as samples of a construct of very " \
+	  "short regions, each standing for 16: the team's OMP_TASK_TIME, OMP_WORK, OMP_WAIT, " \
+	  "OMP_WS_TIME and OMP_REDUCTION_TIME under it are estimates (GPUTOOL_EXACT_TIMING)") \
 	X(OMP_TASK_TIME, "OMP_TASK_TIME", "ns", HOST,                                        \
 	  "time threads spent in a region's implicit tasks (work + wait)")             \
 	X(OMP_WORK, "OMP_WORK", "ns", HOST,                                                  \

@@ -10,6 +10,7 @@
 
 #include "core/config.h"
 #include "core/unwind.h"
+#include "gpu/blame.h"
 #include "ompt/ompt-internal.h"
 
 /*
@@ -168,6 +169,12 @@ static void time__begin(struct gt_thread *t, struct omp_thread *ot, struct omp_t
 		/* Deterministic: the first task after calibration, then every
 		 * OMP_TASK_SAMPLE_EVERY-th (n wraps at a multiple of it). */
 		task->timed = (n - OMP_TASK_CALIBRATE) % OMP_TASK_SAMPLE_EVERY == 0;
+		/* Its waits follow it: counted only, or timed and scaled. */
+		task->inst = task->timed ? OMP_INST_SAMPLE : OMP_INST_UNTIMED;
+		/* A taskwait is a sync point for blame where a device is used:
+		 * timed (ompt__on_sync_region_wait). */
+		if (!task->timed && gt_blame__devices_used())
+			task->inst = OMP_INST_EXACT;
 		if (task->timed)
 			ompt__add(t, task->node, GT_M_OMP_TASK_TIME_SAMPLES, 1);
 	}

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "core/clock.h"
+#include "core/config.h"
 #include "core/trace-format.h"
 #include "core/region.h"
 #include "core/sample.h"
@@ -113,19 +114,74 @@ struct gt_cct_node *ompt__context_of(struct gt_thread *t, const void *ra, uintpt
 _Static_assert(OMP_REGION_RING <= 64 && !(OMP_REGION_RING & (OMP_REGION_RING - 1)),
 	       "a slot's index fits in a site's alignment");
 
-static void *region__tag(const struct omp_site *s, const struct omp_region *r)
+static void *region__tag(const struct omp_site *s, const struct omp_region *r, uintptr_t mode)
 {
-	return (void *)((uintptr_t)s | (uintptr_t)(r - s->ot->regions));
+	return (void *)((uintptr_t)s | (uintptr_t)(r - s->ot->regions) | mode);
 }
 
 static struct omp_site *tag__site(void *tag)
 {
-	return (struct omp_site *)((uintptr_t)tag & ~(uintptr_t)(OMP_REGION_RING - 1));
+	return (struct omp_site *)((uintptr_t)tag & ~((uintptr_t)(OMP_REGION_RING - 1) | OMP_TAG_MODES));
+}
+
+/* How the instance of a tag is timed (enum omp_inst). */
+static uint8_t tag__inst(void *tag)
+{
+	uintptr_t v = (uintptr_t)tag;
+
+	return v & OMP_TAG_UNTIMED ? OMP_INST_UNTIMED : v & OMP_TAG_SAMPLE ? OMP_INST_SAMPLE : OMP_INST_EXACT;
 }
 
 static struct omp_region *tag__region(void *tag)
 {
 	return &tag__site(tag)->ot->regions[(uintptr_t)tag & (OMP_REGION_RING - 1)];
+}
+
+_Static_assert(OMP_REGION_SAMPLE_EVERY == OMP_TASK_SAMPLE_EVERY, "one period for tasks and regions");
+
+/* What a time of an instance of inst stands for. */
+static inline uint64_t inst__scale(uint8_t inst)
+{
+	return inst == OMP_INST_SAMPLE ? OMP_REGION_SAMPLE_EVERY : 1;
+}
+
+/*
+ * The mode of the next region of site s (see OMP_REGION_CALIBRATE), as its
+ * tag's bits: one in OMP_REGION_SAMPLE_EVERY after calibration, the first
+ * included, for a construct of short regions. A league's (teams) regions,
+ * a traced run's and those of a process that uses a device (whose waits
+ * are sync points for blame) are timed in full.
+ */
+static uintptr_t site__mode(struct omp_thread *ot, const struct omp_site *s, int flags)
+{
+	struct omp_site_time *st = &ot->site_time[s - ot->sites];
+	uint32_t n = st->n++;
+
+	if (st->mode == OMP_TIME_CALIBRATING && n == OMP_REGION_CALIBRATE)
+		st->mode = gt_clock__ticks_to_ns(st->ticks) / OMP_REGION_CALIBRATE >= gt_config.region_time_ns
+				   ? OMP_TIME_EXACT
+				   : OMP_TIME_SAMPLED;
+	if (st->mode != OMP_TIME_SAMPLED || (flags & ompt_parallel_league) || gt_tracer__on() ||
+	    gt_blame__devices_used())
+		return 0;
+	/* n wraps at a multiple of OMP_REGION_SAMPLE_EVERY. */
+	return (n - OMP_REGION_CALIBRATE) % OMP_REGION_SAMPLE_EVERY ? OMP_TAG_UNTIMED : OMP_TAG_SAMPLE;
+}
+
+/* A region of site s that took ticks ended: while the site calibrates, its
+ * time counts towards the mean, at most 4 thresholds (one preempted region
+ * among the first 64 cannot keep a construct of short ones timed in full). */
+static void site__time(struct omp_thread *ot, const struct omp_site *s, uint64_t ticks)
+{
+	struct omp_site_time *st = &ot->site_time[s - ot->sites];
+
+	if (st->mode != OMP_TIME_CALIBRATING)
+		return;
+	if (!ot->region_calib_max)
+		ot->region_calib_max = (gt_clock_use_tsc && gt_clock_ns_per_tick > 0
+						? (uint64_t)(4.0 * (double)gt_config.region_time_ns / gt_clock_ns_per_tick)
+						: 4 * gt_config.region_time_ns) + 1;
+	st->ticks += ticks < ot->region_calib_max ? ticks : ot->region_calib_max;
 }
 
 /*
@@ -148,6 +204,10 @@ static struct omp_site *site__take(struct omp_thread *ot, struct gt_cct_node *no
 			 * ompt__on_implicit_task). */
 			gt_tsan__acquire(s);
 			s->node = node;
+			ot->site_time[k] = (struct omp_site_time){
+				.mode = gt_config.exact_timing || !gt_config.region_time_ns ? OMP_TIME_EXACT
+											  : OMP_TIME_CALIBRATING,
+			};
 		}
 		ot->site_busy[k]++;
 		return s;
@@ -207,7 +267,7 @@ static inline __attribute__((always_inline)) uint64_t wait__end(struct gt_thread
 
 	d = d > busy ? d - busy : 0;
 	{
-		const uint64_t v[] = { gt_clock__ticks_to_ns(d), 1 };
+		const uint64_t v[] = { gt_clock__ticks_to_ns(d * inst__scale(task->inst)), 1 };
 
 		gt_cct__add_n(&t->cct, task->wait_node, m, v, 2, 0);
 	}
@@ -222,11 +282,12 @@ static void implicit__end(struct gt_thread *t, struct omp_thread *ot, struct omp
 {
 	uint64_t d = now > task->t_begin ? now - task->t_begin : 0;
 
-	if (task->node) {
+	if (task->node && task->inst != OMP_INST_UNTIMED) {
 		static const enum gt_metric m[] = { GT_M_OMP_TASK_TIME, GT_M_OMP_WORK };
+		const uint64_t k = inst__scale(task->inst);
 		const uint64_t v[] = {
-			gt_clock__ticks_to_ns(d),
-			gt_clock__ticks_to_ns(d > task->wait_ns ? d - task->wait_ns : 0),
+			gt_clock__ticks_to_ns(d * k),
+			gt_clock__ticks_to_ns((d > task->wait_ns ? d - task->wait_ns : 0) * k),
 		};
 
 		gt_cct__add_n(&t->cct, task->node, m, v, 2, 0);
@@ -333,7 +394,7 @@ void ompt__on_parallel_begin(ompt_data_t *encountering_task_data,
 	}
 	r->team = requested_parallelism;
 	atomic_store_explicit(&r->t_begin, gt_clock__ticks(), memory_order_relaxed);
-	tag = region__tag(s, r);
+	tag = region__tag(s, r, site__mode(ot, s, flags));
 	if (flags & ompt_parallel_league)
 		ot->league = tag;
 	/* The fork hands the site to the team: the runtime orders these writes
@@ -378,9 +439,13 @@ void ompt__on_parallel_end(ompt_data_t *parallel_data, ompt_data_t *encountering
 						    GT_M_OMP_PAR_THREADS };
 		const uint64_t v[] = { gt_clock__ticks_to_ns(now - begin), 1, r->team };
 
-		if (s->node)
+		if (s->node) {
 			gt_cct__add_n(&t->cct, s->node, m, v, 3, 0);
+			if ((uintptr_t)tag & OMP_TAG_SAMPLE)
+				gt_cct__add(&t->cct, s->node, GT_M_OMP_PAR_TIME_SAMPLES, 1, 0);
+		}
 	}
+	site__time(ot, s, now - begin);
 	if (gt_tracer__on())
 		gt_tracer__span_ticks(t, GT_EV_REGION, "omp parallel", s->node, begin, now);
 	site__put(ot, s);
@@ -436,6 +501,7 @@ void ompt__on_implicit_task(ompt_scope_endpoint_t endpoint, ompt_data_t *paralle
 			} else if (s->ot == ot) {
 				task->node = s->node;
 				task->region = tag__region(tag);
+				task->inst = tag__inst(tag);
 				ot->forking = NULL;
 				now = atomic_load_explicit(&task->region->t_begin, memory_order_relaxed);
 				/* Member 0; it alone writes team. */
@@ -447,8 +513,11 @@ void ompt__on_implicit_task(ompt_scope_endpoint_t endpoint, ompt_data_t *paralle
 				task->node = gt_thread__import(t, s->node);
 				task->region = tag__region(tag);
 				task->is_member = 1;
+				task->inst = tag__inst(tag);
 			}
-			task->t_begin = now ? now : gt_clock__ticks();
+			/* An untimed member's begin is never read. */
+			if (task->inst != OMP_INST_UNTIMED || !task->is_member)
+				task->t_begin = now ? now : gt_clock__ticks();
 		}
 		ot->running = task;
 		/* This member is done reading the site before the join
@@ -463,7 +532,10 @@ void ompt__on_implicit_task(ompt_scope_endpoint_t endpoint, ompt_data_t *paralle
 		if (ot->running == task)
 			ot->running = NULL;
 		if (task && task != &ot->initial) {
-			if (task->is_member) {
+			if (task->is_member && task->inst == OMP_INST_UNTIMED) {
+				/* Nothing to settle. */
+				ompt__task_free(ot, task);
+			} else if (task->is_member) {
 				member__defer(t, ot, task);
 			} else {
 				now = gt_clock__ticks();
@@ -506,7 +578,8 @@ static inline __attribute__((always_inline)) void scope(struct gt_thread *t, str
 							const void *ra, uintptr_t key, enum gt_placeholder ph,
 							enum gt_metric time, enum gt_metric count)
 {
-	uint64_t now = gt_clock__ticks();
+	/* Counted only in an untimed region instance. */
+	uint64_t now = task->inst == OMP_INST_UNTIMED ? 0 : gt_clock__ticks();
 
 	gt_thread__enter(t);
 	if (endpoint == ompt_scope_begin) {
@@ -514,7 +587,8 @@ static inline __attribute__((always_inline)) void scope(struct gt_thread *t, str
 		task->used_cold = 1;
 		s->t0 = now;
 	} else if (s->node) {
-		ompt__add_time(t, s->node, time, now - s->t0);
+		if (task->inst != OMP_INST_UNTIMED)
+			ompt__add_time(t, s->node, time, (now - s->t0) * inst__scale(task->inst));
 		ompt__add(t, s->node, count, 1);
 		s->node = NULL;
 	}
@@ -599,7 +673,7 @@ void ompt__on_sync_region_wait(ompt_sync_region_t kind, ompt_scope_endpoint_t en
 		/* Off the fork's path: the line was fetched meanwhile. */
 		if (ot->settle)
 			member__settle(t, ot);
-		now = gt_clock__ticks();
+		now = task->inst == OMP_INST_UNTIMED ? 0 : gt_clock__ticks();
 		if (kind == ompt_sync_region_barrier_implicit_parallel ||
 		    kind == ompt_sync_region_barrier_teams) {
 			/* The region's own barrier: its return address is the
@@ -618,6 +692,12 @@ void ompt__on_sync_region_wait(ompt_sync_region_t kind, ompt_scope_endpoint_t en
 		task->used_cold = 1;
 		task->wait_t0 = now;
 		task->wait_busy0 = ot->explicit_ns;
+		/* An untimed region instance's: counted now, its node kept for
+		 * the samples taken while it waits (host-sample.c). */
+		if (task->inst == OMP_INST_UNTIMED)
+			ompt__add(t, task->wait_node, GT_M_OMP_WAIT_COUNT, 1);
+	} else if (task->wait_node && task->inst == OMP_INST_UNTIMED) {
+		task->wait_node = NULL;
 	} else if (task->wait_node) {
 		uint64_t busy = ot->explicit_ns - task->wait_busy0;
 

@@ -46,6 +46,36 @@
 #define OMP_REGION_RING 64
 #define OMP_SITES 64
 
+/*
+ * How a region instance's team is timed. A parallel construct is timed in
+ * full (every member's implicit task, waits, worksharing constructs and
+ * reductions) while its first OMP_REGION_CALIBRATE regions on the
+ * encountering thread run, and at every region after them if they averaged
+ * GPUTOOL_REGION_TIME_NS or more. Otherwise one region in
+ * OMP_REGION_SAMPLE_EVERY is timed, its times scaled by that, and the
+ * others are counted only: their members read no clock and settle no late
+ * end. The region's own time and count (OMP_PAR_TIME, OMP_PAR_COUNT), the
+ * encountering thread's two clock reads, stay exact. The instance's mode
+ * travels in the top bits of its tag (region__tag), which the members read
+ * anyway: user-space addresses leave them 0.
+ */
+#define OMP_REGION_CALIBRATE 64
+#define OMP_REGION_SAMPLE_EVERY 16
+#define OMP_TAG_UNTIMED ((uintptr_t)1 << 63) /* counted only */
+#define OMP_TAG_SAMPLE ((uintptr_t)1 << 62)  /* timed, standing for OMP_REGION_SAMPLE_EVERY */
+#define OMP_TAG_MODES (OMP_TAG_UNTIMED | OMP_TAG_SAMPLE)
+
+/* omp_task.inst: timed; counted only; timed, standing for a sampling
+ * period (OMP_REGION_SAMPLE_EVERY, OMP_TASK_SAMPLE_EVERY). */
+enum omp_inst { OMP_INST_EXACT, OMP_INST_UNTIMED, OMP_INST_SAMPLE };
+
+/* A site's timing state on its encountering thread (omp_thread.site_time). */
+struct omp_site_time {
+	uint64_t ticks; /* calibrating: its regions' time so far */
+	uint32_t n;     /* regions begun */
+	uint32_t mode;  /* enum omp_time_mode */
+};
+
 struct omp_site {
 	_Alignas(64) struct gt_cct_node *node; /* <omp parallel> in the encountering thread's tree */
 	struct omp_thread *ot;                 /* the encountering thread's, which holds the ring */
@@ -123,6 +153,10 @@ struct omp_task {
 	 * for OMP_TASK_SAMPLE_EVERY tasks); time_site: its entry in the
 	 * running thread's time_sites. */
 	uint8_t timed, time_mode, time_site;
+	/* How its waits, worksharing constructs and reductions are timed
+	 * (enum omp_inst): implicit tasks as their region instance, explicit
+	 * ones as themselves (time__begin). */
+	uint8_t inst;
 	uint64_t wait_ns;      /* ticks waited inside this task so far */
 	uint64_t wait_t0;
 	uint64_t wait_busy0; /* the thread's explicit-task time when the wait began */
@@ -171,6 +205,7 @@ struct omp_thread {
 	/* Instances of each site between parallel_begin and _end: a site in
 	 * use keeps its node. */
 	uint8_t site_busy[OMP_SITES];
+	struct omp_site_time site_time[OMP_SITES];
 	/* Time this thread spent executing explicit tasks. A thread that waits
 	 * at a barrier or taskwait runs queued tasks meanwhile: that is work,
 	 * and is taken out of the wait. */
@@ -204,6 +239,7 @@ struct omp_thread {
 	} ph_cache[OMP_PH_CACHE];
 	struct omp_time_site time_sites[OMP_TIME_SITES];
 	uint64_t calib_max; /* the most ticks a calibrating task counts; 0: not set yet */
+	uint64_t region_calib_max; /* the most ticks a calibrating region counts; 0: not set yet */
 	uint8_t last_time_site; /* the entry of time_sites used last */
 	/* The league (teams) this thread began and has not ended: LLVM's
 	 * libomp gives a league of one team's initial task no parallel_data. */
