@@ -146,42 +146,73 @@ static inline uint64_t inst__scale(uint8_t inst)
 }
 
 /*
- * The mode of the next region of site s (see OMP_REGION_CALIBRATE), as its
- * tag's bits: one in OMP_REGION_SAMPLE_EVERY after calibration, the first
- * included, for a construct of short regions. A league's (teams) regions,
- * a traced run's and those of a process that uses a device (whose waits
- * are sync points for blame) are timed in full.
+ * The mode of the next region of r's construct, at return address ra (see
+ * OMP_REGION_CALIBRATE), as its tag's bits; r->time is the construct's
+ * entry. One region in OMP_REGION_SAMPLE_EVERY after calibration, the first
+ * included, is timed for a construct of short regions. A league's (teams)
+ * regions, a traced run's and those of a process that uses a device (whose
+ * waits are sync points for blame) are timed in full, as is a construct
+ * that finds no entry.
  */
-static uintptr_t site__mode(struct omp_thread *ot, const struct omp_site *s, int flags)
+static uintptr_t region__mode(struct omp_thread *ot, struct omp_region *r, const void *ra, int flags)
 {
-	struct omp_site_time *st = &ot->site_time[s - ot->sites];
-	uint32_t n = st->n++;
+	struct omp_region_time *rt = NULL;
+	unsigned h = ot->last_region_time;
+	uint32_t n;
 
-	if (st->mode == OMP_TIME_CALIBRATING && n == OMP_REGION_CALIBRATE)
-		st->mode = gt_clock__ticks_to_ns(st->ticks) / OMP_REGION_CALIBRATE >= gt_config.region_time_ns
+	r->ra = NULL;
+	if (!ra || gt_config.exact_timing || !gt_config.region_time_ns)
+		return 0;
+	/* Regions of one construct usually follow each other. */
+	if (ot->region_times[h].ra == (uintptr_t)ra) {
+		rt = &ot->region_times[h];
+	} else {
+		h = ompt__ptr_slot(ra, OMP_REGION_TIMES);
+		for (unsigned i = 0; i < 4; i++, h = (h + 1) & (OMP_REGION_TIMES - 1)) {
+			if (ot->region_times[h].ra == (uintptr_t)ra) {
+				rt = &ot->region_times[h];
+				break;
+			}
+			if (!ot->region_times[h].ra) {
+				rt = &ot->region_times[h];
+				rt->ra = (uintptr_t)ra;
+				rt->mode = OMP_TIME_CALIBRATING;
+				break;
+			}
+		}
+		if (!rt)
+			return 0; /* r->ra stays NULL: no calibration */
+		ot->last_region_time = (uint8_t)h;
+	}
+	r->time = (uint8_t)h;
+	r->ra = ra;
+	n = rt->n++;
+	if (rt->mode == OMP_TIME_CALIBRATING && n == OMP_REGION_CALIBRATE)
+		rt->mode = gt_clock__ticks_to_ns(rt->ticks) / OMP_REGION_CALIBRATE >= gt_config.region_time_ns
 				   ? OMP_TIME_EXACT
 				   : OMP_TIME_SAMPLED;
-	if (st->mode != OMP_TIME_SAMPLED || (flags & ompt_parallel_league) || gt_tracer__on() ||
+	if (rt->mode != OMP_TIME_SAMPLED || (flags & ompt_parallel_league) || gt_tracer__on() ||
 	    gt_blame__devices_used())
 		return 0;
 	/* n wraps at a multiple of OMP_REGION_SAMPLE_EVERY. */
 	return (n - OMP_REGION_CALIBRATE) % OMP_REGION_SAMPLE_EVERY ? OMP_TAG_UNTIMED : OMP_TAG_SAMPLE;
 }
 
-/* A region of site s that took ticks ended: while the site calibrates, its
+/* A region r that took ticks ended: while its construct calibrates, its
  * time counts towards the mean, at most 4 thresholds (one preempted region
- * among the first 64 cannot keep a construct of short ones timed in full). */
-static void site__time(struct omp_thread *ot, const struct omp_site *s, uint64_t ticks)
+ * among the first ones cannot keep a construct of short ones timed in
+ * full). */
+static void region__time(struct omp_thread *ot, const struct omp_region *r, uint64_t ticks)
 {
-	struct omp_site_time *st = &ot->site_time[s - ot->sites];
+	struct omp_region_time *rt = &ot->region_times[r->time];
 
-	if (st->mode != OMP_TIME_CALIBRATING)
+	if (!r->ra || rt->ra != (uintptr_t)r->ra || rt->mode != OMP_TIME_CALIBRATING)
 		return;
 	if (!ot->region_calib_max)
 		ot->region_calib_max = (gt_clock_use_tsc && gt_clock_ns_per_tick > 0
 						? (uint64_t)(4.0 * (double)gt_config.region_time_ns / gt_clock_ns_per_tick)
 						: 4 * gt_config.region_time_ns) + 1;
-	st->ticks += ticks < ot->region_calib_max ? ticks : ot->region_calib_max;
+	rt->ticks += ticks < ot->region_calib_max ? ticks : ot->region_calib_max;
 }
 
 /*
@@ -204,10 +235,6 @@ static struct omp_site *site__take(struct omp_thread *ot, struct gt_cct_node *no
 			 * ompt__on_implicit_task). */
 			gt_tsan__acquire(s);
 			s->node = node;
-			ot->site_time[k] = (struct omp_site_time){
-				.mode = gt_config.exact_timing || !gt_config.region_time_ns ? OMP_TIME_EXACT
-											  : OMP_TIME_CALIBRATING,
-			};
 		}
 		ot->site_busy[k]++;
 		return s;
@@ -394,7 +421,7 @@ void ompt__on_parallel_begin(ompt_data_t *encountering_task_data,
 	}
 	r->team = requested_parallelism;
 	atomic_store_explicit(&r->t_begin, gt_clock__ticks(), memory_order_relaxed);
-	tag = region__tag(s, r, site__mode(ot, s, flags));
+	tag = region__tag(s, r, region__mode(ot, r, codeptr_ra, flags));
 	if (flags & ompt_parallel_league)
 		ot->league = tag;
 	/* The fork hands the site to the team: the runtime orders these writes
@@ -445,7 +472,7 @@ void ompt__on_parallel_end(ompt_data_t *parallel_data, ompt_data_t *encountering
 				gt_cct__add(&t->cct, s->node, GT_M_OMP_PAR_TIME_SAMPLES, 1, 0);
 		}
 	}
-	site__time(ot, s, now - begin);
+	region__time(ot, r, now - begin);
 	if (gt_tracer__on())
 		gt_tracer__span_ticks(t, GT_EV_REGION, "omp parallel", s->node, begin, now);
 	site__put(ot, s);
@@ -583,7 +610,7 @@ static inline __attribute__((always_inline)) void scope(struct gt_thread *t, str
 
 	gt_thread__enter(t);
 	if (endpoint == ompt_scope_begin) {
-		s->node = gt_cct__placeholder(&t->cct, ompt__context_of(t, ra, key, task, NULL), ph);
+		s->node = ompt__ph_cache_get(t, t->ompt, ompt__context_of(t, ra, key, task, NULL), ph);
 		task->used_cold = 1;
 		s->t0 = now;
 	} else if (s->node) {

@@ -58,8 +58,15 @@
  * encountering thread's two clock reads, stay exact. The instance's mode
  * travels in the top bits of its tag (region__tag), which the members read
  * anyway: user-space addresses leave them 0.
+ *
+ * A construct is its return address, whatever its calling context: a
+ * recursion reaches one construct in many contexts, each with too few
+ * regions to judge (and more contexts than a thread has sites). A thread
+ * keeps OMP_REGION_TIMES constructs; one that finds no entry is timed in
+ * full.
  */
-#define OMP_REGION_CALIBRATE 64
+#define OMP_REGION_CALIBRATE 16
+#define OMP_REGION_TIMES 64 /* a power of two, at most 256 (omp_region.time) */
 #define OMP_REGION_SAMPLE_EVERY 16
 #define OMP_TAG_UNTIMED ((uintptr_t)1 << 63) /* counted only */
 #define OMP_TAG_SAMPLE ((uintptr_t)1 << 62)  /* timed, standing for OMP_REGION_SAMPLE_EVERY */
@@ -69,8 +76,9 @@
  * period (OMP_REGION_SAMPLE_EVERY, OMP_TASK_SAMPLE_EVERY). */
 enum omp_inst { OMP_INST_EXACT, OMP_INST_UNTIMED, OMP_INST_SAMPLE };
 
-/* A site's timing state on its encountering thread (omp_thread.site_time). */
-struct omp_site_time {
+/* A construct's timing state on its encountering thread (omp_thread.region_times). */
+struct omp_region_time {
+	uintptr_t ra;   /* the construct's return address; 0: free */
 	uint64_t ticks; /* calibrating: its regions' time so far */
 	uint32_t n;     /* regions begun */
 	uint32_t mode;  /* enum omp_time_mode */
@@ -87,7 +95,9 @@ struct omp_region {
 	_Alignas(64) _Atomic uint64_t t_begin; /* ticks */
 	_Atomic uint64_t t_end;               /* ticks; 0 until the encountering thread's implicit task ends */
 	uint32_t team;
-	int active;                           /* between parallel_begin and _end (encountering thread only) */
+	uint8_t active;                       /* between parallel_begin and _end (encountering thread only) */
+	uint8_t time;                         /* its construct's entry in region_times (encountering thread only) */
+	const void *ra;                       /* its construct's return address (encountering thread only) */
 };
 
 /* A construct timed from its begin to its end callback. */
@@ -205,7 +215,8 @@ struct omp_thread {
 	/* Instances of each site between parallel_begin and _end: a site in
 	 * use keeps its node. */
 	uint8_t site_busy[OMP_SITES];
-	struct omp_site_time site_time[OMP_SITES];
+	struct omp_region_time region_times[OMP_REGION_TIMES];
+	uint8_t last_region_time; /* the entry of region_times used last */
 	/* Time this thread spent executing explicit tasks. A thread that waits
 	 * at a barrier or taskwait runs queued tasks meanwhile: that is work,
 	 * and is taken out of the wait. */
