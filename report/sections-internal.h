@@ -32,6 +32,9 @@ struct column {
 
 #define N_COLUMNS(c) (sizeof(c) / sizeof((c)[0]))
 
+/* The placeholder node of a parallel construct's regions. */
+#define PH_PARALLEL "<omp parallel>"
+
 /* A line under a row starts after the first column (up to 4 digits) and 4 spaces. */
 #define BELOW_INDENT 8
 
@@ -56,9 +59,11 @@ int gt_rep__is_node_named(const struct gt_profile *p, uint32_t i, uint32_t kind,
 /* The nodes with a nonzero key, largest first: *out (caller frees), count. */
 int gt_rep__nodes_by(const struct rep *r, const uint64_t *key, uint32_t **out, uint32_t *count);
 
-/* sections-omp.c: the OpenMP waits, and the explicit tasks timed by sampling. */
+/* sections-omp.c: the OpenMP waits, and the explicit tasks and parallel
+ * regions timed by sampling. */
 int gt_rep__waits_build(const struct rep *r, struct gt_section_rows *s);
 int gt_rep__section_waits(struct rep *r);
 int gt_rep__section_sampled_tasks(struct rep *r);
+int gt_rep__section_sampled_regions(struct rep *r);
 
 #endif

@@ -2,7 +2,7 @@
 /*
  * The text report's OpenMP sections beyond the regions (sections.c): the
  * waits at barriers, taskwaits and taskgroups by context, and the explicit
- * task constructs whose tasks were timed by sampling.
+ * task and parallel constructs whose instances were timed by sampling.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -114,6 +114,84 @@ out_free:
 	return err;
 }
 
+/* A construct timed by sampling: one row of a sampled_write section. */
+struct sampled_row {
+	uint32_t node;	  /* the context shown */
+	uint32_t ctxs;	  /* contexts summed into the row */
+	uint64_t count;	  /* instances (tasks, regions) */
+	uint64_t time_ns; /* their time */
+	uint64_t samples; /* instances timed, each standing for a sampling period */
+};
+
+/* What sets one section of sampled constructs apart from another. */
+struct sampled_section {
+	const char *name;  /* the title */
+	const char *what;  /* after "N of M" in the title: the constructs, what is exact, what estimated */
+	const char *count; /* the count column's head */
+	const char *where; /* the context column's head */
+	int estimated;	   /* the time column is an estimate: "~" before it */
+	int ctxs;	   /* a column of the contexts summed into each row */
+};
+
+/*
+ * The rows of rows[0..n) that had instances timed by sampling, by time,
+ * the first r->top of them, under the title "name (N of n_all what)";
+ * nothing when no row had samples.
+ */
+static int sampled_write(struct rep *r, const struct sampled_section *sec, struct sampled_row *rows, uint32_t n,
+			 uint32_t n_all)
+{
+	struct gt_ranked *k = malloc((n ? n : 1) * sizeof(*k));
+	uint32_t *ord = NULL, *nodes = NULL, m = 0, shown;
+	const char *tilde = sec->estimated ? "~" : "";
+	struct gt_table t = { 0 };
+	int err;
+
+	if (!k)
+		return -ENOMEM;
+	for (uint32_t j = 0; j < n; j++)
+		if (rows[j].samples)
+			k[m++] = (struct gt_ranked){ .key = rows[j].time_ns, .node = j };
+	if (!m) {
+		free(k);
+		return 0;
+	}
+	if ((err = gt_ranked__nodes(k, m, &ord)))
+		return err;
+	shown = m < r->top ? m : r->top;
+	if (!(nodes = malloc(shown * sizeof(*nodes)))) {
+		err = -ENOMEM;
+		goto out_free;
+	}
+	err = sec->ctxs ? gt_table__init(&t, shown, sec->where, 5, sec->count, "time s", "mean us", "timed", "contexts")
+			: gt_table__init(&t, shown, sec->where, 4, sec->count, "time s", "mean us", "timed");
+	if (err)
+		goto out_free;
+	for (uint32_t j = 0; j < shown; j++) {
+		const struct sampled_row *w = &rows[ord[j]];
+
+		gt_table__set(&t, j, 0, "%" PRIu64, w->count);
+		gt_table__set(&t, j, 1, "%s%.6f", tilde, gt_rep__secs(w->time_ns));
+		if (w->count)
+			gt_table__set(&t, j, 2, "%s%.3f", tilde, (double)w->time_ns / (double)w->count / 1e3);
+		else
+			gt_table__set(&t, j, 2, "-");
+		gt_table__set(&t, j, 3, "%" PRIu64, w->samples);
+		if (sec->ctxs)
+			gt_table__set(&t, j, 4, "%" PRIu32, w->ctxs);
+		nodes[j] = w->node;
+	}
+	if ((err = gt_rep__paths(r, nodes, shown, 1, gt_table__tail_cols(&t, gt_rep__line_cols(r)), t.tail)))
+		goto out_free;
+	fprintf(r->f, "\n%s (%" PRIu32 " of %" PRIu32 " %s)\n", sec->name, shown, n_all, sec->what);
+	gt_table__print(&t, r->f);
+out_free:
+	free(nodes);
+	free(ord);
+	gt_table__fini(&t);
+	return err;
+}
+
 /*
  * Explicit tasks whose time is an estimate: the measuring side times one
  * task in OMP_TASK_SAMPLE_EVERY of a construct whose tasks are very short
@@ -125,32 +203,35 @@ out_free:
  */
 int gt_rep__section_sampled_tasks(struct rep *r)
 {
+	static const struct sampled_section sec = {
+		.name = "Explicit tasks timed by sampling",
+		.what = "task constructs, too short to time each: counts exact, time estimated from the tasks timed;"
+			" GPUTOOL_EXACT_TIMING=1 times every task",
+		.count = "tasks",
+		.where = "where (innermost first; one context of the construct)",
+		.estimated = 1,
+		.ctxs = 1,
+	};
 	const struct gt_profile *p = r->p;
-	uint64_t *samples = NULL, *tasks = NULL, *time = NULL, *key = NULL;
+	uint64_t *samples = NULL, *tasks = NULL, *time = NULL;
 	const struct column cols[] = { { "OMP_TASK_TIME_SAMPLES", &samples, NULL },
 				       { "OMP_EXPLICIT_TASKS", &tasks, NULL },
 				       { "OMP_EXPLICIT_TASK_TIME", &time, NULL } };
-	/* Per construct k: site[k] a frame of its call site; sum_*[k] over its
-	 * contexts; rep[k] the context shown (the one with the most tasks). */
-	uint32_t *site = NULL, *rep = NULL, *ctxs = NULL, n_site = 0, *idx = NULL, n = 0, shown;
-	uint64_t *sum_tasks = NULL, *sum_time = NULL, *sum_samples = NULL;
+	/* Per construct k: site[k] a frame of its call site; row[k] its sums
+	 * over its contexts, shown at the one with the most tasks. */
+	uint32_t *site = NULL, n_site = 0;
+	struct sampled_row *row = NULL;
 	size_t cap = p->n_nodes ? p->n_nodes : 1;
-	struct gt_table t = { 0 };
 	int err;
 
 	if ((err = gt_rep__columns_load(p, cols, N_COLUMNS(cols))))
 		goto out_free;
-	err = -ENOMEM;
 	site = malloc(cap * sizeof(*site));
-	rep = malloc(cap * sizeof(*rep));
-	ctxs = calloc(cap, sizeof(*ctxs));
-	key = calloc(cap, sizeof(*key));
-	sum_tasks = calloc(cap, sizeof(*sum_tasks));
-	sum_time = calloc(cap, sizeof(*sum_time));
-	sum_samples = calloc(cap, sizeof(*sum_samples));
-	if (!site || !rep || !ctxs || !key || !sum_tasks || !sum_time || !sum_samples)
+	row = calloc(cap, sizeof(*row));
+	if (!site || !row) {
+		err = -ENOMEM;
 		goto out_free;
-	err = 0;
+	}
 	for (uint32_t i = 1; i < p->n_nodes; i++) {
 		uint32_t up = p->nodes[i].parent, k;
 
@@ -168,58 +249,65 @@ int gt_rep__section_sampled_tasks(struct rep *r)
 		}
 		if (k == n_site) {
 			site[n_site++] = up;
-			rep[k] = i;
+			row[k].node = i;
 		}
-		ctxs[k]++;
-		sum_tasks[k] += tasks[i];
-		sum_time[k] += time[i];
-		sum_samples[k] += samples[i];
-		if (tasks[i] > tasks[rep[k]])
-			rep[k] = i;
+		row[k].ctxs++;
+		row[k].count += tasks[i];
+		row[k].time_ns += time[i];
+		row[k].samples += samples[i];
+		if (tasks[i] > tasks[row[k].node])
+			row[k].node = i;
 	}
-	/* Constructs that had tasks timed by sampling; rows by time, keyed by
-	 * their shown context's node (never 0, so that nodes_by keeps it). */
-	for (uint32_t k = 0; k < n_site; k++)
-		if (sum_samples[k])
-			key[rep[k]] = sum_time[k] + (sum_time[k] < UINT64_MAX);
-	if ((err = gt_rep__nodes_by(r, key, &idx, &n)) || !n)
-		goto out_free;
-	shown = n < r->top ? n : r->top;
-	err = gt_table__init(&t, shown, "where (innermost first; one context of the construct)", 5, "tasks", "time s",
-			  "mean us", "timed", "contexts");
-	if (err)
-		goto out_free;
-	for (uint32_t j = 0; j < shown; j++) {
-		uint32_t k = 0;
-
-		while (rep[k] != idx[j])
-			k++;
-		gt_table__set(&t, j, 0, "%" PRIu64, sum_tasks[k]);
-		gt_table__set(&t, j, 1, "~%.6f", gt_rep__secs(sum_time[k]));
-		if (sum_tasks[k])
-			gt_table__set(&t, j, 2, "~%.3f", (double)sum_time[k] / (double)sum_tasks[k] / 1e3);
-		else
-			gt_table__set(&t, j, 2, "-");
-		gt_table__set(&t, j, 3, "%" PRIu64, sum_samples[k]);
-		gt_table__set(&t, j, 4, "%" PRIu32, ctxs[k]);
-	}
-	if ((err = gt_rep__paths(r, idx, shown, 1, gt_table__tail_cols(&t, gt_rep__line_cols(r)), t.tail)))
-		goto out_free;
-	fprintf(r->f,
-		"\nExplicit tasks timed by sampling (%" PRIu32 " of %" PRIu32 " task constructs, too short to time each:"
-		" counts exact, time estimated from the tasks timed; GPUTOOL_EXACT_TIMING=1 times every task)\n",
-		shown, n_site);
-	gt_table__print(&t, r->f);
+	err = sampled_write(r, &sec, row, n_site, n_site);
 out_free:
-	free(idx);
-	free(key);
 	free(site);
-	free(rep);
-	free(ctxs);
-	free(sum_tasks);
-	free(sum_time);
-	free(sum_samples);
-	gt_table__fini(&t);
+	free(row);
+	gt_rep__columns_free(cols, N_COLUMNS(cols));
+	return err;
+}
+
+/*
+ * Parallel constructs whose teams' times are estimates: the measuring side
+ * times the teams of one region in OMP_REGION_SAMPLE_EVERY of a construct
+ * whose regions are short (GPUTOOL_REGION_TIME_NS, GPUTOOL_EXACT_TIMING),
+ * counting those in OMP_PAR_TIME_SAMPLES at its <omp parallel>. The
+ * region's own time and count are the encountering thread's and stay
+ * exact, so the row shows them as measured. One row a context: the
+ * encountering thread decides for each of its constructs on its own.
+ */
+int gt_rep__section_sampled_regions(struct rep *r)
+{
+	static const struct sampled_section sec = {
+		.name = "Parallel regions timed by sampling",
+		.what = "parallel constructs, too short to time each team: region times and counts exact, the"
+			" teams' work, waits and constructs estimated from the regions timed;"
+			" GPUTOOL_EXACT_TIMING=1 times every region",
+		.count = "regions",
+		.where = "where (innermost first)",
+	};
+	const struct gt_profile *p = r->p;
+	uint64_t *samples = NULL, *count = NULL, *time = NULL;
+	const struct column cols[] = { { "OMP_PAR_TIME_SAMPLES", &samples, NULL },
+				       { "OMP_PAR_COUNT", &count, NULL },
+				       { "OMP_PAR_TIME", &time, NULL } };
+	struct sampled_row *row = NULL;
+	uint32_t n = 0;
+	int err;
+
+	if ((err = gt_rep__columns_load(p, cols, N_COLUMNS(cols))))
+		goto out_free;
+	if (!(row = calloc(p->n_nodes ? p->n_nodes : 1, sizeof(*row)))) {
+		err = -ENOMEM;
+		goto out_free;
+	}
+	for (uint32_t i = 1; i < p->n_nodes; i++)
+		if (gt_rep__is_node_named(p, i, GT_PNODE_PLACEHOLDER, PH_PARALLEL) && (count[i] || samples[i]))
+			row[n++] = (struct sampled_row){
+				.node = i, .ctxs = 1, .count = count[i], .time_ns = time[i], .samples = samples[i]
+			};
+	err = sampled_write(r, &sec, row, n, n);
+out_free:
+	free(row);
 	gt_rep__columns_free(cols, N_COLUMNS(cols));
 	return err;
 }

@@ -23,7 +23,6 @@
 
 #define NAME_COLS 60     /* widest function name in the by-function list */
 
-#define PH_PARALLEL "<omp parallel>"
 #define PH_OMP_KERNEL "<omp kernel>"
 #define PH_GPU_KERNEL "<gpu kernel>"
 
@@ -709,7 +708,8 @@ int gt_report__write_sections(const struct gt_profile *p, FILE *f, unsigned top,
 	if ((err = section_parallel(&r)) || (err = section_acc(&r)) ||
 	    (err = gt_report__gpu_sections(p, f, r.top, run)) || (err = gt_report__blame(p, f, r.top, run)) ||
 	    (err = gt_report__mpi(p, f, r.top, run)) ||
-	    (err = section_cpu(&r)) || (err = gt_rep__section_waits(&r)) || (err = gt_rep__section_sampled_tasks(&r)))
+	    (err = section_cpu(&r)) || (err = gt_rep__section_waits(&r)) || (err = gt_rep__section_sampled_tasks(&r)) ||
+	    (err = gt_rep__section_sampled_regions(&r)))
 		goto out_free;
 	if (ferror(f) || fflush(f))
 		err = -EIO;

@@ -1,0 +1,142 @@
+# SPDX-License-Identifier: MIT
+"""Parallel regions' teams, timed each or, for a construct of short regions,
+by sampling (GPUTOOL_REGION_TIME_NS, GPUTOOL_EXACT_TIMING, docs/REPORT.md),
+on 2 threads, under libgputool.so, against the work time the program
+measures itself.
+
+  test_region_timing.py BUILD_DIR sampled   the long regions timed each, the
+                                            short ones sampled and listed
+  test_region_timing.py BUILD_DIR exact     GPUTOOL_EXACT_TIMING=1: every
+                                            region timed, no sampled construct
+"""
+import glob
+import os
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "e2e"))
+from gtrun import bounded, check, main, one_profile, own_times, run  # noqa: E402
+
+BUILD = os.path.abspath(sys.argv[1])
+MODE = sys.argv[2]
+LIB = os.path.join(BUILD, "libgputool.so")
+GPUTOOL = os.path.join(BUILD, "gputool")
+EXE = os.path.join(BUILD, "tests", "omp-regions", "region_timing")
+THREADS, SHORT_N, SHORT_US, LONG_N = 2, 3000, 4, 80
+CALIBRATE, SAMPLE_EVERY = 64, 16  # ompt/ompt-internal.h
+SECTION = "Parallel regions timed by sampling"
+# KMP_FORCE_REDUCTION=critical: libomp reports a reduction step per thread
+# (with atomics, its choice for teams of up to 4, it reports none).
+# GPUTOOL_REGION_TIME_NS: a threshold between the two constructs' mean
+# regions, the long ones' at least LONG_US = 1 ms, the short ones' 50 to
+# 150 us on a loaded 2-core machine (a fork and join alone, there, over
+# the default's 20 us).
+ENV = {"OMP_NUM_THREADS": str(THREADS), "KMP_FORCE_REDUCTION": "critical", "SAMPLE_TIMES": "1",
+       "GPUTOOL_REGION_TIME_NS": "500000"}
+
+
+def constructs(p):
+    """{function holding it: <omp parallel> node}, one node each."""
+    out = {}
+    for n in p.find("<omp parallel>"):
+        fn = [m.get("function") or m.get("name") for m in p.path(n)
+              if m.get("kind") in ("frame", "tail", "inline")][-1]
+        check(fn not in out, "two contexts of the construct in %s" % fn)
+        out[fn] = n
+    check(sorted(out) == ["long_regions", "short_regions"], "parallel constructs: %s" % sorted(out))
+    return out
+
+
+def below(p, node, metric, name=None):
+    """metric summed over node's subtree (only at nodes called name, if given)."""
+    return sum(p.excl(n, metric) for n in [node] + p.descendants(node) if name is None or n.get("name") == name)
+
+
+def run_tool(extra):
+    code, want, err = run([EXE], env=ENV)
+    check(code == 0, "region_timing failed without the tool: %s" % err)
+    outdir = tempfile.mkdtemp(prefix="gputool-region-timing-")
+    code, out, err = run([EXE], env=dict(ENV, OMP_TOOL_LIBRARIES=LIB, GPUTOOL_OUTPUT=outdir, **extra))
+    check(code == 0, "exit %d under the tool: %s" % (code, err[-2000:]))
+    check(out == want, "stdout changed under the tool:\n%s\nvs\n%s" % (out, want))
+    # A variable the library does not know is reported on stderr.
+    check(not any(k in err for k in list(extra) + ["GPUTOOL_REGION_TIME_NS"]),
+          "the library did not take a variable: %s" % err[-2000:])
+    texts = glob.glob(os.path.join(outdir, "*.txt"))
+    check(len(texts) == 1, "one report in %s: %s" % (outdir, texts))
+    return one_profile(GPUTOOL, outdir), own_times(err, "region_timing times:"), open(texts[0]).read()
+
+
+def check_counts(p):
+    """What sampling leaves exact: the regions, and every member's waits,
+    worksharing loops and reduction steps."""
+    c = constructs(p)
+    for fn, n in (("short_regions", SHORT_N), ("long_regions", LONG_N)):
+        got = (p.excl(c[fn], "OMP_PAR_COUNT"), p.excl(c[fn], "OMP_PAR_THREADS"),
+               below(p, c[fn], "OMP_WAIT_COUNT", "<omp implicit barrier>"))
+        check(got == (n, n * THREADS, n * THREADS), "%s: regions, members, barrier waits %s" % (fn, got))
+    s = c["short_regions"]
+    got = (below(p, s, "OMP_WS_COUNT"), below(p, s, "OMP_REDUCTION_COUNT"), below(p, s, "OMP_WAIT_COUNT"))
+    check(got == (SHORT_N * THREADS,) * 3, "short_regions: loops, reduction steps, waits %s" % (got,))
+    return c
+
+
+def check_long(p, c, own):
+    # Timed each: the members' work covers their bodies, and little more.
+    check(below(p, c["long_regions"], "OMP_PAR_TIME_SAMPLES") == 0, "long regions sampled")
+    w = p.excl(c["long_regions"], "OMP_WORK")
+    bounded(w, own["long"]["work_ns"], 1.5 * own["long"]["work_ns"] + 20e6, "long regions' work")
+
+
+def section_of(text):
+    check(SECTION in text, "no %r section in the report" % SECTION)
+    return text[text.index(SECTION):].split("\n\n")[0]
+
+
+def test_sampled():
+    p, own, text = run_tool({})
+    c = check_counts(p)
+    check_long(p, c, own)
+    # Region n (from 0) of the construct is timed in full while n < 64,
+    # then timed as a sample when (n - 64) % 16 == 0.
+    want = sum(1 for n in range(CALIBRATE, SHORT_N) if (n - CALIBRATE) % SAMPLE_EVERY == 0)
+    got = p.excl(c["short_regions"], "OMP_PAR_TIME_SAMPLES")
+    check(got == want == -(-(SHORT_N - CALIBRATE) // SAMPLE_EVERY), "short regions timed as samples: %d, want %d"
+          % (got, want))
+    check(p.total("OMP_PAR_TIME_SAMPLES") == want, "samples elsewhere than the short construct")
+    # The estimate: the 64 regions timed in full and each sample times 16.
+    # Every member's work in a timed region holds its spin of SHORT_US,
+    # which lasts that long of wall time however loaded the machine is: a
+    # bound below that cannot fail. Above, the runtime's own part of each
+    # implicit task (under 1 us against the spin's 4) within 2x, and a
+    # sample the machine delayed weighs 16 times (max_ns bounds one).
+    w = p.excl(c["short_regions"], "OMP_WORK")
+    mine = own["short"]
+    floor = (CALIBRATE + SAMPLE_EVERY * want) * THREADS * SHORT_US * 1000
+    print("  short regions: estimated work %.2f ms, the program's %.2f ms (longest %.3f ms), floor %.2f ms" %
+          (w / 1e6, mine["work_ns"] / 1e6, mine["max_ns"] / 1e6, floor / 1e6))
+    bounded(w, floor, 2 * mine["work_ns"] + SAMPLE_EVERY * mine["max_ns"], "short regions' estimated work")
+    # The report lists the short construct, and only it, with its exact
+    # count and the samples.
+    section = section_of(text)
+    rows = [l for l in section.splitlines()[2:] if "<omp parallel>" in l]
+    check(len(rows) == 1 and "short_regions" in rows[0] and "long_regions" not in section,
+          "sampled section:\n%s" % section)
+    cells = rows[0].split()
+    check(cells[0] == str(SHORT_N) and cells[3] == str(want), "sampled row: %s" % rows[0])
+    check("(1 of 2 parallel constructs" in section, "sampled section's title:\n%s" % section)
+
+
+def test_exact():
+    p, own, text = run_tool({"GPUTOOL_EXACT_TIMING": "1"})
+    c = check_counts(p)
+    check_long(p, c, own)
+    check(p.total("OMP_PAR_TIME_SAMPLES") == 0, "regions sampled under GPUTOOL_EXACT_TIMING=1")
+    check(SECTION not in text, "a sampled section under GPUTOOL_EXACT_TIMING=1")
+    w = p.excl(c["short_regions"], "OMP_WORK")
+    bounded(w, own["short"]["work_ns"], 2 * own["short"]["work_ns"] + 20e6, "short regions' work")
+
+
+if __name__ == "__main__":
+    main({"sampled": [("long regions timed each, short ones sampled", test_sampled)],
+          "exact": [("GPUTOOL_EXACT_TIMING=1: every region timed", test_exact)]}[MODE])
