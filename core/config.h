@@ -67,7 +67,7 @@
 	X(exact_timing, "GPUTOOL_EXACT_TIMING", BOOL, 0, 0, 1,                         \
 	  "time every OpenMP explicit task and every parallel region's team; by default a task " \
 	  "site whose first 64 tasks on a thread average under GPUTOOL_TASK_TIME_NS, and a "  \
-	  "parallel construct whose first 64 regions average under GPUTOOL_REGION_TIME_NS, are " \
+	  "parallel construct whose first 16 regions average under GPUTOOL_REGION_TIME_NS, are " \
 	  "then timed one task or region in 16, the time scaled by 16 (counts stay exact; the " \
 	  "report lists such sites)")                                                 \
 	X(task_time_ns, "GPUTOOL_TASK_TIME_NS", UINT, 5000, 0, 1000000000,             \

@@ -23,7 +23,7 @@ LIB = os.path.join(BUILD, "libgputool.so")
 GPUTOOL = os.path.join(BUILD, "gputool")
 EXE = os.path.join(BUILD, "tests", "omp-regions", "region_timing")
 THREADS, SHORT_N, SHORT_US, LONG_N = 2, 3000, 4, 80
-CALIBRATE, SAMPLE_EVERY = 64, 16  # ompt/ompt-internal.h
+CALIBRATE, SAMPLE_EVERY = 16, 16  # ompt/ompt-internal.h
 SECTION = "Parallel regions timed by sampling"
 # KMP_FORCE_REDUCTION=critical: libomp reports a reduction step per thread
 # (with atomics, its choice for teams of up to 4, it reports none).
@@ -97,14 +97,14 @@ def test_sampled():
     p, own, text = run_tool({})
     c = check_counts(p)
     check_long(p, c, own)
-    # Region n (from 0) of the construct is timed in full while n < 64,
-    # then timed as a sample when (n - 64) % 16 == 0.
+    # Region n (from 0) of the construct is timed in full while n < 16,
+    # then timed as a sample when (n - 16) % 16 == 0.
     want = sum(1 for n in range(CALIBRATE, SHORT_N) if (n - CALIBRATE) % SAMPLE_EVERY == 0)
     got = p.excl(c["short_regions"], "OMP_PAR_TIME_SAMPLES")
     check(got == want == -(-(SHORT_N - CALIBRATE) // SAMPLE_EVERY), "short regions timed as samples: %d, want %d"
           % (got, want))
     check(p.total("OMP_PAR_TIME_SAMPLES") == want, "samples elsewhere than the short construct")
-    # The estimate: the 64 regions timed in full and each sample times 16.
+    # The estimate: the 16 regions timed in full and each sample times 16.
     # Every member's work in a timed region holds its spin of SHORT_US,
     # which lasts that long of wall time however loaded the machine is: a
     # bound below that cannot fail. Above, the runtime's own part of each
