@@ -223,6 +223,23 @@ static struct omp_site *site__take(struct omp_thread *ot, struct gt_cct_node *no
 {
 	unsigned h = (unsigned)(((uintptr_t)node * 0x9e3779b97f4a7c15ull) >> 58);
 
+	int unused = -1;
+
+	/* Its own site within four steps, or one never used: two constructs
+	 * whose nodes hash alike, met in turn, would otherwise take each
+	 * other's site at every region, and the members' lines with it. */
+	for (unsigned i = 0; i < 4; i++) {
+		unsigned k = (h + i) % OMP_SITES;
+
+		if (ot->sites[k].node == node) {
+			ot->site_busy[k]++;
+			return &ot->sites[k];
+		}
+		if (!ot->sites[k].node && unused < 0)
+			unused = (int)k;
+	}
+	if (unused >= 0)
+		h = (unsigned)unused;
 	for (unsigned i = 0; i < OMP_SITES; i++) {
 		unsigned k = (h + i) % OMP_SITES;
 		struct omp_site *s = &ot->sites[k];
@@ -610,7 +627,7 @@ static inline __attribute__((always_inline)) void scope(struct gt_thread *t, str
 
 	gt_thread__enter(t);
 	if (endpoint == ompt_scope_begin) {
-		s->node = ompt__ph_cache_get(t, t->ompt, ompt__context_of(t, ra, key, task, NULL), ph);
+		s->node = gt_cct__placeholder(&t->cct, ompt__context_of(t, ra, key, task, NULL), ph);
 		task->used_cold = 1;
 		s->t0 = now;
 	} else if (s->node) {
