@@ -146,73 +146,73 @@ static inline uint64_t inst__scale(uint8_t inst)
 }
 
 /*
- * The mode of the next region of r's construct, at return address ra (see
- * OMP_REGION_CALIBRATE), as its tag's bits; r->time is the construct's
- * entry. One region in OMP_REGION_SAMPLE_EVERY after calibration, the first
- * included, is timed for a construct of short regions. A league's (teams)
- * regions, a traced run's and those of a process that uses a device (whose
- * waits are sync points for blame) are timed in full, as is a construct
- * that finds no entry.
+ * The mode of the next region r of the construct at node (see
+ * OMP_REGION_CALIBRATE), as its tag's bits. A league's (teams) regions, a
+ * traced run's and those of a process that uses a device (whose waits are
+ * sync points for blame) are timed in full.
  */
-static uintptr_t region__mode(struct omp_thread *ot, struct omp_region *r, const void *ra, int flags)
+static uintptr_t region__mode(struct omp_thread *ot, struct omp_region *r, const struct gt_cct_node *node,
+			      int flags)
 {
 	struct omp_region_time *rt = NULL;
 	unsigned h = ot->last_region_time;
 	uint32_t n;
 
-	r->ra = NULL;
-	if (!ra || gt_config.exact_timing || !gt_config.region_time_ns)
+	r->calibrating = 0;
+	if (gt_config.exact_timing || !gt_config.region_time_ns)
 		return 0;
-	/* Regions of one construct usually follow each other. */
-	if (ot->region_times[h].ra == (uintptr_t)ra) {
+	/* Regions of one context usually follow each other. */
+	if (ot->region_times[h].node == node) {
 		rt = &ot->region_times[h];
 	} else {
-		h = ompt__ptr_slot(ra, OMP_REGION_TIMES);
-		for (unsigned i = 0; i < 4; i++, h = (h + 1) & (OMP_REGION_TIMES - 1)) {
-			if (ot->region_times[h].ra == (uintptr_t)ra) {
+		h = ompt__ptr_slot(node, OMP_REGION_TIMES);
+		for (unsigned i = 0; i < 8; i++, h = (h + 1) & (OMP_REGION_TIMES - 1)) {
+			if (ot->region_times[h].node == node) {
 				rt = &ot->region_times[h];
 				break;
 			}
-			if (!ot->region_times[h].ra) {
+			if (!ot->region_times[h].node) {
 				rt = &ot->region_times[h];
-				rt->ra = (uintptr_t)ra;
+				rt->node = node;
 				rt->mode = OMP_TIME_CALIBRATING;
 				break;
 			}
 		}
 		if (!rt)
-			return 0; /* r->ra stays NULL: no calibration */
+			return 0;
 		ot->last_region_time = (uint8_t)h;
 	}
-	r->time = (uint8_t)h;
-	r->ra = ra;
 	n = rt->n++;
-	if (rt->mode == OMP_TIME_CALIBRATING && n == OMP_REGION_CALIBRATE)
+	if (rt->mode == OMP_TIME_CALIBRATING) {
+		if (n < OMP_REGION_CALIBRATE) {
+			r->time = (uint8_t)h;
+			r->calibrating = 1;
+			return 0;
+		}
 		rt->mode = gt_clock__ticks_to_ns(rt->ticks) / OMP_REGION_CALIBRATE >= gt_config.region_time_ns
 				   ? OMP_TIME_EXACT
 				   : OMP_TIME_SAMPLED;
+	}
 	if (rt->mode != OMP_TIME_SAMPLED || (flags & ompt_parallel_league) || gt_tracer__on() ||
 	    gt_blame__devices_used())
 		return 0;
 	/* n wraps at a multiple of OMP_REGION_SAMPLE_EVERY. */
-	return (n - OMP_REGION_CALIBRATE) % OMP_REGION_SAMPLE_EVERY ? OMP_TAG_UNTIMED : OMP_TAG_SAMPLE;
+	return n % OMP_REGION_SAMPLE_EVERY == OMP_REGION_SAMPLE_EVERY / 2 ? OMP_TAG_SAMPLE : OMP_TAG_UNTIMED;
 }
 
-/* A region r that took ticks ended: while its construct calibrates, its
+/* A region r that took ticks ended: while its context calibrates, its
  * time counts towards the mean, at most 4 thresholds (one preempted region
- * among the first ones cannot keep a construct of short ones timed in
+ * among the first ones cannot keep a context of short ones timed in
  * full). */
 static void region__time(struct omp_thread *ot, const struct omp_region *r, uint64_t ticks)
 {
-	struct omp_region_time *rt = &ot->region_times[r->time];
-
-	if (!r->ra || rt->ra != (uintptr_t)r->ra || rt->mode != OMP_TIME_CALIBRATING)
+	if (!r->calibrating)
 		return;
 	if (!ot->region_calib_max)
 		ot->region_calib_max = (gt_clock_use_tsc && gt_clock_ns_per_tick > 0
 						? (uint64_t)(4.0 * (double)gt_config.region_time_ns / gt_clock_ns_per_tick)
 						: 4 * gt_config.region_time_ns) + 1;
-	rt->ticks += ticks < ot->region_calib_max ? ticks : ot->region_calib_max;
+	ot->region_times[r->time].ticks += ticks < ot->region_calib_max ? ticks : ot->region_calib_max;
 }
 
 /*
@@ -438,7 +438,7 @@ void ompt__on_parallel_begin(ompt_data_t *encountering_task_data,
 	}
 	r->team = requested_parallelism;
 	atomic_store_explicit(&r->t_begin, gt_clock__ticks(), memory_order_relaxed);
-	tag = region__tag(s, r, region__mode(ot, r, codeptr_ra, flags));
+	tag = region__tag(s, r, region__mode(ot, r, node, flags));
 	if (flags & ompt_parallel_league)
 		ot->league = tag;
 	/* The fork hands the site to the team: the runtime orders these writes

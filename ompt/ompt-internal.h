@@ -59,14 +59,18 @@
  * travels in the top bits of its tag (region__tag), which the members read
  * anyway: user-space addresses leave them 0.
  *
- * A construct is its return address, whatever its calling context: a
- * recursion reaches one construct in many contexts, each with too few
- * regions to judge (and more contexts than a thread has sites). A thread
- * keeps OMP_REGION_TIMES constructs; one that finds no entry is timed in
+ * Each context of a construct (its <omp parallel> node) is judged and
+ * sampled on its own: every context whose regions are shown gets regions
+ * timed, and a context of fewer than OMP_REGION_CALIBRATE regions is timed
+ * in full. Sampled, a context has region n (from 0) timed when n %
+ * OMP_REGION_SAMPLE_EVERY is half of it: each timed region stands for the
+ * period around it, and a context's estimate misses or adds at most half
+ * a period of regions. A thread keeps OMP_REGION_TIMES contexts (apart
+ * from its sites, which members read); one that finds no entry is timed in
  * full.
  */
 #define OMP_REGION_CALIBRATE 16
-#define OMP_REGION_TIMES 64 /* a power of two, at most 256 (omp_region.time) */
+#define OMP_REGION_TIMES 256 /* a power of two, at most 256 (omp_region.time) */
 #define OMP_REGION_SAMPLE_EVERY 16
 #define OMP_TAG_UNTIMED ((uintptr_t)1 << 63) /* counted only */
 #define OMP_TAG_SAMPLE ((uintptr_t)1 << 62)  /* timed, standing for OMP_REGION_SAMPLE_EVERY */
@@ -76,9 +80,9 @@
  * period (OMP_REGION_SAMPLE_EVERY, OMP_TASK_SAMPLE_EVERY). */
 enum omp_inst { OMP_INST_EXACT, OMP_INST_UNTIMED, OMP_INST_SAMPLE };
 
-/* A construct's timing state on its encountering thread (omp_thread.region_times). */
+/* A context's timing state on its encountering thread (omp_thread.region_times). */
 struct omp_region_time {
-	uintptr_t ra;   /* the construct's return address; 0: free */
+	const struct gt_cct_node *node; /* its <omp parallel>; NULL: free */
 	uint64_t ticks; /* calibrating: its regions' time so far */
 	uint32_t n;     /* regions begun */
 	uint32_t mode;  /* enum omp_time_mode */
@@ -96,8 +100,8 @@ struct omp_region {
 	_Atomic uint64_t t_end;               /* ticks; 0 until the encountering thread's implicit task ends */
 	uint32_t team;
 	uint8_t active;                       /* between parallel_begin and _end (encountering thread only) */
-	uint8_t time;                         /* its construct's entry in region_times (encountering thread only) */
-	const void *ra;                       /* its construct's return address (encountering thread only) */
+	uint8_t time;                         /* its context's entry in region_times (encountering thread only) */
+	uint8_t calibrating;                  /* its time counts towards its context's mean (encountering thread only) */
 };
 
 /* A construct timed from its begin to its end callback. */

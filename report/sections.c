@@ -231,11 +231,11 @@ static char *region_label(const struct rep *r, const struct gt_region_row *row, 
 static int regions__build(const struct rep *r, struct gt_section_rows *s)
 {
 	const struct gt_profile *p = r->p;
-	uint64_t *count = NULL, *time = NULL, *thr = NULL, *work = NULL, *wait = NULL, *key = NULL;
+	uint64_t *count = NULL, *time = NULL, *thr = NULL, *work = NULL, *wait = NULL, *key = NULL, *samples = NULL;
 	const struct column cols[] = {
 		{ "OMP_PAR_COUNT", &count, NULL }, { "OMP_PAR_TIME", &time, NULL },
 		{ "OMP_PAR_THREADS", &thr, NULL }, { "OMP_WORK", &work, NULL },
-		{ "OMP_WAIT", &wait, NULL },
+		{ "OMP_WAIT", &wait, NULL },	   { "OMP_PAR_TIME_SAMPLES", &samples, NULL },
 	};
 	uint32_t *idx = NULL, n = 0, shown, *kernel = NULL, *pick = NULL;
 	int err;
@@ -301,6 +301,7 @@ static int regions__build(const struct rep *r, struct gt_section_rows *s)
 		*row = (struct gt_region_row){
 			.node = i, .kernel = kernel[i], .instances = count[i], .time_ns = time[i],
 			.thread_instances = thr[i], .work_ns = work[i], .wait_ns = wait[i], .cpu_ns = r->cpu_incl[i],
+			.time_samples = samples[i],
 		};
 		row->kernel_name = kernel[i] != GT_NONE ? kernel_name(r, kernel[i]) : NULL;
 		row->n_body = region_bodies(r, i, row->body);
@@ -318,7 +319,7 @@ static int section_parallel(struct rep *r)
 {
 	struct gt_section_rows s = { 0 };
 	struct gt_table t = { 0 };
-	uint32_t *ctx = NULL;
+	uint32_t *ctx = NULL, estimated = 0;
 	char **where = NULL;
 	int err = regions__build(r, &s);
 
@@ -349,9 +350,21 @@ static int section_parallel(struct rep *r)
 			gt_table__set(&t, k, 4, "%.1f", (double)row->thread_instances / (double)row->instances);
 		else
 			gt_table__set(&t, k, 4, "-");
-		gt_table__set(&t, k, 5, "%.3f", gt_rep__secs(row->work_ns));
-		gt_table__set(&t, k, 6, "%.3f", gt_rep__secs(row->wait_ns));
-		gt_table__pct(t.cell[k][7], row->wait_ns, row->work_ns + row->wait_ns);
+		/* "~": the team timed one region in 16, an estimate. */
+		if (row->time_samples) {
+			estimated++;
+			gt_table__set(&t, k, 5, "~%.3f", gt_rep__secs(row->work_ns));
+			gt_table__set(&t, k, 6, "~%.3f", gt_rep__secs(row->wait_ns));
+			if (row->work_ns + row->wait_ns)
+				gt_table__set(&t, k, 7, "~%.1f%%",
+					      100.0 * (double)row->wait_ns / (double)(row->work_ns + row->wait_ns));
+			else
+				gt_table__set(&t, k, 7, "-");
+		} else {
+			gt_table__set(&t, k, 5, "%.3f", gt_rep__secs(row->work_ns));
+			gt_table__set(&t, k, 6, "%.3f", gt_rep__secs(row->wait_ns));
+			gt_table__pct(t.cell[k][7], row->wait_ns, row->work_ns + row->wait_ns);
+		}
 		gt_table__set(&t, k, 8, "%.3f", gt_rep__secs(row->cpu_ns));
 		t.below[k] = region_label(r, row, where[k]);
 		where[k] = NULL;
@@ -364,6 +377,10 @@ static int section_parallel(struct rep *r)
 		      " what it ran)\n",
 		s.n_region, s.all_regions);
 	gt_table__print(&t, r->f);
+	if (estimated)
+		fputs("  (~: work and wait estimated from the regions whose team was timed: see \"Parallel regions\n"
+		      "  timed by sampling\")\n",
+		      r->f);
 	for (uint32_t k = 0; k < s.n_region; k++) {
 		if (r->wall_ns && s.region[k].time_ns > r->wall_ns) {
 			fputs("  (time adds up the instances of all threads that started them: regions nested in\n"

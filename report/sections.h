@@ -92,6 +92,9 @@ struct gt_region_row {
 	uint32_t kernel;	 /* the <omp kernel> it implements (offload to this CPU), else GT_NONE */
 	const char *kernel_name; /* that kernel's name (borrowed from the profile), else NULL */
 	uint64_t instances, time_ns, thread_instances, work_ns, wait_ns, cpu_ns;
+	/* Instances whose team was timed as samples (OMP_PAR_TIME_SAMPLES):
+	 * when not 0, work_ns and wait_ns are estimates. */
+	uint64_t time_samples;
 	uint32_t n_body, body[GT_REGION_BODIES]; /* the functions it ran (frames right under it) */
 	char *where; /* where it was reached, outermost first, as the text shows it */
 };
