@@ -180,12 +180,12 @@ static uintptr_t region__mode(struct omp_thread *ot, struct omp_region *r, const
 		}
 		if (!rt)
 			return 0;
-		ot->last_region_time = (uint8_t)h;
+		ot->last_region_time = (uint16_t)h;
 	}
 	n = rt->n++;
 	if (rt->mode == OMP_TIME_CALIBRATING) {
 		if (n < OMP_REGION_CALIBRATE) {
-			r->time = (uint8_t)h;
+			r->time = (uint16_t)h;
 			r->calibrating = 1;
 			return 0;
 		}

@@ -70,7 +70,7 @@
  * full.
  */
 #define OMP_REGION_CALIBRATE 16
-#define OMP_REGION_TIMES 256 /* a power of two, at most 256 (omp_region.time) */
+#define OMP_REGION_TIMES 1024 /* a power of two, at most 65536 (omp_region.time) */
 #define OMP_REGION_SAMPLE_EVERY 16
 #define OMP_TAG_UNTIMED ((uintptr_t)1 << 63) /* counted only */
 #define OMP_TAG_SAMPLE ((uintptr_t)1 << 62)  /* timed, standing for OMP_REGION_SAMPLE_EVERY */
@@ -100,8 +100,8 @@ struct omp_region {
 	_Atomic uint64_t t_end;               /* ticks; 0 until the encountering thread's implicit task ends */
 	uint32_t team;
 	uint8_t active;                       /* between parallel_begin and _end (encountering thread only) */
-	uint8_t time;                         /* its context's entry in region_times (encountering thread only) */
 	uint8_t calibrating;                  /* its time counts towards its context's mean (encountering thread only) */
+	uint16_t time;                        /* its context's entry in region_times (encountering thread only) */
 };
 
 /* A construct timed from its begin to its end callback. */
@@ -220,7 +220,7 @@ struct omp_thread {
 	 * use keeps its node. */
 	uint8_t site_busy[OMP_SITES];
 	struct omp_region_time region_times[OMP_REGION_TIMES];
-	uint8_t last_region_time; /* the entry of region_times used last */
+	uint16_t last_region_time; /* the entry of region_times used last */
 	/* Time this thread spent executing explicit tasks. A thread that waits
 	 * at a barrier or taskwait runs queued tasks meanwhile: that is work,
 	 * and is taken out of the wait. */
