@@ -273,13 +273,13 @@ out_free:
  * counting those in OMP_PAR_TIME_SAMPLES at its <omp parallel>. The
  * region's own time and count are the encountering thread's and stay
  * exact, so the row shows them as measured. One row a context: the
- * encountering thread decides for each of its constructs on its own.
+ * encountering thread decides for each context of a construct on its own.
  */
 int gt_rep__section_sampled_regions(struct rep *r)
 {
 	static const struct sampled_section sec = {
 		.name = "Parallel regions timed by sampling",
-		.what = "parallel constructs, too short to time each team: region times and counts exact, the"
+		.what = "contexts of parallel constructs, too short to time each team: region times and counts exact, the"
 			" teams' work, waits and constructs estimated from the regions timed;"
 			" GPUTOOL_EXACT_TIMING=1 times every region",
 		.count = "regions",

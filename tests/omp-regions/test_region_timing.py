@@ -95,6 +95,20 @@ def section_of(text):
     return text[text.index(SECTION):].split("\n\n")[0]
 
 
+def region_rows(text):
+    """The work cells of "OpenMP parallel regions" by the function each
+    row's region is in, and whether the table says what "~" means."""
+    table = text[text.index("OpenMP parallel regions"):].split("\n\n")[0]
+    lines = table.splitlines()
+    rows = {}
+    for i, l in enumerate(lines):
+        cells = l.split()
+        if len(cells) == 9 and cells[0].isdigit() and i + 1 < len(lines):
+            fn = "short_regions" if "short_regions" in lines[i + 1] else "long_regions"
+            rows[fn] = cells[5:8]
+    return rows, "(~: work and wait estimated" in table
+
+
 def test_sampled():
     p, own, text = run_tool({})
     c = check_counts(p)
@@ -125,7 +139,12 @@ def test_sampled():
           "sampled section:\n%s" % section)
     cells = rows[0].split()
     check(cells[0] == str(SHORT_N) and cells[3] == str(want), "sampled row: %s" % rows[0])
-    check("(1 of 2 parallel constructs" in section, "sampled section's title:\n%s" % section)
+    check("(1 of 2 contexts of parallel constructs" in section, "sampled section's title:\n%s" % section)
+    # The regions' table marks the short construct's work and wait as
+    # estimates, and only those.
+    rows, told = region_rows(text)
+    check(told and all(v.startswith("~") for v in rows["short_regions"]) and
+          not any(v.startswith("~") for v in rows["long_regions"]), "regions' table: %s" % rows)
 
 
 def test_exact():
@@ -134,6 +153,9 @@ def test_exact():
     check_long(p, c, own)
     check(p.total("OMP_PAR_TIME_SAMPLES") == 0, "regions sampled under GPUTOOL_EXACT_TIMING=1")
     check(SECTION not in text, "a sampled section under GPUTOOL_EXACT_TIMING=1")
+    rows, told = region_rows(text)
+    check(not told and len(rows) == 2 and not any(v.startswith("~") for r in rows.values() for v in r),
+          "regions' table under GPUTOOL_EXACT_TIMING=1: %s" % rows)
     w = p.excl(c["short_regions"], "OMP_WORK")
     bounded(w, own["short"]["work_ns"], 2 * own["short"]["work_ns"] + 20e6, "short regions' work")
 
