@@ -222,7 +222,6 @@ static void region__time(struct omp_thread *ot, const struct omp_region *r, uint
 static struct omp_site *site__take(struct omp_thread *ot, struct gt_cct_node *node)
 {
 	unsigned h = (unsigned)(((uintptr_t)node * 0x9e3779b97f4a7c15ull) >> 58);
-
 	int unused = -1;
 
 	/* Its own site within four steps, or one never used: two constructs
