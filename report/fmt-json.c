@@ -426,6 +426,7 @@ static int sections(const struct js *j, unsigned top)
 		u64(f, ",\"thread_instances\":", r->thread_instances);
 		u64(f, ",\"work_ns\":", r->work_ns);
 		u64(f, ",\"wait_ns\":", r->wait_ns);
+		u64(f, ",\"time_samples\":", r->time_samples);
 		u64(f, ",\"cpu_ns\":", r->cpu_ns);
 		fputs(",\"bodies\":", f);
 		id_list(f, r->body, r->n_body);

@@ -10,6 +10,7 @@ measures itself.
                                             region timed, no sampled construct
 """
 import glob
+import json
 import os
 import sys
 import tempfile
@@ -66,7 +67,13 @@ def run_tool(extra):
           "the library did not take a variable: %s" % err[-2000:])
     texts = glob.glob(os.path.join(outdir, "*.txt"))
     check(len(texts) == 1, "one report in %s: %s" % (outdir, texts))
-    return one_profile(GPUTOOL, outdir), own_times(err, "region_timing times:"), open(texts[0]).read()
+    # The JSON report's regions: the regions timed as samples of each.
+    code, js, jerr = run([GPUTOOL, "report", glob.glob(os.path.join(outdir, "*.gtprof"))[0], "--format", "json"])
+    check(code == 0, "gputool report --format json: %s" % jerr[-2000:])
+    samples = {("short_regions" if "short_regions" in r["where"] else "long_regions"): r["time_samples"]
+               for r in json.loads(js)["regions"]["rows"]}
+    return (one_profile(GPUTOOL, outdir), own_times(err, "region_timing times:"), open(texts[0]).read(),
+            samples)
 
 
 def check_counts(p):
@@ -110,7 +117,7 @@ def region_rows(text):
 
 
 def test_sampled():
-    p, own, text = run_tool({})
+    p, own, text, samples = run_tool({})
     c = check_counts(p)
     check_long(p, c, own)
     # Region n (from 0) of the construct's context is timed in full while
@@ -118,6 +125,7 @@ def test_sampled():
     want = sum(1 for n in range(CALIBRATE, SHORT_N) if n % SAMPLE_EVERY == SAMPLE_EVERY // 2)
     got = p.excl(c["short_regions"], "OMP_PAR_TIME_SAMPLES")
     check(got == want == 186, "short regions timed as samples: %d, want %d" % (got, want))
+    check(samples == {"short_regions": want, "long_regions": 0}, "JSON regions' time_samples: %s" % samples)
     check(p.total("OMP_PAR_TIME_SAMPLES") == want, "samples elsewhere than the short construct")
     # The estimate: the 16 regions timed in full and each sample times 16.
     # Every member's work in a timed region holds its spin of SHORT_US,
@@ -148,10 +156,11 @@ def test_sampled():
 
 
 def test_exact():
-    p, own, text = run_tool({"GPUTOOL_EXACT_TIMING": "1"})
+    p, own, text, samples = run_tool({"GPUTOOL_EXACT_TIMING": "1"})
     c = check_counts(p)
     check_long(p, c, own)
     check(p.total("OMP_PAR_TIME_SAMPLES") == 0, "regions sampled under GPUTOOL_EXACT_TIMING=1")
+    check(samples == {"short_regions": 0, "long_regions": 0}, "JSON regions' time_samples: %s" % samples)
     check(SECTION not in text, "a sampled section under GPUTOOL_EXACT_TIMING=1")
     rows, told = region_rows(text)
     check(not told and len(rows) == 2 and not any(v.startswith("~") for r in rows.values() for v in r),
