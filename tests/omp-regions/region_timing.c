@@ -47,7 +47,8 @@ static uint64_t spin(uint64_t ns)
 	return t1 - t0;
 }
 
-/* One thread's body of one region took t1 - t0. */
+/* One thread's body of one region took t1 - t0. Relaxed: the totals are
+ * read by the initial thread after the regions' joins, which order them. */
 static void account(int kind, uint64_t t0, uint64_t t1)
 {
 	uint64_t d = t1 - t0, m;
