@@ -232,7 +232,7 @@ static void time__end(struct gt_thread *t, struct omp_thread *ot, struct omp_tas
 		if (s->site == task->site)
 			s->ticks += d < ot->calib_max ? d : ot->calib_max;
 	} else if (task->time_mode == OMP_TIME_SAMPLED) {
-		d *= OMP_TASK_SAMPLE_EVERY;
+		d = ompt__sampled_ticks(d, ompt__sample_cap(&ot->task_sample_cap, gt_config.task_time_ns));
 	}
 	/* A target task's time is its construct's (OMP_TGT_TIME). */
 	if (!task->is_target)

@@ -139,10 +139,15 @@ static struct omp_region *tag__region(void *tag)
 
 _Static_assert(OMP_REGION_SAMPLE_EVERY == OMP_TASK_SAMPLE_EVERY, "one period for tasks and regions");
 
-/* What a time of an instance of inst stands for. */
-static inline uint64_t inst__scale(uint8_t inst)
+/* What d ticks of a time in task (a wait, a construct, the task itself)
+ * stand for (enum omp_inst, ompt__sampled_ticks). */
+static inline uint64_t inst__charge(struct omp_thread *ot, const struct omp_task *task, uint64_t d)
 {
-	return inst == OMP_INST_SAMPLE ? OMP_REGION_SAMPLE_EVERY : 1;
+	if (task->inst != OMP_INST_SAMPLE)
+		return d;
+	if (task->is_explicit)
+		return ompt__sampled_ticks(d, ompt__sample_cap(&ot->task_sample_cap, gt_config.task_time_ns));
+	return ompt__sampled_ticks(d, ompt__sample_cap(&ot->region_sample_cap, gt_config.region_time_ns));
 }
 
 /*
@@ -310,7 +315,7 @@ static inline __attribute__((always_inline)) uint64_t wait__end(struct gt_thread
 
 	d = d > busy ? d - busy : 0;
 	{
-		const uint64_t v[] = { gt_clock__ticks_to_ns(d * inst__scale(task->inst)), 1 };
+		const uint64_t v[] = { gt_clock__ticks_to_ns(inst__charge(t->ompt, task, d)), 1 };
 
 		gt_cct__add_n(&t->cct, task->wait_node, m, v, 2, 0);
 	}
@@ -327,10 +332,9 @@ static void implicit__end(struct gt_thread *t, struct omp_thread *ot, struct omp
 
 	if (task->node && task->inst != OMP_INST_UNTIMED) {
 		static const enum gt_metric m[] = { GT_M_OMP_TASK_TIME, GT_M_OMP_WORK };
-		const uint64_t k = inst__scale(task->inst);
 		const uint64_t v[] = {
-			gt_clock__ticks_to_ns(d * k),
-			gt_clock__ticks_to_ns((d > task->wait_ns ? d - task->wait_ns : 0) * k),
+			gt_clock__ticks_to_ns(inst__charge(ot, task, d)),
+			gt_clock__ticks_to_ns(inst__charge(ot, task, d > task->wait_ns ? d - task->wait_ns : 0)),
 		};
 
 		gt_cct__add_n(&t->cct, task->node, m, v, 2, 0);
@@ -631,7 +635,7 @@ static inline __attribute__((always_inline)) void scope(struct gt_thread *t, str
 		s->t0 = now;
 	} else if (s->node) {
 		if (task->inst != OMP_INST_UNTIMED)
-			ompt__add_time(t, s->node, time, (now - s->t0) * inst__scale(task->inst));
+			ompt__add_time(t, s->node, time, inst__charge(t->ompt, task, now - s->t0));
 		ompt__add(t, s->node, count, 1);
 		s->node = NULL;
 	}

@@ -202,6 +202,29 @@ _Static_assert(offsetof(struct omp_task, wait_ns) <= 64,
 
 enum omp_time_mode { OMP_TIME_EXACT, OMP_TIME_CALIBRATING, OMP_TIME_SAMPLED };
 
+/*
+ * What a sampled instance's d ticks stand for: its first cap ticks count
+ * for the period (OMP_TASK_SAMPLE_EVERY instances), the rest once. With
+ * cap a period of thresholds (ompt__sample_cap), an instance the machine
+ * held up, a thread descheduled in it, is not taken as a period of such
+ * instances, while any instance of a sampled construct's usual length
+ * counts in full.
+ */
+static inline uint64_t ompt__sampled_ticks(uint64_t d, uint64_t cap)
+{
+	return d > cap ? cap * OMP_TASK_SAMPLE_EVERY + (d - cap) : d * OMP_TASK_SAMPLE_EVERY;
+}
+
+/* *cap, set at first use to OMP_TASK_SAMPLE_EVERY times threshold_ns, in ticks. */
+static inline uint64_t ompt__sample_cap(uint64_t *cap, uint64_t threshold_ns)
+{
+	if (!*cap)
+		*cap = (gt_clock_use_tsc && gt_clock_ns_per_tick > 0
+				? (uint64_t)((double)(OMP_TASK_SAMPLE_EVERY * threshold_ns) / gt_clock_ns_per_tick)
+				: OMP_TASK_SAMPLE_EVERY * threshold_ns) + 1;
+	return *cap;
+}
+
 struct omp_time_site {
 	uintptr_t site;  /* the construct (omp_task.site); 0: free */
 	uint64_t ticks;  /* calibrating: time of its tasks so far */
@@ -255,6 +278,9 @@ struct omp_thread {
 	struct omp_time_site time_sites[OMP_TIME_SITES];
 	uint64_t calib_max; /* the most ticks a calibrating task counts; 0: not set yet */
 	uint64_t region_calib_max; /* the most ticks a calibrating region counts; 0: not set yet */
+	/* Sampled instances' caps (ompt__sampled_ticks): explicit tasks',
+	 * regions'; 0: not set yet. */
+	uint64_t task_sample_cap, region_sample_cap;
 	uint8_t last_time_site; /* the entry of time_sites used last */
 	/* The league (teams) this thread began and has not ended: LLVM's
 	 * libomp gives a league of one team's initial task no parallel_data. */
