@@ -48,9 +48,11 @@ def test_advice():
     line = lambda tag: marked_line(SRC, tag)  # noqa: E731
     # A balanced schedule ends each instance at the threads' mean work:
     # the program summed (max - mean) of its threads' work. The tool's waits
-    # add the barrier's own latency, more on a loaded machine.
+    # add the barrier's own latency, more on a loaded machine; there, a
+    # thread that wakes late from its sleep also starts its wait late, and
+    # about one run in twelve read 0.80x (with a test suite running beside).
     a = one(advice, "omp-imbalance", "<omp parallel> < imbalanced (%s)" % line("REGION_IMBALANCE"))
-    within(a["saved_ns"], own["imbalance"]["saved_ns"], 0.8, 1.5, "imbalance")
+    within(a["saved_ns"], own["imbalance"]["saved_ns"], 0.7, 1.5, "imbalance")
     check(not a["upper_bound"], "imbalance: a top-level region's saving is the program's")
     # The fork/join cost: the region's wall time less its longest thread's
     # work, as the program measured it around each construct. The tool's
