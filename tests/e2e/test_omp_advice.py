@@ -48,9 +48,9 @@ def test_advice():
     line = lambda tag: marked_line(SRC, tag)  # noqa: E731
     # A balanced schedule ends each instance at the threads' mean work:
     # the program summed (max - mean) of its threads' work. The tool's waits
-    # add the barrier's own latency, more on a loaded machine; there, a
-    # thread that wakes late from its sleep also starts its wait late, and
-    # about one run in twelve read 0.80x (with a test suite running beside).
+    # add the barrier's own latency, more on a loaded machine. With a test
+    # suite running beside, about one run in twelve read 0.80x, with this
+    # library and with the one before region sampling (sleeps end late).
     a = one(advice, "omp-imbalance", "<omp parallel> < imbalanced (%s)" % line("REGION_IMBALANCE"))
     within(a["saved_ns"], own["imbalance"]["saved_ns"], 0.7, 1.5, "imbalance")
     check(not a["upper_bound"], "imbalance: a top-level region's saving is the program's")
