@@ -132,10 +132,7 @@ static void time__begin(struct gt_thread *t, struct omp_thread *ot, struct omp_t
 	task->timed = 1;
 	if (gt_config.exact_timing || task->is_untied || !task->site)
 		return;
-	if (!ot->calib_max)
-		ot->calib_max = (gt_clock_use_tsc && gt_clock_ns_per_tick > 0
-					 ? (uint64_t)(4.0 * (double)gt_config.task_time_ns / gt_clock_ns_per_tick)
-					 : 4 * gt_config.task_time_ns) + 1;
+	ompt__ticks_cap(&ot->calib_max, 4 * gt_config.task_time_ns);
 	/* Tasks of one construct usually follow each other. */
 	h = ot->last_time_site;
 	if (ot->time_sites[h].site == task->site) {

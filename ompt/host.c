@@ -211,13 +211,12 @@ static uintptr_t region__mode(struct omp_thread *ot, struct omp_region *r, const
  * full). */
 static void region__time(struct omp_thread *ot, const struct omp_region *r, uint64_t ticks)
 {
+	uint64_t max;
+
 	if (!r->calibrating)
 		return;
-	if (!ot->region_calib_max)
-		ot->region_calib_max = (gt_clock_use_tsc && gt_clock_ns_per_tick > 0
-						? (uint64_t)(4.0 * (double)gt_config.region_time_ns / gt_clock_ns_per_tick)
-						: 4 * gt_config.region_time_ns) + 1;
-	ot->region_times[r->time].ticks += ticks < ot->region_calib_max ? ticks : ot->region_calib_max;
+	max = ompt__ticks_cap(&ot->region_calib_max, 4 * gt_config.region_time_ns);
+	ot->region_times[r->time].ticks += ticks < max ? ticks : max;
 }
 
 /*

@@ -215,14 +215,20 @@ static inline uint64_t ompt__sampled_ticks(uint64_t d, uint64_t cap)
 	return d > cap ? cap * OMP_TASK_SAMPLE_EVERY + (d - cap) : d * OMP_TASK_SAMPLE_EVERY;
 }
 
+/* *cap, a bound of ns in ticks (never 0), set at first use: the thread
+ * keeps the thresholds' bounds it times against. */
+static inline uint64_t ompt__ticks_cap(uint64_t *cap, uint64_t ns)
+{
+	if (!*cap)
+		*cap = (gt_clock_use_tsc && gt_clock_ns_per_tick > 0 ? (uint64_t)((double)ns / gt_clock_ns_per_tick)
+									: ns) + 1;
+	return *cap;
+}
+
 /* *cap, set at first use to OMP_TASK_SAMPLE_EVERY times threshold_ns, in ticks. */
 static inline uint64_t ompt__sample_cap(uint64_t *cap, uint64_t threshold_ns)
 {
-	if (!*cap)
-		*cap = (gt_clock_use_tsc && gt_clock_ns_per_tick > 0
-				? (uint64_t)((double)(OMP_TASK_SAMPLE_EVERY * threshold_ns) / gt_clock_ns_per_tick)
-				: OMP_TASK_SAMPLE_EVERY * threshold_ns) + 1;
-	return *cap;
+	return ompt__ticks_cap(cap, OMP_TASK_SAMPLE_EVERY * threshold_ns);
 }
 
 struct omp_time_site {
