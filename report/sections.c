@@ -350,20 +350,19 @@ static int section_parallel(struct rep *r)
 			gt_table__set(&t, k, 4, "%.1f", (double)row->thread_instances / (double)row->instances);
 		else
 			gt_table__set(&t, k, 4, "-");
+		gt_table__set(&t, k, 5, "%.3f", gt_rep__secs(row->work_ns));
+		gt_table__set(&t, k, 6, "%.3f", gt_rep__secs(row->wait_ns));
+		gt_table__pct(t.cell[k][7], row->wait_ns, row->work_ns + row->wait_ns);
 		/* "~": the team timed one region in 16, an estimate. */
 		if (row->time_samples) {
 			estimated++;
-			gt_table__set(&t, k, 5, "~%.3f", gt_rep__secs(row->work_ns));
-			gt_table__set(&t, k, 6, "~%.3f", gt_rep__secs(row->wait_ns));
-			if (row->work_ns + row->wait_ns)
-				gt_table__set(&t, k, 7, "~%.1f%%",
-					      100.0 * (double)row->wait_ns / (double)(row->work_ns + row->wait_ns));
-			else
-				gt_table__set(&t, k, 7, "-");
-		} else {
-			gt_table__set(&t, k, 5, "%.3f", gt_rep__secs(row->work_ns));
-			gt_table__set(&t, k, 6, "%.3f", gt_rep__secs(row->wait_ns));
-			gt_table__pct(t.cell[k][7], row->wait_ns, row->work_ns + row->wait_ns);
+			for (int c = 5; c <= 7; c++) {
+				char v[GT_TABLE_CELL];
+
+				memcpy(v, t.cell[k][c], sizeof(v));
+				if (strcmp(v, "-"))
+					gt_table__set(&t, k, (unsigned)c, "~%s", v);
+			}
 		}
 		gt_table__set(&t, k, 8, "%.3f", gt_rep__secs(row->cpu_ns));
 		t.below[k] = region_label(r, row, where[k]);
