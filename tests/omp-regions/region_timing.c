@@ -23,8 +23,8 @@
 
 #define SHORT_N 3000
 #define SHORT_US 4
-#define LONG_N 40
-#define LONG_US 5000
+#define LONG_N 20
+#define LONG_US 10000
 
 enum { SHORT, LONG, N_KINDS };
 static const char *const kind_names[N_KINDS] = { "short", "long" };
