@@ -149,12 +149,15 @@ __attribute__((noinline)) static long forks(int regions)
 {
 	long n = 0;
 
+	/* The body touches nothing shared: an atomic on one line would bounce
+	 * it between the threads' cores at every region, user time a sample
+	 * rightly puts on the body. */
 	for (int r = 0; r < 500 * regions; r++) {
 #pragma omp parallel num_threads(2)
 		{
-#pragma omp atomic
-			n++;
+			__asm__ volatile("" ::: "memory");
 		}
+		n++;
 	}
 	return n;
 }
