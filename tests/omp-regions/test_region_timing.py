@@ -32,12 +32,15 @@ SECTION = "Parallel regions timed by sampling"
 # regions, the long ones' at least LONG_US = 10 ms, the short ones' 50 to
 # 150 us on a loaded 2-core machine (a fork and join alone, there, over
 # the default's 20 us). Over the first 16, the team's start among them,
-# the short ones stay under 8 ms even on a machine so busy that a thread
-# waits a time slice for its core at some regions: with 2 ms, 3 runs in
-# 40 beside the whole suite judged them long (a region counts at most
-# four thresholds).
+# the short ones mostly stay under 8 ms on a machine so busy that a thread
+# waits a time slice for its core at some regions (with 2 ms, 3 runs in
+# 40 beside the whole suite judged them long; a region counts at most
+# four thresholds). Where they do not, the program's own times of them say
+# so, and the run is taken again (first_mean).
+THRESHOLD_NS = 8000000
 ENV = {"OMP_NUM_THREADS": str(THREADS), "KMP_FORCE_REDUCTION": "critical", "SAMPLE_TIMES": "1",
-       "GPUTOOL_REGION_TIME_NS": "8000000"}
+       "GPUTOOL_REGION_TIME_NS": str(THRESHOLD_NS)}
+RUNS = 4
 
 
 def constructs(p):
@@ -75,7 +78,20 @@ def run_tool(extra):
     samples = {("short_regions" if "short_regions" in r["where"] else "long_regions"): r["time_samples"]
                for r in json.loads(js)["regions"]["rows"]}
     return (one_profile(GPUTOOL, outdir), own_times(err, "region_timing times:"), open(texts[0]).read(),
-            samples)
+            samples, first_mean(err))
+
+
+def first_mean(err):
+    """The mean of the short construct's first CALIBRATE regions as the
+    program timed them, each counted up to four thresholds as the tool
+    counts it: what the tool judged the construct by, and a little more
+    (the program's clock reads are around the construct, the tool's
+    inside)."""
+    line = [l for l in err.splitlines() if l.startswith("region_timing first:")]
+    check(len(line) == 1, "no 'region_timing first:' line on stderr")
+    ns = [int(v) for v in line[0].split(":")[1].split()]
+    check(len(ns) == CALIBRATE, "the program timed %d first regions, not %d" % (len(ns), CALIBRATE))
+    return sum(min(v, 4 * THRESHOLD_NS) for v in ns) / len(ns)
 
 
 def check_counts(p):
@@ -119,14 +135,25 @@ def region_rows(text):
 
 
 def test_sampled():
-    p, own, text, samples = run_tool({})
-    c = check_counts(p)
-    check_long(p, c, own)
     # Region n (from 0) of the construct's context is timed in full while
     # n < 16, then timed as a sample when n % 16 == 8 (24, 40, ...).
     want = sum(1 for n in range(CALIBRATE, SHORT_N) if n % SAMPLE_EVERY == SAMPLE_EVERY // 2)
-    got = p.excl(c["short_regions"], "OMP_PAR_TIME_SAMPLES")
-    check(got == want == 186, "short regions timed as samples: %d, want %d" % (got, want))
+    for attempt in range(1, RUNS + 1):
+        p, own, text, samples, mean = run_tool({})
+        c = check_counts(p)
+        check_long(p, c, own)
+        got = p.excl(c["short_regions"], "OMP_PAR_TIME_SAMPLES")
+        print("  run %d: the first %d short regions %.3f ms each as the program timed them, %d samples" %
+              (attempt, CALIBRATE, mean / 1e6, got))
+        # Judged long only where the program saw them near the threshold;
+        # judged short only where they were under it.
+        check(got == want == 186 or (got == 0 and mean >= 0.75 * THRESHOLD_NS),
+              "short regions timed as samples: %d, want %d" % (got, want))
+        check(got == 0 or mean < 1.25 * THRESHOLD_NS, "sampled, though the program timed the first regions "
+              "at %.3f ms each" % (mean / 1e6))
+        if got:
+            break
+    check(got == want, "the machine held up the first short regions in each of %d runs" % RUNS)
     check(samples == {"short_regions": want, "long_regions": 0}, "JSON regions' time_samples: %s" % samples)
     check(p.total("OMP_PAR_TIME_SAMPLES") == want, "samples elsewhere than the short construct")
     # The estimate: the 16 regions timed in full and each sample times 16.
@@ -158,7 +185,7 @@ def test_sampled():
 
 
 def test_exact():
-    p, own, text, samples = run_tool({"GPUTOOL_EXACT_TIMING": "1"})
+    p, own, text, samples, _ = run_tool({"GPUTOOL_EXACT_TIMING": "1"})
     c = check_counts(p)
     check_long(p, c, own)
     check(p.total("OMP_PAR_TIME_SAMPLES") == 0, "regions sampled under GPUTOOL_EXACT_TIMING=1")
