@@ -6,10 +6,15 @@ benchmark's own "<TEST> time = ... microseconds"), the medians of the
 per-round ratios to no tool and to the null tool, and the budgets against
 the null tool as PASS/OVER.
 
-  epcc-ratios.py [--rounds N] [--threads T] [--before LIB] NULLTOOL LIBGPUTOOL EPCC_DIR
+  epcc-ratios.py [--rounds N] [--threads T] [--before LIB] [--also NAME=LIB[,VAR=VALUE...]]...
+                 [--programs P,...] [--epcc-args ARGS] NULLTOOL LIBGPUTOOL EPCC_DIR
 
 --before LIB runs another build of the library in the same rounds and
-prints gputool's ratio to it.
+prints gputool's ratio to it. --also runs one more configuration in the
+same rounds (a build of the library, or this one with variables set) and
+prints its ratio to the null tool in a column NAME; it may be given
+several times. --programs runs only those of syncbench, taskbench and
+schedbench; --epcc-args passes ARGS (split at spaces) to each.
 
 EPCC_DIR holds syncbench, schedbench and taskbench (EPCC 4.0, `make`).
 schedbench runs its TASKLOOP tests only (--measureonly TASKLOOP).
@@ -48,23 +53,40 @@ def main():
     ap.add_argument("--threads", type=int, default=os.cpu_count())
     ap.add_argument("--timeout", type=int, default=120)
     ap.add_argument("--before", help="another build of the library, run in the same rounds")
+    ap.add_argument("--also", action="append", default=[], metavar="NAME=LIB[,VAR=VALUE...]",
+                    help="one more configuration, run in the same rounds")
+    ap.add_argument("--programs", default="syncbench,taskbench,schedbench")
+    ap.add_argument("--epcc-args", default="")
     ap.add_argument("null")
     ap.add_argument("lib")
     ap.add_argument("epcc")
     a = ap.parse_args()
-    progs = [("syncbench", []), ("taskbench", []), ("schedbench", ["--measureonly", "TASKLOOP"])]
-    configs = [("none", None), ("null", os.path.abspath(a.null)), ("gputool", os.path.abspath(a.lib))]
+    extra = a.epcc_args.split()
+    progs = [(p, args + extra) for p, args in (("syncbench", []), ("taskbench", []),
+                                               ("schedbench", ["--measureonly", "TASKLOOP"]))
+             if p in a.programs.split(",")]
+    configs = [("none", None, {}), ("null", os.path.abspath(a.null), {}), ("gputool", os.path.abspath(a.lib), {})]
     if a.before:
-        configs.append(("before", os.path.abspath(a.before)))
+        configs.append(("before", os.path.abspath(a.before), {}))
+    also = []
+    for spec in a.also:
+        name, _, rest = spec.partition("=")
+        parts = rest.split(",")
+        if not name or not parts[0] or any("=" not in v for v in parts[1:]) or \
+                name in [c[0] for c in configs]:
+            ap.error("--also %s: not NAME=LIB[,VAR=VALUE...] with a name of its own" % spec)
+        configs.append((name, os.path.abspath(parts[0]), dict(v.split("=", 1) for v in parts[1:])))
+        also.append(name)
     res = {}  # (config, test) -> [times by round]
     hangs = 0
     for r in range(a.rounds):
         for prog, args in progs:
-            for name, lib in configs:
+            for name, lib, variables in configs:
                 env = dict(os.environ, OMP_NUM_THREADS=str(a.threads), GPUTOOL_OUTPUT="/tmp/gputool-epcc-out")
                 env.pop("OMP_TOOL_LIBRARIES", None)
                 if lib:
                     env["OMP_TOOL_LIBRARIES"] = lib
+                env.update(variables)
                 t = run(os.path.join(a.epcc, prog), args, env, a.timeout)
                 if t is None:
                     hangs += 1
@@ -82,8 +104,9 @@ def main():
 
     tests = sorted({t for (_, t) in res}, key=lambda t: list(k[1] for k in res).index(t))
     print("%d threads, %d rounds; medians of per-round ratios" % (a.threads, a.rounds))
-    print("%-28s %10s %8s %8s %10s %10s  %s" % ("test", "none us", "null", "gputool", "vs null",
-                                               "vs before" if a.before else "", "budget"))
+    print("%-28s %10s %8s %8s %10s %10s  %-17s%s" % ("test", "none us", "null", "gputool", "vs null",
+                                                 "vs before" if a.before else "", "budget",
+                                                 "".join("  %10s" % n for n in also)))
     over = 0
     for test in tests:
         none = res.get(("none", test))
@@ -98,8 +121,9 @@ def main():
             verdict = "%s (<= %.2fx)" % ("PASS" if ok else "OVER", budget)
         f = lambda v: "%.2fx" % v if v is not None else "n/a"
         rb = f(ratio("gputool", "before", test)) if a.before else ""
-        print("%-28s %10.3f %8s %8s %10s %10s  %s" % (test, statistics.median(v for _, v in none), f(rn), f(rg), f(rgn),
-                                                   rb, verdict))
+        cols = "".join("  %10s" % f(ratio(n, "null", test)) for n in also)
+        print("%-28s %10.3f %8s %8s %10s %10s  %-17s%s" % (test, statistics.median(v for _, v in none), f(rn), f(rg),
+                                                         f(rgn), rb, verdict, cols))
     print("hangs: %d; budgets over: %d" % (hangs, over))
     return 0
 
