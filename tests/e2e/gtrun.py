@@ -136,6 +136,15 @@ class Profile:
     def meta(self, key):
         return self.process()["meta"].get(key)
 
+    def sample_weight(self):
+        """The CPU time one sample stands for, at least: its period, or the
+        profile's mean weight where that is more (the kernel fires CPU-time
+        timers at its ticks, so on a loaded machine a sample carries
+        several periods)."""
+        hz = int(self.meta("sample_hz") or 0)
+        period = 1e9 / hz if hz else 0
+        return max(period, self.total("CPUTIME") / max(1, self.total("SAMPLES")))
+
     def threads(self):
         return self.process()["threads"]
 
