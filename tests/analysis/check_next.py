@@ -412,8 +412,10 @@ def region(site, count, thr, par, work, wait=0):
 
 # 200 instances of 2 ms on 4 threads, 1.25 ms of mean work: waits of 500 ms.
 region(p.frame(main, "dot", line=20), 200, 800, 400000000, 1000000000, 500000000)
-# 10,000 instances of 10 us on 4 threads, 1 us of mean work: fork/join.
-region(p.frame(main, "step", line=30), 10000, 40000, 100000000, 40000000, 60000000)
+# 10,000 instances of 10 us on 4 threads, 1 us of mean work: fork/join;
+# its teams timed by sampling, 624 instances.
+p.value(region(p.frame(main, "step", line=30), 10000, 40000, 100000000, 40000000, 60000000), 0,
+        "OMP_PAR_TIME_SAMPLES", 624)
 # Serial: 200 ms at two lines of init(); a worker's idle time and a
 # region's CPU time are not serial.
 init = p.frame(main, "init", line=40)
@@ -446,6 +448,10 @@ check(by.get("omp-serial", {}).get("at", "").startswith("fill (app.c:41)") and b
 check(by.get("omp-fork-join", {}).get("upper_bound") and "omp-imbalance" not in
       [a["kind"] for a in advice if "step" in a["at"]], "fork/join: an upper bound, and no imbalance for that region")
 check("What to do next (4 of 4" in text and "the region: 1.45x faster" in text, "OpenMP: the text section")
+check(by.get("omp-fork-join", {}).get("why", "").endswith("(work and waits estimated from the 624 instances whose "
+                                                           "team was timed)") and
+      "estimated" not in by.get("omp-imbalance", {}).get("why", "estimated"),
+      "the fork/join region's why says its teams were timed by sampling, the imbalanced one's does not")
 
 
 def advice_items(text):

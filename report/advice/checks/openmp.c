@@ -146,6 +146,17 @@ static int worth(const struct gt_advice_ctx *c, uint64_t saved)
 	return c->run->wall_ns && (double)saved / procs >= OMP_MIN_WALL * (double)c->run->wall_ns;
 }
 
+/* Says in x's why that the team's times it rests on are estimates: the
+ * region's teams were timed as samples (OMP_PAR_TIME_SAMPLES). */
+static void sampled_why(struct gt_next *x, uint64_t samples)
+{
+	size_t len = strlen(x->why);
+
+	if (samples && len < sizeof(x->why))
+		snprintf(x->why + len, sizeof(x->why) - len,
+			 " (work and waits estimated from the %" PRIu64 " instances whose team was timed)", samples);
+}
+
 /*
  * Each region: too short for its team (fork/join), else imbalanced, and
  * tasks too fine in it. A region short enough for the first has waits
@@ -160,6 +171,7 @@ static void regions(struct gt_advice_ctx *c, const struct omp_tree *t, const str
 	for (uint32_t i = 0; i < p->n_nodes && !c->oom; i++) {
 		uint64_t n = v[GT_M_OMP_PAR_COUNT][i], thr = v[GT_M_OMP_PAR_THREADS][i];
 		uint64_t par = v[GT_M_OMP_PAR_TIME][i], work = v[GT_M_OMP_WORK][i], saved;
+		uint64_t samples = v[GT_M_OMP_PAR_TIME_SAMPLES][i];
 		double team, mean_work;
 		struct gt_next *x;
 
@@ -176,6 +188,7 @@ static void regions(struct gt_advice_ctx *c, const struct omp_tree *t, const str
 					 "the rest, %.3f us an instance, is the team's start, barriers and join",
 					 n, (double)par / (double)n / 1e3, team, mean_work / 1e3,
 					 ((double)par / (double)n - mean_work) / 1e3);
+				sampled_why(x, samples);
 			}
 		} else if (team > 1) {
 			saved = (uint64_t)gt_advice_model__imbalance((double)s->wait[i], team);
@@ -188,6 +201,7 @@ static void regions(struct gt_advice_ctx *c, const struct omp_tree *t, const str
 					 n, team, (double)s->wait[i] / 1e9,
 					 100.0 * (double)s->wait[i] / (double)(work + s->wait[i]),
 					 (double)saved / (double)n / 1e6);
+				sampled_why(x, samples);
 			}
 		}
 		if (s->tasks[i] && work > s->task_ns[i] &&
@@ -200,6 +214,7 @@ static void regions(struct gt_advice_ctx *c, const struct omp_tree *t, const str
 					 "a task outside them (creating and scheduling them)",
 					 s->tasks[i], (double)s->task_ns[i] / (double)s->tasks[i] / 1e3,
 					 (double)(work - s->task_ns[i]) / (double)s->tasks[i] / 1e3);
+				sampled_why(x, samples);
 			}
 		}
 	}
@@ -317,6 +332,7 @@ out:
 static const enum gt_metric omp_triggers[] = { GT_M_OMP_PAR_COUNT, GT_ADVICE_END };
 static const struct gt_advice_need omp_needs[] = {
 	{ GT_M_OMP_PAR_TIME, GT_ADVICE_EXCL },
+	{ GT_M_OMP_PAR_TIME_SAMPLES, GT_ADVICE_EXCL },
 	{ GT_M_OMP_PAR_COUNT, GT_ADVICE_EXCL },
 	{ GT_M_OMP_PAR_THREADS, GT_ADVICE_EXCL },
 	{ GT_M_OMP_WORK, GT_ADVICE_EXCL },
