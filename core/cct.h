@@ -198,6 +198,12 @@ void gt_cct__walk(struct gt_cct_node *root, void (*fn)(struct gt_cct_node *, voi
 static inline struct gt_cct_node *gt_cct__placeholder(struct gt_cct *cct, struct gt_cct_node *parent,
 						       enum gt_placeholder ph)
 {
+	const struct gt_cct_node *first = parent->children;
+
+	/* A construct's call site has its placeholder first (gt_cct__child
+	 * moves the last found to the front). */
+	if (first && first->key == (uint64_t)ph && first->kind == GT_NODE_PLACEHOLDER)
+		return (struct gt_cct_node *)first;
 	return gt_cct__child(cct, parent, GT_NODE_PLACEHOLDER, (uint64_t)ph, 0);
 }
 

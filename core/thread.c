@@ -408,6 +408,17 @@ static void import_map__put(struct gt_import_map *m, struct gt_cct_node *k, stru
 	gt_hmap__put(&m->map, (uintptr_t)k, (uintptr_t)v);
 }
 
+struct gt_cct_node *gt_thread__imported(const struct gt_thread *t, const struct gt_cct_node *foreign)
+{
+	if (!foreign)
+		return NULL;
+	if (foreign == t->last_import[0])
+		return t->last_import_own[0];
+	if (foreign == t->last_import[1])
+		return t->last_import_own[1];
+	return t->imports ? import_map__get(t->imports, (struct gt_cct_node *)foreign) : NULL;
+}
+
 struct gt_cct_node *gt_thread__import_slow(struct gt_thread *t, struct gt_cct_node *foreign)
 {
 	struct gt_cct_node *path[64];

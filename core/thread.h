@@ -201,6 +201,11 @@ static inline void gt_thread__leave(struct gt_thread *t)
  */
 struct gt_cct_node *gt_thread__import_slow(struct gt_thread *t, struct gt_cct_node *foreign);
 
+/* t's copy of foreign if t imported it before, else NULL: changes nothing,
+ * allocates nothing. Async-signal-safe in t's own handler while t is not
+ * in the tool (gt_thread__enter), where imports are made. */
+struct gt_cct_node *gt_thread__imported(const struct gt_thread *t, const struct gt_cct_node *foreign);
+
 /* gt_thread__import's last two answers inline: they read nothing of the
  * node, whose owner keeps writing its line. */
 static inline struct gt_cct_node *gt_thread__import(struct gt_thread *t, struct gt_cct_node *foreign)

@@ -62,6 +62,7 @@ void ompt__stitch_sample(struct gt_thread *t, struct gt_stitch *st)
 	struct omp_thread *ot;
 	struct omp_task *task;
 	int flags = 0, state = ompt_state_undefined;
+	uintptr_t v;
 
 	st->base = NULL;
 	st->boundary = 0;
@@ -80,7 +81,25 @@ void ompt__stitch_sample(struct gt_thread *t, struct gt_stitch *st)
 	if (!gt_ompt_get_task_info ||
 	    gt_ompt_get_task_info(0, &flags, &task_data, &frame, NULL, NULL) != 2)
 		return;
-	task = ompt__task_of(task_data);
+	v = (uintptr_t)ompt__data_get(task_data);
+	if (ompt__is_bare(v)) {
+		/* An untimed task without a record (host-task.c): its
+		 * <omp task>, or this thread's copy of it if one was made
+		 * (nothing is made here). Else the sample is unwound whole,
+		 * as in a task the tool does not know. */
+		struct gt_cct_node *creator = (struct gt_cct_node *)(v & OMP_TASK_NODE_MASK);
+		uint32_t tree = (uint32_t)(v >> OMP_TASK_TREE_SHIFT);
+		struct gt_cct_node *node = tree == (t->cct.id & 0xffff) && gt_cct__owns(&t->cct, creator)
+						   ? creator
+						   : gt_thread__imported(t, creator);
+
+		if (node && gt_cct__owns(&t->cct, node)) {
+			st->base = node;
+			st->boundary = frame ? (uintptr_t)frame->exit_frame.ptr : 0;
+		}
+		return;
+	}
+	task = v & OMP_TASK_PENDING ? NULL : (struct omp_task *)v;
 	/* The current task's node is this thread's own; anything else would
 	 * have the handler write another thread's tree. */
 	if (!task || !gt_cct__owns(&t->cct, task->node))

@@ -4,7 +4,10 @@
  * their creation contexts, their records, made by the thread that first
  * runs each, and their time, measured for every task or, at sites of very
  * short and very frequent tasks, by sampling (GPUTOOL_TASK_TIME_NS,
- * docs/REPORT.md). Regions, implicit tasks and waits are host.c's.
+ * docs/REPORT.md). There the creating thread judges each task, and those
+ * left untimed run without a record until they need one (OMP_TASK_BARE):
+ * their starts and ends cost a tag test. Regions, implicit tasks and waits
+ * are host.c's.
  */
 #include "ompt/host.h"
 
@@ -36,36 +39,46 @@ static struct gt_cct_node *foreign_create_context(struct gt_thread *t, struct om
 	return t->cct.root;
 }
 
+static uintptr_t time__at_create(struct omp_thread *ot, const struct gt_cct_node *ctx);
+
 void ompt__on_task_create(ompt_data_t *encountering_task_data,
 			  const ompt_frame_t *encountering_task_frame, ompt_data_t *new_task_data,
 			  int flags, int has_dependences, const void *codeptr_ra)
 {
 	uintptr_t key = GT_UNWIND_KEY();
 	struct gt_thread *t = ompt__thread_of(GT_THREAD_OTHER);
-	struct omp_task *task, *enc;
+	struct omp_task *task, *enc, *helper;
 	struct gt_cct_node *ctx;
 	ompt_data_t *current = NULL;
+	struct omp_thread *ot;
+	uintptr_t enc_tag;
 
 	(void)has_dependences;
 	ompt__data_set(new_task_data, NULL);
 	if (!t || !(flags & (ompt_task_explicit | ompt_task_target)))
 		return;
+	ot = t->ompt;
 	gt_thread__enter(t);
-	enc = ompt__task_of(encountering_task_data);
+	enc_tag = (uintptr_t)ompt__data_get(encountering_task_data);
+	enc = enc_tag & OMP_TASK_PENDING ? NULL : (struct omp_task *)enc_tag;
 	/* The encountering task is the one this thread runs, unless a helper
 	 * of a taskloop creates it (foreign_create_context): asked of the
 	 * runtime only when this thread's callbacks do not tell. */
-	if ((!enc || enc != ((struct omp_thread *)t->ompt)->running) &&
+	if (ompt__is_bare(enc_tag) && encountering_task_data == ot->bare_running)
+		ctx = ompt__context_bare(t, codeptr_ra, key, ompt__pending_node(t, enc_tag), encountering_task_frame);
+	else if ((!enc || enc != ot->running) &&
 	    gt_ompt_get_task_info(0, NULL, &current, NULL, NULL, NULL) == 2 && current &&
-	    current != encountering_task_data && ompt__task_of(current))
-		ctx = foreign_create_context(t, ompt__task_of(current));
+	    current != encountering_task_data && (helper = ompt__task_here(t, current)))
+		ctx = foreign_create_context(t, helper);
+	else if (ompt__is_bare(enc_tag))
+		ctx = ompt__context_bare(t, codeptr_ra, key, ompt__pending_node(t, enc_tag), encountering_task_frame);
 	else
 		ctx = ompt__context_of(t, codeptr_ra, key, enc, encountering_task_frame);
 	if (flags & ompt_task_target) {
 		/* Its target construct hangs right under the call site, as if
 		 * it had not been deferred; ompt/target.c counts it. A record
 		 * now: ompt/target.c keeps the construct's device node in it. */
-		task = ompt__task_new(t->ompt, 1);
+		task = ompt__task_new(ot, 1);
 		if (task) {
 			task->is_explicit = 1;
 			task->is_untied = !!(flags & ompt_task_untied);
@@ -75,15 +88,16 @@ void ompt__on_task_create(ompt_data_t *encountering_task_data,
 			ompt__data_set(new_task_data, task);
 		}
 	} else {
-		struct gt_cct_node *ph = ompt__ph_cache_get(t, t->ompt, ctx, GT_PH_OMP_TASK);
+		struct gt_cct_node *ph = ompt__ph_cache_get(t, ot, ctx, GT_PH_OMP_TASK);
 
 		ompt__add(t, ph, GT_M_OMP_EXPLICIT_TASKS, 1);
 		/* No record yet (OMP_TASK_PENDING): the runtime's task queue
 		 * hands the node to the thread that runs the task. Nodes are
 		 * 16-byte aligned (core/arena.c), so the tag bits are free. */
 		if (ph && !((uintptr_t)ph & ~OMP_TASK_NODE_MASK)) {
-			uintptr_t v = (uintptr_t)ph | OMP_TASK_PENDING | (flags & ompt_task_untied ? OMP_TASK_UNTIED : 0);
+			uintptr_t v = (uintptr_t)ph | OMP_TASK_PENDING;
 
+			v |= flags & ompt_task_untied ? OMP_TASK_UNTIED : time__at_create(ot, ctx);
 			v |= (uintptr_t)(t->cct.id & 0xffff) << OMP_TASK_TREE_SHIFT;
 			ompt__data_set(new_task_data, (void *)v);
 		}
@@ -114,81 +128,139 @@ static void running__switch(struct omp_thread *ot, struct omp_task *prior,
 }
 
 /*
+ * The thread's timing state of construct site (struct omp_time_site), made
+ * when add and a slot is free; NULL: none. A construct is its call site
+ * (omp_task.site), whatever its calling context: a recursive task tree
+ * creates each task of a level in a context of its own, too few each to
+ * judge.
+ */
+static struct omp_time_site *time__site(struct omp_thread *ot, uintptr_t site, int add)
+{
+	unsigned h = ot->last_time_site;
+
+	/* Tasks of one construct usually follow each other. */
+	if (ot->time_sites[h].site == site)
+		return &ot->time_sites[h];
+	h = ompt__ptr_slot((const void *)site, OMP_TIME_SITES);
+	for (unsigned i = 0; i < 4; i++, h = (h + 1) & (OMP_TIME_SITES - 1)) {
+		struct omp_time_site *s = &ot->time_sites[h];
+
+		if (s->site != site && (s->site || !add))
+			continue;
+		if (!s->site) {
+			s->site = site;
+			s->mode = OMP_TIME_CALIBRATING;
+		}
+		ot->last_time_site = (uint8_t)h;
+		return s;
+	}
+	return NULL;
+}
+
+/* Whether the n-th task of a sampled site (from 0) is timed. Deterministic:
+ * the first task after calibration, then every OMP_TASK_SAMPLE_EVERY-th
+ * (n wraps at a multiple of it). */
+static inline int time__sampled(uint32_t n)
+{
+	return (n - OMP_TASK_CALIBRATE) % OMP_TASK_SAMPLE_EVERY == 0;
+}
+
+/*
+ * The judgement of a task created at context ctx (its call site's frame),
+ * made by the creating thread where its state says the construct's tasks
+ * are timed by sampling: OMP_TASK_SAMPLE or OMP_TASK_BARE; else 0, the
+ * thread that starts the task judges it (time__begin). Both share the
+ * site's count, so one task in OMP_TASK_SAMPLE_EVERY is timed either way.
+ * A taskwait is a sync point for blame where a device is used: untimed
+ * tasks then get records (time__begin).
+ */
+static uintptr_t time__at_create(struct omp_thread *ot, const struct gt_cct_node *ctx)
+{
+	struct omp_time_site *s;
+
+	if (gt_config.exact_timing || !ctx || ctx->kind != GT_NODE_FRAME)
+		return 0;
+	s = time__site(ot, (uintptr_t)ctx->key, 0);
+	if (!s || s->mode != OMP_TIME_SAMPLED || gt_blame__devices_used())
+		return 0;
+	return time__sampled(s->n++) ? OMP_TASK_SAMPLE : OMP_TASK_BARE;
+}
+
+/* A task's state as sampled: timed or counted only (task->inst), its waits
+ * following it. */
+static void time__set_sampled(struct gt_thread *t, struct omp_task *task, int timed)
+{
+	task->time_mode = OMP_TIME_SAMPLED;
+	task->timed = (uint8_t)timed;
+	/* Its waits follow it: counted only, or timed and scaled. */
+	task->inst = timed ? OMP_INST_SAMPLE : OMP_INST_UNTIMED;
+	if (timed)
+		ompt__add(t, task->node, GT_M_OMP_TASK_TIME_SAMPLES, 1);
+}
+
+/*
  * Whether task, which starts on this thread for the first time, is timed,
  * from its construct's state on this thread (struct omp_time_site): short,
  * frequent tasks cost two clock reads each, more than the rest of their
- * measurement. A construct is its call site (task->site), whatever its
- * calling context: a recursive task tree creates each task of a level in a
- * context of its own, too few each to judge. Untied tasks (which may
- * resume on another thread) and constructs that find no entry are timed
- * exactly.
+ * measurement. Untied tasks (which may resume on another thread) and
+ * constructs that find no entry are timed exactly.
  */
 static void time__begin(struct gt_thread *t, struct omp_thread *ot, struct omp_task *task)
 {
-	struct omp_time_site *s = NULL;
-	unsigned h;
+	struct omp_time_site *s;
 	uint32_t n;
 
 	task->timed = 1;
 	if (gt_config.exact_timing || task->is_untied || !task->site)
 		return;
-	ompt__ticks_cap(&ot->calib_max, 4 * gt_config.task_time_ns);
-	/* Tasks of one construct usually follow each other. */
-	h = ot->last_time_site;
-	if (ot->time_sites[h].site == task->site) {
-		s = &ot->time_sites[h];
-	} else {
-		h = ompt__ptr_slot((const void *)task->site, OMP_TIME_SITES);
-		for (unsigned i = 0; i < 4; i++, h = (h + 1) & (OMP_TIME_SITES - 1)) {
-			if (ot->time_sites[h].site == task->site) {
-				s = &ot->time_sites[h];
-				break;
-			}
-			if (!ot->time_sites[h].site) {
-				s = &ot->time_sites[h];
-				s->site = task->site;
-				s->mode = OMP_TIME_CALIBRATING;
-				break;
-			}
-		}
-		if (!s)
-			return;
-		ot->last_time_site = (uint8_t)h;
-	}
+	ompt__ticks_cap(&ot->task_threshold, gt_config.task_time_ns);
+	s = time__site(ot, task->site, 1);
+	if (!s)
+		return;
 	n = s->n++;
 	if (s->mode == OMP_TIME_CALIBRATING && n == OMP_TASK_CALIBRATE)
-		s->mode = gt_clock__ticks_to_ns(s->ticks) / OMP_TASK_CALIBRATE >= gt_config.task_time_ns
-				  ? OMP_TIME_EXACT
-				  : OMP_TIME_SAMPLED;
-	task->time_site = (uint8_t)h;
+		s->mode = 2 * s->n_long >= OMP_TASK_CALIBRATE ? OMP_TIME_EXACT : OMP_TIME_SAMPLED;
+	task->time_site = (uint8_t)(s - ot->time_sites);
 	task->time_mode = (uint8_t)s->mode;
 	if (s->mode == OMP_TIME_SAMPLED) {
-		/* Deterministic: the first task after calibration, then every
-		 * OMP_TASK_SAMPLE_EVERY-th (n wraps at a multiple of it). */
-		task->timed = (n - OMP_TASK_CALIBRATE) % OMP_TASK_SAMPLE_EVERY == 0;
-		/* Its waits follow it: counted only, or timed and scaled. */
-		task->inst = task->timed ? OMP_INST_SAMPLE : OMP_INST_UNTIMED;
-		/* A taskwait is a sync point for blame where a device is used:
-		 * timed (ompt__on_sync_region_wait). */
+		time__set_sampled(t, task, time__sampled(n));
 		if (!task->timed && gt_blame__devices_used())
 			task->inst = OMP_INST_EXACT;
-		if (task->timed)
-			ompt__add(t, task->node, GT_M_OMP_TASK_TIME_SAMPLES, 1);
 	}
+}
+
+struct gt_cct_node *ompt__pending_node(struct gt_thread *t, uintptr_t v)
+{
+	struct gt_cct_node *creator = (struct gt_cct_node *)(v & OMP_TASK_NODE_MASK);
+	uint32_t tree = (uint32_t)(v >> OMP_TASK_TREE_SHIFT);
+
+	/* Another thread's node is not read (it keeps writing its cells,
+	 * which may share its line): its copy here is remembered. */
+	if (tree && tree != (t->cct.id & 0xffff))
+		return gt_thread__import(t, creator);
+	return gt_cct__owns(&t->cct, creator) ? creator : gt_thread__import(t, creator);
+}
+
+/* Its construct: the call site's frame, the same in every context and on
+ * every thread. */
+static uintptr_t node__site(const struct gt_cct_node *node)
+{
+	const struct gt_cct_node *up = node ? node->parent : NULL;
+
+	return up && up->kind == GT_NODE_FRAME ? (uintptr_t)up->key : 0;
 }
 
 /*
  * The record of an explicit task that starts for the first time on this
  * thread (its data holds its creator's tagged <omp task>, see
- * ompt-internal.h), from this thread's free list, put in the task's data.
- * NULL when out of memory: the task then goes unmeasured.
+ * ompt-internal.h), from this thread's free list, put in the task's data;
+ * node: its node here. NULL when out of memory: the task then goes
+ * unmeasured.
  */
-static struct omp_task *task__start(struct gt_thread *t, struct omp_thread *ot, ompt_data_t *d)
+static struct omp_task *task__record(struct omp_thread *ot, ompt_data_t *d, uintptr_t v,
+				     struct gt_cct_node *node)
 {
-	uintptr_t v = (uintptr_t)ompt__data_get(d);
 	struct omp_task *task = ompt__task_new(ot, 0);
-	const struct gt_cct_node *up;
-	uint32_t tree;
 
 	if (!task) {
 		ompt__data_set(d, NULL);
@@ -197,20 +269,34 @@ static struct omp_task *task__start(struct gt_thread *t, struct omp_thread *ot, 
 	task->is_explicit = 1;
 	task->is_untied = !!(v & OMP_TASK_UNTIED);
 	task->creator = (struct gt_cct_node *)(v & OMP_TASK_NODE_MASK);
-	tree = (uint32_t)(v >> OMP_TASK_TREE_SHIFT);
-	/* Another thread's node is not read (it keeps writing its cells,
-	 * which may share its line): its copy here is remembered. */
-	if (tree && tree != (t->cct.id & 0xffff))
-		task->node = gt_thread__import(t, task->creator);
-	else
-		task->node = gt_cct__owns(&t->cct, task->creator) ? task->creator
-								  : gt_thread__import(t, task->creator);
-	/* Its construct: the call site's frame, the same in every context
-	 * and on every thread. */
-	up = task->node ? task->node->parent : NULL;
-	task->site = up && up->kind == GT_NODE_FRAME ? (uintptr_t)up->key : 0;
-	time__begin(t, ot, task);
+	task->node = node;
+	task->site = node__site(node);
 	ompt__data_set(d, task);
+	return task;
+}
+
+static struct omp_task *task__start(struct gt_thread *t, struct omp_thread *ot, ompt_data_t *d, uintptr_t v)
+{
+	struct omp_task *task = task__record(ot, d, v, ompt__pending_node(t, v));
+
+	if (task && (v & OMP_TASK_SAMPLE))
+		time__set_sampled(t, task, 1);
+	else if (task)
+		time__begin(t, ot, task);
+	return task;
+}
+
+struct omp_task *ompt__task_bare_record(struct gt_thread *t, ompt_data_t *d, uintptr_t v)
+{
+	struct omp_task *task;
+
+	gt_thread__enter(t);
+	task = task__record(t->ompt, d, v, ompt__pending_node(t, v));
+	if (task)
+		time__set_sampled(t, task, 0);
+	/* It runs here (it resumes nothing known: running__switch). */
+	((struct omp_thread *)t->ompt)->running = task;
+	gt_thread__leave(t);
 	return task;
 }
 
@@ -223,11 +309,9 @@ static void time__end(struct gt_thread *t, struct omp_thread *ot, struct omp_tas
 	if (task->time_mode == OMP_TIME_CALIBRATING) {
 		struct omp_time_site *s = &ot->time_sites[task->time_site];
 
-		/* At most 4 thresholds a task: one preempted task among the
-		 * first 64 adds at most a sixteenth of the threshold to their
-		 * mean, and cannot keep a site of short tasks exact. */
+		/* A task suspended and resumed counts each run apart. */
 		if (s->site == task->site)
-			s->ticks += d < ot->calib_max ? d : ot->calib_max;
+			s->n_long += d >= ot->task_threshold;
 	} else if (task->time_mode == OMP_TIME_SAMPLED) {
 		d = ompt__sampled_ticks(d, ompt__sample_cap(&ot->task_sample_cap, gt_config.task_time_ns));
 	}
@@ -245,16 +329,30 @@ void ompt__on_task_schedule(ompt_data_t *prior_task_data, ompt_task_status_t pri
 	struct omp_task *prior, *next;
 	struct omp_thread *ot;
 	uint64_t now = 0;
+	uintptr_t next_tag;
 
 	if (!t)
 		return;
 	ot = t->ompt;
-	gt_thread__enter(t);
 	prior = ompt__task_of(prior_task_data);
-	if (next_task_data && ((uintptr_t)ompt__data_get(next_task_data) & OMP_TASK_PENDING))
-		next = task__start(t, ot, next_task_data);
+	next_tag = (uintptr_t)ompt__data_get(next_task_data);
+	/*
+	 * Untimed tasks without records (OMP_TASK_BARE) are all but invisible
+	 * here: a switch between two of them (a recursive tree's inner task
+	 * that runs a child at once, libomp's throttling) only notes which
+	 * runs, for its task creations; a tied task's switch to one and back
+	 * leaves the rest of the thread's state as it was.
+	 */
+	ot->bare_running = ompt__is_bare(next_tag) ? next_task_data : NULL;
+	if (ompt__is_bare(next_tag) && !prior)
+		goto out;
+	gt_thread__enter(t);
+	if (ompt__is_bare(next_tag))
+		next = NULL;
+	else if (next_tag & OMP_TASK_PENDING)
+		next = task__start(t, ot, next_task_data, next_tag);
 	else
-		next = ompt__task_of(next_task_data);
+		next = (struct omp_task *)next_tag;
 	running__switch(ot, prior, prior_task_status, next);
 	if (prior && prior->is_explicit) {
 		if (prior->node && prior->timed) {
@@ -277,8 +375,9 @@ void ompt__on_task_schedule(ompt_data_t *prior_task_data, ompt_task_status_t pri
 		if (next->timed)
 			next->t_begin = now ? now : gt_clock__ticks();
 	}
+	gt_thread__leave(t);
+out:
 	/* An untied task may resume on another thread. */
 	if (prior_task_data)
 		gt_tsan__release(prior_task_data);
-	gt_thread__leave(t);
 }

@@ -50,6 +50,18 @@ static __attribute__((noinline)) struct gt_cct_node *context__in_region(struct g
 	return node ? node : t->cct.root;
 }
 
+/* The context of a construct at ra whose frames up to boundary (0: all)
+ * hang under base (NULL: the root). */
+static inline struct gt_cct_node *context__under(struct gt_thread *t, const void *ra, uintptr_t key,
+						 struct gt_cct_node *base, uintptr_t boundary)
+{
+	/* A region the task opened (an NVTX range, a Kokkos kernel) holds the
+	 * construct; none was ever opened on most threads. */
+	if (t->regions)
+		return context__in_region(t, ra, key, base, boundary);
+	return gt_unwind__memo_context(t, (uintptr_t)ra, key, base, boundary);
+}
+
 /* ompt__context_of in a task whose exit frame is not known yet. */
 static __attribute__((noinline)) struct gt_cct_node *context__ask_frame(struct gt_thread *t, const void *ra,
 									 uintptr_t key, struct omp_task *task)
@@ -63,9 +75,7 @@ static __attribute__((noinline)) struct gt_cct_node *context__ask_frame(struct g
 	/* None: the call comes from the runtime itself. */
 	if (!boundary)
 		return task->node;
-	if (t->regions)
-		return context__in_region(t, ra, key, task->node, boundary);
-	return gt_unwind__memo_context(t, (uintptr_t)ra, key, task->node, boundary);
+	return context__under(t, ra, key, task->node, boundary);
 }
 
 /*
@@ -101,11 +111,17 @@ struct gt_cct_node *ompt__context_of(struct gt_thread *t, const void *ra, uintpt
 		if (!boundary)
 			return base;
 	}
-	/* A region the task opened (an NVTX range, a Kokkos kernel) holds the
-	 * construct; none was ever opened on most threads. */
-	if (t->regions)
-		return context__in_region(t, ra, key, base, boundary);
-	return gt_unwind__memo_context(t, (uintptr_t)ra, key, base, boundary);
+	return context__under(t, ra, key, base, boundary);
+}
+
+struct gt_cct_node *ompt__context_bare(struct gt_thread *t, const void *ra, uintptr_t key,
+				       struct gt_cct_node *node, const ompt_frame_t *frame)
+{
+	uintptr_t boundary = frame ? (uintptr_t)frame->exit_frame.ptr : 0;
+
+	if (!ra || !boundary || !node)
+		return node ? node : t->cct.root;
+	return context__under(t, ra, key, node, boundary);
 }
 
 
@@ -427,7 +443,7 @@ void ompt__on_parallel_begin(ompt_data_t *encountering_task_data,
 		node = gt_cct__placeholder(&t->cct, ot->kernel, GT_PH_OMP_PARALLEL);
 	else
 		node = ompt__ph_cache_get(t, ot,
-					  ompt__context_of(t, codeptr_ra, key, ompt__task_of(encountering_task_data),
+					  ompt__context_of(t, codeptr_ra, key, ompt__task_here(t, encountering_task_data),
 							   encountering_task_frame),
 					  GT_PH_OMP_PARALLEL);
 	s = node ? site__take(ot, node) : NULL;
@@ -647,10 +663,13 @@ void ompt__on_work(ompt_work_t work_type, ompt_scope_endpoint_t endpoint,
 {
 	uintptr_t key = GT_UNWIND_KEY();
 	struct gt_thread *t = gt_thread__peek();
-	struct omp_task *task = ompt__task_of(task_data);
+	struct omp_task *task;
 
 	(void)parallel_data, (void)count;
-	if (!t || !t->ompt || !task || work_type == ompt_work_scope)
+	if (!t || !t->ompt || work_type == ompt_work_scope)
+		return;
+	task = ompt__task_here(t, task_data);
+	if (!task)
 		return;
 	scope(t, task, &task->ws, endpoint, codeptr_ra, key, work_placeholder(work_type), GT_M_OMP_WS_TIME,
 	      GT_M_OMP_WS_COUNT);
@@ -667,10 +686,13 @@ void ompt__on_reduction(ompt_sync_region_t kind, ompt_scope_endpoint_t endpoint,
 {
 	uintptr_t key = GT_UNWIND_KEY();
 	struct gt_thread *t = gt_thread__peek();
-	struct omp_task *task = ompt__task_of(task_data);
+	struct omp_task *task;
 
 	(void)kind, (void)parallel_data;
-	if (!t || !t->ompt || !task)
+	if (!t || !t->ompt)
+		return;
+	task = ompt__task_here(t, task_data);
+	if (!task)
 		return;
 	scope(t, task, &task->red, endpoint, codeptr_ra, key, GT_PH_OMP_REDUCTION, GT_M_OMP_REDUCTION_TIME,
 	      GT_M_OMP_REDUCTION_COUNT);
@@ -703,13 +725,16 @@ void ompt__on_sync_region_wait(ompt_sync_region_t kind, ompt_scope_endpoint_t en
 {
 	uintptr_t key = GT_UNWIND_KEY();
 	struct gt_thread *t = gt_thread__peek();
-	struct omp_task *task = ompt__task_of(task_data);
+	struct omp_task *task;
 	struct gt_cct_node *sync_node = NULL;
 	uint64_t now, wait_ticks = 0;
 	struct omp_thread *ot;
 
 	(void)parallel_data;
-	if (!t || !t->ompt || !task)
+	if (!t || !t->ompt)
+		return;
+	task = ompt__task_here(t, task_data);
+	if (!task)
 		return;
 	ot = t->ompt;
 	gt_thread__enter(t);
@@ -776,10 +801,13 @@ void ompt__on_masked(ompt_scope_endpoint_t endpoint, ompt_data_t *parallel_data,
 {
 	uintptr_t key = GT_UNWIND_KEY();
 	struct gt_thread *t = gt_thread__peek();
-	struct omp_task *task = ompt__task_of(task_data);
+	struct omp_task *task;
 
 	(void)parallel_data;
-	if (endpoint != ompt_scope_begin || !t || !t->ompt || !task)
+	if (endpoint != ompt_scope_begin || !t || !t->ompt)
+		return;
+	task = ompt__task_here(t, task_data);
+	if (!task)
 		return;
 	gt_thread__enter(t);
 	ompt__add(t, gt_cct__placeholder(&t->cct, ompt__context_of(t, codeptr_ra, key, task, NULL), GT_PH_OMP_MASKED),

@@ -124,18 +124,30 @@ struct omp_scope {
  * threads, and no record moves between threads' free lists: a program
  * whose tasks one thread creates and others run (a master or single that
  * creates them) would otherwise allocate every record on the first and free
- * it on the others. Readers of task data go through ompt__task_of, which
- * gives NULL for a task not started.
+ * it on the others. An untimed task (OMP_TASK_BARE) keeps its tag while it
+ * runs, and gets a record only for a callback of its own that needs one
+ * (ompt__task_here). Readers of task data go through ompt__task_of, which
+ * gives NULL for a task not started or without a record.
  */
 #define OMP_TASK_PENDING ((uintptr_t)1)
 #define OMP_TASK_UNTIED ((uintptr_t)2)
+/*
+ * How the creator judged a pending task's time, when its construct's
+ * tasks are timed by sampling on the creating thread (host-task.c,
+ * time__at_create): OMP_TASK_SAMPLE, timed and standing for
+ * OMP_TASK_SAMPLE_EVERY tasks; OMP_TASK_BARE, untimed, and given no
+ * record unless it makes a callback of its own but task_create
+ * (ompt__task_here). Neither: the thread that starts it judges.
+ */
+#define OMP_TASK_SAMPLE ((uintptr_t)4)
+#define OMP_TASK_BARE ((uintptr_t)8)
 /* The top 16 bits of a pending task's data: the low 16 bits of the id of
  * the creator's tree (0: unknown), which tell the thread that starts it
  * whether the node is another thread's without reading it (the creator
  * keeps writing its cells, which may share its line). Equal bits are
  * confirmed by the node's own tree id. User-space addresses leave them 0. */
 #define OMP_TASK_TREE_SHIFT 48
-#define OMP_TASK_NODE_MASK ((((uintptr_t)1 << OMP_TASK_TREE_SHIFT) - 1) & ~(uintptr_t)7)
+#define OMP_TASK_NODE_MASK ((((uintptr_t)1 << OMP_TASK_TREE_SHIFT) - 1) & ~(uintptr_t)15)
 
 struct omp_task {
 	/* The first line holds all that an explicit task's start and end
@@ -191,10 +203,15 @@ _Static_assert(offsetof(struct omp_task, wait_ns) <= 64,
 #define OMP_PH_CACHE 32 /* a power of two */
 
 /*
- * How a thread times the explicit tasks of one construct: every task while calibrating (the construct's first
- * OMP_TASK_CALIBRATE tasks on the thread), then every task if their mean
- * time reached GPUTOOL_TASK_TIME_NS, else one in OMP_TASK_SAMPLE_EVERY,
- * its time scaled by that. Read and written by the owning thread only.
+ * How a thread times the explicit tasks of one construct: every task while
+ * calibrating (the construct's first OMP_TASK_CALIBRATE tasks on the
+ * thread), then every task if at least half of them took
+ * GPUTOOL_TASK_TIME_NS or more (their median reached it), else one in
+ * OMP_TASK_SAMPLE_EVERY, its time scaled by that. A median, not a mean: a
+ * few tasks the machine held up (a thread descheduled, a runtime that
+ * spins between tasks) do not keep a construct of short tasks timed each,
+ * which would cost every later task a record and two clock reads. Read and
+ * written by the owning thread only.
  */
 #define OMP_TIME_SITES 16 /* a power of two, at most 256 (omp_task.site) */
 #define OMP_TASK_CALIBRATE 64
@@ -233,7 +250,7 @@ static inline uint64_t ompt__sample_cap(uint64_t *cap, uint64_t threshold_ns)
 
 struct omp_time_site {
 	uintptr_t site;  /* the construct (omp_task.site); 0: free */
-	uint64_t ticks;  /* calibrating: time of its tasks so far */
+	uint32_t n_long; /* calibrating: its tasks (each run of one) that took GPUTOOL_TASK_TIME_NS or more */
 	uint32_t n;      /* tasks begun */
 	uint32_t mode;   /* enum omp_time_mode */
 };
@@ -260,6 +277,10 @@ struct omp_thread {
 	 * (after an implicit task's end, around untied tasks). Spares asking
 	 * the runtime at every task creation. */
 	struct omp_task *running;
+	/* The data of the untimed task without a record (OMP_TASK_BARE) that
+	 * the thread's last task switch started or resumed; NULL: none. Its
+	 * tasks' creations need not ask the runtime which task runs. */
+	ompt_data_t *bare_running;
 	/* The implicit task of a region this thread was a member of, reported
 	 * ended at the next fork. The region's end is read from the
 	 * encountering thread's ring later, when this thread next waits or
@@ -282,7 +303,7 @@ struct omp_thread {
 		uint32_t kind; /* enum gt_placeholder */
 	} ph_cache[OMP_PH_CACHE];
 	struct omp_time_site time_sites[OMP_TIME_SITES];
-	uint64_t calib_max; /* the most ticks a calibrating task counts; 0: not set yet */
+	uint64_t task_threshold; /* GPUTOOL_TASK_TIME_NS in ticks; 0: not set yet */
 	uint64_t region_calib_max; /* the most ticks a calibrating region counts; 0: not set yet */
 	/* Sampled instances' caps (ompt__sampled_ticks): explicit tasks',
 	 * regions'; 0: not set yet. */
@@ -329,7 +350,7 @@ static inline void *ompt__data_get(ompt_data_t *d)
 }
 
 /* The record in a runtime's task data; NULL for none, and for an explicit
- * task not started yet (OMP_TASK_PENDING). */
+ * task not started yet or running without one (OMP_TASK_PENDING). */
 static inline struct omp_task *ompt__task_of(ompt_data_t *d)
 {
 	void *p = ompt__data_get(d);
@@ -348,6 +369,10 @@ struct omp_thread *ompt__thread_state(struct gt_thread *t);
  */
 struct gt_cct_node *ompt__context_of(struct gt_thread *t, const void *ra, uintptr_t key,
 				     struct omp_task *task, const ompt_frame_t *frame);
+/* ompt__context_of in an untimed task without a record (OMP_TASK_BARE)
+ * whose node is node, given its frame. */
+struct gt_cct_node *ompt__context_bare(struct gt_thread *t, const void *ra, uintptr_t key,
+				       struct gt_cct_node *node, const ompt_frame_t *frame);
 void ompt__stitch_sample(struct gt_thread *t, struct gt_stitch *st);
 /* The name of the host kernel whose code is at @pc, from its offload entry
  * (`__omp_offloading_<dev>_<file>_<function>_l<line>`: "function:line",
@@ -388,6 +413,34 @@ static inline struct gt_cct_node *ompt__ph_cache_get(struct gt_thread *t, struct
 	}
 	return ot->ph_cache[h].ph;
 }
+
+/* Whether task data v (its ptr) is an untimed task's, running or not,
+ * that has no record (OMP_TASK_BARE). */
+static inline int ompt__is_bare(uintptr_t v)
+{
+	return (v & (OMP_TASK_PENDING | OMP_TASK_BARE)) == (OMP_TASK_PENDING | OMP_TASK_BARE);
+}
+
+/* The record of the untimed task d without one that the calling thread
+ * runs (its data v), made now; NULL when out of memory. */
+struct omp_task *ompt__task_bare_record(struct gt_thread *t, ompt_data_t *d, uintptr_t v);
+
+/*
+ * ompt__task_of for a callback of the task d that the calling thread t
+ * runs: an untimed task without a record (OMP_TASK_BARE) gets one now.
+ */
+static inline struct omp_task *ompt__task_here(struct gt_thread *t, ompt_data_t *d)
+{
+	uintptr_t v = (uintptr_t)ompt__data_get(d);
+
+	if (ompt__is_bare(v))
+		return t->ompt ? ompt__task_bare_record(t, d, v) : NULL;
+	return v & OMP_TASK_PENDING ? NULL : (struct omp_task *)v;
+}
+
+/* The node of a pending task (its data v) in t's tree: its <omp task>, or
+ * t's copy of it. Under gt_thread__enter(t). */
+struct gt_cct_node *ompt__pending_node(struct gt_thread *t, uintptr_t v);
 
 /* Sets the tool's record in a runtime's data (see ompt__data_get). */
 static inline void ompt__data_set(ompt_data_t *d, void *p)

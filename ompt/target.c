@@ -215,12 +215,12 @@ static struct gt_cct_node *device_node(struct gt_thread *t, struct gt_cct_node *
 }
 
 /* The OpenMP task the calling thread runs, as host.c recorded it. */
-static struct omp_task *current_task(void)
+static struct omp_task *current_task(struct gt_thread *t)
 {
 	ompt_data_t *d = NULL;
 
 	if (gt_ompt_get_task_info && gt_ompt_get_task_info(0, NULL, &d, NULL, NULL, NULL) == 2 && d)
-		return ompt__task_of(d);
+		return ompt__task_here(t, d);
 	return NULL;
 }
 
@@ -409,7 +409,7 @@ static struct gt_cct_node *op_parent(struct gt_thread *t, struct tgt_region *r, 
 
 	if (r)
 		return in_tree(t, r->owner, r->dev);
-	task = current_task();
+	task = current_task(t);
 	if (task && task->is_target && task->target_dev)
 		return in_tree(t, task->target_owner, task->target_dev);
 	check_device(device);
@@ -675,7 +675,7 @@ void ompt__on_target_emi(ompt_target_t kind, ompt_scope_endpoint_t endpoint, int
 		if (ompt__trace_any())
 			gt_monitor__drain(t);
 		target_data->ptr = region__begin(t, ts, kind, device_num,
-						 ompt__task_of(task_data), codeptr_ra, key);
+						 ompt__task_here(t, task_data), codeptr_ra, key);
 	} else if (endpoint == ompt_scope_end) {
 		r = region_of(target_data);
 		/* Operations outside constructs get the same target_data:
@@ -770,7 +770,7 @@ void ompt__on_target_submit_emi(ompt_scope_endpoint_t endpoint, ompt_data_t *tar
 		ot->kernel_name = NULL;
 		if (gt_ompt_get_task_info && gt_ompt_get_task_info(0, NULL, &task_data, NULL, NULL, NULL) == 2 &&
 		    task_data)
-			ot->kernel_task = ompt__task_of(task_data);
+			ot->kernel_task = ompt__task_here(t, task_data);
 	}
 }
 
@@ -827,7 +827,7 @@ void ompt__on_target(ompt_target_t kind, ompt_scope_endpoint_t endpoint, int dev
 	if (!(t = self(&ts)))
 		return;
 	if (endpoint == ompt_scope_begin) {
-		r = region__begin(t, ts, kind, device_num, ompt__task_of(task_data),
+		r = region__begin(t, ts, kind, device_num, ompt__task_here(t, task_data),
 				  codeptr_ra, key);
 		if (r)
 			r->target_id = target_id;

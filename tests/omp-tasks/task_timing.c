@@ -8,7 +8,9 @@
  *               path_b, interleaved (A A A B ...): PATH_A_N and PATH_B_N
  *               tasks, which must stay two contexts.
  * A task body spins on CLOCK_MONOTONIC until its time has passed, so that
- * it lasts that long of wall time however loaded the machine is.
+ * it lasts that long of wall time however loaded the machine is. With
+ * HELD_UP=N in the environment, the first N tiny tasks last HELD_US each,
+ * as if the machine had held them up.
  *
  * Prints its counts on stdout. With SAMPLE_TIMES=1 in the environment it
  * also prints on stderr, per construct, the wall time of its task bodies
@@ -25,6 +27,7 @@
 #define LONG_US 300
 #define TINY_N 20000
 #define TINY_US 1
+#define HELD_US 50
 #define PATH_A_N 300
 #define PATH_B_N 100
 
@@ -64,11 +67,11 @@ __attribute__((noinline)) static void long_tasks(void)
 	}
 }
 
-__attribute__((noinline)) static void tiny_tasks(void)
+__attribute__((noinline)) static void tiny_tasks(int held)
 {
 	for (int k = 0; k < TINY_N; k++) {
 #pragma omp task
-		body(TINY, TINY_US * 1000u);
+		body(TINY, (k < held ? HELD_US : TINY_US) * 1000u);
 	}
 }
 
@@ -102,7 +105,7 @@ int main(void)
 #pragma omp single
 	{
 		long_tasks();
-		tiny_tasks();
+		tiny_tasks(getenv("HELD_UP") ? atoi(getenv("HELD_UP")) : 0);
 		for (int k = 0; k < PATH_A_N + PATH_B_N; k++) {
 			if (k % 4 == 3)
 				path_b();

@@ -7,6 +7,10 @@ libgputool.so, against the task bodies' time the program measures itself.
                                           the tiny ones sampled and listed
   test_task_timing.py BUILD_DIR exact     GPUTOOL_EXACT_TIMING=1: every task
                                           timed, no sampled site
+  test_task_timing.py BUILD_DIR held      1 thread, the first tiny tasks held up:
+                                          fewer than half of the 64 a construct
+                                          is judged by keep it sampled, half of
+                                          them time it exactly (their median)
   test_task_timing.py BUILD_DIR tsan      the ThreadSanitizer build, 8 threads:
                                           no race report, the same counts
 """
@@ -108,6 +112,35 @@ def test_exact():
     bounded(t, own["tiny"]["body_ns"], 4 * own["tiny"]["body_ns"] + 20e6, "tiny tasks' time")
 
 
+CALIBRATE = 64  # tasks a thread times to judge a construct (ompt/ompt-internal.h)
+
+
+def test_held():
+    # One thread runs each task as it creates it: the tiny construct's
+    # first 64 tasks are the ones judged. 31 held up (50 us each, ten
+    # times the threshold) leave its median short: sampled. (Their mean,
+    # even at most four thresholds each, would have made it exact.) 32
+    # make the median long: every task timed.
+    env = dict(ENV, OMP_NUM_THREADS="1")
+    held = CALIBRATE // 2 - 1
+    p, own, text = run_tool({}, dict(env, HELD_UP=str(held)))
+    check_counts(p)
+    samples = by_construct(p, "OMP_TASK_TIME_SAMPLES").get("tiny_tasks", 0)
+    want = (TINY_N - CALIBRATE + SAMPLE_EVERY - 1) // SAMPLE_EVERY
+    check(samples == want, "%d held-up tasks of %d: %d tiny tasks timed as samples, want %d" %
+          (held, CALIBRATE, samples, want))
+    tiny = own["tiny"]
+    t = by_construct(p, "OMP_EXPLICIT_TASK_TIME")["tiny_tasks"]
+    bounded(t, 0.25 * (tiny["body_ns"] - tiny["max_ns"]), 4 * tiny["body_ns"] + SAMPLE_EVERY * tiny["max_ns"],
+            "tiny tasks' estimated time")
+    check(SECTION in text and "tiny_tasks" in text[text.index(SECTION):].split("\n\n")[0],
+          "the held-up construct is not listed as sampled")
+    p, own, text = run_tool({}, dict(env, HELD_UP=str(held + 1)))
+    check_counts(p)
+    check(by_construct(p, "OMP_TASK_TIME_SAMPLES").get("tiny_tasks", 0) == 0,
+          "%d held-up tasks of %d: the construct was sampled, want every task timed" % (held + 1, CALIBRATE))
+
+
 def test_tsan():
     # Every task created by one thread and run by any of 8: each record is
     # made by the thread that starts its task, from the creator's tagged
@@ -122,4 +155,5 @@ def test_tsan():
 if __name__ == "__main__":
     main({"sampled": [("long tasks timed each, tiny ones sampled", test_sampled)],
           "exact": [("GPUTOOL_EXACT_TIMING=1: every task timed", test_exact)],
+          "held": [("a construct's judgement is its first tasks' median", test_held)],
           "tsan": [("no data race in the tool (ThreadSanitizer)", test_tsan)]}[MODE])
