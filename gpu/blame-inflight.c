@@ -41,14 +41,14 @@ static struct {
 
 /* Bit d: some launch on device d was counted. Set once per device (relaxed
  * load, then relaxed RMW); read by sampling handlers and the monitor. */
-static _Atomic uint64_t used;
+_Atomic uint64_t gt_blame_used;
 
 void gt_blame__launched(uint32_t device)
 {
 	uint64_t bit = 1ull << device;
 
-	if (!(atomic_load_explicit(&used, memory_order_relaxed) & bit))
-		atomic_fetch_or_explicit(&used, bit, memory_order_relaxed);
+	if (!(atomic_load_explicit(&gt_blame_used, memory_order_relaxed) & bit))
+		atomic_fetch_or_explicit(&gt_blame_used, bit, memory_order_relaxed);
 	atomic_fetch_add_explicit(&in_flight[device].n, 1, memory_order_relaxed);
 	atomic_fetch_add_explicit(&in_flight[device].launched, 1, memory_order_relaxed);
 }
@@ -81,14 +81,9 @@ static int dev__idle(int d)
 		       atomic_load_explicit(&in_flight[d].launched, memory_order_relaxed);
 }
 
-int gt_blame__devices_used(void)
-{
-	return atomic_load_explicit(&used, memory_order_relaxed) != 0;
-}
-
 uint64_t gt_blame__used_mask(void)
 {
-	return atomic_load_explicit(&used, memory_order_relaxed);
+	return atomic_load_explicit(&gt_blame_used, memory_order_relaxed);
 }
 
 int64_t gt_blame__in_flight(int device)
@@ -105,7 +100,7 @@ void gt_blame__unlaunched(uint32_t device)
 
 void gt_blame__atfork_child(void)
 {
-	atomic_store_explicit(&used, 0, memory_order_relaxed);
+	atomic_store_explicit(&gt_blame_used, 0, memory_order_relaxed);
 	for (int d = 0; d < GT_BLAME_MAX_DEVICES; d++) {
 		atomic_store_explicit(&in_flight[d].n, 0, memory_order_relaxed);
 		atomic_store_explicit(&in_flight[d].launched, 0, memory_order_relaxed);
@@ -122,7 +117,7 @@ void gt_blame__atfork_child(void)
  */
 void gt_blame__sample(struct gt_thread *t, struct gt_cct_node *node, uint64_t weight)
 {
-	uint64_t u = atomic_load_explicit(&used, memory_order_relaxed), idle = 0;
+	uint64_t u = atomic_load_explicit(&gt_blame_used, memory_order_relaxed), idle = 0;
 
 	if (!u)
 		return;

@@ -36,6 +36,7 @@
  *                    counts as idle at once, before its activities arrive.
  */
 
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include "core/cct.h"
@@ -100,10 +101,17 @@ void gt_blame__covered(int device, uint64_t mark);
  */
 int64_t gt_blame__in_flight(int device);
 
+/* Bit d: some launch on device d was counted (gpu/blame-inflight.c). */
+extern _Atomic uint64_t gt_blame_used;
+
 /* Whether the process has launched anything counted on a device: the
  * programming-model layers (OpenMP waits, OpenACC waits) report their syncs
- * only then. Any thread; a relaxed load. */
-int gt_blame__devices_used(void);
+ * only then. Any thread; a relaxed load (inline: OpenMP task creations
+ * ask). */
+static inline int gt_blame__devices_used(void)
+{
+	return atomic_load_explicit(&gt_blame_used, memory_order_relaxed) != 0;
+}
 
 /*
  * Counters, published by the monitor after each round, before its

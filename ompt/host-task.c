@@ -338,14 +338,19 @@ void ompt__on_task_schedule(ompt_data_t *prior_task_data, ompt_task_status_t pri
 	next_tag = (uintptr_t)ompt__data_get(next_task_data);
 	/*
 	 * Untimed tasks without records (OMP_TASK_BARE) are all but invisible
-	 * here: a switch between two of them (a recursive tree's inner task
-	 * that runs a child at once, libomp's throttling) only notes which
-	 * runs, for its task creations; a tied task's switch to one and back
-	 * leaves the rest of the thread's state as it was.
+	 * here: a switch to one from another, or from an implicit task (a
+	 * barrier that runs queued tasks), and back, only notes which task
+	 * runs, for its task creations (running__switch's answers, in short).
 	 */
 	ot->bare_running = ompt__is_bare(next_tag) ? next_task_data : NULL;
-	if (ompt__is_bare(next_tag) && !prior)
+	if (ompt__is_bare(next_tag) && (!prior || !prior->is_explicit)) {
+		ot->running = NULL;
 		goto out;
+	}
+	if (!prior && next_tag && !(next_tag & OMP_TASK_PENDING) && !((struct omp_task *)next_tag)->is_explicit) {
+		ot->running = (struct omp_task *)next_tag;
+		goto out;
+	}
 	gt_thread__enter(t);
 	if (ompt__is_bare(next_tag))
 		next = NULL;
