@@ -64,8 +64,11 @@ void ompt__on_task_create(ompt_data_t *encountering_task_data,
 	/* The encountering task is the one this thread runs, unless a helper
 	 * of a taskloop creates it (foreign_create_context): asked of the
 	 * runtime only when this thread's callbacks do not tell. */
-	if (ompt__is_bare(enc_tag) && encountering_task_data == ot->bare_running)
-		ctx = ompt__context_bare(t, codeptr_ra, key, ompt__pending_node(t, enc_tag), encountering_task_frame);
+	if (ompt__is_bare(enc_tag) && encountering_task_data == ot->bare_running) {
+		if (!ot->bare_node)
+			ot->bare_node = ompt__pending_node(t, enc_tag);
+		ctx = ompt__context_bare(t, codeptr_ra, key, ot->bare_node, encountering_task_frame);
+	}
 	else if ((!enc || enc != ot->running) &&
 	    gt_ompt_get_task_info(0, NULL, &current, NULL, NULL, NULL) == 2 && current &&
 	    current != encountering_task_data && (helper = ompt__task_here(t, current)))
@@ -322,35 +325,17 @@ static void time__end(struct gt_thread *t, struct omp_thread *ot, struct omp_tas
 	ot->explicit_ns += d;
 }
 
-void ompt__on_task_schedule(ompt_data_t *prior_task_data, ompt_task_status_t prior_task_status,
-			    ompt_data_t *next_task_data)
+/* A task switch that starts, ends or resumes a task with a record of an
+ * explicit task: the rest of ompt__on_task_schedule, out of line so that
+ * the switches that need none save no registers for it. */
+static __attribute__((noinline)) void schedule__records(struct gt_thread *t, struct omp_thread *ot,
+							 ompt_data_t *prior_task_data, struct omp_task *prior,
+							 ompt_task_status_t prior_task_status,
+							 ompt_data_t *next_task_data, uintptr_t next_tag)
 {
-	struct gt_thread *t = ompt__thread_of(GT_THREAD_OTHER);
-	struct omp_task *prior, *next;
-	struct omp_thread *ot;
+	struct omp_task *next;
 	uint64_t now = 0;
-	uintptr_t next_tag;
 
-	if (!t)
-		return;
-	ot = t->ompt;
-	prior = ompt__task_of(prior_task_data);
-	next_tag = (uintptr_t)ompt__data_get(next_task_data);
-	/*
-	 * Untimed tasks without records (OMP_TASK_BARE) are all but invisible
-	 * here: a switch to one from another, or from an implicit task (a
-	 * barrier that runs queued tasks), and back, only notes which task
-	 * runs, for its task creations (running__switch's answers, in short).
-	 */
-	ot->bare_running = ompt__is_bare(next_tag) ? next_task_data : NULL;
-	if (ompt__is_bare(next_tag) && (!prior || !prior->is_explicit)) {
-		ot->running = NULL;
-		goto out;
-	}
-	if (!prior && next_tag && !(next_tag & OMP_TASK_PENDING) && !((struct omp_task *)next_tag)->is_explicit) {
-		ot->running = (struct omp_task *)next_tag;
-		goto out;
-	}
 	gt_thread__enter(t);
 	if (ompt__is_bare(next_tag))
 		next = NULL;
@@ -381,7 +366,40 @@ void ompt__on_task_schedule(ompt_data_t *prior_task_data, ompt_task_status_t pri
 			next->t_begin = now ? now : gt_clock__ticks();
 	}
 	gt_thread__leave(t);
-out:
+}
+
+void ompt__on_task_schedule(ompt_data_t *prior_task_data, ompt_task_status_t prior_task_status,
+			    ompt_data_t *next_task_data)
+{
+	struct gt_thread *t = ompt__thread_of(GT_THREAD_OTHER);
+	struct omp_task *prior;
+	struct omp_thread *ot;
+	uintptr_t next_tag;
+
+	if (!t)
+		return;
+	ot = t->ompt;
+	prior = ompt__task_of(prior_task_data);
+	next_tag = (uintptr_t)ompt__data_get(next_task_data);
+	/*
+	 * Untimed tasks without records (OMP_TASK_BARE) are all but invisible
+	 * here: a switch to one from another, or from an implicit task (a
+	 * barrier that runs queued tasks), and back, only notes which task
+	 * runs, for its task creations (running__switch's answers, in short:
+	 * none has a record of an explicit task to start or end).
+	 */
+	ot->bare_running = ompt__is_bare(next_tag) ? next_task_data : NULL;
+	ot->bare_node = NULL;
+	if (!prior || !prior->is_explicit) {
+		if (!next_tag || ompt__is_bare(next_tag))
+			ot->running = NULL;
+		else if (!(next_tag & OMP_TASK_PENDING) && !((struct omp_task *)next_tag)->is_explicit)
+			ot->running = (struct omp_task *)next_tag;
+		else
+			schedule__records(t, ot, prior_task_data, prior, prior_task_status, next_task_data, next_tag);
+	} else {
+		schedule__records(t, ot, prior_task_data, prior, prior_task_status, next_task_data, next_tag);
+	}
 	/* An untied task may resume on another thread. */
 	if (prior_task_data)
 		gt_tsan__release(prior_task_data);

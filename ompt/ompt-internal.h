@@ -281,6 +281,7 @@ struct omp_thread {
 	 * the thread's last task switch started or resumed; NULL: none. Its
 	 * tasks' creations need not ask the runtime which task runs. */
 	ompt_data_t *bare_running;
+	struct gt_cct_node *bare_node; /* its node here, once a creation asked; NULL: not yet */
 	/* The implicit task of a region this thread was a member of, reported
 	 * ended at the next fork. The region's end is read from the
 	 * encountering thread's ring later, when this thread next waits or
