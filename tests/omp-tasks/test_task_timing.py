@@ -72,6 +72,22 @@ def check_counts(p):
     check(paths == [("path_a", PATH_A_N), ("path_b", PATH_B_N)], "make_one's contexts: %s" % paths)
 
 
+def check_samples_in_tasks(p):
+    # CPU samples in task bodies, untimed tasks' included (they run without
+    # a record of the tool's), hang under their <omp task>.
+    inside = outside = 0
+    for n in p.find("body"):
+        if not p.incl(n, "CPUTIME"):
+            continue
+        if "<omp task>" in p.names(n):
+            inside += p.incl(n, "CPUTIME")
+        else:
+            outside += p.incl(n, "CPUTIME")
+            print("  body's samples outside a task: %s" % " / ".join(p.names(n)))
+    check(inside > 0 and outside == 0, "CPU time in task bodies: %.1f ms under <omp task>, %.1f ms elsewhere" %
+          (inside / 1e6, outside / 1e6))
+
+
 def check_long(p, own):
     # Timed each: a task's time covers its body, and little more.
     t = by_construct(p, "OMP_EXPLICIT_TASK_TIME")["long_tasks"]
@@ -83,6 +99,7 @@ def test_sampled():
     p, own, text = run_tool({})
     check_counts(p)
     check_long(p, own)
+    check_samples_in_tasks(p)
     samples = by_construct(p, "OMP_TASK_TIME_SAMPLES")
     # 10,000 tiny tasks a thread: all but the first 64 of each are sampled.
     lo_n = (TINY_N - 2 * 64) // SAMPLE_EVERY - 2
@@ -127,6 +144,7 @@ def test_held():
     held = CALIBRATE // 2 - 8
     p, own, text = run_tool({}, dict(env, HELD_UP=str(held)))
     check_counts(p)
+    check_samples_in_tasks(p)
     samples = by_construct(p, "OMP_TASK_TIME_SAMPLES").get("tiny_tasks", 0)
     want = (TINY_N - CALIBRATE + SAMPLE_EVERY - 1) // SAMPLE_EVERY
     check(samples == want, "%d held-up tasks of %d: %d tiny tasks timed as samples, want %d" %
