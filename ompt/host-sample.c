@@ -87,11 +87,10 @@ void ompt__stitch_sample(struct gt_thread *t, struct gt_stitch *st)
 		 * <omp task>, or this thread's copy of it if one was made
 		 * (nothing is made here). Else the sample is unwound whole,
 		 * as in a task the tool does not know. */
-		struct gt_cct_node *creator = (struct gt_cct_node *)(v & OMP_TASK_NODE_MASK);
-		uint32_t tree = (uint32_t)(v >> OMP_TASK_TREE_SHIFT);
-		struct gt_cct_node *node = tree == (t->cct.id & 0xffff) && gt_cct__owns(&t->cct, creator)
-						   ? creator
-						   : gt_thread__imported(t, creator);
+		struct gt_cct_node *node = ompt__pending_own(t, v);
+
+		if (!node)
+			node = gt_thread__imported(t, (struct gt_cct_node *)(v & OMP_TASK_NODE_MASK));
 
 		if (node && gt_cct__owns(&t->cct, node)) {
 			st->base = node;

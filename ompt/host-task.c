@@ -63,20 +63,22 @@ void ompt__on_task_create(ompt_data_t *encountering_task_data,
 	enc = enc_tag & OMP_TASK_PENDING ? NULL : (struct omp_task *)enc_tag;
 	/* The encountering task is the one this thread runs, unless a helper
 	 * of a taskloop creates it (foreign_create_context): asked of the
-	 * runtime only when this thread's callbacks do not tell. */
+	 * runtime only when this thread's callbacks do not tell. An untimed
+	 * task without a record that the last switch started is known; its
+	 * node is found once for all its creations. */
 	if (ompt__is_bare(enc_tag) && encountering_task_data == ot->bare_running) {
 		if (!ot->bare_node)
 			ot->bare_node = ompt__pending_node(t, enc_tag);
-		ctx = ompt__context_bare(t, codeptr_ra, key, ot->bare_node, encountering_task_frame);
-	}
-	else if ((!enc || enc != ot->running) &&
-	    gt_ompt_get_task_info(0, NULL, &current, NULL, NULL, NULL) == 2 && current &&
-	    current != encountering_task_data && (helper = ompt__task_here(t, current)))
+		ctx = ompt__context_in(t, codeptr_ra, key, ot->bare_node, encountering_task_frame);
+	} else if ((!enc || enc != ot->running) &&
+		   gt_ompt_get_task_info(0, NULL, &current, NULL, NULL, NULL) == 2 && current &&
+		   current != encountering_task_data && (helper = ompt__task_here(t, current))) {
 		ctx = foreign_create_context(t, helper);
-	else if (ompt__is_bare(enc_tag))
-		ctx = ompt__context_bare(t, codeptr_ra, key, ompt__pending_node(t, enc_tag), encountering_task_frame);
-	else
+	} else if (ompt__is_bare(enc_tag)) {
+		ctx = ompt__context_in(t, codeptr_ra, key, ompt__pending_node(t, enc_tag), encountering_task_frame);
+	} else {
 		ctx = ompt__context_of(t, codeptr_ra, key, enc, encountering_task_frame);
+	}
 	if (flags & ompt_task_target) {
 		/* Its target construct hangs right under the call site, as if
 		 * it had not been deferred; ompt/target.c counts it. A record
@@ -232,18 +234,6 @@ static void time__begin(struct gt_thread *t, struct omp_thread *ot, struct omp_t
 	}
 }
 
-struct gt_cct_node *ompt__pending_node(struct gt_thread *t, uintptr_t v)
-{
-	struct gt_cct_node *creator = (struct gt_cct_node *)(v & OMP_TASK_NODE_MASK);
-	uint32_t tree = (uint32_t)(v >> OMP_TASK_TREE_SHIFT);
-
-	/* Another thread's node is not read (it keeps writing its cells,
-	 * which may share its line): its copy here is remembered. */
-	if (tree && tree != (t->cct.id & 0xffff))
-		return gt_thread__import(t, creator);
-	return gt_cct__owns(&t->cct, creator) ? creator : gt_thread__import(t, creator);
-}
-
 /* Its construct: the call site's frame, the same in every context and on
  * every thread. */
 static uintptr_t node__site(const struct gt_cct_node *node)
@@ -291,14 +281,15 @@ static struct omp_task *task__start(struct gt_thread *t, struct omp_thread *ot, 
 
 struct omp_task *ompt__task_bare_record(struct gt_thread *t, ompt_data_t *d, uintptr_t v)
 {
+	struct omp_thread *ot = t->ompt;
 	struct omp_task *task;
 
 	gt_thread__enter(t);
-	task = task__record(t->ompt, d, v, ompt__pending_node(t, v));
+	task = task__record(ot, d, v, ompt__pending_node(t, v));
 	if (task)
 		time__set_sampled(t, task, 0);
 	/* It runs here (it resumes nothing known: running__switch). */
-	((struct omp_thread *)t->ompt)->running = task;
+	ot->running = task;
 	gt_thread__leave(t);
 	return task;
 }

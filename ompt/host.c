@@ -100,25 +100,22 @@ struct gt_cct_node *ompt__context_of(struct gt_thread *t, const void *ra, uintpt
 		return base ? base : t->cct.root;
 	if (base) {
 		/* Where the task's outlined body begins: fixed while it runs,
-		 * asked for once per task. */
+		 * given, or asked for once per task. */
 		if (frame)
-			boundary = (uintptr_t)frame->exit_frame.ptr;
-		else if (!task->exit_frame)
+			return ompt__context_in(t, ra, key, base, frame);
+		if (!task->exit_frame)
 			return context__ask_frame(t, ra, key, task);
-		else
-			boundary = task->exit_frame;
-		/* No exit frame: the call comes from the runtime itself. */
-		if (!boundary)
-			return base;
+		boundary = task->exit_frame;
 	}
 	return context__under(t, ra, key, base, boundary);
 }
 
-struct gt_cct_node *ompt__context_bare(struct gt_thread *t, const void *ra, uintptr_t key,
-				       struct gt_cct_node *node, const ompt_frame_t *frame)
+struct gt_cct_node *ompt__context_in(struct gt_thread *t, const void *ra, uintptr_t key,
+				     struct gt_cct_node *node, const ompt_frame_t *frame)
 {
 	uintptr_t boundary = frame ? (uintptr_t)frame->exit_frame.ptr : 0;
 
+	/* No exit frame: the call comes from the runtime itself. */
 	if (!ra || !boundary || !node)
 		return node ? node : t->cct.root;
 	return context__under(t, ra, key, node, boundary);

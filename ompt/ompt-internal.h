@@ -370,10 +370,11 @@ struct omp_thread *ompt__thread_state(struct gt_thread *t);
  */
 struct gt_cct_node *ompt__context_of(struct gt_thread *t, const void *ra, uintptr_t key,
 				     struct omp_task *task, const ompt_frame_t *frame);
-/* ompt__context_of in an untimed task without a record (OMP_TASK_BARE)
- * whose node is node, given its frame. */
-struct gt_cct_node *ompt__context_bare(struct gt_thread *t, const void *ra, uintptr_t key,
-				       struct gt_cct_node *node, const ompt_frame_t *frame);
+/* ompt__context_of in the task whose node is node (this thread's) and
+ * whose frame the runtime gave: also for an untimed task without a record
+ * (OMP_TASK_BARE). */
+struct gt_cct_node *ompt__context_in(struct gt_thread *t, const void *ra, uintptr_t key,
+				     struct gt_cct_node *node, const ompt_frame_t *frame);
 void ompt__stitch_sample(struct gt_thread *t, struct gt_stitch *st);
 /* The name of the host kernel whose code is at @pc, from its offload entry
  * (`__omp_offloading_<dev>_<file>_<function>_l<line>`: "function:line",
@@ -439,9 +440,30 @@ static inline struct omp_task *ompt__task_here(struct gt_thread *t, ompt_data_t 
 	return v & OMP_TASK_PENDING ? NULL : (struct omp_task *)v;
 }
 
+/*
+ * The <omp task> of a pending task (its data v) if it is a node of t's
+ * tree, else NULL. Another thread's node is not read (it keeps writing its
+ * cells, which may share its line): the tag's tree bits tell it apart.
+ * Reads nothing else: async-signal-safe.
+ */
+static inline struct gt_cct_node *ompt__pending_own(const struct gt_thread *t, uintptr_t v)
+{
+	struct gt_cct_node *creator = (struct gt_cct_node *)(v & OMP_TASK_NODE_MASK);
+	uint32_t tree = (uint32_t)(v >> OMP_TASK_TREE_SHIFT);
+
+	if (tree && tree != (t->cct.id & 0xffff))
+		return NULL;
+	return gt_cct__owns(&t->cct, creator) ? creator : NULL;
+}
+
 /* The node of a pending task (its data v) in t's tree: its <omp task>, or
  * t's copy of it. Under gt_thread__enter(t). */
-struct gt_cct_node *ompt__pending_node(struct gt_thread *t, uintptr_t v);
+static inline struct gt_cct_node *ompt__pending_node(struct gt_thread *t, uintptr_t v)
+{
+	struct gt_cct_node *own = ompt__pending_own(t, v);
+
+	return own ? own : gt_thread__import(t, (struct gt_cct_node *)(v & OMP_TASK_NODE_MASK));
+}
 
 /* Sets the tool's record in a runtime's data (see ompt__data_get). */
 static inline void ompt__data_set(ompt_data_t *d, void *p)
