@@ -74,7 +74,10 @@ def check_counts(p):
 
 def check_samples_in_tasks(p):
     # CPU samples in task bodies, untimed tasks' included (they run without
-    # a record of the tool's), hang under their <omp task>.
+    # a record of the tool's), hang under their <omp task>: all but those
+    # of a task another thread created that ran before this thread had a
+    # copy of its <omp task> (the sampling handler makes none), at most
+    # two samples here.
     inside = outside = 0
     for n in p.find("body"):
         if not p.incl(n, "CPUTIME"):
@@ -84,8 +87,8 @@ def check_samples_in_tasks(p):
         else:
             outside += p.incl(n, "CPUTIME")
             print("  body's samples outside a task: %s" % " / ".join(p.names(n)))
-    check(inside > 0 and outside == 0, "CPU time in task bodies: %.1f ms under <omp task>, %.1f ms elsewhere" %
-          (inside / 1e6, outside / 1e6))
+    check(inside > 0 and outside <= 2 * p.sample_weight(),
+          "CPU time in task bodies: %.1f ms under <omp task>, %.1f ms elsewhere" % (inside / 1e6, outside / 1e6))
 
 
 def check_long(p, own):
