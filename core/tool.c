@@ -342,6 +342,7 @@ static void tool__meta(struct gt_profile *p, const struct gt_output *o, uint64_t
 			region_misses += rm;
 			sum.memo_hits += us.memo_hits;
 			sum.memo_misses += us.memo_misses;
+			sum.derived += us.derived;
 			sum.full_unwinds += us.full_unwinds;
 		}
 	}
@@ -360,9 +361,9 @@ static void tool__meta(struct gt_profile *p, const struct gt_output *o, uint64_t
 	}
 	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)dropped);
 	gt_profile__set_meta(p, "dropped_samples", buf);
-	snprintf(buf, sizeof(buf), "%llu hits, %llu misses, %llu full unwinds",
+	snprintf(buf, sizeof(buf), "%llu hits, %llu misses, %llu derived, %llu full unwinds",
 		 (unsigned long long)sum.memo_hits, (unsigned long long)sum.memo_misses,
-		 (unsigned long long)sum.full_unwinds);
+		 (unsigned long long)sum.derived, (unsigned long long)sum.full_unwinds);
 	gt_profile__set_meta(p, "context_memo", buf);
 	if (region_hits + region_misses) {
 		snprintf(buf, sizeof(buf), "%llu hits, %llu misses", (unsigned long long)region_hits,

@@ -44,12 +44,25 @@
  * never removed) that doubles at half load up to MEMO_MAX_CAP: its size
  * follows the program's number of contexts, not a fixed guess.
  *
+ * A context's frames under one base are its frames under any other: the
+ * same slots, the same return addresses, inserted under the other base.
+ * So each unwind under a base also leaves a shape, an entry of the frames
+ * alone (base MEMO_SHAPE, which no node is), and a lookup that misses
+ * under a new base makes its context from a shape whose slots hold
+ * (memo__derive), without an unwind. A recursive task tree reaches one
+ * construct under as many bases as it has contexts (one per path from the
+ * root, 2^levels for a binary tree), all with the frames of a few shapes.
+ *
  * Owned by one thread, used only in normal context (not by the sampling
  * handler), so nothing here is atomic.
  */
 struct memo_slot {
 	uintptr_t off, val; /* *(key + off) == val */
 };
+
+/* The base of shapes: an address that is no node's. */
+static const char memo_shape_base;
+#define MEMO_SHAPE ((const struct gt_cct_node *)(const void *)&memo_shape_base)
 
 struct memo_entry {
 	uintptr_t ra, depth;
@@ -599,6 +612,11 @@ struct gt_cct_node *gt_unwind__memo_lookup(struct gt_thread *t, uintptr_t ra, ui
 #endif
 }
 
+#if defined(__x86_64__)
+static struct gt_cct_node *memo__derive(struct gt_thread *t, struct gt_unwind_memo *memo, uintptr_t ra,
+					uintptr_t depth, struct gt_cct_node *base, uintptr_t key);
+#endif
+
 /* gt_unwind__memo_context when the memo has no answer: an unwind. */
 static __attribute__((noinline)) struct gt_cct_node *memo_context__unwind(struct gt_thread *t, uintptr_t ra,
 									   uintptr_t key,
@@ -623,6 +641,8 @@ struct gt_cct_node *gt_unwind__memo_context(struct gt_thread *t, uintptr_t ra, u
 
 		if (!node)
 			node = memo__walk(memo, ra, depth, base, key);
+		if (!node && base)
+			node = memo__derive(t, memo, ra, depth, base, key);
 		if (node)
 			return node;
 	}
@@ -682,37 +702,51 @@ static struct memo_entry *memo__slot_for(struct gt_unwind_memo *memo, uintptr_t 
 	return variants[memo->replace++ % nv];
 }
 
-/* Remembers node as the context of the frames keep[0..m) (root first; the
- * last one is the call site), seen from the handler frame at key. */
-static void memo__put(struct gt_unwind_memo *memo, uintptr_t ra, uintptr_t key,
-		      const struct gt_stitch *st, struct gt_cct_node *node,
-		      const struct gt_frame *f, const int *keep, int m)
+/* The entry to write for (ra, depth, base), with room for n slots; NULL
+ * when memory ran out. */
+static struct memo_entry *memo__entry_for(struct gt_unwind_memo *memo, uintptr_t ra, uintptr_t depth,
+					  const struct gt_cct_node *base, uint32_t n)
 {
-	uintptr_t depth = memo_depth(key, st->boundary);
-	struct memo_entry *e;
+	struct memo_entry *e = memo__slot_for(memo, ra, depth, base);
 
-	for (int j = 0; j < m; j++)
-		if (f[keep[j]].sp <= key)
-			return; /* no stack address, or not above the handler */
-	e = memo__slot_for(memo, ra, depth, st->base);
 	if (!e)
-		return;
-	if (e->cap < (uint32_t)m) {
+		return NULL;
+	if (e->cap < n) {
 		uint32_t cap = e->cap ? e->cap : 4;
 		struct memo_slot *slots;
 
-		while (cap < (uint32_t)m)
+		while (cap < n)
 			cap *= 2;
 		slots = realloc(e->slots, cap * sizeof(*slots));
 		if (!slots) {
 			/* Keep the entry in its probe chain, matching nothing. */
 			e->nslots = 0;
 			e->ra = 0;
-			return;
+			return NULL;
 		}
 		e->slots = slots;
 		e->cap = cap;
 	}
+	e->ra = ra;
+	e->depth = depth;
+	e->base = (struct gt_cct_node *)base;
+	return e;
+}
+
+/* Remembers node as the context of the frames keep[0..m) (root first; the
+ * last one is the call site), seen from the handler frame at key. */
+static void memo__put(struct gt_unwind_memo *memo, uintptr_t ra, uintptr_t key,
+		      const struct gt_stitch *st, const struct gt_cct_node *base,
+		      struct gt_cct_node *node, const struct gt_frame *f, const int *keep, int m)
+{
+	struct memo_entry *e;
+
+	for (int j = 0; j < m; j++)
+		if (f[keep[j]].sp <= key)
+			return; /* no stack address, or not above the handler */
+	e = memo__entry_for(memo, ra, memo_depth(key, st->boundary), base, (uint32_t)m);
+	if (!e)
+		return;
 	/* The call site first: it differs most often between contexts. */
 	e->nslots = 0;
 	for (int j = m - 1; j >= 0; j--) {
@@ -722,10 +756,46 @@ static void memo__put(struct gt_unwind_memo *memo, uintptr_t ra, uintptr_t key,
 		e->slots[e->nslots].val = fr->ip;
 		e->nslots++;
 	}
-	e->ra = ra;
-	e->depth = depth;
-	e->base = st->base;
 	e->node = node;
+}
+
+/*
+ * The context of (ra, depth) under base, which the memo does not hold, made
+ * from a shape of the same frames (MEMO_SHAPE) whose slots hold on the live
+ * stack: base's child frames, root first, as insert_frames makes them. Then
+ * remembered under base. NULL: no shape fits.
+ */
+static __attribute__((noinline)) struct gt_cct_node *memo__derive(struct gt_thread *t,
+								   struct gt_unwind_memo *memo,
+								   uintptr_t ra, uintptr_t depth,
+								   struct gt_cct_node *base, uintptr_t key)
+{
+	uint32_t mask = memo->cap - 1;
+
+	for (uint32_t h = memo_hash(ra, depth, MEMO_SHAPE) & mask; memo->e[h].node; h = (h + 1) & mask) {
+		const struct memo_entry *e = &memo->e[h];
+		/* The shape's slots stay where they are if the table grows. */
+		const struct memo_slot *slots = e->slots;
+		uint32_t n = e->nslots;
+		struct gt_cct_node *node = base;
+		struct memo_entry *d;
+
+		if (!memo_entry__is(e, ra, depth, MEMO_SHAPE) || !memo_entry__valid(e, key))
+			continue;
+		for (uint32_t j = n; j-- > 0 && node;)
+			node = gt_cct__child(&t->cct, node, GT_NODE_FRAME, slots[j].val - 1, 0);
+		if (!node)
+			return NULL;
+		memo->stats.derived++;
+		d = memo__entry_for(memo, ra, depth, base, n);
+		if (d) {
+			memcpy(d->slots, slots, n * sizeof(*slots));
+			d->nslots = n;
+			d->node = node;
+		}
+		return node;
+	}
+	return NULL;
 }
 #endif
 
@@ -751,7 +821,11 @@ struct gt_cct_node *gt_unwind__context(struct gt_thread *t, uintptr_t ra, uintpt
 	/* A context cut at max_depth is not a whole call chain: not kept. */
 	if (node && ra && t->memo && t->memo->cap && n < max && (!st->boundary || st->boundary > key)) {
 		if (m > 0) {
-			memo__put(t->memo, ra, key, st, node, f, keep, m);
+			memo__put(t->memo, ra, key, st, st->base, node, f, keep, m);
+			/* A cut context's frames depend on the region's opener
+			 * (cut_limit), not on the stack alone. */
+			if (st->base && !st->cut)
+				memo__put(t->memo, ra, key, st, MEMO_SHAPE, t->cct.root, f, keep, m);
 		} else if (st->cut) {
 			/* No user frame below a region's opener (a runtime's
 			 * code, Kokkos' templates, between it and the event):
@@ -761,7 +835,7 @@ struct gt_cct_node *gt_unwind__context(struct gt_thread *t, uintptr_t ra, uintpt
 				if (f[i].sp > key)
 					keep[m++] = i;
 			if (m > 0)
-				memo__put(t->memo, ra, key, st, node, f, keep, m);
+				memo__put(t->memo, ra, key, st, st->base, node, f, keep, m);
 		}
 	}
 #endif

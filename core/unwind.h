@@ -127,7 +127,8 @@ int gt_unwind__elided(uintptr_t pc);
 
 /* Counters for tests and benchmarks. */
 struct gt_unwind_stats {
-	uint64_t memo_hits, memo_misses, full_unwinds;
+	/* derived: misses answered from a shape (core/unwind.c), no unwind */
+	uint64_t memo_hits, memo_misses, derived, full_unwinds;
 };
 void gt_unwind__stats(const struct gt_thread *t, struct gt_unwind_stats *s);
 

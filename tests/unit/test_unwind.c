@@ -57,6 +57,26 @@ __attribute__((noinline)) static void caller_d(void)
 	sink++;
 }
 
+/* A site reached under stitched bases (a task's node), from two callers at
+ * the same depth. */
+__attribute__((noinline)) static void site_st(void)
+{
+	rt_call(probe_stitched, 0);
+	sink++;
+}
+
+__attribute__((noinline)) static void caller_e(void)
+{
+	site_st();
+	sink++;
+}
+
+__attribute__((noinline)) static void caller_f(void)
+{
+	site_st();
+	sink++;
+}
+
 __attribute__((noinline)) static void recurse(int n)
 {
 	if (n == 0)
@@ -368,6 +388,60 @@ static void region_openers_remembered(void)
 	CHECK(strstr(b, "region_caller_b/region_site/"));
 }
 
+/* Contexts under many bases (a recursive task tree's levels and paths):
+ * the first base's unwinds leave shapes, every other base's contexts are
+ * made from them without an unwind, and they are the nodes a cold unwind
+ * makes, each caller's own. The boundary is this frame's: the contexts
+ * are the base, then this function and the callers below it. */
+__attribute__((noinline)) static void stitched_all(void *out[][2], int nb)
+{
+	_Pragma("clang loop unroll(disable)")
+	for (int b = 0; b < nb; b++) {
+		probe_set_stitch(b + 1, __builtin_frame_address(0));
+		caller_e();
+		out[b][0] = probe_last();
+		caller_f();
+		out[b][1] = probe_last();
+	}
+}
+
+static void memo_derives_other_bases(void)
+{
+	enum { B = 8 };
+	void *nodes[2][B][2];
+	char e[4096], f[4096];
+	uint64_t full = 0, derived = 0;
+
+	/* One call site for both passes: with the memo, then cold. */
+	_Pragma("clang loop unroll(disable)")
+	for (int pass = 0; pass < 2; pass++) {
+		probe_init(pass == 0);
+		full = full_unwinds() - full;
+		derived = probe_derived() - derived;
+		stitched_all(nodes[pass], B);
+		full = full_unwinds() - full;
+		derived = probe_derived() - derived;
+		if (pass == 0) {
+			printf("  %d bases x 2 callers: %llu full unwinds, %llu derived\n", B,
+			       (unsigned long long)full, (unsigned long long)derived);
+			CHECK_EQ_U(full, 2);
+			CHECK_EQ_U(derived, 2 * (B - 1));
+		}
+	}
+	for (int b = 0; b < B; b++) {
+		CHECK(nodes[0][b][0] == nodes[1][b][0] && nodes[0][b][1] == nodes[1][b][1]);
+		CHECK(nodes[0][b][0] != nodes[0][b][1]);
+		for (int o = 0; o < b; o++)
+			CHECK(nodes[0][b][0] != nodes[0][o][0]);
+	}
+	probe_path(nodes[0][B - 1][0], e, sizeof(e));
+	probe_path(nodes[0][B - 1][1], f, sizeof(f));
+	printf("  %s\n  %s\n", e, f);
+	/* Under the base: the frames below the boundary only. */
+	CHECK(!strcmp(e, "?/stitched_all/caller_e/site_st"));
+	CHECK(!strcmp(f, "?/stitched_all/caller_f/site_st"));
+}
+
 TEST_MAIN({ "fast path agrees", fast_path_agrees },
 	  { "region openers remembered", region_openers_remembered },
 	  { "elides tool and runtime", elides_tool_and_runtime },
@@ -376,4 +450,5 @@ TEST_MAIN({ "fast path agrees", fast_path_agrees },
 	  { "memo context: alternating callers", memo_context_alternating_callers },
 	  { "memo matches a cold unwind", memo_matches_cold_unwind },
 	  { "memo holds many deep contexts", memo_holds_many_deep_contexts },
-	  { "memo: return address inside the runtime", memo_runtime_return_address })
+	  { "memo: return address inside the runtime", memo_runtime_return_address },
+	  { "memo derives contexts under other bases", memo_derives_other_bases })

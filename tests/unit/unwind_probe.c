@@ -19,6 +19,8 @@
 static struct gt_thread *thread;
 static struct gt_cct_node *last;
 static int use_memo = 1;
+static struct gt_cct_node *stitch_base;
+static uintptr_t stitch_boundary;
 
 void probe_init(int memo)
 {
@@ -57,6 +59,36 @@ void probe_memo_context(void *ra, int depth)
 	gt_thread__enter(thread);
 	last = gt_unwind__memo_context(thread, (uintptr_t)ra, key, NULL, 0);
 	gt_thread__leave(thread);
+}
+
+void probe_set_stitch(int base, void *boundary)
+{
+	/* A node of its own per number: a frame no code has. */
+	stitch_base = base ? gt_cct__child(&thread->cct, thread->cct.root, GT_NODE_FRAME, (uintptr_t)base, 0)
+			   : NULL;
+	stitch_boundary = (uintptr_t)boundary;
+}
+
+void probe_stitched(void *ra, int depth)
+{
+	uintptr_t key = GT_UNWIND_KEY();
+	struct gt_stitch st = { .base = stitch_base, .boundary = stitch_boundary };
+
+	(void)depth;
+	gt_thread__enter(thread);
+	if (use_memo)
+		last = gt_unwind__memo_context(thread, (uintptr_t)ra, key, stitch_base, stitch_boundary);
+	else
+		last = gt_unwind__context(thread, (uintptr_t)ra, key, &st);
+	gt_thread__leave(thread);
+}
+
+uint64_t probe_derived(void)
+{
+	struct gt_unwind_stats st;
+
+	gt_unwind__stats(thread, &st);
+	return st.derived;
 }
 
 /* Opens and closes a region where the runtime called: its node is last. */

@@ -16,6 +16,12 @@ PROBE_API void probe_region_stats(uint64_t *hits, uint64_t *misses);
 PROBE_API void *probe_last(void);
 PROBE_API int probe_path(void *node, char *buf, size_t len);
 PROBE_API void probe_stats(uint64_t *hits, uint64_t *misses, uint64_t *full);
+/* Contexts stitched under base node number base (0: none) up to boundary,
+ * a stack address (frames above it are cut): probe_stitched looks them up
+ * through the memo (or unwinds, without it). */
+PROBE_API void probe_set_stitch(int base, void *boundary);
+PROBE_API void probe_stitched(void *ra, int depth);
+PROBE_API uint64_t probe_derived(void);
 
 void rt_call(void (*cb)(void *ra, int depth), int depth);
 void rt_call_own_ra(void (*cb)(void *ra, int depth), int depth);
