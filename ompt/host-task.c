@@ -133,8 +133,46 @@ static void running__switch(struct omp_thread *ot, struct omp_task *prior,
 }
 
 /*
- * The thread's timing state of construct site (struct omp_time_site), made
- * when add and a slot is free; NULL: none. A construct is its call site
+ * A construct's calibration, shared by all threads: its site, set once; how
+ * many of its tasks began and how many of those runs took the threshold or
+ * more while it calibrated; and the judgement. Its counters are written
+ * while it calibrates only: each thread keeps the judgement in its own
+ * time_sites once it reads it, and never touches the entry again. Every
+ * field is self-contained (a count, or the judgement, which publishes
+ * nothing else), so relaxed order serves throughout.
+ */
+struct omp_time_shared {
+	_Alignas(64) _Atomic uintptr_t site; /* 0: free */
+	_Atomic uint32_t n_begun;
+	_Atomic uint32_t n_long;
+	_Atomic uint32_t judged; /* 0: calibrating; else enum omp_time_mode + 1 */
+};
+
+#define OMP_TIME_SHARED 256 /* a power of two */
+
+static struct omp_time_shared time_shared[OMP_TIME_SHARED];
+
+/* The calibration of construct site, taken when free; NULL: none free. */
+static struct omp_time_shared *shared__get(uintptr_t site)
+{
+	unsigned h = ompt__ptr_slot((const void *)site, OMP_TIME_SHARED);
+
+	for (unsigned i = 0; i < 8; i++, h = (h + 1) & (OMP_TIME_SHARED - 1)) {
+		struct omp_time_shared *g = &time_shared[h];
+		uintptr_t cur = atomic_load_explicit(&g->site, memory_order_relaxed);
+
+		if (!cur && atomic_compare_exchange_strong_explicit(&g->site, &cur, site, memory_order_relaxed,
+								    memory_order_relaxed))
+			return g;
+		if (cur == site)
+			return g;
+	}
+	return NULL;
+}
+
+/*
+ * The thread's entry of construct site (struct omp_time_site), made when
+ * add and a slot is free; NULL: none. A construct is its call site
  * (omp_task.site), whatever its calling context: a recursive task tree
  * creates each task of a level in a context of its own, too few each to
  * judge.
@@ -154,7 +192,8 @@ static struct omp_time_site *time__site(struct omp_thread *ot, uintptr_t site, i
 			continue;
 		if (!s->site) {
 			s->site = site;
-			s->mode = OMP_TIME_CALIBRATING;
+			s->shared = shared__get(site);
+			s->mode = s->shared ? OMP_TIME_CALIBRATING : OMP_TIME_EXACT;
 		}
 		ot->last_time_site = (uint8_t)h;
 		return s;
@@ -162,22 +201,60 @@ static struct omp_time_site *time__site(struct omp_thread *ot, uintptr_t site, i
 	return NULL;
 }
 
-/* Whether the n-th task of a sampled site (from 0) is timed. Deterministic:
- * the first task after calibration, then every OMP_TASK_SAMPLE_EVERY-th
- * (n wraps at a multiple of it). */
+/* Whether s, calibrating on this thread, has been judged since; then this
+ * thread keeps the judgement and counts its tasks from 0. */
+static int time__judged(struct omp_time_site *s)
+{
+	uint32_t j = atomic_load_explicit(&s->shared->judged, memory_order_relaxed);
+
+	if (!j)
+		return 0;
+	s->mode = j - 1;
+	s->n = 0;
+	return 1;
+}
+
+/*
+ * The mode of a task of s that begins on this thread while s calibrates:
+ * OMP_TIME_CALIBRATING for the construct's first OMP_TASK_CALIBRATE tasks;
+ * the task after them judges (those of them still running count as
+ * short); tasks that begin meanwhile are timed exactly and not counted.
+ */
+static uint32_t time__calibrate(struct omp_time_site *s)
+{
+	struct omp_time_shared *g = s->shared;
+	uint32_t k = atomic_fetch_add_explicit(&g->n_begun, 1, memory_order_relaxed);
+	uint32_t mode;
+
+	if (k < OMP_TASK_CALIBRATE)
+		return OMP_TIME_CALIBRATING;
+	if (k > OMP_TASK_CALIBRATE)
+		return OMP_TIME_EXACT;
+	mode = 2 * atomic_load_explicit(&g->n_long, memory_order_relaxed) >= OMP_TASK_CALIBRATE
+		       ? OMP_TIME_EXACT
+		       : OMP_TIME_SAMPLED;
+	atomic_store_explicit(&g->judged, mode + 1, memory_order_relaxed);
+	s->mode = mode;
+	s->n = 0;
+	return mode;
+}
+
+/* Whether the n-th task of a sampled construct on this thread (from 0) is
+ * timed. Deterministic: the first after the judgement, then every
+ * OMP_TASK_SAMPLE_EVERY-th (n wraps at a multiple of it). */
 static inline int time__sampled(uint32_t n)
 {
-	return (n - OMP_TASK_CALIBRATE) % OMP_TASK_SAMPLE_EVERY == 0;
+	return n % OMP_TASK_SAMPLE_EVERY == 0;
 }
 
 /*
  * The judgement of a task created at context ctx (its call site's frame),
- * made by the creating thread where its state says the construct's tasks
- * are timed by sampling: OMP_TASK_SAMPLE or OMP_TASK_BARE; else 0, the
- * thread that starts the task judges it (time__begin). Both share the
- * site's count, so one task in OMP_TASK_SAMPLE_EVERY is timed either way.
- * A taskwait is a sync point for blame where a device is used: untimed
- * tasks then get records (time__begin).
+ * made by the creating thread where the construct's tasks are timed by
+ * sampling: OMP_TASK_SAMPLE or OMP_TASK_BARE; else 0, the thread that
+ * starts the task judges it (time__begin). Both share this thread's count,
+ * so one task in OMP_TASK_SAMPLE_EVERY is timed either way. A taskwait is a
+ * sync point for blame where a device is used: untimed tasks then get
+ * records (time__begin).
  */
 static uintptr_t time__at_create(struct omp_thread *ot, const struct gt_cct_node *ctx)
 {
@@ -185,8 +262,10 @@ static uintptr_t time__at_create(struct omp_thread *ot, const struct gt_cct_node
 
 	if (gt_config.exact_timing || !ctx || ctx->kind != GT_NODE_FRAME)
 		return 0;
-	s = time__site(ot, (uintptr_t)ctx->key, 0);
-	if (!s || s->mode != OMP_TIME_SAMPLED || gt_blame__devices_used())
+	s = time__site(ot, (uintptr_t)ctx->key, 1);
+	if (!s || (s->mode == OMP_TIME_CALIBRATING && !time__judged(s)))
+		return 0;
+	if (s->mode != OMP_TIME_SAMPLED || gt_blame__devices_used())
 		return 0;
 	return time__sampled(s->n++) ? OMP_TASK_SAMPLE : OMP_TASK_BARE;
 }
@@ -205,15 +284,15 @@ static void time__set_sampled(struct gt_thread *t, struct omp_task *task, int ti
 
 /*
  * Whether task, which starts on this thread for the first time, is timed,
- * from its construct's state on this thread (struct omp_time_site): short,
- * frequent tasks cost two clock reads each, more than the rest of their
- * measurement. Untied tasks (which may resume on another thread) and
- * constructs that find no entry are timed exactly.
+ * from its construct's state (struct omp_time_site): short, frequent tasks
+ * cost two clock reads each, more than the rest of their measurement.
+ * Untied tasks (which may resume on another thread) and constructs that
+ * find no entry are timed exactly.
  */
 static void time__begin(struct gt_thread *t, struct omp_thread *ot, struct omp_task *task)
 {
 	struct omp_time_site *s;
-	uint32_t n;
+	uint32_t mode;
 
 	task->timed = 1;
 	if (gt_config.exact_timing || task->is_untied || !task->site)
@@ -222,13 +301,11 @@ static void time__begin(struct gt_thread *t, struct omp_thread *ot, struct omp_t
 	s = time__site(ot, task->site, 1);
 	if (!s)
 		return;
-	n = s->n++;
-	if (s->mode == OMP_TIME_CALIBRATING && n == OMP_TASK_CALIBRATE)
-		s->mode = 2 * s->n_long >= OMP_TASK_CALIBRATE ? OMP_TIME_EXACT : OMP_TIME_SAMPLED;
+	mode = s->mode == OMP_TIME_CALIBRATING && !time__judged(s) ? time__calibrate(s) : s->mode;
 	task->time_site = (uint8_t)(s - ot->time_sites);
-	task->time_mode = (uint8_t)s->mode;
-	if (s->mode == OMP_TIME_SAMPLED) {
-		time__set_sampled(t, task, time__sampled(n));
+	task->time_mode = (uint8_t)mode;
+	if (mode == OMP_TIME_SAMPLED) {
+		time__set_sampled(t, task, time__sampled(s->n++));
 		if (!task->timed && gt_blame__devices_used())
 			task->inst = OMP_INST_EXACT;
 	}
@@ -301,11 +378,11 @@ static void time__end(struct gt_thread *t, struct omp_thread *ot, struct omp_tas
 	uint64_t d = now > task->t_begin ? now - task->t_begin : 0;
 
 	if (task->time_mode == OMP_TIME_CALIBRATING) {
-		struct omp_time_site *s = &ot->time_sites[task->time_site];
+		const struct omp_time_site *s = &ot->time_sites[task->time_site];
 
 		/* A task suspended and resumed counts each run apart. */
-		if (s->site == task->site)
-			s->n_long += d >= ot->task_threshold;
+		if (s->site == task->site && s->shared && d >= ot->task_threshold)
+			atomic_fetch_add_explicit(&s->shared->n_long, 1, memory_order_relaxed);
 	} else if (task->time_mode == OMP_TIME_SAMPLED) {
 		d = ompt__sampled_ticks(d, ompt__sample_cap(&ot->task_sample_cap, gt_config.task_time_ns));
 	}

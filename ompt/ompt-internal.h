@@ -203,15 +203,19 @@ _Static_assert(offsetof(struct omp_task, wait_ns) <= 64,
 #define OMP_PH_CACHE 32 /* a power of two */
 
 /*
- * How a thread times the explicit tasks of one construct: every task while
- * calibrating (the construct's first OMP_TASK_CALIBRATE tasks on the
- * thread), then every task if at least half of them took
- * GPUTOOL_TASK_TIME_NS or more (their median reached it), else one in
- * OMP_TASK_SAMPLE_EVERY, its time scaled by that. A median, not a mean: a
- * few tasks the machine held up (a thread descheduled, a runtime that
- * spins between tasks) do not keep a construct of short tasks timed each,
- * which would cost every later task a record and two clock reads. Read and
- * written by the owning thread only.
+ * How explicit tasks of one construct are timed: every task while the
+ * construct calibrates (its first OMP_TASK_CALIBRATE tasks in the process,
+ * on whichever threads they start), then every task if at least half of
+ * them took GPUTOOL_TASK_TIME_NS or more (their median reached it), else
+ * one in OMP_TASK_SAMPLE_EVERY on each thread, its time scaled by that. A
+ * median, not a mean: a few tasks the machine held up (a thread
+ * descheduled, a runtime that spins between tasks) do not keep a construct
+ * of short tasks timed each, which would cost every later task a record
+ * and two clock reads. The judgement is the process's (struct
+ * omp_time_shared, host-task.c), not each thread's: a recursive tree
+ * spreads its first tasks over every thread, and a record and two clock
+ * reads for each thread's first 64 tasks of each construct set which
+ * thread runs which tasks for the rest of the run (docs/PERFORMANCE.md).
  */
 #define OMP_TIME_SITES 16 /* a power of two, at most 256 (omp_task.site) */
 #define OMP_TASK_CALIBRATE 64
@@ -248,11 +252,16 @@ static inline uint64_t ompt__sample_cap(uint64_t *cap, uint64_t threshold_ns)
 	return ompt__ticks_cap(cap, OMP_TASK_SAMPLE_EVERY * threshold_ns);
 }
 
+struct omp_time_shared;
+
+/* A thread's entry of one construct: the process's judgement once known,
+ * and its own count of the construct's tasks since (the one in
+ * OMP_TASK_SAMPLE_EVERY it times). Read and written by the owner only. */
 struct omp_time_site {
-	uintptr_t site;  /* the construct (omp_task.site); 0: free */
-	uint32_t n_long; /* calibrating: its tasks (each run of one) that took GPUTOOL_TASK_TIME_NS or more */
-	uint32_t n;      /* tasks begun */
-	uint32_t mode;   /* enum omp_time_mode */
+	uintptr_t site; /* the construct (omp_task.site); 0: free */
+	struct omp_time_shared *shared; /* its calibration; NULL: none, timed exactly */
+	uint32_t n;     /* tasks judged on this thread since the construct was judged */
+	uint32_t mode;  /* enum omp_time_mode; calibrating: the process has not judged it yet */
 };
 
 struct omp_thread {
