@@ -10,7 +10,9 @@
  * A task body spins on CLOCK_MONOTONIC until its time has passed, so that
  * it lasts that long of wall time however loaded the machine is. With
  * HELD_UP=N in the environment, the first N tiny tasks last HELD_US each,
- * as if the machine had held them up.
+ * as if the machine had held them up. With SPLIT_TASKS=N, a parallel
+ * region follows in which each thread creates and waits for N tiny tasks
+ * of one more construct, split_tasks, one at a time.
  *
  * Prints its counts on stdout. With SAMPLE_TIMES=1 in the environment it
  * also prints on stderr, per construct, the wall time of its task bodies
@@ -31,8 +33,8 @@
 #define PATH_A_N 300
 #define PATH_B_N 100
 
-enum { LONG, TINY, PATHS, N_KINDS };
-static const char *const kind_names[N_KINDS] = { "long", "tiny", "paths" };
+enum { LONG, TINY, PATHS, SPLIT, N_KINDS };
+static const char *const kind_names[N_KINDS] = { "long", "tiny", "paths", "split" };
 static _Atomic uint64_t body_ns[N_KINDS], max_ns[N_KINDS];
 static _Atomic long done[N_KINDS], by_path[2];
 
@@ -75,6 +77,15 @@ __attribute__((noinline)) static void tiny_tasks(int held)
 	}
 }
 
+__attribute__((noinline)) static void split_tasks(int n)
+{
+	for (int k = 0; k < n; k++) {
+#pragma omp task
+		body(SPLIT, TINY_US * 1000u);
+#pragma omp taskwait
+	}
+}
+
 __attribute__((noinline)) static void make_one(int path)
 {
 #pragma omp task firstprivate(path)
@@ -113,6 +124,13 @@ int main(void)
 				path_a();
 		}
 #pragma omp taskwait
+	}
+	if (getenv("SPLIT_TASKS")) {
+		int n = atoi(getenv("SPLIT_TASKS"));
+
+#pragma omp parallel
+		split_tasks(n);
+		printf("split_tasks %ld\n", atomic_load(&done[SPLIT]));
 	}
 	printf("long_tasks %ld\ntiny_tasks %ld\npath_a %ld\npath_b %ld\n", atomic_load(&done[LONG]),
 	       atomic_load(&done[TINY]), atomic_load(&by_path[0]), atomic_load(&by_path[1]));

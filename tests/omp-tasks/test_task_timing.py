@@ -12,6 +12,10 @@ libgputool.so, against the task bodies' time the program measures itself.
                                           is judged by keep it sampled, well
                                           over half time it exactly (their
                                           median)
+  test_task_timing.py BUILD_DIR shared    2 threads, 40 tasks of one construct
+                                          each: the construct is judged by
+                                          its first 64 tasks in the process,
+                                          not 64 on each thread
   test_task_timing.py BUILD_DIR tsan      the ThreadSanitizer build, 8 threads:
                                           no race report, the same counts
 """
@@ -104,7 +108,8 @@ def test_sampled():
     check_long(p, own)
     check_samples_in_tasks(p)
     samples = by_construct(p, "OMP_TASK_TIME_SAMPLES")
-    # 10,000 tiny tasks a thread: all but the first 64 of each are sampled.
+    # 20,000 tiny tasks: all but the first 64 (and those that began while
+    # they were judged) are sampled, one in 16 on each thread.
     lo_n = (TINY_N - 2 * 64) // SAMPLE_EVERY - 2
     check(lo_n <= samples.get("tiny_tasks", 0) <= TINY_N // SAMPLE_EVERY + 2 * 64,
           "tiny tasks timed as samples: %s" % samples)
@@ -133,7 +138,7 @@ def test_exact():
     bounded(t, own["tiny"]["body_ns"], 4 * own["tiny"]["body_ns"] + 20e6, "tiny tasks' time")
 
 
-CALIBRATE = 64  # tasks a thread times to judge a construct (ompt/ompt-internal.h)
+CALIBRATE = 64  # tasks timed to judge a construct (ompt/ompt-internal.h)
 
 
 def test_held():
@@ -165,6 +170,23 @@ def test_held():
           "%d held-up tasks of %d: the construct was sampled, want every task timed" % (held, CALIBRATE))
 
 
+def test_shared():
+    # Each of 2 threads creates 40 tiny tasks of split_tasks and waits for
+    # each: 80 in all, fewer than 64 on either thread. The construct's
+    # first 64 tasks in the process judge it sampled; of the 16 after them
+    # each thread times its first, so 1 or 2 are timed as samples (none,
+    # were each thread to judge by its own 64).
+    split = 40
+    p, own, text = run_tool({}, dict(ENV, SPLIT_TASKS=str(split)))
+    check_counts(p)
+    tasks = by_construct(p, "OMP_EXPLICIT_TASKS").get("split_tasks", 0)
+    check(tasks == 2 * split, "split_tasks: %d tasks, want %d" % (tasks, 2 * split))
+    samples = by_construct(p, "OMP_TASK_TIME_SAMPLES").get("split_tasks", 0)
+    check(1 <= samples <= 2, "split_tasks: %d tasks timed as samples, want 1 or 2" % samples)
+    check(SECTION in text and "split_tasks" in text[text.index(SECTION):].split("\n\n")[0],
+          "split_tasks is not listed as sampled")
+
+
 def test_tsan():
     # Every task created by one thread and run by any of 8: each record is
     # made by the thread that starts its task, from the creator's tagged
@@ -180,4 +202,5 @@ if __name__ == "__main__":
     main({"sampled": [("long tasks timed each, tiny ones sampled", test_sampled)],
           "exact": [("GPUTOOL_EXACT_TIMING=1: every task timed", test_exact)],
           "held": [("a construct's judgement is its first tasks' median", test_held)],
+          "shared": [("a construct is judged by its first tasks in the process", test_shared)],
           "tsan": [("no data race in the tool (ThreadSanitizer)", test_tsan)]}[MODE])
