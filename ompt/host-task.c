@@ -172,45 +172,58 @@ static struct omp_time_shared *shared__get(uintptr_t site)
 
 /*
  * The thread's entry of construct site (struct omp_time_site), made when
- * add and a slot is free; NULL: none. A construct is its call site
- * (omp_task.site), whatever its calling context: a recursive task tree
- * creates each task of a level in a context of its own, too few each to
- * judge.
+ * add; NULL: none. A construct is its call site (omp_task.site), whatever
+ * its calling context: a recursive task tree creates each task of a level
+ * in a context of its own, too few each to judge. An entry is a copy of
+ * the process's judgement and this thread's count since: where a program
+ * has more constructs than fit, one gives way to another, and is read
+ * again from the process's entry when its construct returns.
  */
 static struct omp_time_site *time__site(struct omp_thread *ot, uintptr_t site, int add)
 {
-	unsigned h = ot->last_time_site;
+	unsigned h = ot->last_time_site, h0;
+	struct omp_time_site *s;
 
 	/* Tasks of one construct usually follow each other. */
 	if (ot->time_sites[h].site == site)
 		return &ot->time_sites[h];
-	h = ompt__ptr_slot((const void *)site, OMP_TIME_SITES);
+	h = h0 = ompt__ptr_slot((const void *)site, OMP_TIME_SITES);
 	for (unsigned i = 0; i < 4; i++, h = (h + 1) & (OMP_TIME_SITES - 1)) {
-		struct omp_time_site *s = &ot->time_sites[h];
-
-		if (s->site != site && (s->site || !add))
-			continue;
-		if (!s->site) {
-			s->site = site;
-			s->shared = shared__get(site);
-			s->mode = s->shared ? OMP_TIME_CALIBRATING : OMP_TIME_EXACT;
-		}
-		ot->last_time_site = (uint8_t)h;
-		return s;
+		s = &ot->time_sites[h];
+		if (s->site == site)
+			goto found;
+		if (!s->site)
+			break;
 	}
-	return NULL;
+	if (!add)
+		return NULL;
+	if (s->site)
+		s = &ot->time_sites[h = h0];
+	s->site = site;
+	s->shared = shared__get(site);
+	s->mode = s->shared ? OMP_TIME_CALIBRATING : OMP_TIME_EXACT;
+found:
+	ot->last_time_site = (uint8_t)h;
+	return s;
 }
 
-/* Whether s, calibrating on this thread, has been judged since; then this
- * thread keeps the judgement and counts its tasks from 0. */
-static int time__judged(struct omp_time_site *s)
+/*
+ * Whether s, calibrating on this thread, has been judged since; then this
+ * thread keeps the judgement. Its count starts at a phase that steps
+ * through all OMP_TASK_SAMPLE_EVERY residues from one entry to the next:
+ * a construct whose entry keeps giving way, its tasks met a few at a time,
+ * still has one in OMP_TASK_SAMPLE_EVERY timed on average, not the first
+ * of each visit.
+ */
+static int time__judged(struct omp_thread *ot, struct omp_time_site *s)
 {
 	uint32_t j = atomic_load_explicit(&s->shared->judged, memory_order_relaxed);
 
 	if (!j)
 		return 0;
 	s->mode = j - 1;
-	s->n = 0;
+	s->n = ot->time_phase;
+	ot->time_phase += 7; /* odd: coprime to OMP_TASK_SAMPLE_EVERY */
 	return 1;
 }
 
@@ -263,7 +276,7 @@ static uintptr_t time__at_create(struct omp_thread *ot, const struct gt_cct_node
 	if (gt_config.exact_timing || !ctx || ctx->kind != GT_NODE_FRAME)
 		return 0;
 	s = time__site(ot, (uintptr_t)ctx->key, 1);
-	if (!s || (s->mode == OMP_TIME_CALIBRATING && !time__judged(s)))
+	if (!s || (s->mode == OMP_TIME_CALIBRATING && !time__judged(ot, s)))
 		return 0;
 	if (s->mode != OMP_TIME_SAMPLED || gt_blame__devices_used())
 		return 0;
@@ -301,7 +314,7 @@ static void time__begin(struct gt_thread *t, struct omp_thread *ot, struct omp_t
 	s = time__site(ot, task->site, 1);
 	if (!s)
 		return;
-	mode = s->mode == OMP_TIME_CALIBRATING && !time__judged(s) ? time__calibrate(s) : s->mode;
+	mode = s->mode == OMP_TIME_CALIBRATING && !time__judged(ot, s) ? time__calibrate(s) : s->mode;
 	task->time_site = (uint8_t)(s - ot->time_sites);
 	task->time_mode = (uint8_t)mode;
 	if (mode == OMP_TIME_SAMPLED) {

@@ -217,7 +217,7 @@ _Static_assert(offsetof(struct omp_task, wait_ns) <= 64,
  * reads for each thread's first 64 tasks of each construct set which
  * thread runs which tasks for the rest of the run (docs/PERFORMANCE.md).
  */
-#define OMP_TIME_SITES 16 /* a power of two, at most 256 (omp_task.site) */
+#define OMP_TIME_SITES 64 /* a power of two, at most 256 (omp_task.time_site) */
 #define OMP_TASK_CALIBRATE 64
 #define OMP_TASK_SAMPLE_EVERY 16
 
@@ -319,6 +319,7 @@ struct omp_thread {
 	 * regions'; 0: not set yet. */
 	uint64_t task_sample_cap, region_sample_cap;
 	uint8_t last_time_site; /* the entry of time_sites used last */
+	uint32_t time_phase; /* where the next entry judged here starts its count (time__judged) */
 	/* The league (teams) this thread began and has not ended: LLVM's
 	 * libomp gives a league of one team's initial task no parallel_data. */
 	void *league; /* its parallel_data (region__tag) */

@@ -12,7 +12,9 @@
  * HELD_UP=N in the environment, the first N tiny tasks last HELD_US each,
  * as if the machine had held them up. With SPLIT_TASKS=N, a parallel
  * region follows in which each thread creates and waits for N tiny tasks
- * of one more construct, split_tasks, one at a time.
+ * of one more construct, split_tasks, one at a time. With MANY_TASKS=N,
+ * one thread then creates N tiny tasks at each of MANY_N more constructs,
+ * many_0 ... many_71, one construct after another.
  *
  * Prints its counts on stdout. With SAMPLE_TIMES=1 in the environment it
  * also prints on stderr, per construct, the wall time of its task bodies
@@ -33,8 +35,8 @@
 #define PATH_A_N 300
 #define PATH_B_N 100
 
-enum { LONG, TINY, PATHS, SPLIT, N_KINDS };
-static const char *const kind_names[N_KINDS] = { "long", "tiny", "paths", "split" };
+enum { LONG, TINY, PATHS, SPLIT, MANY, N_KINDS };
+static const char *const kind_names[N_KINDS] = { "long", "tiny", "paths", "split", "many" };
 static _Atomic uint64_t body_ns[N_KINDS], max_ns[N_KINDS];
 static _Atomic long done[N_KINDS], by_path[2];
 
@@ -86,6 +88,31 @@ __attribute__((noinline)) static void split_tasks(int n)
 	}
 }
 
+/* MANY_N constructs of tiny tasks, more than a thread keeps judgements of. */
+#define MANY_N 72
+#define MANY_LIST \
+	X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11) \
+	X(12) X(13) X(14) X(15) X(16) X(17) X(18) X(19) X(20) X(21) X(22) X(23) \
+	X(24) X(25) X(26) X(27) X(28) X(29) X(30) X(31) X(32) X(33) X(34) X(35) \
+	X(36) X(37) X(38) X(39) X(40) X(41) X(42) X(43) X(44) X(45) X(46) X(47) \
+	X(48) X(49) X(50) X(51) X(52) X(53) X(54) X(55) X(56) X(57) X(58) X(59) \
+	X(60) X(61) X(62) X(63) X(64) X(65) X(66) X(67) X(68) X(69) X(70) X(71)
+#define X(k)                                                       \
+	__attribute__((noinline)) static void many_##k(int n)      \
+	{                                                          \
+		for (int i = 0; i < n; i++) {                      \
+			_Pragma("omp task") body(MANY, TINY_US * 1000u); \
+		}                                                  \
+	}
+MANY_LIST
+#undef X
+
+static void (*const many[MANY_N])(int) = {
+#define X(k) many_##k,
+	MANY_LIST
+#undef X
+};
+
 __attribute__((noinline)) static void make_one(int path)
 {
 #pragma omp task firstprivate(path)
@@ -131,6 +158,15 @@ int main(void)
 #pragma omp parallel
 		split_tasks(n);
 		printf("split_tasks %ld\n", atomic_load(&done[SPLIT]));
+	}
+	if (getenv("MANY_TASKS")) {
+		int n = atoi(getenv("MANY_TASKS"));
+
+#pragma omp parallel
+#pragma omp single
+		for (int k = 0; k < MANY_N; k++)
+			many[k](n);
+		printf("many_tasks %ld\n", atomic_load(&done[MANY]));
 	}
 	printf("long_tasks %ld\ntiny_tasks %ld\npath_a %ld\npath_b %ld\n", atomic_load(&done[LONG]),
 	       atomic_load(&done[TINY]), atomic_load(&by_path[0]), atomic_load(&by_path[1]));

@@ -16,6 +16,9 @@ libgputool.so, against the task bodies' time the program measures itself.
                                           each: the construct is judged by
                                           its first 64 tasks in the process,
                                           not 64 on each thread
+  test_task_timing.py BUILD_DIR many      1 thread, 72 constructs, more than a
+                                          thread keeps judgements of: each
+                                          sampled all the same
   test_task_timing.py BUILD_DIR tsan      the ThreadSanitizer build, 8 threads:
                                           no race report, the same counts
 """
@@ -187,6 +190,24 @@ def test_shared():
           "split_tasks is not listed as sampled")
 
 
+def test_many():
+    # One thread meets 72 constructs of 200 tiny tasks each, one after
+    # another: more than it keeps judgements of (OMP_TIME_SITES, 64). Every
+    # one is judged by its first 64 tasks and sampled: of the 136 after
+    # them, 8 or 9 are timed (one in 16 from a phase the thread picks).
+    many, n = 72, 200
+    p, own, text = run_tool({}, dict(ENV, OMP_NUM_THREADS="1", MANY_TASKS=str(n)))
+    check_counts(p)
+    tasks = by_construct(p, "OMP_EXPLICIT_TASKS")
+    samples = by_construct(p, "OMP_TASK_TIME_SAMPLES")
+    names = ["many_%d" % k for k in range(many)]
+    check(all(tasks.get(k) == n for k in names),
+          "tasks by construct: %s" % {k: tasks.get(k) for k in names if tasks.get(k) != n})
+    lo, hi = (n - CALIBRATE) // SAMPLE_EVERY, (n - CALIBRATE + SAMPLE_EVERY - 1) // SAMPLE_EVERY
+    off = {k: samples.get(k, 0) for k in names if not lo <= samples.get(k, 0) <= hi}
+    check(not off, "constructs not sampled as %d to %d tasks timed: %s" % (lo, hi, off))
+
+
 def test_tsan():
     # Every task created by one thread and run by any of 8: each record is
     # made by the thread that starts its task, from the creator's tagged
@@ -203,4 +224,5 @@ if __name__ == "__main__":
           "exact": [("GPUTOOL_EXACT_TIMING=1: every task timed", test_exact)],
           "held": [("a construct's judgement is its first tasks' median", test_held)],
           "shared": [("a construct is judged by its first tasks in the process", test_shared)],
+          "many": [("more constructs than a thread keeps, each sampled", test_many)],
           "tsan": [("no data race in the tool (ThreadSanitizer)", test_tsan)]}[MODE])
