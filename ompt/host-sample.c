@@ -112,6 +112,15 @@ void ompt__stitch_sample(struct gt_thread *t, struct gt_stitch *st)
 	}
 	st->base = task->node;
 	st->boundary = frame ? (uintptr_t)frame->exit_frame.ptr : 0;
+	/* In a taskwait or taskgroup, whose node is made at its end, and not
+	 * running a task (that would be the current task): the frames up to
+	 * its call site, then its placeholder, the node it will have. libomp
+	 * keeps the state of a thread that spins there for tasks to run at
+	 * work_parallel, so the state does not tell. */
+	if (!task->wait_node && task->wait_ph) {
+		st->then = (enum gt_placeholder)task->wait_ph;
+		return;
+	}
 	if (!task->is_explicit)
 		st->runtime = GT_PH_OMP_FORK_JOIN;
 }

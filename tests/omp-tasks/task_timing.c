@@ -14,7 +14,11 @@
  * region follows in which each thread creates and waits for N tiny tasks
  * of one more construct, split_tasks, one at a time. With MANY_TASKS=N,
  * one thread then creates N tiny tasks at each of MANY_N more constructs,
- * many_0 ... many_71, one construct after another.
+ * many_0 ... many_71, one construct after another. With WAITED_MS=N,
+ * thread 0 of two creates a task of N ms, and after a 30 ms spin waits
+ * for it in a taskwait (the other thread takes it at its barrier
+ * meanwhile); SAMPLE_TIMES=1 then also prints the waiting thread's CPU
+ * time in the taskwait (wait cpu_ns).
  *
  * Prints its counts on stdout. With SAMPLE_TIMES=1 in the environment it
  * also prints on stderr, per construct, the wall time of its task bodies
@@ -35,8 +39,9 @@
 #define PATH_A_N 300
 #define PATH_B_N 100
 
-enum { LONG, TINY, PATHS, SPLIT, MANY, N_KINDS };
-static const char *const kind_names[N_KINDS] = { "long", "tiny", "paths", "split", "many" };
+enum { LONG, TINY, PATHS, SPLIT, MANY, WAITED, N_KINDS };
+static const char *const kind_names[N_KINDS] = { "long", "tiny", "paths", "split", "many", "waited" };
+static uint64_t wait_cpu_ns;
 static _Atomic uint64_t body_ns[N_KINDS], max_ns[N_KINDS];
 static _Atomic long done[N_KINDS], by_path[2];
 
@@ -77,6 +82,27 @@ __attribute__((noinline)) static void tiny_tasks(int held)
 #pragma omp task
 		body(TINY, (k < held ? HELD_US : TINY_US) * 1000u);
 	}
+}
+
+static uint64_t cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+__attribute__((noinline)) static void waiter(uint64_t ns)
+{
+	uint64_t t0 = now_ns(), c0;
+
+#pragma omp task
+	body(WAITED, ns);
+	while (now_ns() - t0 < 30000000u)
+		;
+	c0 = cpu_ns();
+#pragma omp taskwait
+	wait_cpu_ns = cpu_ns() - c0;
 }
 
 __attribute__((noinline)) static void split_tasks(int n)
@@ -168,6 +194,14 @@ int main(void)
 			many[k](n);
 		printf("many_tasks %ld\n", atomic_load(&done[MANY]));
 	}
+	if (getenv("WAITED_MS")) {
+		uint64_t ns = (uint64_t)atoi(getenv("WAITED_MS")) * 1000000u;
+
+#pragma omp parallel num_threads(2)
+		if (omp_get_thread_num() == 0)
+			waiter(ns);
+		printf("waited %ld\n", atomic_load(&done[WAITED]));
+	}
 	printf("long_tasks %ld\ntiny_tasks %ld\npath_a %ld\npath_b %ld\n", atomic_load(&done[LONG]),
 	       atomic_load(&done[TINY]), atomic_load(&by_path[0]), atomic_load(&by_path[1]));
 	if (getenv("SAMPLE_TIMES")) {
@@ -175,7 +209,7 @@ int main(void)
 		for (int k = 0; k < N_KINDS; k++)
 			fprintf(stderr, " %s body_ns %llu max_ns %llu", kind_names[k],
 				(unsigned long long)atomic_load(&body_ns[k]), (unsigned long long)atomic_load(&max_ns[k]));
-		fprintf(stderr, "\n");
+		fprintf(stderr, " wait cpu_ns %llu\n", (unsigned long long)wait_cpu_ns);
 	}
 	return 0;
 }

@@ -19,6 +19,9 @@ libgputool.so, against the task bodies' time the program measures itself.
   test_task_timing.py BUILD_DIR many      1 thread, 72 constructs, more than a
                                           thread keeps judgements of: each
                                           sampled all the same
+  test_task_timing.py BUILD_DIR waited    a taskwait of 200 ms, its thread
+                                          spinning: its CPU samples under
+                                          its <omp taskwait>
   test_task_timing.py BUILD_DIR tsan      the ThreadSanitizer build, 8 threads:
                                           no race report, the same counts
 """
@@ -208,6 +211,35 @@ def test_many():
     check(not off, "constructs not sampled as %d to %d tasks timed: %s" % (lo, hi, off))
 
 
+def test_waited():
+    # Thread 0 waits about 170 ms in a taskwait while thread 1 runs the
+    # task, spinning (active wait policy): the CPU time it spends there is
+    # sampled under its <omp taskwait>, whose node is made only at the
+    # wait's end. A loaded machine may not run the spinning thread: the
+    # run is taken again (up to 3 times) where it had under 50 ms of CPU
+    # time in the wait.
+    env = dict(ENV, OMP_WAIT_POLICY="active", WAITED_MS="200")
+    for attempt in range(3):
+        p, own, text = run_tool({}, env)
+        cpu = own["wait"]["cpu_ns"]
+        if cpu >= 50e6:
+            break
+        print("  the waiting thread ran %.1f ms in its taskwait: again" % (cpu / 1e6))
+    check(cpu >= 50e6, "the waiting thread never ran 50 ms in its taskwait: %.1f ms" % (cpu / 1e6))
+    waits = [w for w in p.find("<omp taskwait>") if frame_functions(p, w)[-1:] == ["waiter"]]
+    check(len(waits) == 1, "waiter's <omp taskwait>: %d nodes" % len(waits))
+    w = waits[0]
+    check(p.excl(w, "OMP_WAIT_COUNT") == 1, "waiter's taskwait count %d" % p.excl(w, "OMP_WAIT_COUNT"))
+    sampled = p.incl(w, "CPUTIME")
+    # The waiter's own frame, but for its taskwait: its 30 ms spin.
+    site = p.nodes[w["parent"]]
+    beside = p.incl(site, "CPUTIME") - sampled
+    print("  taskwait: %.1f ms of CPU time sampled under it, %.1f ms spent there; %.1f ms beside it" %
+          (sampled / 1e6, cpu / 1e6, beside / 1e6))
+    check(sampled >= 0.5 * cpu - 2 * p.sample_weight(),
+          "%.1f ms sampled under <omp taskwait>, the thread spent %.1f ms there" % (sampled / 1e6, cpu / 1e6))
+
+
 def test_tsan():
     # Every task created by one thread and run by any of 8: each record is
     # made by the thread that starts its task, from the creator's tagged
@@ -225,4 +257,5 @@ if __name__ == "__main__":
           "held": [("a construct's judgement is its first tasks' median", test_held)],
           "shared": [("a construct is judged by its first tasks in the process", test_shared)],
           "many": [("more constructs than a thread keeps, each sampled", test_many)],
+          "waited": [("a taskwait's CPU samples under its <omp taskwait>", test_waited)],
           "tsan": [("no data race in the tool (ThreadSanitizer)", test_tsan)]}[MODE])
