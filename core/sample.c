@@ -70,8 +70,6 @@ struct gt_cct_node *gt_sample__charged(struct gt_thread *t, struct gt_cct_node *
 	 * time, on a node that says so rather than on the construct's. */
 	if (node && node == st->base && st->runtime != GT_PH_THREAD_ROOT)
 		return gt_cct__child(&t->cct, node, GT_NODE_PLACEHOLDER, (uint64_t)st->runtime, signal_ctx);
-	if (node && st->then != GT_PH_THREAD_ROOT)
-		return gt_cct__child(&t->cct, node, GT_NODE_PLACEHOLDER, (uint64_t)st->then, signal_ctx);
 	return node;
 }
 

@@ -31,10 +31,6 @@ struct gt_stitch {
 	 * runtime only: a fork, a join, handing out work) goes to this
 	 * placeholder under base; GT_PH_THREAD_ROOT (0): to base itself. */
 	enum gt_placeholder runtime;
-	/* A CPU sample's context goes on to this placeholder under the frames
-	 * it found (a wait whose node is made at its end, from the same
-	 * frames); GT_PH_THREAD_ROOT (0): none. */
-	enum gt_placeholder then;
 	/*
 	 * An open region (core/region.h) cuts the context instead of a
 	 * boundary: the frames above the frame whose return address is cut_ip,

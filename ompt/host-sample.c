@@ -103,7 +103,12 @@ void ompt__stitch_sample(struct gt_thread *t, struct gt_stitch *st)
 	 * have the handler write another thread's tree. */
 	if (!task || !gt_cct__owns(&t->cct, task->node))
 		return;
-	if (state__waits(state) && task->wait_node && gt_cct__owns(&t->cct, task->wait_node)) {
+	/* In a wait, and not running a task (that would be the current
+	 * task). libomp keeps a thread that spins in a taskwait or at a
+	 * taskgroup's end for tasks to run at work_parallel: those go by the
+	 * wait's callbacks, not the state. */
+	if ((state__waits(state) || task->wait_in_task) && task->wait_node &&
+	    gt_cct__owns(&t->cct, task->wait_node)) {
 		if (task->is_member && task->region && member__region_ended(task))
 			st->base = t->idle_node;
 		else
@@ -112,15 +117,6 @@ void ompt__stitch_sample(struct gt_thread *t, struct gt_stitch *st)
 	}
 	st->base = task->node;
 	st->boundary = frame ? (uintptr_t)frame->exit_frame.ptr : 0;
-	/* In a taskwait or taskgroup, whose node is made at its end, and not
-	 * running a task (that would be the current task): the frames up to
-	 * its call site, then its placeholder, the node it will have. libomp
-	 * keeps the state of a thread that spins there for tasks to run at
-	 * work_parallel, so the state does not tell. */
-	if (!task->wait_node && task->wait_ph) {
-		st->then = (enum gt_placeholder)task->wait_ph;
-		return;
-	}
 	if (!task->is_explicit)
 		st->runtime = GT_PH_OMP_FORK_JOIN;
 }

@@ -753,20 +753,11 @@ void ompt__on_sync_region_wait(ompt_sync_region_t kind, ompt_scope_endpoint_t en
 				ot->ibar_parent = ctx;
 			}
 			task->wait_node = ot->ibar_node;
-		} else if (kind == ompt_sync_region_taskwait || kind == ompt_sync_region_taskgroup) {
-			/*
-			 * Its node at its end, from the same call site and
-			 * frames (the wait's callbacks come from one runtime
-			 * call): until the runtime runs the tasks waited for,
-			 * another thread may steal them, and a callback here
-			 * holds them back. Samples taken meanwhile find the
-			 * placeholder under their own frames (host-sample.c).
-			 */
-			task->wait_node = NULL;
-			task->wait_ph = (uint8_t)sync__placeholder(kind);
 		} else {
 			ctx = ompt__context_of(t, codeptr_ra, key, task, NULL);
 			task->wait_node = ompt__ph_cache_get(t, ot, ctx, sync__placeholder(kind));
+			task->wait_in_task =
+				kind == ompt_sync_region_taskwait || kind == ompt_sync_region_taskgroup;
 		}
 		task->used_cold = 1;
 		task->wait_t0 = now;
@@ -775,20 +766,11 @@ void ompt__on_sync_region_wait(ompt_sync_region_t kind, ompt_scope_endpoint_t en
 		 * the samples taken while it waits (host-sample.c). */
 		if (task->inst == OMP_INST_UNTIMED)
 			ompt__add(t, task->wait_node, GT_M_OMP_WAIT_COUNT, 1);
-		gt_thread__leave(t);
-		return;
-	}
-	if (task->wait_ph) {
-		struct gt_cct_node *ctx = ompt__context_of(t, codeptr_ra, key, task, NULL);
-
-		task->wait_node = ompt__ph_cache_get(t, ot, ctx, (enum gt_placeholder)task->wait_ph);
-		task->wait_ph = 0;
-		if (task->inst == OMP_INST_UNTIMED)
-			ompt__add(t, task->wait_node, GT_M_OMP_WAIT_COUNT, 1);
-	}
-	if (task->wait_node && task->inst == OMP_INST_UNTIMED) {
+	} else if (task->wait_node && task->inst == OMP_INST_UNTIMED) {
 		task->wait_node = NULL;
+		task->wait_in_task = 0;
 	} else if (task->wait_node) {
+		task->wait_in_task = 0;
 		uint64_t busy = ot->explicit_ns - task->wait_busy0;
 
 		if (kind == ompt_sync_region_barrier_implicit_parallel && task->is_member) {

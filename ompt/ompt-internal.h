@@ -186,11 +186,10 @@ struct omp_task {
 	uint64_t wait_ns;      /* ticks waited inside this task so far */
 	uint64_t wait_t0;
 	uint64_t wait_busy0; /* the thread's explicit-task time when the wait began */
-	/* The wait's placeholder (<omp taskwait>, ...); NULL while a taskwait's
-	 * or taskgroup's node waits for the wait's end (wait_ph then says
-	 * which placeholder it will be, else 0). */
 	struct gt_cct_node *wait_node;
-	uint8_t wait_ph; /* enum gt_placeholder */
+	/* The wait is a taskwait or a taskgroup's end: the sampling handler
+	 * places samples by it, not by the thread's state (host-sample.c). */
+	uint8_t wait_in_task;
 	struct omp_scope ws, red; /* the worksharing construct and reduction in progress */
 	struct omp_region *region; /* implicit tasks: their region */
 	uint64_t wait_busy;  /* explicit-task time inside that barrier wait */
@@ -537,7 +536,7 @@ static inline void ompt__task_free(struct omp_thread *ot, struct omp_task *task)
 	 * lines past the first are read only when a construct used them. */
 	if (task->used_cold) {
 		task->wait_node = NULL;
-		task->wait_ph = 0;
+		task->wait_in_task = 0;
 		task->ws.node = NULL;
 		task->red.node = NULL;
 	}

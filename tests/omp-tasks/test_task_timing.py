@@ -214,8 +214,8 @@ def test_many():
 def test_waited():
     # Thread 0 waits about 170 ms in a taskwait while thread 1 runs the
     # task, spinning (active wait policy): the CPU time it spends there is
-    # sampled under its <omp taskwait>, whose node is made only at the
-    # wait's end. A loaded machine may not run the spinning thread: the
+    # sampled under its <omp taskwait>, though libomp keeps its state at
+    # work_parallel. A loaded machine may not run the spinning thread: the
     # run is taken again (up to 3 times) where it had under 50 ms of CPU
     # time in the wait.
     env = dict(ENV, OMP_WAIT_POLICY="active", WAITED_MS="200")
