@@ -13,69 +13,37 @@
 /* Loops are not unrolled: each unrolled copy would be a call site of its own. */
 static volatile int sink;
 
-__attribute__((noinline)) static void site_one(void)
-{
-	rt_call(probe_context, 0);
-	sink++;
-}
+/* A site where the runtime calls probe back, and a caller of a site: each a
+ * function of its own, so that each is a call site of its own. */
+#define SITE(name, probe)                                     \
+	__attribute__((noinline)) static void name(void)      \
+	{                                                     \
+		rt_call(probe, 0);                            \
+		sink++;                                       \
+	}
+#define CALLER(name, site)                                    \
+	__attribute__((noinline)) static void name(void)      \
+	{                                                     \
+		site();                                       \
+		sink++;                                       \
+	}
 
-__attribute__((noinline)) static void site_two(void)
-{
-	rt_call(probe_context, 0);
-	sink++;
-}
-
-__attribute__((noinline)) static void caller_a(void)
-{
-	site_one();
-	sink++;
-}
-
-__attribute__((noinline)) static void caller_b(void)
-{
-	site_one();
-	sink++;
-}
+SITE(site_one, probe_context)
+SITE(site_two, probe_context)
+CALLER(caller_a, site_one)
+CALLER(caller_b, site_one)
 
 /* A site the runtime calls back from through gt_unwind__memo_context, from
  * two callers. */
-__attribute__((noinline)) static void site_mc(void)
-{
-	rt_call(probe_memo_context, 0);
-	sink++;
-}
-
-__attribute__((noinline)) static void caller_c(void)
-{
-	site_mc();
-	sink++;
-}
-
-__attribute__((noinline)) static void caller_d(void)
-{
-	site_mc();
-	sink++;
-}
+SITE(site_mc, probe_memo_context)
+CALLER(caller_c, site_mc)
+CALLER(caller_d, site_mc)
 
 /* A site reached under stitched bases (a task's node), from two callers at
  * the same depth. */
-__attribute__((noinline)) static void site_st(void)
-{
-	rt_call(probe_stitched, 0);
-	sink++;
-}
-
-__attribute__((noinline)) static void caller_e(void)
-{
-	site_st();
-	sink++;
-}
-
-__attribute__((noinline)) static void caller_f(void)
-{
-	site_st();
-	sink++;
-}
+SITE(site_st, probe_stitched)
+CALLER(caller_e, site_st)
+CALLER(caller_f, site_st)
 
 __attribute__((noinline)) static void recurse(int n)
 {
