@@ -733,18 +733,19 @@ static struct memo_entry *memo__entry_for(struct gt_unwind_memo *memo, uintptr_t
 	return e;
 }
 
-/* Remembers node as the context of the frames keep[0..m) (root first; the
- * last one is the call site), seen from the handler frame at key. */
-static void memo__put(struct gt_unwind_memo *memo, uintptr_t ra, uintptr_t key,
-		      const struct gt_stitch *st, const struct gt_cct_node *base,
-		      struct gt_cct_node *node, const struct gt_frame *f, const int *keep, int m)
+/* Remembers node as the context under base of the frames keep[0..m) (root
+ * first; the last one is the call site) up to boundary, seen from the
+ * handler frame at key. */
+static void memo__put(struct gt_unwind_memo *memo, uintptr_t ra, uintptr_t key, uintptr_t boundary,
+		      const struct gt_cct_node *base, struct gt_cct_node *node, const struct gt_frame *f,
+		      const int *keep, int m)
 {
 	struct memo_entry *e;
 
 	for (int j = 0; j < m; j++)
 		if (f[keep[j]].sp <= key)
 			return; /* no stack address, or not above the handler */
-	e = memo__entry_for(memo, ra, memo_depth(key, st->boundary), base, (uint32_t)m);
+	e = memo__entry_for(memo, ra, memo_depth(key, boundary), base, (uint32_t)m);
 	if (!e)
 		return;
 	/* The call site first: it differs most often between contexts. */
@@ -821,11 +822,11 @@ struct gt_cct_node *gt_unwind__context(struct gt_thread *t, uintptr_t ra, uintpt
 	/* A context cut at max_depth is not a whole call chain: not kept. */
 	if (node && ra && t->memo && t->memo->cap && n < max && (!st->boundary || st->boundary > key)) {
 		if (m > 0) {
-			memo__put(t->memo, ra, key, st, st->base, node, f, keep, m);
+			memo__put(t->memo, ra, key, st->boundary, st->base, node, f, keep, m);
 			/* A cut context's frames depend on the region's opener
 			 * (cut_limit), not on the stack alone. */
 			if (st->base && !st->cut)
-				memo__put(t->memo, ra, key, st, MEMO_SHAPE, t->cct.root, f, keep, m);
+				memo__put(t->memo, ra, key, st->boundary, MEMO_SHAPE, t->cct.root, f, keep, m);
 		} else if (st->cut) {
 			/* No user frame below a region's opener (a runtime's
 			 * code, Kokkos' templates, between it and the event):
@@ -835,7 +836,7 @@ struct gt_cct_node *gt_unwind__context(struct gt_thread *t, uintptr_t ra, uintpt
 				if (f[i].sp > key)
 					keep[m++] = i;
 			if (m > 0)
-				memo__put(t->memo, ra, key, st, st->base, node, f, keep, m);
+				memo__put(t->memo, ra, key, st->boundary, st->base, node, f, keep, m);
 		}
 	}
 #endif

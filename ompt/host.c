@@ -756,9 +756,8 @@ void ompt__on_sync_region_wait(ompt_sync_region_t kind, ompt_scope_endpoint_t en
 		} else {
 			ctx = ompt__context_of(t, codeptr_ra, key, task, NULL);
 			task->wait_node = ompt__ph_cache_get(t, ot, ctx, sync__placeholder(kind));
-			task->wait_in_task =
-				kind == ompt_sync_region_taskwait || kind == ompt_sync_region_taskgroup;
 		}
+		task->wait_in_task = kind == ompt_sync_region_taskwait || kind == ompt_sync_region_taskgroup;
 		task->used_cold = 1;
 		task->wait_t0 = now;
 		task->wait_busy0 = ot->explicit_ns;
