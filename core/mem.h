@@ -21,8 +21,10 @@
  * that libc or a dependency allocated (asprintf's, realpath's, a demangler's
  * string) are recognised by address and given back to libc's free.
  *
- * Any thread, normal context only (never a signal handler): one lock, taken
- * for a few instructions; fork() leaves it free in the child.
+ * Any thread, normal context only (never a signal handler). Small blocks
+ * come from a per-thread cache without a lock; the one lock is taken for a
+ * batch of them, and for large blocks (whose mappings are made outside
+ * it). fork() leaves it free in the child.
  */
 void *gt_mem__alloc(size_t size);
 void *gt_mem__calloc(size_t n, size_t size);
