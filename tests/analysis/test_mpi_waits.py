@@ -52,17 +52,28 @@ def own(err):
 
 def expected(m):
     """Per rank: MPI_IDLE at the allreduce, the Recv, the Waitall; the
-    MPI_IDLE_CAUSE of the allreduce's waits and of its late sends."""
+    MPI_IDLE_CAUSE of the allreduce's waits and of its late sends; and the
+    allreduce's waits whose blame may go either way: (lost, won) per rank,
+    of the rounds where it entered last, or next to last, within FLOOR_NS
+    of the other. The tool reads its clock after the program's, later when
+    the wrapper is preempted, and may then see the other rank last."""
     idle = {k: {"Allreduce": 0, "Recv": 0, "Waitall": 0} for k in range(RANKS)}
     cause, late = [0] * RANKS, [0] * RANKS
+    lost, won = [0] * RANKS, [0] * RANKS
     for i in range(ROUNDS):
         enters = [m[k]["allreduce"][i][0] for k in range(RANKS)]
         last = max(enters)
         culprit = enters.index(last)
+        waits = 0
         for k in range(RANKS):
             w = min(last - enters[k], m[k]["allreduce"][i][1])
             idle[k]["Allreduce"] += w
             cause[culprit] += w
+            waits += w
+        second = max((k for k in range(RANKS) if k != culprit), key=lambda k: enters[k])
+        if last - enters[second] < FLOOR_NS:
+            lost[culprit] += waits
+            won[second] += waits
         for k in range(RANKS):
             src = (k + RANKS - 1) % RANKS
             e, d = m[k]["recv"][i]
@@ -73,11 +84,18 @@ def expected(m):
             w = min(max(0, m[src]["isend"][i] - e), d)
             idle[k]["Waitall"] += w
             late[src] += w
-    return idle, cause, late
+    return idle, cause, late, lost, won
 
 
 def near(got, want, calls):
     return abs(got - want) <= REL * want + FLOOR_NS * calls
+
+
+def near_either(got, want, lost, won, calls):
+    """near(), where the blame of near ties (expected()) may have gone
+    either way: want - lost to want + won."""
+    tol = REL * want + FLOOR_NS * calls
+    return want - lost - tol <= got <= want + won + tol
 
 
 def per(n, metric):
@@ -166,7 +184,7 @@ def main():
         ranks = [RANKS * count] * RANKS if k not in ("Init", "Finalize", "Waitall") else [0] * RANKS
         check(per(n, "MPI_COMM_RANKS") == ranks, "%s: ranks %s" % (k, per(n, "MPI_COMM_RANKS")))
 
-    idle, cause, late = expected(m)
+    idle, cause, late, lost, won = expected(m)
     for k in ("Allreduce", "Recv", "Waitall"):
         got = per(calls.get("<mpi MPI_%s>" % k, {"metrics": {}}), "MPI_IDLE")
         print("MPI_IDLE at %-9s (ms) tool %s, the ranks' own %s" %
@@ -191,11 +209,13 @@ def main():
     print("MPI_IDLE_CAUSE (ms) tool %s, in work() %s; from the ranks' own: of the allreduce %s, of late sends %s" %
           ([round(v / 1e6, 2) for v in total], [round(v / 1e6, 2) for v in in_work],
            [round(v / 1e6, 2) for v in cause], [round(v / 1e6, 2) for v in late]))
+    print("the allreduce's waits of near ties (ms), the blame each rank may lose %s, may win %s" %
+          ([round(v / 1e6, 2) for v in lost], [round(v / 1e6, 2) for v in won]))
     for r in range(RANKS):
-        check(near(total[r], cause[r] + late[r], RANKS * ROUNDS + 2 * ROUNDS),
+        check(near_either(total[r], cause[r] + late[r], lost[r], won[r], RANKS * ROUNDS + 2 * ROUNDS),
               "rank %d: MPI_IDLE_CAUSE %.2f ms, measured %.2f ms" % (r, total[r] / 1e6, (cause[r] + late[r]) / 1e6))
-        check(near(in_work[r], cause[r], RANKS * ROUNDS), "rank %d: MPI_IDLE_CAUSE in work() %.2f ms of %.2f ms" %
-              (r, in_work[r] / 1e6, cause[r] / 1e6))
+        check(near_either(in_work[r], cause[r], lost[r], won[r], RANKS * ROUNDS),
+              "rank %d: MPI_IDLE_CAUSE in work() %.2f ms of %.2f ms" % (r, in_work[r] / 1e6, cause[r] / 1e6))
     sends = sum(per(calls[k], "MPI_IDLE_CAUSE")[0] for k in ("<mpi MPI_Send>", "<mpi MPI_Isend>") if k in calls)
     check(late[0] > ROUNDS * LATE_MS * 1e6 and sends > 0.9 * late[0],
           "rank 0's late sends caused %.2f ms of waits, %.2f ms at its sends" % (late[0] / 1e6, sends / 1e6))
