@@ -362,6 +362,36 @@ static void *small__alloc(int c)
 	return p;
 }
 
+/* Gives block p of class c to the shared list. Locked. */
+static void small__push(void *p, int c)
+{
+	*(void **)p = heap.free[c];
+	heap.free[c] = p;
+}
+
+/* The class of a thread's cache itself. */
+static int cache__class(void)
+{
+	return class__of(sizeof(struct cache), 16);
+}
+
+static void cache__push(struct cache *k, int c, void *p)
+{
+	*(void **)p = k->head[c];
+	k->head[c] = p;
+	k->n[c]++;
+}
+
+/* A block of the cache's class c list, which has one. */
+static void *cache__pop(struct cache *k, int c)
+{
+	void *p = k->head[c];
+
+	k->head[c] = *(void **)p;
+	k->n[c]--;
+	return p;
+}
+
 static unsigned cache__max(int c)
 {
 	unsigned n = CACHE_BYTES / class_size[c];
@@ -381,15 +411,14 @@ static struct cache *cache__get(void)
 	if (!have_cache_key)
 		return NULL;
 	heap__lock();
-	k = small__alloc(class__of(sizeof(*k), 16));
+	k = small__alloc(cache__class());
 	heap__unlock();
 	if (!k)
 		return NULL;
 	memset(k, 0, sizeof(*k));
 	if (pthread_setspecific(cache_key, k)) {
 		heap__lock();
-		*(void **)k = heap.free[class__of(sizeof(*k), 16)];
-		heap.free[class__of(sizeof(*k), 16)] = k;
+		small__push(k, cache__class());
 		heap__unlock();
 		return NULL;
 	}
@@ -401,21 +430,13 @@ static struct cache *cache__get(void)
 static void cache__exit(void *arg)
 {
 	struct cache *k = arg;
-	int kc = class__of(sizeof(*k), 16);
 
 	my_cache = CACHE_NONE;
 	heap__lock();
-	for (size_t c = 0; c < NCLASS; c++) {
-		while (k->head[c]) {
-			void *p = k->head[c];
-
-			k->head[c] = *(void **)p;
-			*(void **)p = heap.free[c];
-			heap.free[c] = p;
-		}
-	}
-	*(void **)k = heap.free[kc];
-	heap.free[kc] = k;
+	for (int c = 0; c < (int)NCLASS; c++)
+		while (k->head[c])
+			small__push(cache__pop(k, c), c);
+	small__push(k, cache__class());
 	heap__unlock();
 }
 
@@ -426,12 +447,8 @@ static void *small__take(int c)
 	struct cache *k = cache__get();
 	void *p;
 
-	if (k && k->head[c]) {
-		p = k->head[c];
-		k->head[c] = *(void **)p;
-		k->n[c]--;
-		return p;
-	}
+	if (k && k->head[c])
+		return cache__pop(k, c);
 	heap__lock();
 	p = small__alloc(c);
 	for (unsigned i = k && p ? cache__max(c) / 2 : 0; i > 0; i--) {
@@ -439,9 +456,7 @@ static void *small__take(int c)
 
 		if (!q)
 			break;
-		*(void **)q = k->head[c];
-		k->head[c] = q;
-		k->n[c]++;
+		cache__push(k, c, q);
 	}
 	heap__unlock();
 	return p;
@@ -454,22 +469,13 @@ static void small__give(void *p, int c)
 	struct cache *k = cache__get();
 
 	if (k && k->n[c] < cache__max(c)) {
-		*(void **)p = k->head[c];
-		k->head[c] = p;
-		k->n[c]++;
+		cache__push(k, c, p);
 		return;
 	}
 	heap__lock();
-	*(void **)p = heap.free[c];
-	heap.free[c] = p;
-	for (unsigned i = k ? k->n[c] / 2 : 0; i > 0; i--) {
-		void *q = k->head[c];
-
-		k->head[c] = *(void **)q;
-		k->n[c]--;
-		*(void **)q = heap.free[c];
-		heap.free[c] = q;
-	}
+	small__push(p, c);
+	for (unsigned i = k ? k->n[c] / 2 : 0; i > 0; i--)
+		small__push(cache__pop(k, c), c);
 	heap__unlock();
 }
 

@@ -769,9 +769,9 @@ void ompt__on_sync_region_wait(ompt_sync_region_t kind, ompt_scope_endpoint_t en
 		task->wait_node = NULL;
 		task->wait_in_task = 0;
 	} else if (task->wait_node) {
-		task->wait_in_task = 0;
 		uint64_t busy = ot->explicit_ns - task->wait_busy0;
 
+		task->wait_in_task = 0;
 		if (kind == ompt_sync_region_barrier_implicit_parallel && task->is_member) {
 			/* Reported at the next fork: it ended with the region,
 			 * whose end is read when the task is settled. */
