@@ -192,11 +192,24 @@ static inline int gt_cct__add_n(struct gt_cct *cct, struct gt_cct_node *node,
 
 uint64_t gt_cct__get(const struct gt_cct_node *node, enum gt_metric m);
 
+/* node's cell of metric m, or NULL: cells never move or die, so a caller
+ * may keep one and add to it directly, as gt_cct__add would. */
+static inline struct gt_metric_cell *gt_cct__cell(const struct gt_cct_node *node, enum gt_metric m)
+{
+	struct gt_metric_cell *c;
+
+	for (c = node->metrics; c; c = c->next)
+		if (c->metric == (uint32_t)m)
+			break;
+	return c;
+}
+
 /* Visits every node in depth-first preorder. */
 void gt_cct__walk(struct gt_cct_node *root, void (*fn)(struct gt_cct_node *, void *), void *arg);
 
-static inline struct gt_cct_node *gt_cct__placeholder(struct gt_cct *cct, struct gt_cct_node *parent,
-						       enum gt_placeholder ph)
+/* Inlined always: OpenMP's callbacks find most placeholders at the front. */
+static inline __attribute__((always_inline)) struct gt_cct_node *
+gt_cct__placeholder(struct gt_cct *cct, struct gt_cct_node *parent, enum gt_placeholder ph)
 {
 	const struct gt_cct_node *first = parent->children;
 

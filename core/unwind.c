@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #define UNW_LOCAL_ONLY
 #include "core/unwind.h"
+#include "core/unwind-memo.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -56,36 +57,9 @@
  * Owned by one thread, used only in normal context (not by the sampling
  * handler), so nothing here is atomic.
  */
-struct memo_slot {
-	uintptr_t off, val; /* *(key + off) == val */
-};
-
 /* The base of shapes: an address that is no node's. */
 static const char memo_shape_base;
 #define MEMO_SHAPE ((const struct gt_cct_node *)(const void *)&memo_shape_base)
-
-struct memo_entry {
-	uintptr_t ra, depth;
-	struct gt_cct_node *base, *node; /* node == NULL: an empty entry */
-	struct memo_slot *slots;         /* nslots of cap, call site first */
-	uint32_t nslots, cap;
-};
-
-struct gt_unwind_memo {
-	struct memo_entry *e;
-	uint32_t cap, used;
-	uint32_t replace; /* round robin over the variants of a full key */
-	/* The entries of the last two hits that took the walk, the newer
-	 * first: a construct met again and again (tasks created in a loop),
-	 * or two that alternate (a task's creation and its taskwait), is
-	 * checked there before the hash is computed. A check that fails
-	 * costs a compare of the return address or depth (a task tree's
-	 * levels, which alternate among more entries). Indices, taken modulo
-	 * cap: they survive the table's growth and a rewrite of the entry,
-	 * after which the entry's key tells. */
-	uint32_t recent[2];
-	struct gt_unwind_stats stats;
-};
 
 static uintptr_t entry_point;
 
@@ -521,34 +495,6 @@ static uint32_t memo_hash(uintptr_t ra, uintptr_t depth, const struct gt_cct_nod
 	return (uint32_t)x;
 }
 
-static uintptr_t memo_depth(uintptr_t key, uintptr_t boundary)
-{
-	return boundary ? boundary - key : key;
-}
-
-/* Whether a lookup of ra at key under boundary can use the memo. */
-static inline int memo__usable(const struct gt_unwind_memo *memo, uintptr_t ra, uintptr_t key,
-			       uintptr_t boundary)
-{
-	return memo && memo->cap && ra && (!boundary || boundary > key);
-}
-
-static int memo_entry__is(const struct memo_entry *e, uintptr_t ra, uintptr_t depth,
-			  const struct gt_cct_node *base)
-{
-	return e->ra == ra && e->depth == depth && e->base == base;
-}
-
-static int memo_entry__valid(const struct memo_entry *e, uintptr_t key)
-{
-	const struct memo_slot *s = e->slots, *end = s + e->nslots;
-
-	for (; s < end; s++)
-		if (*(const uintptr_t *)(key + s->off) != s->val)
-			return 0;
-	return 1;
-}
-
 #if defined(__x86_64__)
 /* The hash walk of a lookup that no recent entry answered; out of line, so
  * that the recent entries' check saves no registers for it. */
@@ -560,9 +506,9 @@ static __attribute__((noinline)) struct gt_cct_node *memo__walk(struct gt_unwind
 	uint32_t mask = memo->cap - 1;
 
 	for (uint32_t h = memo_hash(ra, depth, base) & mask; memo->e[h].node; h = (h + 1) & mask) {
-		const struct memo_entry *e = &memo->e[h];
+		const struct gt_memo_entry *e = &memo->e[h];
 
-		if (memo_entry__is(e, ra, depth, base) && memo_entry__valid(e, key)) {
+		if (gt_memo__entry_is(e, ra, depth, base) && gt_memo__entry_valid(e, key)) {
 			memo->stats.memo_hits++;
 			if (memo->recent[0] != h) {
 				memo->recent[1] = memo->recent[0];
@@ -575,22 +521,6 @@ static __attribute__((noinline)) struct gt_cct_node *memo__walk(struct gt_unwind
 	return NULL;
 }
 
-/* The recent entries' answer for (ra, base, depth) at key, or NULL. memo
- * has a table, ra is not 0. The same test as the walk's: as exact as it
- * is. An empty entry has ra 0, which no lookup asks for. */
-static inline struct gt_cct_node *memo__recent(struct gt_unwind_memo *memo, uintptr_t ra, uintptr_t depth,
-					       const struct gt_cct_node *base, uintptr_t key)
-{
-	for (uint32_t i = 0; i < 2; i++) {
-		const struct memo_entry *e = &memo->e[memo->recent[i] & (memo->cap - 1)];
-
-		if (memo_entry__is(e, ra, depth, base) && memo_entry__valid(e, key)) {
-			memo->stats.memo_hits++;
-			return e->node;
-		}
-	}
-	return NULL;
-}
 #endif
 
 struct gt_cct_node *gt_unwind__memo_lookup(struct gt_thread *t, uintptr_t ra, uintptr_t key,
@@ -601,10 +531,10 @@ struct gt_cct_node *gt_unwind__memo_lookup(struct gt_thread *t, uintptr_t ra, ui
 	uintptr_t depth;
 	struct gt_cct_node *node;
 
-	if (!memo__usable(memo, ra, key, st->boundary))
+	if (!gt_memo__usable(memo, ra, key, st->boundary))
 		return NULL;
-	depth = memo_depth(key, st->boundary);
-	node = memo__recent(memo, ra, depth, st->base, key);
+	depth = gt_memo__depth(key, st->boundary);
+	node = gt_memo__recent(memo, ra, depth, st->base, key);
 	return node ? node : memo__walk(memo, ra, depth, st->base, key);
 #else
 	(void)t, (void)ra, (void)key, (void)st;
@@ -635,9 +565,9 @@ struct gt_cct_node *gt_unwind__memo_context(struct gt_thread *t, uintptr_t ra, u
 #if defined(__x86_64__)
 	struct gt_unwind_memo *memo = t->memo;
 
-	if (memo__usable(memo, ra, key, boundary)) {
-		uintptr_t depth = memo_depth(key, boundary);
-		struct gt_cct_node *node = memo__recent(memo, ra, depth, base, key);
+	if (gt_memo__usable(memo, ra, key, boundary)) {
+		uintptr_t depth = gt_memo__depth(key, boundary);
+		struct gt_cct_node *node = gt_memo__recent(memo, ra, depth, base, key);
 
 		if (!node)
 			node = memo__walk(memo, ra, depth, base, key);
@@ -654,12 +584,12 @@ struct gt_cct_node *gt_unwind__memo_context(struct gt_thread *t, uintptr_t ra, u
 static int memo__grow(struct gt_unwind_memo *memo)
 {
 	uint32_t cap = memo->cap * 2, mask = cap - 1;
-	struct memo_entry *e = calloc(cap, sizeof(*e));
+	struct gt_memo_entry *e = calloc(cap, sizeof(*e));
 
 	if (!e)
 		return -1;
 	for (uint32_t i = 0; i < memo->cap; i++) {
-		const struct memo_entry *o = &memo->e[i];
+		const struct gt_memo_entry *o = &memo->e[i];
 		uint32_t h;
 
 		if (!o->node)
@@ -677,10 +607,10 @@ static int memo__grow(struct gt_unwind_memo *memo)
 /* The entry to (re)write for (ra, key, base): an empty one while the key
  * has fewer than MEMO_VARIANTS variants and the table may grow; else one of
  * the key's variants, round robin. NULL only when memory ran out. */
-static struct memo_entry *memo__slot_for(struct gt_unwind_memo *memo, uintptr_t ra, uintptr_t depth,
+static struct gt_memo_entry *memo__slot_for(struct gt_unwind_memo *memo, uintptr_t ra, uintptr_t depth,
 					 const struct gt_cct_node *base)
 {
-	struct memo_entry *variants[MEMO_VARIANTS];
+	struct gt_memo_entry *variants[MEMO_VARIANTS];
 	uint32_t mask, h, nv = 0;
 
 	/* Half full at most while it may grow: linear probing's walks stay
@@ -690,7 +620,7 @@ static struct memo_entry *memo__slot_for(struct gt_unwind_memo *memo, uintptr_t 
 		memo__grow(memo);
 	mask = memo->cap - 1;
 	for (h = memo_hash(ra, depth, base) & mask; memo->e[h].node; h = (h + 1) & mask) {
-		if (memo_entry__is(&memo->e[h], ra, depth, base) && nv < MEMO_VARIANTS)
+		if (gt_memo__entry_is(&memo->e[h], ra, depth, base) && nv < MEMO_VARIANTS)
 			variants[nv++] = &memo->e[h];
 	}
 	if (nv < MEMO_VARIANTS && (memo->used + 1) * 4 <= memo->cap * 3) {
@@ -704,16 +634,16 @@ static struct memo_entry *memo__slot_for(struct gt_unwind_memo *memo, uintptr_t 
 
 /* The entry to write for (ra, depth, base), with room for n slots; NULL
  * when memory ran out. */
-static struct memo_entry *memo__entry_for(struct gt_unwind_memo *memo, uintptr_t ra, uintptr_t depth,
+static struct gt_memo_entry *memo__entry_for(struct gt_unwind_memo *memo, uintptr_t ra, uintptr_t depth,
 					  const struct gt_cct_node *base, uint32_t n)
 {
-	struct memo_entry *e = memo__slot_for(memo, ra, depth, base);
+	struct gt_memo_entry *e = memo__slot_for(memo, ra, depth, base);
 
 	if (!e)
 		return NULL;
 	if (e->cap < n) {
 		uint32_t cap = e->cap ? e->cap : 4;
-		struct memo_slot *slots;
+		struct gt_memo_slot *slots;
 
 		while (cap < n)
 			cap *= 2;
@@ -740,12 +670,12 @@ static void memo__put(struct gt_unwind_memo *memo, uintptr_t ra, uintptr_t key, 
 		      const struct gt_cct_node *base, struct gt_cct_node *node, const struct gt_frame *f,
 		      const int *keep, int m)
 {
-	struct memo_entry *e;
+	struct gt_memo_entry *e;
 
 	for (int j = 0; j < m; j++)
 		if (f[keep[j]].sp <= key)
 			return; /* no stack address, or not above the handler */
-	e = memo__entry_for(memo, ra, memo_depth(key, boundary), base, (uint32_t)m);
+	e = memo__entry_for(memo, ra, gt_memo__depth(key, boundary), base, (uint32_t)m);
 	if (!e)
 		return;
 	/* The call site first: it differs most often between contexts. */
@@ -774,14 +704,14 @@ static __attribute__((noinline)) struct gt_cct_node *memo__derive(struct gt_thre
 	uint32_t mask = memo->cap - 1;
 
 	for (uint32_t h = memo_hash(ra, depth, MEMO_SHAPE) & mask; memo->e[h].node; h = (h + 1) & mask) {
-		const struct memo_entry *e = &memo->e[h];
+		const struct gt_memo_entry *e = &memo->e[h];
 		/* The shape's slots stay where they are if the table grows. */
-		const struct memo_slot *slots = e->slots;
+		const struct gt_memo_slot *slots = e->slots;
 		uint32_t n = e->nslots;
 		struct gt_cct_node *node = base;
-		struct memo_entry *d;
+		struct gt_memo_entry *d;
 
-		if (!memo_entry__is(e, ra, depth, MEMO_SHAPE) || !memo_entry__valid(e, key))
+		if (!gt_memo__entry_is(e, ra, depth, MEMO_SHAPE) || !gt_memo__entry_valid(e, key))
 			continue;
 		for (uint32_t j = n; j-- > 0 && node;)
 			node = gt_cct__child(&t->cct, node, GT_NODE_FRAME, slots[j].val - 1, 0);

@@ -49,7 +49,10 @@ void ompt__on_task_create(ompt_data_t *encountering_task_data,
 	struct gt_thread *t = ompt__thread_of(GT_THREAD_OTHER);
 	struct omp_task *task, *enc, *helper;
 	struct gt_cct_node *ctx;
+	struct omp_construct *c = NULL;
 	ompt_data_t *current = NULL;
+	uintptr_t boundary = 0;
+	int hit = 0;
 	struct omp_thread *ot;
 	uintptr_t enc_tag;
 
@@ -76,6 +79,14 @@ void ompt__on_task_create(ompt_data_t *encountering_task_data,
 		ctx = foreign_create_context(t, helper);
 	} else if (ompt__is_bare(enc_tag)) {
 		ctx = ompt__context_in(t, codeptr_ra, key, ompt__pending_node(t, enc_tag), encountering_task_frame);
+	} else if (enc && !(flags & ompt_task_target)) {
+		/* A creation at a site met again: the construct cache's
+		 * answer. (Untimed tasks without records, a tree's, create
+		 * theirs each under a node of its own.) */
+		boundary = ompt__task_boundary(enc, encountering_task_frame);
+		c = ompt__construct_slot(ot, codeptr_ra, GT_PH_OMP_TASK);
+		hit = ompt__construct_hit(t, c, codeptr_ra, key, enc->node, boundary, GT_PH_OMP_TASK);
+		ctx = hit ? c->ctx : ompt__context_of(t, codeptr_ra, key, enc, encountering_task_frame);
 	} else {
 		ctx = ompt__context_of(t, codeptr_ra, key, enc, encountering_task_frame);
 	}
@@ -93,9 +104,17 @@ void ompt__on_task_create(ompt_data_t *encountering_task_data,
 			ompt__data_set(new_task_data, task);
 		}
 	} else {
-		struct gt_cct_node *ph = ompt__ph_cache_get(t, ot, ctx, GT_PH_OMP_TASK);
+		struct gt_cct_node *ph;
 
-		ompt__add(t, ph, GT_M_OMP_EXPLICIT_TASKS, 1);
+		if (hit) {
+			ph = c->ph;
+			ompt__construct_count(t, c, GT_M_OMP_EXPLICIT_TASKS);
+		} else {
+			ph = ompt__ph_cache_get(t, ot, ctx, GT_PH_OMP_TASK);
+			ompt__add(t, ph, GT_M_OMP_EXPLICIT_TASKS, 1);
+			if (c)
+				ompt__construct_put(t, c, codeptr_ra, key, enc->node, boundary, GT_PH_OMP_TASK, ctx, ph);
+		}
 		/* No record yet (OMP_TASK_PENDING): the runtime's task queue
 		 * hands the node to the thread that runs the task. Nodes are
 		 * 16-byte aligned (core/arena.c), so the tag bits are free. */

@@ -122,6 +122,40 @@ struct gt_cct_node *ompt__context_in(struct gt_thread *t, const void *ra, uintpt
 }
 
 
+void ompt__construct_fill(struct gt_thread *t, struct omp_construct *c, const void *ra, uintptr_t key,
+			  const struct gt_cct_node *base, uintptr_t boundary, enum gt_placeholder kind,
+			  struct gt_cct_node *ctx, struct gt_cct_node *ph)
+{
+#if defined(__x86_64__)
+	struct gt_unwind_memo *memo = t->memo;
+	const struct gt_memo_entry *e;
+	uintptr_t depth;
+
+	if (!ph || !boundary || t->regions || !gt_memo__usable(memo, (uintptr_t)ra, key, boundary) ||
+	    !gt_cct__owns(&t->cct, base))
+		return;
+	depth = gt_memo__depth(key, boundary);
+	/* The memo's entry that just answered, whose call path is checked: a
+	 * context it made anew is kept at its next lookup. */
+	e = gt_memo__recent_entry(memo, (uintptr_t)ra, depth, base, ctx);
+	if (!e || e->nslots > OMP_CONSTRUCT_SLOTS)
+		return;
+	c->ra = ra;
+	c->depth = depth;
+	c->base = base;
+	c->ctx = ctx;
+	c->ph = ph;
+	c->count = NULL;
+	c->kind = (uint16_t)kind;
+	c->nslots = (uint8_t)e->nslots;
+	c->missed = NULL;
+	for (unsigned i = 0; i < e->nslots; i++)
+		c->slots[i] = e->slots[i];
+#else
+	(void)t, (void)c, (void)ra, (void)key, (void)base, (void)boundary, (void)kind, (void)ctx, (void)ph;
+#endif
+}
+
 /* Sites are 64-byte aligned: the low bits of a region's parallel_data
  * carry its slot in the ring. */
 _Static_assert(OMP_REGION_RING <= 64 && !(OMP_REGION_RING & (OMP_REGION_RING - 1)),
@@ -753,6 +787,21 @@ void ompt__on_sync_region_wait(ompt_sync_region_t kind, ompt_scope_endpoint_t en
 				ot->ibar_parent = ctx;
 			}
 			task->wait_node = ot->ibar_node;
+		} else if (kind == ompt_sync_region_taskwait || kind == ompt_sync_region_taskgroup) {
+			/* A task's waits: at the same few sites again and again
+			 * (the construct cache). */
+			enum gt_placeholder ph = sync__placeholder(kind);
+			struct omp_construct *c = ompt__construct_slot(ot, codeptr_ra, ph);
+
+			if (ompt__construct_hit(t, c, codeptr_ra, key, task->node, task->exit_frame, ph)) {
+				task->wait_node = c->ph;
+			} else {
+				ctx = ompt__context_of(t, codeptr_ra, key, task, NULL);
+				task->wait_node = ompt__ph_cache_get(t, ot, ctx, ph);
+				/* The exit frame was asked for by now. */
+				ompt__construct_put(t, c, codeptr_ra, key, task->node, task->exit_frame, ph, ctx,
+						    task->wait_node);
+			}
 		} else {
 			ctx = ompt__context_of(t, codeptr_ra, key, task, NULL);
 			task->wait_node = ompt__ph_cache_get(t, ot, ctx, sync__placeholder(kind));

@@ -13,6 +13,7 @@
 #include "core/clock.h"
 #include "core/thread.h"
 #include "core/tsan.h"
+#include "core/unwind-memo.h"
 #include "ompt/ompt-events.h"
 
 /*
@@ -206,6 +207,29 @@ _Static_assert(offsetof(struct omp_task, wait_ns) <= 64,
 #define OMP_PH_CACHE 32 /* a power of two */
 
 /*
+ * A construct of tasks (a task's creation, a taskwait, a taskgroup) met
+ * again and again at one call path: its context and placeholder, with a
+ * copy of the memo's call path for it (core/unwind-memo.h), checked
+ * against the live stack as the memo checks it. A hit spares the memo's
+ * lookup, the placeholder's and the count's cell: a task creation's whole
+ * work at a site, but the task's judgement, in a few compares.
+ */
+#define OMP_CONSTRUCTS 32      /* a power of two */
+#define OMP_CONSTRUCT_SLOTS 3  /* call paths with more are not cached */
+
+struct omp_construct {
+	const void *ra; /* NULL: empty */
+	uintptr_t depth; /* the callback's key below the task's boundary */
+	const struct gt_cct_node *base; /* the task's node */
+	struct gt_cct_node *ctx, *ph;
+	struct gt_metric_cell *count; /* ph's cell of the construct's count; NULL: not yet */
+	const struct gt_cct_node *missed; /* the base of the last miss (ompt__construct_put) */
+	uint16_t kind; /* enum gt_placeholder */
+	uint8_t nslots;
+	struct gt_memo_slot slots[OMP_CONSTRUCT_SLOTS];
+};
+
+/*
  * How explicit tasks of one construct are timed: every task while the
  * construct calibrates (its first OMP_TASK_CALIBRATE tasks in the process,
  * on whichever threads they start), then every task if at least half of
@@ -315,6 +339,7 @@ struct omp_thread {
 		struct gt_cct_node *ctx, *ph;
 		uint32_t kind; /* enum gt_placeholder */
 	} ph_cache[OMP_PH_CACHE];
+	struct omp_construct constructs[OMP_CONSTRUCTS];
 	struct omp_time_site time_sites[OMP_TIME_SITES];
 	uint64_t task_threshold; /* GPUTOOL_TASK_TIME_NS in ticks; 0: not set yet */
 	uint64_t region_calib_max; /* the most ticks a calibrating region counts; 0: not set yet */
@@ -388,6 +413,13 @@ struct gt_cct_node *ompt__context_of(struct gt_thread *t, const void *ra, uintpt
  * (OMP_TASK_BARE). */
 struct gt_cct_node *ompt__context_in(struct gt_thread *t, const void *ra, uintptr_t key,
 				     struct gt_cct_node *node, const ompt_frame_t *frame);
+/* Where the outlined body of task begins, as ompt__context_of reads it:
+ * the frame the runtime gave, else the one asked for once (0: unknown). */
+static inline uintptr_t ompt__task_boundary(const struct omp_task *task, const ompt_frame_t *frame)
+{
+	return frame ? (uintptr_t)frame->exit_frame.ptr : task->exit_frame;
+}
+
 void ompt__stitch_sample(struct gt_thread *t, struct gt_stitch *st);
 /* The name of the host kernel whose code is at @pc, from its offload entry
  * (`__omp_offloading_<dev>_<file>_<function>_l<line>`: "function:line",
@@ -416,8 +448,8 @@ static inline unsigned ompt__ptr_slot(const void *p, unsigned n)
 
 /* The placeholder ph under ctx, from the thread's cache (ph_cache).
  * Nodes never move or die: a cached one stays valid. */
-static inline struct gt_cct_node *ompt__ph_cache_get(struct gt_thread *t, struct omp_thread *ot,
-						      struct gt_cct_node *ctx, enum gt_placeholder ph)
+static inline __attribute__((always_inline)) struct gt_cct_node *
+ompt__ph_cache_get(struct gt_thread *t, struct omp_thread *ot, struct gt_cct_node *ctx, enum gt_placeholder ph)
 {
 	unsigned h = (ompt__ptr_slot(ctx, OMP_PH_CACHE) + (unsigned)ph) & (OMP_PH_CACHE - 1);
 
@@ -427,6 +459,55 @@ static inline struct gt_cct_node *ompt__ph_cache_get(struct gt_thread *t, struct
 		ot->ph_cache[h].kind = (uint32_t)ph;
 	}
 	return ot->ph_cache[h].ph;
+}
+
+static inline struct omp_construct *ompt__construct_slot(struct omp_thread *ot, const void *ra,
+							  enum gt_placeholder kind)
+{
+	return &ot->constructs[(ompt__ptr_slot(ra, OMP_CONSTRUCTS) + (unsigned)kind) & (OMP_CONSTRUCTS - 1)];
+}
+
+/*
+ * Whether c, the construct cache's entry for kind at ra
+ * (ompt__construct_slot), holds the construct whose callback's key is key,
+ * in a task of this thread's whose node is base and whose outlined body
+ * begins at boundary (0: unknown). Under gt_thread__enter(t).
+ */
+static inline int ompt__construct_hit(const struct gt_thread *t, const struct omp_construct *c, const void *ra,
+				      uintptr_t key, const struct gt_cct_node *base, uintptr_t boundary,
+				      enum gt_placeholder kind)
+{
+	/* An open region (core/region.h) cuts contexts: not cached. */
+	if (c->ra != ra || !ra || c->base != base || c->depth != boundary - key || c->kind != kind || t->regions)
+		return 0;
+	for (unsigned i = 0; i < c->nslots; i++)
+		if (*(const uintptr_t *)(key + c->slots[i].off) != c->slots[i].val)
+			return 0;
+	return 1;
+}
+
+void ompt__construct_fill(struct gt_thread *t, struct omp_construct *c, const void *ra, uintptr_t key,
+			  const struct gt_cct_node *base, uintptr_t boundary, enum gt_placeholder kind,
+			  struct gt_cct_node *ctx, struct gt_cct_node *ph);
+
+/*
+ * After a miss of ompt__construct_hit: keeps in c the answer, ctx and its
+ * placeholder ph, that ompt__context_of just gave for the same arguments.
+ * A construct met under ever new bases (a recursive tree's levels, each
+ * task's creations under its own node) would rewrite its entry at every
+ * task: a base takes the construct's entry over when it misses twice in a
+ * row.
+ */
+static inline __attribute__((always_inline)) void
+ompt__construct_put(struct gt_thread *t, struct omp_construct *c, const void *ra, uintptr_t key,
+		    const struct gt_cct_node *base, uintptr_t boundary, enum gt_placeholder kind,
+		    struct gt_cct_node *ctx, struct gt_cct_node *ph)
+{
+	if (c->ra == ra && c->kind == (uint16_t)kind && c->missed != base) {
+		c->missed = base;
+		return;
+	}
+	ompt__construct_fill(t, c, ra, key, base, boundary, kind, ctx, ph);
 }
 
 /* Whether task data v (its ptr) is an untimed task's, running or not,
@@ -555,6 +636,17 @@ static inline void ompt__add(struct gt_thread *t, struct gt_cct_node *n, enum gt
 static inline void ompt__add_time(struct gt_thread *t, struct gt_cct_node *n, enum gt_metric m, uint64_t ticks)
 {
 	ompt__add(t, n, m, gt_clock__ticks_to_ns(ticks));
+}
+
+/* Counts one more of construct c at its placeholder, as metric m. */
+static inline void ompt__construct_count(struct gt_thread *t, struct omp_construct *c, enum gt_metric m)
+{
+	if (c->count) {
+		c->count->value++;
+		return;
+	}
+	ompt__add(t, c->ph, m, 1);
+	c->count = gt_cct__cell(c->ph, m);
 }
 
 #endif
