@@ -4,9 +4,10 @@
  * team:
  *   long_tasks  LONG_N tasks of LONG_US each: long enough to time each one;
  *   tiny_tasks  TINY_N tasks of TINY_US each: very short and very many;
- *   make_one    one construct reached along two call paths, path_a and
- *               path_b, interleaved (A A A B ...): PATH_A_N and PATH_B_N
- *               tasks, which must stay two contexts.
+ *   make_one    one construct and its taskwait reached along two call
+ *               paths, path_a and path_b, interleaved (A A A B ...):
+ *               PATH_A_N and PATH_B_N tasks and waits, which must stay two
+ *               contexts each.
  * A task body spins on CLOCK_MONOTONIC until its time has passed, so that
  * it lasts that long of wall time however loaded the machine is. With
  * HELD_UP=N in the environment, the first N tiny tasks last HELD_US each,
@@ -146,9 +147,10 @@ __attribute__((noinline)) static void make_one(int path)
 		body(PATHS, 1000);
 		atomic_fetch_add_explicit(&by_path[path], 1, memory_order_relaxed);
 	}
-	/* No tail call: the construct's return address is in make_one, the
-	 * same along both paths, which only the frames below tell apart. */
-	__asm__ volatile("" ::: "memory");
+	/* The constructs' return addresses are in make_one, the same along
+	 * both paths, which only the frames below tell apart. */
+#pragma omp taskwait
+	__asm__ volatile("" ::: "memory"); /* no tail call */
 }
 
 __attribute__((noinline)) static void path_a(void)

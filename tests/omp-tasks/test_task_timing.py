@@ -80,6 +80,10 @@ def check_counts(p):
     one = [t for t in p.find("<omp task>") if frame_functions(p, t)[-1] == "make_one"]
     paths = sorted((frame_functions(p, t)[-2], p.excl(t, "OMP_EXPLICIT_TASKS")) for t in one)
     check(paths == [("path_a", PATH_A_N), ("path_b", PATH_B_N)], "make_one's contexts: %s" % paths)
+    # And its taskwait's.
+    one = [t for t in p.find("<omp taskwait>") if frame_functions(p, t)[-1] == "make_one"]
+    paths = sorted((frame_functions(p, t)[-2], p.excl(t, "OMP_WAIT_COUNT")) for t in one)
+    check(paths == [("path_a", PATH_A_N), ("path_b", PATH_B_N)], "make_one's taskwait contexts: %s" % paths)
 
 
 def check_samples_in_tasks(p):
