@@ -121,6 +121,9 @@ enum gt_metric_class gt_metric__class_by_name(const char *name);
 	X(OMP_WAIT, "OMP_WAIT", "ns", HOST,                                                  \
 	  "time threads spent waiting at barriers, taskwaits and taskgroups")          \
 	X(OMP_WAIT_COUNT, "OMP_WAIT_COUNT", "count", COUNT, "waits at barriers, taskwaits and taskgroups") \
+	X(OMP_WAIT_TIME_SAMPLES, "OMP_WAIT_TIME_SAMPLES", "count", COUNT,                     \
+	  "waits timed as samples of a taskwait or taskgroup construct of very short waits, each standing " \
+	  "for 16: OMP_WAIT there is an estimate (GPUTOOL_EXACT_TIMING)")                 \
 	X(OMP_EXPLICIT_TASK_TIME, "OMP_EXPLICIT_TASK_TIME", "ns", HOST,                      \
 	  "time spent executing explicit tasks; an estimate where OMP_TASK_TIME_SAMPLES is counted") \
 	X(OMP_EXPLICIT_TASKS, "OMP_EXPLICIT_TASKS", "count", COUNT, "explicit tasks created")  \

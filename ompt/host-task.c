@@ -302,6 +302,43 @@ static uintptr_t time__at_create(struct omp_thread *ot, const struct gt_cct_node
 	return time__sampled(s->n++) ? OMP_TASK_SAMPLE : OMP_TASK_BARE;
 }
 
+uint8_t ompt__wait_judge(struct omp_thread *ot, const struct gt_cct_node *ctx, uint8_t *judged,
+			 struct omp_time_shared **calib)
+{
+	struct omp_time_site *s;
+	uint32_t mode;
+
+	*calib = NULL;
+	/* A process that uses a device: a wait may be a sync point for
+	 * blame, timed each. */
+	if (gt_blame__devices_used())
+		return OMP_INST_EXACT;
+	if (gt_config.exact_timing || !ctx || ctx->kind != GT_NODE_FRAME ||
+	    !(s = time__site(ot, (uintptr_t)ctx->key, 1))) {
+		if (judged)
+			*judged = OMP_TIME_EXACT + 1;
+		return OMP_INST_EXACT;
+	}
+	mode = s->mode == OMP_TIME_CALIBRATING && !time__judged(ot, s) ? time__calibrate(s) : s->mode;
+	if (mode == OMP_TIME_CALIBRATING) {
+		ompt__ticks_cap(&ot->task_threshold, gt_config.task_time_ns);
+		*calib = s->shared;
+		return OMP_INST_EXACT;
+	}
+	/* Judged, unless it began while the judgement was made. */
+	if (judged && s->mode != OMP_TIME_CALIBRATING)
+		*judged = (uint8_t)(s->mode + 1);
+	if (mode != OMP_TIME_SAMPLED)
+		return OMP_INST_EXACT;
+	return ompt__wait_drawn(ot) ? OMP_INST_SAMPLE : OMP_INST_UNTIMED;
+}
+
+void ompt__wait_calibrated(struct omp_thread *ot, struct omp_time_shared *g, uint64_t ticks)
+{
+	if (ticks >= ot->task_threshold)
+		atomic_fetch_add_explicit(&g->n_long, 1, memory_order_relaxed);
+}
+
 /* A task's state as sampled: timed or counted only (task->inst), its waits
  * following it. */
 static void time__set_sampled(struct gt_thread *t, struct omp_task *task, int timed)

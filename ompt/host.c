@@ -149,6 +149,7 @@ void ompt__construct_fill(struct gt_thread *t, struct omp_construct *c, const vo
 	c->kind = (uint16_t)kind;
 	c->nslots = (uint8_t)e->nslots;
 	c->missed = NULL;
+	c->judged = 0;
 	for (unsigned i = 0; i < e->nslots; i++)
 		c->slots[i] = e->slots[i];
 #else
@@ -356,16 +357,27 @@ static uint64_t region__member_end(const struct omp_task *task)
 static inline __attribute__((always_inline)) uint64_t wait__end(struct gt_thread *t, struct omp_task *task,
 								uint64_t now, uint64_t busy)
 {
-	static const enum gt_metric m[] = { GT_M_OMP_WAIT, GT_M_OMP_WAIT_COUNT };
-	uint64_t d = now > task->wait_t0 ? now - task->wait_t0 : 0;
+	static const enum gt_metric m[] = { GT_M_OMP_WAIT, GT_M_OMP_WAIT_COUNT, GT_M_OMP_WAIT_TIME_SAMPLES };
+	struct omp_thread *ot = t->ompt;
+	uint64_t d = now > task->wait_t0 ? now - task->wait_t0 : 0, charge;
+	/* Sampled by its construct's judgement, not as its task's instance. */
+	int own = task->wait_inst != task->inst;
 
 	d = d > busy ? d - busy : 0;
+	charge = own ? ompt__sampled_ticks(d, ompt__sample_cap(&ot->task_sample_cap, gt_config.task_time_ns))
+		     : inst__charge(ot, task, d);
 	{
-		const uint64_t v[] = { gt_clock__ticks_to_ns(inst__charge(t->ompt, task, d)), 1 };
+		const uint64_t v[] = { gt_clock__ticks_to_ns(charge), 1, 1 };
 
-		gt_cct__add_n(&t->cct, task->wait_node, m, v, 2, 0);
+		gt_cct__add_n(&t->cct, task->wait_node, m, v, own ? 3 : 2, 0);
 	}
-	task->wait_ns += d;
+	if (task->wait_calib) {
+		ompt__wait_calibrated(ot, task->wait_calib, d);
+		task->wait_calib = NULL;
+	}
+	/* The task's waits, for its work: a sampled wait stands for the
+	 * untimed ones. */
+	task->wait_ns += own ? charge : d;
 	task->wait_node = NULL;
 	return d;
 }
@@ -750,6 +762,18 @@ static enum gt_placeholder sync__placeholder(ompt_sync_region_t kind)
 	return GT_PH_OMP_BARRIER;
 }
 
+/* ompt__wait_judge, for a wait at construct c of the construct cache: its
+ * judgement kept there once made. */
+static inline __attribute__((always_inline)) uint8_t wait__inst(struct omp_thread *ot, const struct gt_cct_node *ctx, uint8_t *judged,
+				 struct omp_time_shared **calib)
+{
+	if (*judged == OMP_TIME_SAMPLED + 1 && !gt_blame__devices_used())
+		return ompt__wait_drawn(ot) ? OMP_INST_SAMPLE : OMP_INST_UNTIMED;
+	if (*judged == OMP_TIME_EXACT + 1)
+		return OMP_INST_EXACT;
+	return ompt__wait_judge(ot, ctx, judged, calib);
+}
+
 void ompt__on_sync_region_wait(ompt_sync_region_t kind, ompt_scope_endpoint_t endpoint,
 			       ompt_data_t *parallel_data, ompt_data_t *task_data,
 			       const void *codeptr_ra)
@@ -758,7 +782,7 @@ void ompt__on_sync_region_wait(ompt_sync_region_t kind, ompt_scope_endpoint_t en
 	struct gt_thread *t = gt_thread__peek();
 	struct omp_task *task;
 	struct gt_cct_node *sync_node = NULL;
-	uint64_t now, wait_ticks = 0;
+	uint64_t wait_ticks = 0;
 	struct omp_thread *ot;
 
 	(void)parallel_data;
@@ -770,12 +794,14 @@ void ompt__on_sync_region_wait(ompt_sync_region_t kind, ompt_scope_endpoint_t en
 	ot = t->ompt;
 	gt_thread__enter(t);
 	if (endpoint == ompt_scope_begin) {
+		struct omp_construct *cached = NULL;
 		struct gt_cct_node *ctx;
+		uint8_t inst = task->inst;
 
 		/* Off the fork's path: the line was fetched meanwhile. */
 		if (ot->settle)
 			member__settle(t, ot);
-		now = task->inst == OMP_INST_UNTIMED ? 0 : gt_clock__ticks();
+		task->wait_calib = NULL;
 		if (kind == ompt_sync_region_barrier_implicit_parallel ||
 		    kind == ompt_sync_region_barrier_teams) {
 			/* The region's own barrier: its return address is the
@@ -795,26 +821,36 @@ void ompt__on_sync_region_wait(ompt_sync_region_t kind, ompt_scope_endpoint_t en
 
 			if (ompt__construct_hit(t, c, codeptr_ra, key, task->node, task->exit_frame, ph)) {
 				task->wait_node = c->ph;
+				cached = c;
+				/* Where its task is timed exactly, the wait is
+				 * timed as its construct was judged. */
+				if (inst == OMP_INST_EXACT)
+					inst = wait__inst(ot, c->ctx, &c->judged, &task->wait_calib);
 			} else {
 				ctx = ompt__context_of(t, codeptr_ra, key, task, NULL);
 				task->wait_node = ompt__ph_cache_get(t, ot, ctx, ph);
 				/* The exit frame was asked for by now. */
 				ompt__construct_put(t, c, codeptr_ra, key, task->node, task->exit_frame, ph, ctx,
 						    task->wait_node);
+				if (inst == OMP_INST_EXACT)
+					inst = ompt__wait_judge(ot, ctx, NULL, &task->wait_calib);
 			}
 		} else {
 			ctx = ompt__context_of(t, codeptr_ra, key, task, NULL);
 			task->wait_node = ompt__ph_cache_get(t, ot, ctx, sync__placeholder(kind));
 		}
 		task->wait_in_task = kind == ompt_sync_region_taskwait || kind == ompt_sync_region_taskgroup;
+		task->wait_inst = inst;
 		task->used_cold = 1;
-		task->wait_t0 = now;
+		task->wait_t0 = inst == OMP_INST_UNTIMED ? 0 : gt_clock__ticks();
 		task->wait_busy0 = ot->explicit_ns;
-		/* An untimed region instance's: counted now, its node kept for
-		 * the samples taken while it waits (host-sample.c). */
-		if (task->inst == OMP_INST_UNTIMED)
+		/* An untimed wait's: counted now, its node kept for the samples
+		 * taken while it waits (host-sample.c). */
+		if (inst == OMP_INST_UNTIMED && cached)
+			ompt__construct_count(t, cached, GT_M_OMP_WAIT_COUNT);
+		else if (inst == OMP_INST_UNTIMED)
 			ompt__add(t, task->wait_node, GT_M_OMP_WAIT_COUNT, 1);
-	} else if (task->wait_node && task->inst == OMP_INST_UNTIMED) {
+	} else if (task->wait_node && task->wait_inst == OMP_INST_UNTIMED) {
 		task->wait_node = NULL;
 		task->wait_in_task = 0;
 	} else if (task->wait_node) {

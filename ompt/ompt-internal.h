@@ -191,6 +191,13 @@ struct omp_task {
 	/* The wait is a taskwait or a taskgroup's end: the sampling handler
 	 * places samples by it, not by the thread's state (host-sample.c). */
 	uint8_t wait_in_task;
+	/* How the wait in progress is timed (enum omp_inst): as the task's
+	 * instance, or where that is exact, a taskwait's or taskgroup's as
+	 * its construct was judged (ompt__wait_judge). */
+	uint8_t wait_inst;
+	/* The wait construct's calibration while this wait counts towards it
+	 * (ompt__wait_judge); NULL: none. */
+	struct omp_time_shared *wait_calib;
 	struct omp_scope ws, red; /* the worksharing construct and reduction in progress */
 	struct omp_region *region; /* implicit tasks: their region */
 	uint64_t wait_busy;  /* explicit-task time inside that barrier wait */
@@ -226,6 +233,9 @@ struct omp_construct {
 	const struct gt_cct_node *missed; /* the base of the last miss (ompt__construct_put) */
 	uint16_t kind; /* enum gt_placeholder */
 	uint8_t nslots;
+	/* A wait construct's judgement (ompt__wait_judge), enum
+	 * omp_time_mode + 1; 0: not known here yet. */
+	uint8_t judged;
 	struct gt_memo_slot slots[OMP_CONSTRUCT_SLOTS];
 };
 
@@ -347,6 +357,7 @@ struct omp_thread {
 	 * regions'; 0: not set yet. */
 	uint64_t task_sample_cap, region_sample_cap;
 	uint8_t last_time_site; /* the entry of time_sites used last */
+	uint32_t wait_draw; /* xorshift state of the draws of sampled waits (ompt__wait_drawn); 0: unseeded */
 	uint32_t time_phase; /* where the next entry judged here starts its count (time__judged) */
 	/* The league (teams) this thread began and has not ended: LLVM's
 	 * libomp gives a league of one team's initial task no parallel_data. */
@@ -427,6 +438,41 @@ void ompt__stitch_sample(struct gt_thread *t, struct gt_stitch *st);
 const char *ompt__kernel_name(const void *pc);
 
 /* ---- shared by the host callbacks (host.c, host-task.c) ---- */
+
+/*
+ * How a wait at a taskwait or taskgroup construct is timed, in a task timed
+ * exactly (enum omp_inst). Its construct, ctx's call site, is judged as a
+ * task construct is: timed each while its first OMP_TASK_CALIBRATE waits in
+ * the process calibrate it against GPUTOOL_TASK_TIME_NS, then each
+ * (OMP_INST_EXACT) or one in OMP_TASK_SAMPLE_EVERY (OMP_INST_SAMPLE, else
+ * OMP_INST_UNTIMED). *judged (if not NULL) gets the judgement once made;
+ * *calib the construct's calibration when this wait counts towards it
+ * (ompt__wait_calibrated at its end), else NULL.
+ */
+uint8_t ompt__wait_judge(struct omp_thread *ot, const struct gt_cct_node *ctx, uint8_t *judged,
+			 struct omp_time_shared **calib);
+/* A wait that counted towards calibration g waited ticks. */
+void ompt__wait_calibrated(struct omp_thread *ot, struct omp_time_shared *g, uint64_t ticks);
+
+/*
+ * Whether a wait of a sampled construct is timed: one in
+ * OMP_TASK_SAMPLE_EVERY, drawn at random. A count would keep step with the
+ * thread's count of the tasks such a wait runs (one each, in a loop of a
+ * task and its taskwait), and the waits timed would always, or never, hold
+ * a task timed, whose time is taken out of them.
+ */
+static inline int ompt__wait_drawn(struct omp_thread *ot)
+{
+	uint32_t x = ot->wait_draw;
+
+	if (!x)
+		x = (uint32_t)(uintptr_t)ot | 1;
+	x ^= x << 13;
+	x ^= x >> 17;
+	x ^= x << 5;
+	ot->wait_draw = x;
+	return (x & (OMP_TASK_SAMPLE_EVERY - 1)) == 0;
+}
 
 /* The calling thread's record with its OpenMP state; NULL when it has none
  * and none can be made. */

@@ -59,11 +59,12 @@ int gt_rep__is_node_named(const struct gt_profile *p, uint32_t i, uint32_t kind,
 /* The nodes with a nonzero key, largest first: *out (caller frees), count. */
 int gt_rep__nodes_by(const struct rep *r, const uint64_t *key, uint32_t **out, uint32_t *count);
 
-/* sections-omp.c: the OpenMP waits, and the explicit tasks and parallel
- * regions timed by sampling. */
+/* sections-omp.c: the OpenMP waits, and the explicit tasks, task waits and
+ * parallel regions timed by sampling. */
 int gt_rep__waits_build(const struct rep *r, struct gt_section_rows *s);
 int gt_rep__section_waits(struct rep *r);
 int gt_rep__section_sampled_tasks(struct rep *r);
+int gt_rep__section_sampled_waits(struct rep *r);
 int gt_rep__section_sampled_regions(struct rep *r);
 
 #endif

@@ -193,32 +193,21 @@ out_free:
 }
 
 /*
- * Explicit tasks whose time is an estimate: the measuring side times one
- * task in OMP_TASK_SAMPLE_EVERY of a construct whose tasks are very short
- * (GPUTOOL_EXACT_TIMING), counting those in OMP_TASK_TIME_SAMPLES at the
- * context of each. One row a construct (the frame of its call site, the
- * <omp task>'s parent, over all the contexts that reached it, as a
- * recursive tree reaches one construct in a context per level): a context
- * with fewer tasks than that may have had none timed.
+ * The constructs whose placeholders are named ph[0..n_ph), by the frame of
+ * their call site (the placeholder's parent, over all the contexts that
+ * reached it, as a recursive tree reaches one construct in a context per
+ * level), from the columns cols: the instances timed as samples, the
+ * instances, their time. Shown at the context with the most instances.
  */
-int gt_rep__section_sampled_tasks(struct rep *r)
+static int sampled_by_construct(struct rep *r, const struct sampled_section *sec, const char *const *ph,
+				unsigned n_ph, const char *samples_m, const char *count_m, const char *time_m)
 {
-	static const struct sampled_section sec = {
-		.name = "Explicit tasks timed by sampling",
-		.what = "task constructs, too short to time each: counts exact, time estimated from the tasks timed;"
-			" GPUTOOL_EXACT_TIMING=1 times every task",
-		.count = "tasks",
-		.where = "where (innermost first; one context of the construct)",
-		.estimated = 1,
-		.ctxs = 1,
-	};
 	const struct gt_profile *p = r->p;
-	uint64_t *samples = NULL, *tasks = NULL, *time = NULL;
-	const struct column cols[] = { { "OMP_TASK_TIME_SAMPLES", &samples, NULL },
-				       { "OMP_EXPLICIT_TASKS", &tasks, NULL },
-				       { "OMP_EXPLICIT_TASK_TIME", &time, NULL } };
+	uint64_t *samples = NULL, *count = NULL, *time = NULL;
+	const struct column cols[] = { { samples_m, &samples, NULL }, { count_m, &count, NULL },
+				       { time_m, &time, NULL } };
 	/* Per construct k: site[k] a frame of its call site; row[k] its sums
-	 * over its contexts, shown at the one with the most tasks. */
+	 * over its contexts. */
 	uint32_t *site = NULL, n_site = 0;
 	struct sampled_row *row = NULL;
 	size_t cap = p->n_nodes ? p->n_nodes : 1;
@@ -234,8 +223,13 @@ int gt_rep__section_sampled_tasks(struct rep *r)
 	}
 	for (uint32_t i = 1; i < p->n_nodes; i++) {
 		uint32_t up = p->nodes[i].parent, k;
+		unsigned h;
 
-		if (up == GT_NONE || !gt_rep__is_node_named(p, i, GT_PNODE_PLACEHOLDER, "<omp task>"))
+		if (up == GT_NONE)
+			continue;
+		for (h = 0; h < n_ph && !gt_rep__is_node_named(p, i, GT_PNODE_PLACEHOLDER, ph[h]); h++)
+			;
+		if (h == n_ph)
 			continue;
 		for (k = 0; k < n_site; k++) {
 			const struct gt_prof_node *a = &p->nodes[site[k]], *b = &p->nodes[up];
@@ -252,18 +246,64 @@ int gt_rep__section_sampled_tasks(struct rep *r)
 			row[k].node = i;
 		}
 		row[k].ctxs++;
-		row[k].count += tasks[i];
+		row[k].count += count[i];
 		row[k].time_ns += time[i];
 		row[k].samples += samples[i];
-		if (tasks[i] > tasks[row[k].node])
+		if (count[i] > count[row[k].node])
 			row[k].node = i;
 	}
-	err = sampled_write(r, &sec, row, n_site, n_site);
+	err = sampled_write(r, sec, row, n_site, n_site);
 out_free:
 	free(site);
 	free(row);
 	gt_rep__columns_free(cols, N_COLUMNS(cols));
 	return err;
+}
+
+/*
+ * Explicit tasks whose time is an estimate: the measuring side times one
+ * task in OMP_TASK_SAMPLE_EVERY of a construct whose tasks are very short
+ * (GPUTOOL_EXACT_TIMING), counting those in OMP_TASK_TIME_SAMPLES at the
+ * context of each. One row a construct: a context with fewer tasks than
+ * that may have had none timed.
+ */
+int gt_rep__section_sampled_tasks(struct rep *r)
+{
+	static const struct sampled_section sec = {
+		.name = "Explicit tasks timed by sampling",
+		.what = "task constructs, too short to time each: counts exact, time estimated from the tasks timed;"
+			" GPUTOOL_EXACT_TIMING=1 times every task",
+		.count = "tasks",
+		.where = "where (innermost first; one context of the construct)",
+		.estimated = 1,
+		.ctxs = 1,
+	};
+	static const char *const ph[] = { "<omp task>" };
+
+	return sampled_by_construct(r, &sec, ph, 1, "OMP_TASK_TIME_SAMPLES", "OMP_EXPLICIT_TASKS",
+				    "OMP_EXPLICIT_TASK_TIME");
+}
+
+/*
+ * Taskwaits and taskgroups whose time is an estimate: the measuring side
+ * times one wait in OMP_TASK_SAMPLE_EVERY, at random, of a construct whose
+ * waits are very short, counting those in OMP_WAIT_TIME_SAMPLES. One row a
+ * construct, as for tasks.
+ */
+int gt_rep__section_sampled_waits(struct rep *r)
+{
+	static const struct sampled_section sec = {
+		.name = "Task waits timed by sampling",
+		.what = "taskwait and taskgroup constructs, too short to time each: counts exact, time estimated"
+			" from the waits timed; GPUTOOL_EXACT_TIMING=1 times every wait",
+		.count = "waits",
+		.where = "where (innermost first; one context of the construct)",
+		.estimated = 1,
+		.ctxs = 1,
+	};
+	static const char *const ph[] = { "<omp taskwait>", "<omp taskgroup>" };
+
+	return sampled_by_construct(r, &sec, ph, 2, "OMP_WAIT_TIME_SAMPLES", "OMP_WAIT_COUNT", "OMP_WAIT");
 }
 
 /*

@@ -13,7 +13,8 @@
  * HELD_UP=N in the environment, the first N tiny tasks last HELD_US each,
  * as if the machine had held them up. With SPLIT_TASKS=N, a parallel
  * region follows in which each thread creates and waits for N tiny tasks
- * of one more construct, split_tasks, one at a time. With MANY_TASKS=N,
+ * of one more construct, split_tasks, one at a time, and measures the wall
+ * time of its taskwaits (split_wait). With MANY_TASKS=N,
  * one thread then creates N tiny tasks at each of MANY_N more constructs,
  * many_0 ... many_71, one construct after another. With WAITED_MS=N,
  * thread 0 of two creates a task of N ms, and after a 30 ms spin waits
@@ -40,8 +41,8 @@
 #define PATH_A_N 300
 #define PATH_B_N 100
 
-enum { LONG, TINY, PATHS, SPLIT, MANY, WAITED, N_KINDS };
-static const char *const kind_names[N_KINDS] = { "long", "tiny", "paths", "split", "many", "waited" };
+enum { LONG, TINY, PATHS, SPLIT, MANY, WAITED, SPLIT_WAIT, N_KINDS };
+static const char *const kind_names[N_KINDS] = { "long", "tiny", "paths", "split", "many", "waited", "split_wait" };
 static uint64_t wait_cpu_ns;
 static _Atomic uint64_t body_ns[N_KINDS], max_ns[N_KINDS];
 static _Atomic long done[N_KINDS], by_path[2];
@@ -54,18 +55,25 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-__attribute__((noinline)) static void body(int kind, uint64_t ns)
+/* A time d of kind: its sum and the longest. */
+static void account(int kind, uint64_t d)
 {
-	uint64_t t0 = now_ns(), t1, d, m;
+	uint64_t m;
 
-	while ((t1 = now_ns()) - t0 < ns)
-		;
-	d = t1 - t0;
 	atomic_fetch_add_explicit(&body_ns[kind], d, memory_order_relaxed);
 	m = atomic_load_explicit(&max_ns[kind], memory_order_relaxed);
 	while (d > m && !atomic_compare_exchange_weak_explicit(&max_ns[kind], &m, d, memory_order_relaxed,
 							      memory_order_relaxed))
 		;
+}
+
+__attribute__((noinline)) static void body(int kind, uint64_t ns)
+{
+	uint64_t t0 = now_ns(), t1;
+
+	while ((t1 = now_ns()) - t0 < ns)
+		;
+	account(kind, t1 - t0);
 	atomic_fetch_add_explicit(&done[kind], 1, memory_order_relaxed);
 }
 
@@ -109,9 +117,13 @@ __attribute__((noinline)) static void waiter(uint64_t ns)
 __attribute__((noinline)) static void split_tasks(int n)
 {
 	for (int k = 0; k < n; k++) {
+		uint64_t t0;
+
 #pragma omp task
 		body(SPLIT, TINY_US * 1000u);
+		t0 = now_ns();
 #pragma omp taskwait
+		account(SPLIT_WAIT, now_ns() - t0);
 	}
 }
 

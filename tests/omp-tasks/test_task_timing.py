@@ -19,6 +19,12 @@ libgputool.so, against the task bodies' time the program measures itself.
   test_task_timing.py BUILD_DIR many      1 thread, 72 constructs, more than a
                                           thread keeps judgements of: each
                                           sampled all the same
+  test_task_timing.py BUILD_DIR waits     2 threads, 2,000 tasks each, each
+                                          waited for at once: the taskwait
+                                          construct's waits sampled, counts
+                                          exact, the estimate against the
+                                          waits' own time; none sampled under
+                                          GPUTOOL_EXACT_TIMING=1
   test_task_timing.py BUILD_DIR waited    a taskwait of 200 ms, its thread
                                           spinning: its CPU samples under
                                           its <omp taskwait>
@@ -215,6 +221,51 @@ def test_many():
     check(not off, "constructs not sampled as %d to %d tasks timed: %s" % (lo, hi, off))
 
 
+WAIT_SECTION = "Task waits timed by sampling"
+
+
+def split_waits(p):
+    """The <omp taskwait> nodes of split_tasks."""
+    return [w for w in p.find("<omp taskwait>") if frame_functions(p, w)[-1:] == ["split_tasks"]]
+
+
+def test_waits():
+    # Each of 2 threads creates 2,000 tiny tasks at split_tasks and waits
+    # for each at once. The taskwait's first 64 waits in the process judge
+    # it: short, so a thread then times one wait in 16, drawn at random.
+    # Counts stay exact; the timed ones (binomial, p = 1/16) within 5
+    # standard deviations of their mean.
+    split = 2000
+    env = dict(ENV, SPLIT_TASKS=str(split))
+    p, own, text = run_tool({}, env)
+    check_counts(p)
+    waits = split_waits(p)
+    count = sum(p.excl(w, "OMP_WAIT_COUNT") for w in waits)
+    check(count == 2 * split, "split_tasks' taskwaits: %d counted, want %d" % (count, 2 * split))
+    samples = sum(p.excl(w, "OMP_WAIT_TIME_SAMPLES") for w in waits)
+    n = 2 * split - CALIBRATE
+    mean, sd = n / SAMPLE_EVERY, (n * (1 / SAMPLE_EVERY) * (1 - 1 / SAMPLE_EVERY)) ** 0.5
+    check(mean - 5 * sd <= samples <= mean + 5 * sd + CALIBRATE,
+          "split_tasks' taskwaits: %d timed as samples, want %.0f +- %.0f" % (samples, mean, 5 * sd))
+    # The estimate against the waits' wall time as the program measured
+    # it: each timed wait stands for 16, so one the machine held up weighs
+    # 16 times; the tasks a wait ran are taken out of it where timed.
+    est = sum(p.excl(w, "OMP_WAIT") for w in waits)
+    wall = own["split_wait"]
+    print("  split_tasks' taskwaits: %d timed of %d; estimate %.2f ms, their wall time %.2f ms (longest %.3f ms)" %
+          (samples, count, est / 1e6, wall["body_ns"] / 1e6, wall["max_ns"] / 1e6))
+    bounded(est, 0.25 * (wall["body_ns"] - SAMPLE_EVERY * wall["max_ns"]) - own["split"]["body_ns"],
+            4 * wall["body_ns"] + SAMPLE_EVERY * wall["max_ns"], "split_tasks' estimated wait time")
+    check(WAIT_SECTION in text and "split_tasks" in text[text.index(WAIT_SECTION):].split("\n\n")[0],
+          "split_tasks' taskwait is not listed as sampled:\n%s" % text[-3000:])
+    # Every wait timed under GPUTOOL_EXACT_TIMING=1.
+    p, own, text = run_tool({"GPUTOOL_EXACT_TIMING": "1"}, env)
+    waits = split_waits(p)
+    check(sum(p.excl(w, "OMP_WAIT_COUNT") for w in waits) == 2 * split, "taskwaits counted under exact timing")
+    check(p.total("OMP_WAIT_TIME_SAMPLES") == 0 and WAIT_SECTION not in text,
+          "taskwaits sampled under GPUTOOL_EXACT_TIMING=1")
+
+
 def test_waited():
     # Thread 0 waits about 170 ms in a taskwait while thread 1 runs the
     # task, spinning (active wait policy): the CPU time it spends there is
@@ -261,5 +312,6 @@ if __name__ == "__main__":
           "held": [("a construct's judgement is its first tasks' median", test_held)],
           "shared": [("a construct is judged by its first tasks in the process", test_shared)],
           "many": [("more constructs than a thread keeps, each sampled", test_many)],
+          "waits": [("a construct of very short taskwaits sampled, counts exact", test_waits)],
           "waited": [("a taskwait's CPU samples under its <omp taskwait>", test_waited)],
           "tsan": [("no data race in the tool (ThreadSanitizer)", test_tsan)]}[MODE])
