@@ -65,13 +65,13 @@
 	  "a folder for what is kept across runs: nvdisasm's text of each GPU binary, "  \
 	  "by its contents (default $XDG_CACHE_HOME/gputool, else ~/.cache/gputool); 0 off") \
 	X(exact_timing, "GPUTOOL_EXACT_TIMING", BOOL, 0, 0, 1,                         \
-	  "time every OpenMP explicit task and every parallel region's team; by default a task " \
-	  "site whose first 64 tasks on a thread average under GPUTOOL_TASK_TIME_NS, and a "  \
-	  "context of a parallel construct whose first 16 regions average under GPUTOOL_REGION_TIME_NS, are " \
-	  "then timed one task or region in 16, the time scaled by 16 (counts stay exact; the " \
-	  "report lists such sites)")                                                 \
+	  "time every OpenMP explicit task, taskwait and parallel region's team; by default a task " \
+	  "or taskwait construct whose first 64 tasks or waits in the process mostly took under " \
+	  "GPUTOOL_TASK_TIME_NS, and a context of a parallel construct whose first 16 regions " \
+	  "average under GPUTOOL_REGION_TIME_NS, are then timed one in 16, the time scaled by 16 " \
+	  "(counts stay exact; the report lists such constructs)")                    \
 	X(task_time_ns, "GPUTOOL_TASK_TIME_NS", UINT, 5000, 0, 1000000000,             \
-	  "mean explicit-task time (ns) from which a task site keeps every task timed") \
+	  "median explicit-task (or taskwait) time (ns) from which a construct keeps every one timed") \
 	X(region_time_ns, "GPUTOOL_REGION_TIME_NS", UINT, 20000, 0, 1000000000,        \
 	  "mean parallel-region time (ns) from which a context of a parallel construct keeps its team's time " \
 	  "measured at every region") \

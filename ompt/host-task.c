@@ -313,12 +313,15 @@ uint8_t ompt__wait_judge(struct omp_thread *ot, const struct gt_cct_node *ctx, u
 	 * blame, timed each. */
 	if (gt_blame__devices_used())
 		return OMP_INST_EXACT;
-	if (gt_config.exact_timing || !ctx || ctx->kind != GT_NODE_FRAME ||
-	    !(s = time__site(ot, (uintptr_t)ctx->key, 1))) {
+	if (gt_config.exact_timing) {
 		if (judged)
 			*judged = OMP_TIME_EXACT + 1;
 		return OMP_INST_EXACT;
 	}
+	/* No call site known (the runtime gave no frame), or no entry: this
+	 * wait timed, the construct not judged. */
+	if (!ctx || ctx->kind != GT_NODE_FRAME || !(s = time__site(ot, (uintptr_t)ctx->key, 1)))
+		return OMP_INST_EXACT;
 	mode = s->mode == OMP_TIME_CALIBRATING && !time__judged(ot, s) ? time__calibrate(s) : s->mode;
 	if (mode == OMP_TIME_CALIBRATING) {
 		ompt__ticks_cap(&ot->task_threshold, gt_config.task_time_ns);

@@ -140,6 +140,9 @@ void ompt__construct_fill(struct gt_thread *t, struct omp_construct *c, const vo
 	e = gt_memo__recent_entry(memo, (uintptr_t)ra, depth, base, ctx);
 	if (!e || e->nslots > OMP_CONSTRUCT_SLOTS)
 		return;
+	/* A construct's judgement is its call site's, whatever the base. */
+	if (c->ra != ra || c->kind != (uint16_t)kind)
+		c->judged = 0;
 	c->ra = ra;
 	c->depth = depth;
 	c->base = base;
@@ -149,7 +152,6 @@ void ompt__construct_fill(struct gt_thread *t, struct omp_construct *c, const vo
 	c->kind = (uint16_t)kind;
 	c->nslots = (uint8_t)e->nslots;
 	c->missed = NULL;
-	c->judged = 0;
 	for (unsigned i = 0; i < e->nslots; i++)
 		c->slots[i] = e->slots[i];
 #else
@@ -832,7 +834,11 @@ void ompt__on_sync_region_wait(ompt_sync_region_t kind, ompt_scope_endpoint_t en
 				/* The exit frame was asked for by now. */
 				ompt__construct_put(t, c, codeptr_ra, key, task->node, task->exit_frame, ph, ctx,
 						    task->wait_node);
-				if (inst == OMP_INST_EXACT)
+				/* The entry of the same construct under another
+				 * base keeps its judgement all the same. */
+				if (inst == OMP_INST_EXACT && c->ra == codeptr_ra && c->kind == ph)
+					inst = wait__inst(ot, ctx, &c->judged, &task->wait_calib);
+				else if (inst == OMP_INST_EXACT)
 					inst = ompt__wait_judge(ot, ctx, NULL, &task->wait_calib);
 			}
 		} else {
