@@ -764,10 +764,10 @@ static enum gt_placeholder sync__placeholder(ompt_sync_region_t kind)
 	return GT_PH_OMP_BARRIER;
 }
 
-/* ompt__wait_judge, for a wait at construct c of the construct cache: its
- * judgement kept there once made. */
-static inline __attribute__((always_inline)) uint8_t wait__inst(struct omp_thread *ot, const struct gt_cct_node *ctx, uint8_t *judged,
-				 struct omp_time_shared **calib)
+/* ompt__wait_judge for a wait whose construct has an entry in the
+ * construct cache: *judged, the entry's, keeps the judgement once made. */
+static inline __attribute__((always_inline)) uint8_t
+wait__inst(struct omp_thread *ot, const struct gt_cct_node *ctx, uint8_t *judged, struct omp_time_shared **calib)
 {
 	if (*judged == OMP_TIME_SAMPLED + 1 && !gt_blame__devices_used())
 		return ompt__wait_drawn(ot) ? OMP_INST_SAMPLE : OMP_INST_UNTIMED;

@@ -444,6 +444,7 @@ static int sections(const struct js *j, unsigned top)
 		u64(f, k ? ",\n  {\"node\":" : "\n  {\"node\":", w->node);
 		u64(f, ",\"wait_ns\":", w->wait_ns);
 		u64(f, ",\"count\":", w->count);
+		u64(f, ",\"time_samples\":", w->time_samples);
 		u64(f, ",\"threads\":", w->threads);
 		fputs(",\"where\":", f);
 		str(j, w->where);

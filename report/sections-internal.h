@@ -63,8 +63,7 @@ int gt_rep__nodes_by(const struct rep *r, const uint64_t *key, uint32_t **out, u
  * parallel regions timed by sampling. */
 int gt_rep__waits_build(const struct rep *r, struct gt_section_rows *s);
 int gt_rep__section_waits(struct rep *r);
-int gt_rep__section_sampled_tasks(struct rep *r);
-int gt_rep__section_sampled_waits(struct rep *r);
+int gt_rep__section_sampled_constructs(struct rep *r);
 int gt_rep__section_sampled_regions(struct rep *r);
 
 #endif

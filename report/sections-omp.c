@@ -36,8 +36,10 @@ static int threads_per_node(const struct rep *r, uint32_t m, uint32_t **out)
 int gt_rep__waits_build(const struct rep *r, struct gt_section_rows *s)
 {
 	const struct gt_profile *p = r->p;
-	uint64_t *wait = NULL, *count = NULL, total = 0;
-	const struct column cols[] = { { "OMP_WAIT", &wait, NULL }, { "OMP_WAIT_COUNT", &count, NULL } };
+	uint64_t *wait = NULL, *count = NULL, *samples = NULL, total = 0;
+	const struct column cols[] = { { "OMP_WAIT", &wait, NULL },
+				       { "OMP_WAIT_COUNT", &count, NULL },
+				       { "OMP_WAIT_TIME_SAMPLES", &samples, NULL } };
 	uint32_t *idx = NULL, *thr = NULL, n = 0, shown;
 	int err;
 
@@ -59,9 +61,11 @@ int gt_rep__waits_build(const struct rep *r, struct gt_section_rows *s)
 	s->all_waits = n;
 	s->wait_total_ns = total;
 	for (uint32_t k = 0; k < shown; k++)
-		s->wait[k] = (struct gt_wait_row){
-			.node = idx[k], .wait_ns = wait[idx[k]], .count = count[idx[k]], .threads = thr[idx[k]]
-		};
+		s->wait[k] = (struct gt_wait_row){ .node = idx[k],
+						   .wait_ns = wait[idx[k]],
+						   .count = count[idx[k]],
+						   .time_samples = samples[idx[k]],
+						   .threads = thr[idx[k]] };
 out_free:
 	free(idx);
 	free(thr);
@@ -90,12 +94,14 @@ int gt_rep__section_waits(struct rep *r)
 		goto out_free;
 	for (uint32_t k = 0; k < s.n_wait; k++) {
 		const struct gt_wait_row *w = &s.wait[k];
+		/* Estimated from waits timed as samples. */
+		const char *tilde = w->time_samples ? "~" : "";
 
-		gt_table__set(&t, k, 0, "%.3f", gt_rep__secs(w->wait_ns));
+		gt_table__set(&t, k, 0, "%s%.3f", tilde, gt_rep__secs(w->wait_ns));
 		gt_table__pct(t.cell[k][1], w->wait_ns, s.wait_total_ns);
 		gt_table__set(&t, k, 2, "%" PRIu64, w->count);
 		if (w->count)
-			gt_table__set(&t, k, 3, "%.1f", (double)w->wait_ns / (double)w->count / 1e3);
+			gt_table__set(&t, k, 3, "%s%.1f", tilde, (double)w->wait_ns / (double)w->count / 1e3);
 		else
 			gt_table__set(&t, k, 3, "-");
 		gt_table__set(&t, k, 4, "%" PRIu32, w->threads);
@@ -193,19 +199,47 @@ out_free:
 }
 
 /*
- * The constructs whose placeholders are named ph[0..n_ph), by the frame of
- * their call site (the placeholder's parent, over all the contexts that
- * reached it, as a recursive tree reaches one construct in a context per
- * level), from the columns cols: the instances timed as samples, the
- * instances, their time. Shown at the context with the most instances.
+ * Constructs whose instances' time is an estimate, one row a construct: the
+ * frame of its call site (the placeholder's parent), over all the contexts
+ * that reached it, as a recursive tree reaches one construct in a context
+ * per level; shown at the context with the most instances.
  */
-static int sampled_by_construct(struct rep *r, const struct sampled_section *sec, const char *const *ph,
-				unsigned n_ph, const char *samples_m, const char *count_m, const char *time_m)
+struct construct_section {
+	struct sampled_section sec;
+	const char *ph[2]; /* its placeholders' names; NULL: no second */
+	const char *samples, *count, *time; /* the metrics: instances timed, instances, their time */
+};
+
+static const struct construct_section by_construct[] = {
+	/* The measuring side times one task in OMP_TASK_SAMPLE_EVERY of a
+	 * construct whose tasks are very short (GPUTOOL_EXACT_TIMING): a
+	 * context with fewer tasks than that may have had none timed. */
+	{ { "Explicit tasks timed by sampling",
+	    "task constructs, too short to time each: counts exact, time estimated from the tasks timed;"
+	    " GPUTOOL_EXACT_TIMING=1 times every task",
+	    "tasks", "where (innermost first; one context of the construct)", 1, 1 },
+	  { "<omp task>", NULL },
+	  "OMP_TASK_TIME_SAMPLES",
+	  "OMP_EXPLICIT_TASKS",
+	  "OMP_EXPLICIT_TASK_TIME" },
+	/* One wait in OMP_TASK_SAMPLE_EVERY, at random, of a construct whose
+	 * waits are very short. */
+	{ { "Task waits timed by sampling",
+	    "taskwait and taskgroup constructs, too short to time each: counts exact, time estimated"
+	    " from the waits timed; GPUTOOL_EXACT_TIMING=1 times every wait",
+	    "waits", "where (innermost first; one context of the construct)", 1, 1 },
+	  { "<omp taskwait>", "<omp taskgroup>" },
+	  "OMP_WAIT_TIME_SAMPLES",
+	  "OMP_WAIT_COUNT",
+	  "OMP_WAIT" },
+};
+
+static int sampled_by_construct(struct rep *r, const struct construct_section *cs)
 {
 	const struct gt_profile *p = r->p;
 	uint64_t *samples = NULL, *count = NULL, *time = NULL;
-	const struct column cols[] = { { samples_m, &samples, NULL }, { count_m, &count, NULL },
-				       { time_m, &time, NULL } };
+	const struct column cols[] = { { cs->samples, &samples, NULL }, { cs->count, &count, NULL },
+				       { cs->time, &time, NULL } };
 	/* Per construct k: site[k] a frame of its call site; row[k] its sums
 	 * over its contexts. */
 	uint32_t *site = NULL, n_site = 0;
@@ -223,13 +257,9 @@ static int sampled_by_construct(struct rep *r, const struct sampled_section *sec
 	}
 	for (uint32_t i = 1; i < p->n_nodes; i++) {
 		uint32_t up = p->nodes[i].parent, k;
-		unsigned h;
 
-		if (up == GT_NONE)
-			continue;
-		for (h = 0; h < n_ph && !gt_rep__is_node_named(p, i, GT_PNODE_PLACEHOLDER, ph[h]); h++)
-			;
-		if (h == n_ph)
+		if (up == GT_NONE || !(gt_rep__is_node_named(p, i, GT_PNODE_PLACEHOLDER, cs->ph[0]) ||
+				       (cs->ph[1] && gt_rep__is_node_named(p, i, GT_PNODE_PLACEHOLDER, cs->ph[1]))))
 			continue;
 		for (k = 0; k < n_site; k++) {
 			const struct gt_prof_node *a = &p->nodes[site[k]], *b = &p->nodes[up];
@@ -252,7 +282,7 @@ static int sampled_by_construct(struct rep *r, const struct sampled_section *sec
 		if (count[i] > count[row[k].node])
 			row[k].node = i;
 	}
-	err = sampled_write(r, sec, row, n_site, n_site);
+	err = sampled_write(r, &cs->sec, row, n_site, n_site);
 out_free:
 	free(site);
 	free(row);
@@ -260,50 +290,14 @@ out_free:
 	return err;
 }
 
-/*
- * Explicit tasks whose time is an estimate: the measuring side times one
- * task in OMP_TASK_SAMPLE_EVERY of a construct whose tasks are very short
- * (GPUTOOL_EXACT_TIMING), counting those in OMP_TASK_TIME_SAMPLES at the
- * context of each. One row a construct: a context with fewer tasks than
- * that may have had none timed.
- */
-int gt_rep__section_sampled_tasks(struct rep *r)
+/* Explicit tasks, then task waits, whose time is an estimate. */
+int gt_rep__section_sampled_constructs(struct rep *r)
 {
-	static const struct sampled_section sec = {
-		.name = "Explicit tasks timed by sampling",
-		.what = "task constructs, too short to time each: counts exact, time estimated from the tasks timed;"
-			" GPUTOOL_EXACT_TIMING=1 times every task",
-		.count = "tasks",
-		.where = "where (innermost first; one context of the construct)",
-		.estimated = 1,
-		.ctxs = 1,
-	};
-	static const char *const ph[] = { "<omp task>" };
+	int err = 0;
 
-	return sampled_by_construct(r, &sec, ph, 1, "OMP_TASK_TIME_SAMPLES", "OMP_EXPLICIT_TASKS",
-				    "OMP_EXPLICIT_TASK_TIME");
-}
-
-/*
- * Taskwaits and taskgroups whose time is an estimate: the measuring side
- * times one wait in OMP_TASK_SAMPLE_EVERY, at random, of a construct whose
- * waits are very short, counting those in OMP_WAIT_TIME_SAMPLES. One row a
- * construct, as for tasks.
- */
-int gt_rep__section_sampled_waits(struct rep *r)
-{
-	static const struct sampled_section sec = {
-		.name = "Task waits timed by sampling",
-		.what = "taskwait and taskgroup constructs, too short to time each: counts exact, time estimated"
-			" from the waits timed; GPUTOOL_EXACT_TIMING=1 times every wait",
-		.count = "waits",
-		.where = "where (innermost first; one context of the construct)",
-		.estimated = 1,
-		.ctxs = 1,
-	};
-	static const char *const ph[] = { "<omp taskwait>", "<omp taskgroup>" };
-
-	return sampled_by_construct(r, &sec, ph, 2, "OMP_WAIT_TIME_SAMPLES", "OMP_WAIT_COUNT", "OMP_WAIT");
+	for (size_t i = 0; i < sizeof(by_construct) / sizeof(by_construct[0]) && !err; i++)
+		err = sampled_by_construct(r, &by_construct[i]);
+	return err;
 }
 
 /*

@@ -724,8 +724,7 @@ int gt_report__write_sections(const struct gt_profile *p, FILE *f, unsigned top,
 	if ((err = section_parallel(&r)) || (err = section_acc(&r)) ||
 	    (err = gt_report__gpu_sections(p, f, r.top, run)) || (err = gt_report__blame(p, f, r.top, run)) ||
 	    (err = gt_report__mpi(p, f, r.top, run)) ||
-	    (err = section_cpu(&r)) || (err = gt_rep__section_waits(&r)) || (err = gt_rep__section_sampled_tasks(&r)) ||
-	    (err = gt_rep__section_sampled_waits(&r)) ||
+	    (err = section_cpu(&r)) || (err = gt_rep__section_waits(&r)) || (err = gt_rep__section_sampled_constructs(&r)) ||
 	    (err = gt_rep__section_sampled_regions(&r)))
 		goto out_free;
 	if (ferror(f) || fflush(f))

@@ -101,6 +101,9 @@ struct gt_region_row {
 struct gt_wait_row {
 	uint32_t node;
 	uint64_t wait_ns, count;
+	/* Waits timed as samples (OMP_WAIT_TIME_SAMPLES): when not 0,
+	 * wait_ns is an estimate. */
+	uint64_t time_samples;
 	uint32_t threads;
 	char *where; /* innermost first, as the text shows it */
 };
