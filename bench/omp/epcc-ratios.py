@@ -3,7 +3,9 @@
 """EPCC OpenMP microbenchmarks (built outside this tree) under no tool, the
 null OMPT tool and gputool, in interleaved rounds: each test's time (the
 benchmark's own "<TEST> time = ... microseconds"), the medians of the
-per-round ratios to no tool and to the null tool, and the budgets against
+per-round ratios to no tool and to the null tool, the middle half of
+gputool's per-round ratios to the null tool (their quartiles: a median
+near a budget on a noisy host is read with them), and the budgets against
 the null tool as PASS/OVER.
 
   epcc-ratios.py [--rounds N] [--threads T] [--before LIB] [--also NAME=LIB[,VAR=VALUE...]]...
@@ -96,17 +98,29 @@ def main():
                     res.setdefault((name, test), []).append((r, v))
         print("round %d done" % (r + 1), file=sys.stderr, flush=True)
 
-    def ratio(cfg, base, test):
+    def ratios(cfg, base, test):
         x = dict(res.get((cfg, test), []))
         y = dict(res.get((base, test), []))
-        rs = [x[k] / y[k] for k in x if k in y and y[k] > 0]
+        return [x[k] / y[k] for k in x if k in y and y[k] > 0]
+
+    def ratio(cfg, base, test):
+        rs = ratios(cfg, base, test)
         return statistics.median(rs) if rs else None
+
+    def spread(cfg, base, test):
+        """The middle half of the per-round ratios: how far the median may
+        move with the host's noise."""
+        rs = ratios(cfg, base, test)
+        if len(rs) < 4:
+            return "n/a"
+        q = statistics.quantiles(rs, n=4)
+        return "%.2f-%.2f" % (q[0], q[2])
 
     tests = sorted({t for (_, t) in res}, key=lambda t: list(k[1] for k in res).index(t))
     print("%d threads, %d rounds; medians of per-round ratios" % (a.threads, a.rounds))
-    print("%-28s %10s %8s %8s %10s %10s  %-17s%s" % ("test", "none us", "null", "gputool", "vs null",
-                                                 "vs before" if a.before else "", "budget",
-                                                 "".join("  %10s" % n for n in also)))
+    print("%-28s %10s %8s %8s %10s %11s %10s  %-17s%s" % ("test", "none us", "null", "gputool", "vs null",
+                                                      "(mid half)", "vs before" if a.before else "", "budget",
+                                                      "".join("  %10s" % n for n in also)))
     over = 0
     for test in tests:
         none = res.get(("none", test))
@@ -122,8 +136,9 @@ def main():
         f = lambda v: "%.2fx" % v if v is not None else "n/a"
         rb = f(ratio("gputool", "before", test)) if a.before else ""
         cols = "".join("  %10s" % f(ratio(n, "null", test)) for n in also)
-        print("%-28s %10.3f %8s %8s %10s %10s  %-17s%s" % (test, statistics.median(v for _, v in none), f(rn), f(rg),
-                                                         f(rgn), rb, verdict, cols))
+        print("%-28s %10.3f %8s %8s %10s %11s %10s  %-17s%s" % (test, statistics.median(v for _, v in none), f(rn),
+                                                              f(rg), f(rgn), spread("gputool", "null", test), rb,
+                                                              verdict, cols))
     print("hangs: %d; budgets over: %d" % (hangs, over))
     return 0
 
