@@ -45,6 +45,12 @@ SITE(site_st, probe_stitched)
 CALLER(caller_e, site_st)
 CALLER(caller_f, site_st)
 
+/* One site whose lookups are copied and checked, from two callers at the
+ * same depth (OpenMP's construct cache). */
+SITE(site_cp, probe_copied)
+CALLER(caller_g, site_cp)
+CALLER(caller_h, site_cp)
+
 __attribute__((noinline)) static void recurse(int n)
 {
 	if (n == 0)
@@ -410,6 +416,26 @@ static void memo_derives_other_bases(void)
 	CHECK(!strcmp(f, "?/stitched_all/caller_f/site_st"));
 }
 
+static void copied_path_tells_callers(void)
+{
+	probe_init(1);
+	probe_set_stitch(1, __builtin_frame_address(0));
+	/* The first lookup unwinds; the second is the memo's, whose entry is
+	 * copied. */
+	probe_set_copy(1);
+	caller_g();
+	caller_g();
+	CHECK(probe_copy_taken());
+	probe_set_copy(0);
+	caller_g();
+	CHECK(probe_copy_holds());
+	/* The same site and depth from another caller: the copy must not hold. */
+	caller_h();
+	CHECK(!probe_copy_holds());
+	caller_g();
+	CHECK(probe_copy_holds());
+}
+
 TEST_MAIN({ "fast path agrees", fast_path_agrees },
 	  { "region openers remembered", region_openers_remembered },
 	  { "elides tool and runtime", elides_tool_and_runtime },
@@ -419,4 +445,5 @@ TEST_MAIN({ "fast path agrees", fast_path_agrees },
 	  { "memo matches a cold unwind", memo_matches_cold_unwind },
 	  { "memo holds many deep contexts", memo_holds_many_deep_contexts },
 	  { "memo: return address inside the runtime", memo_runtime_return_address },
-	  { "memo derives contexts under other bases", memo_derives_other_bases })
+	  { "memo derives contexts under other bases", memo_derives_other_bases },
+	  { "a copied memo path tells callers apart", copied_path_tells_callers })

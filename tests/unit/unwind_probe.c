@@ -14,6 +14,7 @@
 #include "core/symbolize.h"
 #include "core/thread.h"
 #include "core/unwind.h"
+#include "core/unwind-memo.h"
 #include "tests/unit/unwind_probe.h"
 
 static struct gt_thread *thread;
@@ -80,6 +81,56 @@ void probe_stitched(void *ra, int depth)
 		last = gt_unwind__memo_context(thread, (uintptr_t)ra, key, stitch_base, stitch_boundary);
 	else
 		last = gt_unwind__context(thread, (uintptr_t)ra, key, &st);
+	gt_thread__leave(thread);
+}
+
+/* A copy of the memo's path for the last probe_copied lookup, as OpenMP's
+ * construct cache keeps one (ompt__construct_fill). */
+static struct gt_memo_slot copy_slots[16];
+static uint32_t copy_n;
+static uintptr_t copy_ra, copy_depth;
+static int copy_taken, copy_holds, copy_mode;
+
+void probe_set_copy(int mode)
+{
+	copy_mode = mode;
+}
+
+int probe_copy_taken(void)
+{
+	return copy_taken;
+}
+
+int probe_copy_holds(void)
+{
+	return copy_holds;
+}
+
+/* mode 1: looks the context up under the stitch and copies the path of the
+ * recent entry that answered; mode 0: checks the copy against this stack,
+ * as ompt__construct_hit does. */
+void probe_copied(void *ra, int depth)
+{
+	uintptr_t key = GT_UNWIND_KEY(), d = gt_memo__depth(key, stitch_boundary);
+	const struct gt_memo_entry *e;
+
+	(void)depth;
+	gt_thread__enter(thread);
+	if (copy_mode) {
+		last = gt_unwind__memo_context(thread, (uintptr_t)ra, key, stitch_base, stitch_boundary);
+		e = gt_memo__recent_entry(thread->memo, (uintptr_t)ra, d, stitch_base, last);
+		copy_taken = e && e->nslots <= 16;
+		if (copy_taken) {
+			memcpy(copy_slots, e->slots, e->nslots * sizeof(*copy_slots));
+			copy_n = e->nslots;
+			copy_ra = (uintptr_t)ra;
+			copy_depth = d;
+		}
+	} else {
+		copy_holds = copy_ra == (uintptr_t)ra && copy_depth == d;
+		for (uint32_t i = 0; i < copy_n && copy_holds; i++)
+			copy_holds = *(const uintptr_t *)(key + copy_slots[i].off) == copy_slots[i].val;
+	}
 	gt_thread__leave(thread);
 }
 

@@ -22,6 +22,13 @@ PROBE_API void probe_stats(uint64_t *hits, uint64_t *misses, uint64_t *full);
 PROBE_API void probe_set_stitch(int base, void *boundary);
 PROBE_API void probe_stitched(void *ra, int depth);
 PROBE_API uint64_t probe_derived(void);
+/* probe_copied under the stitch: mode 1 looks a context up and copies the
+ * call path of the memo's recent entry that answered (probe_copy_taken);
+ * mode 0 checks that copy against its own stack (probe_copy_holds). */
+PROBE_API void probe_set_copy(int mode);
+PROBE_API void probe_copied(void *ra, int depth);
+PROBE_API int probe_copy_taken(void);
+PROBE_API int probe_copy_holds(void);
 
 void rt_call(void (*cb)(void *ra, int depth), int depth);
 void rt_call_own_ra(void (*cb)(void *ra, int depth), int depth);
