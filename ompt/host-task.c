@@ -40,12 +40,24 @@ static struct gt_cct_node *foreign_create_context(struct gt_thread *t, struct om
 }
 
 static uintptr_t time__at_create(struct omp_thread *ot, const struct gt_cct_node *ctx);
+static inline int time__at_create_known(struct omp_thread *ot, const struct gt_cct_node *ctx, uintptr_t *bits);
 
-void ompt__on_task_create(ompt_data_t *encountering_task_data,
-			  const ompt_frame_t *encountering_task_frame, ompt_data_t *new_task_data,
-			  int flags, int has_dependences, const void *codeptr_ra)
+/* The data of a task created at placeholder ph (16-byte aligned, within
+ * OMP_TASK_NODE_MASK) by this thread, judged bits (time__at_create, or
+ * OMP_TASK_UNTIED): pending, no record yet. */
+static inline void *create__tag(const struct gt_thread *t, const struct gt_cct_node *ph, uintptr_t bits)
 {
-	uintptr_t key = GT_UNWIND_KEY();
+	return (void *)((uintptr_t)ph | OMP_TASK_PENDING | bits |
+			(uintptr_t)(t->cct.id & 0xffff) << OMP_TASK_TREE_SHIFT);
+}
+
+/* ompt__on_task_create but its leaf case; key: the callback's
+ * GT_UNWIND_KEY(). */
+static __attribute__((noinline)) void task_create(ompt_data_t *encountering_task_data,
+						   const ompt_frame_t *encountering_task_frame,
+						   ompt_data_t *new_task_data, int flags, const void *codeptr_ra,
+						   uintptr_t key)
+{
 	struct gt_thread *t = ompt__thread_of(GT_THREAD_OTHER);
 	struct omp_task *task, *enc, *helper;
 	struct gt_cct_node *ctx;
@@ -56,7 +68,6 @@ void ompt__on_task_create(ompt_data_t *encountering_task_data,
 	struct omp_thread *ot;
 	uintptr_t enc_tag;
 
-	(void)has_dependences;
 	ompt__data_set(new_task_data, NULL);
 	if (!t || !(flags & (ompt_task_explicit | ompt_task_target)))
 		return;
@@ -79,10 +90,10 @@ void ompt__on_task_create(ompt_data_t *encountering_task_data,
 		ctx = foreign_create_context(t, helper);
 	} else if (ompt__is_bare(enc_tag)) {
 		ctx = ompt__context_in(t, codeptr_ra, key, ompt__pending_node(t, enc_tag), encountering_task_frame);
-	} else if (enc && !(flags & ompt_task_target)) {
+	} else if (enc && !enc->is_explicit && !(flags & ompt_task_target)) {
 		/* A creation at a site met again: the construct cache's
-		 * answer. (Untimed tasks without records, a tree's, create
-		 * theirs each under a node of its own.) */
+		 * answer. (Explicit tasks, a tree's, create theirs each under
+		 * a node of its own.) */
 		boundary = ompt__task_boundary(enc, encountering_task_frame);
 		c = ompt__construct_slot(ot, codeptr_ra, GT_PH_OMP_TASK);
 		hit = ompt__construct_hit(t, c, codeptr_ra, key, enc->node, boundary, GT_PH_OMP_TASK);
@@ -118,15 +129,48 @@ void ompt__on_task_create(ompt_data_t *encountering_task_data,
 		/* No record yet (OMP_TASK_PENDING): the runtime's task queue
 		 * hands the node to the thread that runs the task. Nodes are
 		 * 16-byte aligned (core/arena.c), so the tag bits are free. */
-		if (ph && !((uintptr_t)ph & ~OMP_TASK_NODE_MASK)) {
-			uintptr_t v = (uintptr_t)ph | OMP_TASK_PENDING;
-
-			v |= flags & ompt_task_untied ? OMP_TASK_UNTIED : time__at_create(ot, ctx);
-			v |= (uintptr_t)(t->cct.id & 0xffff) << OMP_TASK_TREE_SHIFT;
-			ompt__data_set(new_task_data, (void *)v);
-		}
+		if (ph && !((uintptr_t)ph & ~OMP_TASK_NODE_MASK))
+			ompt__data_set(new_task_data,
+				       create__tag(t, ph, flags & ompt_task_untied ? OMP_TASK_UNTIED : time__at_create(ot, ctx)));
 	}
 	gt_thread__leave(t);
+}
+
+/*
+ * A creation by the implicit task this thread runs, at a site the
+ * construct cache holds, whose judgement the thread's last time site
+ * answers (tasks of one construct follow each other), is a leaf: a count,
+ * a judgement and a tag. The rest is task_create's, explicit tasks'
+ * creations included: a tree's tasks create theirs under a node of their
+ * own each, which the cache misses.
+ */
+void ompt__on_task_create(ompt_data_t *encountering_task_data,
+			  const ompt_frame_t *encountering_task_frame, ompt_data_t *new_task_data,
+			  int flags, int has_dependences, const void *codeptr_ra)
+{
+	uintptr_t key = GT_UNWIND_KEY();
+	struct gt_thread *t = gt_thread__peek();
+	uintptr_t enc_tag = encountering_task_data ? (uintptr_t)encountering_task_data->ptr : 0, bits;
+	struct omp_task *enc = (struct omp_task *)enc_tag;
+	struct omp_construct *c;
+	struct omp_thread *ot;
+
+	(void)has_dependences;
+	if (t && (ot = t->ompt) &&
+	    (flags & (ompt_task_explicit | ompt_task_target | ompt_task_untied)) == ompt_task_explicit && enc_tag &&
+	    !(enc_tag & OMP_TASK_PENDING) && enc == ot->running && !enc->is_explicit &&
+	    (c = ompt__construct_slot(ot, codeptr_ra, GT_PH_OMP_TASK))->count &&
+	    !((uintptr_t)c->ph & ~OMP_TASK_NODE_MASK) &&
+	    ompt__construct_hit(t, c, codeptr_ra, key, enc->node,
+				ompt__task_boundary(enc, encountering_task_frame), GT_PH_OMP_TASK) &&
+	    time__at_create_known(ot, c->ctx, &bits)) {
+		gt_thread__enter(t);
+		c->count->value++;
+		ompt__data_set(new_task_data, create__tag(t, c->ph, bits));
+		gt_thread__leave(t);
+		return;
+	}
+	task_create(encountering_task_data, encountering_task_frame, new_task_data, flags, codeptr_ra, key);
 }
 
 /*
@@ -288,6 +332,13 @@ static inline int time__sampled(uint32_t n)
  * sync point for blame where a device is used: untimed tasks then get
  * records (time__begin).
  */
+static inline uintptr_t time__create_bits(struct omp_time_site *s)
+{
+	if (s->mode != OMP_TIME_SAMPLED || gt_blame__devices_used())
+		return 0;
+	return time__sampled(s->n++) ? OMP_TASK_SAMPLE : OMP_TASK_BARE;
+}
+
 static uintptr_t time__at_create(struct omp_thread *ot, const struct gt_cct_node *ctx)
 {
 	struct omp_time_site *s;
@@ -297,9 +348,21 @@ static uintptr_t time__at_create(struct omp_thread *ot, const struct gt_cct_node
 	s = time__site(ot, (uintptr_t)ctx->key, 1);
 	if (!s || (s->mode == OMP_TIME_CALIBRATING && !time__judged(ot, s)))
 		return 0;
-	if (s->mode != OMP_TIME_SAMPLED || gt_blame__devices_used())
+	return time__create_bits(s);
+}
+
+/* time__at_create where the thread's last time site is ctx's construct's,
+ * judged: 1 and *bits; else 0. */
+static inline __attribute__((always_inline)) int time__at_create_known(struct omp_thread *ot,
+								   const struct gt_cct_node *ctx, uintptr_t *bits)
+{
+	struct omp_time_site *s = &ot->time_sites[ot->last_time_site];
+
+	if (gt_config.exact_timing || ctx->kind != GT_NODE_FRAME || s->site != (uintptr_t)ctx->key ||
+	    s->mode == OMP_TIME_CALIBRATING)
 		return 0;
-	return time__sampled(s->n++) ? OMP_TASK_SAMPLE : OMP_TASK_BARE;
+	*bits = time__create_bits(s);
+	return 1;
 }
 
 uint8_t ompt__wait_judge(struct omp_thread *ot, const struct gt_cct_node *ctx, uint8_t *judged,
@@ -466,9 +529,8 @@ static void time__end(struct gt_thread *t, struct omp_thread *ot, struct omp_tas
 }
 
 /* A task switch that starts, ends or resumes a task with a record of an
- * explicit task: the rest of ompt__on_task_schedule, out of line so that
- * the switches that need none save no registers for it. */
-static __attribute__((noinline)) void schedule__records(struct gt_thread *t, struct omp_thread *ot,
+ * explicit task: the rest of ompt__on_task_schedule (schedule__switch). */
+static inline __attribute__((always_inline)) void schedule__records(struct gt_thread *t, struct omp_thread *ot,
 							 ompt_data_t *prior_task_data, struct omp_task *prior,
 							 ompt_task_status_t prior_task_status,
 							 ompt_data_t *next_task_data, uintptr_t next_tag)
@@ -508,16 +570,43 @@ static __attribute__((noinline)) void schedule__records(struct gt_thread *t, str
 	gt_thread__leave(t);
 }
 
+/* A switch that starts, ends or resumes a record of an explicit task:
+ * schedule__records from the callback's arguments, out of line and called
+ * last, so that the common switches need no frame of the callback's. */
+static __attribute__((noinline)) void schedule__switch(ompt_data_t *prior_task_data,
+							ompt_task_status_t prior_task_status,
+							ompt_data_t *next_task_data)
+{
+	struct gt_thread *t = gt_thread__peek();
+
+	schedule__records(t, t->ompt, prior_task_data, ompt__task_of(prior_task_data), prior_task_status,
+			  next_task_data, (uintptr_t)ompt__data_get(next_task_data));
+	/* An untied task may resume on another thread. */
+	if (prior_task_data)
+		gt_tsan__release(prior_task_data);
+}
+
+/* A thread's first switch, before it has its OpenMP state. */
+static __attribute__((noinline)) void schedule__first(ompt_data_t *prior_task_data,
+						       ompt_task_status_t prior_task_status,
+						       ompt_data_t *next_task_data)
+{
+	if (ompt__thread_of(GT_THREAD_OTHER))
+		ompt__on_task_schedule(prior_task_data, prior_task_status, next_task_data);
+}
+
 void ompt__on_task_schedule(ompt_data_t *prior_task_data, ompt_task_status_t prior_task_status,
 			    ompt_data_t *next_task_data)
 {
-	struct gt_thread *t = ompt__thread_of(GT_THREAD_OTHER);
+	struct gt_thread *t = gt_thread__peek();
 	struct omp_task *prior;
 	struct omp_thread *ot;
 	uintptr_t next_tag;
 
-	if (!t)
+	if (!t || !t->ompt) {
+		schedule__first(prior_task_data, prior_task_status, next_task_data);
 		return;
+	}
 	ot = t->ompt;
 	prior = ompt__task_of(prior_task_data);
 	next_tag = (uintptr_t)ompt__data_get(next_task_data);
@@ -530,17 +619,13 @@ void ompt__on_task_schedule(ompt_data_t *prior_task_data, ompt_task_status_t pri
 	 */
 	ot->bare_running = ompt__is_bare(next_tag) ? next_task_data : NULL;
 	ot->bare_node = NULL;
-	if (!prior || !prior->is_explicit) {
-		if (!next_tag || ompt__is_bare(next_tag))
-			ot->running = NULL;
-		else if (!(next_tag & OMP_TASK_PENDING) && !((struct omp_task *)next_tag)->is_explicit)
-			ot->running = (struct omp_task *)next_tag;
-		else
-			schedule__records(t, ot, prior_task_data, prior, prior_task_status, next_task_data, next_tag);
-	} else {
-		schedule__records(t, ot, prior_task_data, prior, prior_task_status, next_task_data, next_tag);
+	if ((prior && prior->is_explicit) ||
+	    (next_tag && !ompt__is_bare(next_tag) &&
+	     ((next_tag & OMP_TASK_PENDING) || ((struct omp_task *)next_tag)->is_explicit))) {
+		schedule__switch(prior_task_data, prior_task_status, next_task_data);
+		return;
 	}
-	/* An untied task may resume on another thread. */
+	ot->running = !next_tag || ompt__is_bare(next_tag) ? NULL : (struct omp_task *)next_tag;
 	if (prior_task_data)
 		gt_tsan__release(prior_task_data);
 }

@@ -776,11 +776,12 @@ wait__inst(struct omp_thread *ot, const struct gt_cct_node *ctx, uint8_t *judged
 	return ompt__wait_judge(ot, ctx, judged, calib);
 }
 
-void ompt__on_sync_region_wait(ompt_sync_region_t kind, ompt_scope_endpoint_t endpoint,
-			       ompt_data_t *parallel_data, ompt_data_t *task_data,
-			       const void *codeptr_ra)
+/* ompt__on_sync_region_wait but its leaf cases; key: the callback's
+ * GT_UNWIND_KEY(). */
+static __attribute__((noinline)) void sync_wait(ompt_sync_region_t kind, ompt_scope_endpoint_t endpoint,
+						 ompt_data_t *parallel_data, ompt_data_t *task_data,
+						 const void *codeptr_ra, uintptr_t key)
 {
-	uintptr_t key = GT_UNWIND_KEY();
 	struct gt_thread *t = gt_thread__peek();
 	struct omp_task *task;
 	struct gt_cct_node *sync_node = NULL;
@@ -884,6 +885,62 @@ void ompt__on_sync_region_wait(ompt_sync_region_t kind, ompt_scope_endpoint_t en
 		uint64_t end_ns = gt_clock__now();
 
 		gt_blame__sync(t, sync_node, end_ns - gt_clock__ticks_to_ns(wait_ticks), end_ns, -1, 0);
+	}
+}
+
+/*
+ * The waits of a loop of very short tasks, each waited for, without a
+ * frame: the begin of a taskwait or taskgroup whose construct the cache
+ * holds, judged sampled, in an implicit task timed exactly, drawn untimed
+ * (counted now, its node kept for the samples taken while it waits); and
+ * the end of such a wait. The rest is sync_wait's, explicit tasks' waits
+ * included (a tree's, each under a node of its own).
+ */
+void ompt__on_sync_region_wait(ompt_sync_region_t kind, ompt_scope_endpoint_t endpoint,
+			       ompt_data_t *parallel_data, ompt_data_t *task_data,
+			       const void *codeptr_ra)
+{
+	uintptr_t key = GT_UNWIND_KEY();
+	struct gt_thread *t = gt_thread__peek();
+	uintptr_t v = task_data ? (uintptr_t)task_data->ptr : 0;
+	struct omp_task *task = (struct omp_task *)v;
+
+	if ((kind != ompt_sync_region_taskwait && kind != ompt_sync_region_taskgroup) || !t || !t->ompt || !v ||
+	    (v & OMP_TASK_PENDING) || task->is_explicit) {
+		sync_wait(kind, endpoint, parallel_data, task_data, codeptr_ra, key);
+		return;
+	}
+	if (endpoint == ompt_scope_begin) {
+		struct omp_thread *ot = t->ompt;
+		enum gt_placeholder ph = kind == ompt_sync_region_taskwait ? GT_PH_OMP_TASKWAIT : GT_PH_OMP_TASKGROUP;
+		struct omp_construct *c = ompt__construct_slot(ot, codeptr_ra, ph);
+		uint32_t draw;
+
+		/* A draw that times the wait is left for sync_wait to take. */
+		if (task->inst != OMP_INST_EXACT || ot->settle || c->judged != OMP_TIME_SAMPLED + 1 || !c->count ||
+		    !ompt__construct_hit(t, c, codeptr_ra, key, task->node, task->exit_frame, ph) ||
+		    gt_blame__devices_used() || ompt__wait_draw_times(draw = ompt__wait_draw_next(ot))) {
+			sync_wait(kind, endpoint, parallel_data, task_data, codeptr_ra, key);
+			return;
+		}
+		ot->wait_draw = draw;
+		gt_thread__enter(t);
+		task->wait_node = c->ph;
+		task->wait_in_task = 1;
+		task->wait_inst = OMP_INST_UNTIMED;
+		task->wait_calib = NULL;
+		task->used_cold = 1;
+		task->wait_t0 = 0;
+		task->wait_busy0 = ot->explicit_ns;
+		c->count->value++;
+		gt_thread__leave(t);
+	} else if (task->wait_node && task->wait_inst == OMP_INST_UNTIMED) {
+		gt_thread__enter(t);
+		task->wait_node = NULL;
+		task->wait_in_task = 0;
+		gt_thread__leave(t);
+	} else {
+		sync_wait(kind, endpoint, parallel_data, task_data, codeptr_ra, key);
 	}
 }
 

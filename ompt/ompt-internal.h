@@ -459,9 +459,10 @@ void ompt__wait_calibrated(struct omp_thread *ot, struct omp_time_shared *g, uin
  * OMP_TASK_SAMPLE_EVERY, drawn at random. A count would keep step with the
  * thread's count of the tasks such a wait runs (one each, in a loop of a
  * task and its taskwait), and the waits timed would always, or never, hold
- * a task timed, whose time is taken out of them.
+ * a task timed, whose time is taken out of them. ompt__wait_draw_next
+ * looks at the next draw without taking it.
  */
-static inline int ompt__wait_drawn(struct omp_thread *ot)
+static inline uint32_t ompt__wait_draw_next(const struct omp_thread *ot)
 {
 	uint32_t x = ot->wait_draw;
 
@@ -470,8 +471,21 @@ static inline int ompt__wait_drawn(struct omp_thread *ot)
 	x ^= x << 13;
 	x ^= x >> 17;
 	x ^= x << 5;
-	ot->wait_draw = x;
+	return x;
+}
+
+/* Whether draw x times its wait. */
+static inline int ompt__wait_draw_times(uint32_t x)
+{
 	return (x & (OMP_TASK_SAMPLE_EVERY - 1)) == 0;
+}
+
+static inline int ompt__wait_drawn(struct omp_thread *ot)
+{
+	uint32_t x = ompt__wait_draw_next(ot);
+
+	ot->wait_draw = x;
+	return ompt__wait_draw_times(x);
 }
 
 /* The calling thread's record with its OpenMP state; NULL when it has none
@@ -519,9 +533,9 @@ static inline struct omp_construct *ompt__construct_slot(struct omp_thread *ot, 
  * in a task of this thread's whose node is base and whose outlined body
  * begins at boundary (0: unknown). Under gt_thread__enter(t).
  */
-static inline int ompt__construct_hit(const struct gt_thread *t, const struct omp_construct *c, const void *ra,
-				      uintptr_t key, const struct gt_cct_node *base, uintptr_t boundary,
-				      enum gt_placeholder kind)
+static inline __attribute__((always_inline)) int
+ompt__construct_hit(const struct gt_thread *t, const struct omp_construct *c, const void *ra, uintptr_t key,
+		    const struct gt_cct_node *base, uintptr_t boundary, enum gt_placeholder kind)
 {
 	/* An open region (core/region.h) cuts contexts: not cached. */
 	if (c->ra != ra || !ra || c->base != base || c->depth != boundary - key || c->kind != kind || t->regions)
