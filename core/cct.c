@@ -101,10 +101,9 @@ int gt_cct__add_new(struct gt_cct *cct, struct gt_cct_node *node, enum gt_metric
 
 uint64_t gt_cct__get(const struct gt_cct_node *node, enum gt_metric m)
 {
-	for (const struct gt_metric_cell *c = node->metrics; c; c = c->next)
-		if (c->metric == (uint32_t)m)
-			return c->value;
-	return 0;
+	const struct gt_metric_cell *c = gt_cct__cell(node, m);
+
+	return c ? c->value : 0;
 }
 
 void gt_cct__walk(struct gt_cct_node *root, void (*fn)(struct gt_cct_node *, void *), void *arg)

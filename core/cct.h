@@ -148,6 +148,18 @@ static inline uint32_t gt_cct__cell_slot(const struct gt_cct_node *node, uint32_
 	return (uint32_t)(x >> 48) & (GT_CCT_CELL_CACHE - 1);
 }
 
+/* node's cell of metric m, or NULL: cells never move or die, so a caller
+ * may keep one and add to it directly, as gt_cct__add would. */
+static inline struct gt_metric_cell *gt_cct__cell(const struct gt_cct_node *node, enum gt_metric m)
+{
+	struct gt_metric_cell *c;
+
+	for (c = node->metrics; c; c = c->next)
+		if (c->metric == (uint32_t)m)
+			break;
+	return c;
+}
+
 /* gt_cct__add when the node has no cell for the metric yet: makes it. */
 int gt_cct__add_new(struct gt_cct *cct, struct gt_cct_node *node, enum gt_metric m,
 		     uint64_t value, int signal_ctx);
@@ -165,14 +177,13 @@ static inline int gt_cct__add(struct gt_cct *cct, struct gt_cct_node *node, enum
 		return 0;
 	}
 	/* The walk inline: a call's own cost was half of a miss's. */
-	for (c = node->metrics; c; c = c->next)
-		if (c->metric == (uint32_t)m) {
-			c->value += value;
-			cct->cells[k].node = node;
-			cct->cells[k].cell = c;
-			return 0;
-		}
-	return gt_cct__add_new(cct, node, m, value, signal_ctx);
+	c = gt_cct__cell(node, m);
+	if (!c)
+		return gt_cct__add_new(cct, node, m, value, signal_ctx);
+	c->value += value;
+	cct->cells[k].node = node;
+	cct->cells[k].cell = c;
+	return 0;
 }
 
 /* Adds v[i] to metric m[i] for i < n (zeros add nothing): the same as n
@@ -191,18 +202,6 @@ static inline int gt_cct__add_n(struct gt_cct *cct, struct gt_cct_node *node,
 }
 
 uint64_t gt_cct__get(const struct gt_cct_node *node, enum gt_metric m);
-
-/* node's cell of metric m, or NULL: cells never move or die, so a caller
- * may keep one and add to it directly, as gt_cct__add would. */
-static inline struct gt_metric_cell *gt_cct__cell(const struct gt_cct_node *node, enum gt_metric m)
-{
-	struct gt_metric_cell *c;
-
-	for (c = node->metrics; c; c = c->next)
-		if (c->metric == (uint32_t)m)
-			break;
-	return c;
-}
 
 /* Visits every node in depth-first preorder. */
 void gt_cct__walk(struct gt_cct_node *root, void (*fn)(struct gt_cct_node *, void *), void *arg);

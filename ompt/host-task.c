@@ -323,6 +323,14 @@ static inline int time__sampled(uint32_t n)
 	return n % OMP_TASK_SAMPLE_EVERY == 0;
 }
 
+/* The creating thread's judgement of a task of s, judged (time__at_create). */
+static inline uintptr_t time__create_bits(struct omp_time_site *s)
+{
+	if (s->mode != OMP_TIME_SAMPLED || gt_blame__devices_used())
+		return 0;
+	return time__sampled(s->n++) ? OMP_TASK_SAMPLE : OMP_TASK_BARE;
+}
+
 /*
  * The judgement of a task created at context ctx (its call site's frame),
  * made by the creating thread where the construct's tasks are timed by
@@ -332,13 +340,6 @@ static inline int time__sampled(uint32_t n)
  * sync point for blame where a device is used: untimed tasks then get
  * records (time__begin).
  */
-static inline uintptr_t time__create_bits(struct omp_time_site *s)
-{
-	if (s->mode != OMP_TIME_SAMPLED || gt_blame__devices_used())
-		return 0;
-	return time__sampled(s->n++) ? OMP_TASK_SAMPLE : OMP_TASK_BARE;
-}
-
 static uintptr_t time__at_create(struct omp_thread *ot, const struct gt_cct_node *ctx)
 {
 	struct omp_time_site *s;

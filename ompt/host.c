@@ -764,6 +764,24 @@ static enum gt_placeholder sync__placeholder(ompt_sync_region_t kind)
 	return GT_PH_OMP_BARRIER;
 }
 
+/* A wait of task begins at its node (task->wait_node), timed as inst; in
+ * a task's taskwait or taskgroup (in_task) or not. */
+static inline void wait__begin(struct omp_thread *ot, struct omp_task *task, int in_task, uint8_t inst)
+{
+	task->wait_in_task = (uint8_t)in_task;
+	task->wait_inst = inst;
+	task->used_cold = 1;
+	task->wait_t0 = inst == OMP_INST_UNTIMED ? 0 : gt_clock__ticks();
+	task->wait_busy0 = ot->explicit_ns;
+}
+
+/* An untimed wait of task ends: nothing to charge. */
+static inline void wait__end_untimed(struct omp_task *task)
+{
+	task->wait_node = NULL;
+	task->wait_in_task = 0;
+}
+
 /* ompt__wait_judge for a wait whose construct has an entry in the
  * construct cache: *judged, the entry's, keeps the judgement once made. */
 static inline __attribute__((always_inline)) uint8_t
@@ -846,11 +864,7 @@ static __attribute__((noinline)) void sync_wait(ompt_sync_region_t kind, ompt_sc
 			ctx = ompt__context_of(t, codeptr_ra, key, task, NULL);
 			task->wait_node = ompt__ph_cache_get(t, ot, ctx, sync__placeholder(kind));
 		}
-		task->wait_in_task = kind == ompt_sync_region_taskwait || kind == ompt_sync_region_taskgroup;
-		task->wait_inst = inst;
-		task->used_cold = 1;
-		task->wait_t0 = inst == OMP_INST_UNTIMED ? 0 : gt_clock__ticks();
-		task->wait_busy0 = ot->explicit_ns;
+		wait__begin(ot, task, kind == ompt_sync_region_taskwait || kind == ompt_sync_region_taskgroup, inst);
 		/* An untimed wait's: counted now, its node kept for the samples
 		 * taken while it waits (host-sample.c). */
 		if (inst == OMP_INST_UNTIMED && cached)
@@ -858,8 +872,7 @@ static __attribute__((noinline)) void sync_wait(ompt_sync_region_t kind, ompt_sc
 		else if (inst == OMP_INST_UNTIMED)
 			ompt__add(t, task->wait_node, GT_M_OMP_WAIT_COUNT, 1);
 	} else if (task->wait_node && task->wait_inst == OMP_INST_UNTIMED) {
-		task->wait_node = NULL;
-		task->wait_in_task = 0;
+		wait__end_untimed(task);
 	} else if (task->wait_node) {
 		uint64_t busy = ot->explicit_ns - task->wait_busy0;
 
@@ -912,7 +925,7 @@ void ompt__on_sync_region_wait(ompt_sync_region_t kind, ompt_scope_endpoint_t en
 	}
 	if (endpoint == ompt_scope_begin) {
 		struct omp_thread *ot = t->ompt;
-		enum gt_placeholder ph = kind == ompt_sync_region_taskwait ? GT_PH_OMP_TASKWAIT : GT_PH_OMP_TASKGROUP;
+		enum gt_placeholder ph = sync__placeholder(kind);
 		struct omp_construct *c = ompt__construct_slot(ot, codeptr_ra, ph);
 		uint32_t draw;
 
@@ -926,18 +939,13 @@ void ompt__on_sync_region_wait(ompt_sync_region_t kind, ompt_scope_endpoint_t en
 		ot->wait_draw = draw;
 		gt_thread__enter(t);
 		task->wait_node = c->ph;
-		task->wait_in_task = 1;
-		task->wait_inst = OMP_INST_UNTIMED;
 		task->wait_calib = NULL;
-		task->used_cold = 1;
-		task->wait_t0 = 0;
-		task->wait_busy0 = ot->explicit_ns;
+		wait__begin(ot, task, 1, OMP_INST_UNTIMED);
 		c->count->value++;
 		gt_thread__leave(t);
 	} else if (task->wait_node && task->wait_inst == OMP_INST_UNTIMED) {
 		gt_thread__enter(t);
-		task->wait_node = NULL;
-		task->wait_in_task = 0;
+		wait__end_untimed(task);
 		gt_thread__leave(t);
 	} else {
 		sync_wait(kind, endpoint, parallel_data, task_data, codeptr_ra, key);
