@@ -156,7 +156,7 @@ static struct gt_cct_node *opener_context(struct gt_thread *t, const struct gt_s
 		max = REGION_FRAMES;
 	if (gt_modmap__stale())
 		gt_modmap__refresh();
-	n = gt_unwind__ips(NULL, f, max);
+	n = gt_unwind__ips(f, max);
 	for (k = 0; k < n; k++)
 		if (!gt_unwind__elided(f[k].ip) && gt_modmap__class(f[k].ip) == GT_MOD_USER)
 			break;

@@ -35,8 +35,12 @@ static struct gt_cct_node *sample__context(struct gt_thread *t, void *uc, int *t
 	struct gt_frame frames[SAMPLE_FRAMES];
 	struct gt_stitch st = { 0 };
 	struct gt_cct_node *node;
-	int n = gt_unwind__ips(uc, frames, SAMPLE_FRAMES);
+	int n;
 
+	/* Where the sample hangs says which frames matter: the walk, about
+	 * 1 µs a frame, ends there. */
+	gt_sample__stitch(t, &st);
+	n = gt_unwind__sample_frames(uc, frames, SAMPLE_FRAMES, &st);
 	/* In the tool's code outside its bracketed sections (a callback's
 	 * entry or early return), or in a vendor's measurement library (CUPTI
 	 * collecting PC samples inside a CUDA call, in libnvperf_host): the
@@ -58,7 +62,6 @@ static struct gt_cct_node *sample__context(struct gt_thread *t, void *uc, int *t
 		*tool = 0;
 	if (*tool)
 		return NULL;
-	gt_sample__stitch(t, &st);
 	node = gt_unwind__frames_context(t, frames, n, 1, &st, 1);
 	return gt_sample__charged(t, node, &st, 1);
 }

@@ -121,15 +121,28 @@ struct gcc_walk {
 	struct gt_frame *out;
 	int n, max;
 	uintptr_t boundary;
+	/* A signal's walk (pc: the interrupted instruction) starts in its
+	 * handler: frames before pc's are passed over. at_pc: pc was met. */
+	uintptr_t pc;
+	int at_pc;
+	/* Ends after the first frame that is neither a runtime's nor the
+	 * system's (gt_unwind__sample_frames). */
+	int to_own;
 };
 
 static _Unwind_Reason_Code gcc_walk__frame(struct _Unwind_Context *ctx, void *arg)
 {
 	struct gcc_walk *w = arg;
 	uintptr_t ip = (uintptr_t)gcc_get_ip(ctx);
+	enum gt_module_class c;
 
 	if (!ip)
 		return _URC_END_OF_STACK;
+	if (w->pc && !w->at_pc) {
+		if (ip != w->pc)
+			return _URC_NO_REASON;
+		w->at_pc = 1;
+	}
 	/* The context's "CFA" is the frame's stack pointer at its call: its
 	 * callee's canonical frame address. */
 	w->out[w->n].ip = ip;
@@ -137,6 +150,11 @@ static _Unwind_Reason_Code gcc_walk__frame(struct _Unwind_Context *ctx, void *ar
 	w->n++;
 	if (w->n >= w->max || (w->boundary && w->out[w->n - 1].sp >= w->boundary))
 		return _URC_END_OF_STACK;
+	if (w->to_own) {
+		c = gt_modmap__class(ip);
+		if (c != GT_MOD_SYSTEM && c != GT_MOD_RUNTIME)
+			return _URC_END_OF_STACK;
+	}
 	return _URC_NO_REASON;
 }
 
@@ -236,71 +254,93 @@ void gt_unwind__thread_init(void)
 		unw_tls_ready = 1;
 }
 
-int gt_unwind__ips(void *uc, struct gt_frame *f, int max)
+int gt_unwind__ips(struct gt_frame *f, int max)
 {
 	void *ips[MAX_FRAMES];
-	int n, k = 0;
+	int n;
 
 	if (max > MAX_FRAMES)
 		max = MAX_FRAMES;
-	/* In normal context GCC's unwinder needs no lock and no system call
-	 * (see unwind__frames); a runtime may be holding its own lock around
-	 * the callback that asked. */
-	if (!uc && gcc_backtrace)
+	/* GCC's unwinder needs no lock and no system call (see
+	 * unwind__frames); a runtime may be holding its own lock around the
+	 * callback that asked. */
+	if (gcc_backtrace)
 		return unwind__frames(f, max, 0);
-	if (uc && gcc_backtrace) {
-		/* In a signal handler too: GCC's unwinder crosses the signal
-		 * frame and takes no lock. libunwind's unw_backtrace falls back
-		 * to its full step wherever its fast trace stops (frames that
-		 * realign the stack, a thread blocked in the kernel), which
-		 * without a cache reads every module's tables (~0.1 ms a
-		 * sample under mpirun) and with one holds a lock the loader
-		 * can wait on (gt_unwind__init). */
-		uintptr_t pc = (uintptr_t)((ucontext_t *)uc)->uc_mcontext.gregs[REG_RIP];
-
-		n = unwind__frames(f, max, 0);
-		while (k < n && f[k].ip != pc)
-			k++;
-		if (k < n) {
-			for (int i = k; i < n; i++)
-				f[i - k] = (struct gt_frame){ .ip = f[i].ip, .sp = 0 };
-			return n - k;
-		}
-		k = 0;
-	}
 	if (!unw_tls_ready) {
-		/* Out of memory when the thread started (gt_unwind__thread_init):
-		 * a signal handler goes without frames, normal context takes the
-		 * validated step, which needs no thread-local storage. */
-		if (uc)
-			return 0;
+		/* Out of memory when the thread started
+		 * (gt_unwind__thread_init): the validated step, which needs no
+		 * thread-local storage. */
 		n = gt_unwind__raw(NULL, f, max);
 		for (int i = 0; i < n; i++)
 			f[i].sp = 0;
 		return n;
 	}
 	n = unw_backtrace(ips, max);
-	if (uc) {
-		/* Drop the handler's frames and the signal trampoline: start at
-		 * the interrupted instruction. */
-		uintptr_t pc = (uintptr_t)((ucontext_t *)uc)->uc_mcontext.gregs[REG_RIP];
+	for (int i = 0; i < n; i++)
+		f[i] = (struct gt_frame){ .ip = (uintptr_t)ips[i], .sp = 0 };
+	return n;
+}
 
-		while (k < n && (uintptr_t)ips[k] != pc)
-			k++;
-		if (k == n) {
-			/* The fast path did not cross the signal frame. */
-			int m = gt_unwind__raw(uc, f, max);
+int gt_unwind__sample_frames(void *uc, struct gt_frame *f, int max, const struct gt_stitch *st)
+{
+	uintptr_t pc = (uintptr_t)((ucontext_t *)uc)->uc_mcontext.gregs[REG_RIP];
+	void *ips[MAX_FRAMES];
+	int n, k = 0;
 
-			for (int i = 0; i < m; i++)
-				f[i].sp = 0;
-			return m;
+	if (max > MAX_FRAMES)
+		max = MAX_FRAMES;
+	if (gcc_backtrace) {
+		/* GCC's unwinder crosses the signal frame and takes no lock.
+		 * libunwind's unw_backtrace falls back to its full step
+		 * wherever its fast trace stops (frames that realign the
+		 * stack, a thread blocked in the kernel), which without a
+		 * cache reads every module's tables (~0.1 ms a sample under
+		 * mpirun) and with one holds a lock the loader can wait on
+		 * (gt_unwind__init). A frame costs about 1 µs here (tables
+		 * cold between samples): the walk ends where the frames stop
+		 * mattering. Under a task's node they end at its exit frame,
+		 * where select_frames cuts; under a node that takes no frames
+		 * (a wait, idle), at the first frame that says whether the
+		 * sample is the tool's (sample__context). An open region's
+		 * cut counts frames from the root, which needs them all. */
+		struct gcc_walk w = { .out = f, .max = max, .pc = pc };
+
+		if (st->base && !st->cut) {
+			w.boundary = st->boundary;
+			w.to_own = !st->boundary;
+		}
+		gcc_backtrace(gcc_walk__frame, &w);
+		if (w.n) {
+			/* Without the boundary, the frames' stack pointers
+			 * would end the context at it; the first runtime frame
+			 * above the user's does (select_frames). */
+			if (!w.boundary)
+				for (int i = 0; i < w.n; i++)
+					f[i].sp = 0;
+			return w.n;
 		}
 	}
-	for (int i = k; i < n; i++) {
-		f[i - k].ip = (uintptr_t)ips[i];
-		f[i - k].sp = 0;
+	/* Out of memory when the thread started (gt_unwind__thread_init): a
+	 * signal handler goes without frames. */
+	if (!unw_tls_ready)
+		return 0;
+	n = unw_backtrace(ips, max);
+	/* Drop the handler's frames and the signal trampoline: start at the
+	 * interrupted instruction. */
+	while (k < n && (uintptr_t)ips[k] != pc)
+		k++;
+	if (k == n) {
+		/* The fast path did not cross the signal frame. */
+		n = gt_unwind__raw(uc, f, max);
+		k = 0;
+	} else {
+		for (int i = k; i < n; i++)
+			f[i - k].ip = (uintptr_t)ips[i];
+		n -= k;
 	}
-	return n - k;
+	for (int i = 0; i < n; i++)
+		f[i].sp = 0;
+	return n;
 }
 
 struct gt_cct_node *gt_unwind__ips_context(struct gt_thread *t, const struct gt_stitch *st)
@@ -313,7 +353,7 @@ struct gt_cct_node *gt_unwind__ips_context(struct gt_thread *t, const struct gt_
 		max = MAX_FRAMES;
 	if (gt_modmap__stale())
 		gt_modmap__refresh();
-	n = gt_unwind__ips(NULL, f, max);
+	n = gt_unwind__ips(f, max);
 	return gt_unwind__frames_context(t, f, n, 0, st, 0);
 }
 

@@ -88,23 +88,31 @@ struct gt_cct_node *gt_unwind__memo_context(struct gt_thread *t, uintptr_t ra, u
 
 /* The context of unwound frames (a CPU sample): signal_ctx allocates only
  * from preallocated memory and may return NULL. Frames without stack
- * pointers (sp == 0, from gt_unwind__ips in a signal) end a stitched context at the
- * first runtime frame above the user's instead of at the boundary. */
+ * pointers (sp == 0) end a stitched context at the first runtime frame
+ * above the user's instead of at the boundary. */
 struct gt_cct_node *gt_unwind__frames_context(struct gt_thread *t, const struct gt_frame *f,
 					      int n, int exact_leaf, const struct gt_stitch *st,
 					      int signal_ctx);
 
 /*
- * The frames of the calling thread. uc: a signal's ucontext, whose
- * interrupted frame becomes f[0] with an exact pc: instruction addresses
- * only (sp = 0), through libunwind's cached fast path (unw_backtrace: ~10 ns
- * a frame against ~1 µs for a validated step); async-signal-safe once
- * gt_unwind__thread_init ran. NULL: normal context, from the caller, with
- * stack pointers, through GCC's unwinder (no lock, no system call: the
- * caller may be a runtime's callback made under the runtime's own lock).
+ * The frames of the calling thread, from the caller, with stack pointers,
+ * through GCC's unwinder (no lock, no system call: the caller may be a
+ * runtime's callback made under the runtime's own lock); where libgcc_s is
+ * missing, libunwind's (sp = 0). Normal context. Returns the number of
+ * frames.
+ */
+int gt_unwind__ips(struct gt_frame *f, int max);
+/*
+ * The frames of the code a signal interrupted (uc: the handler's
+ * ucontext), its pc exact in f[0], for a sample that hangs under @st
+ * (gt_sample__stitch): as far as they matter to it. Under a base with a
+ * boundary (a task's exit frame), to the first frame at or above it, with
+ * stack pointers; under a base alone, to the first frame neither a
+ * runtime's nor the system's; else all of them. Stack pointers are 0 but
+ * in the first case. Async-signal-safe once gt_unwind__thread_init ran.
  * Returns the number of frames.
  */
-int gt_unwind__ips(void *uc, struct gt_frame *f, int max);
+int gt_unwind__sample_frames(void *uc, struct gt_frame *f, int max, const struct gt_stitch *st);
 /* The context of the calling thread's current call path, from
  * gt_unwind__ips: for runtime callbacks that have no return address to
  * memoize on (CUDA, OpenACC). Normal context. */

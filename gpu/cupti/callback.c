@@ -404,7 +404,7 @@ static struct gt_cct_node *context(struct cupti_thread *ct, enum gt_placeholder 
 		ct->slow_budget--;
 		n = gt_unwind__raw(NULL, f, max);
 	} else {
-		n = gt_unwind__ips(NULL, f, max);
+		n = gt_unwind__ips(f, max);
 	}
 	n = gt_cupti_elide__filter(f, n);
 	node = gt_unwind__frames_context(t, f, n, 0, &st, 0);

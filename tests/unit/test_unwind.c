@@ -5,6 +5,7 @@
  * at the user's call site, contain no tool or runtime frame, and repeat
  * through the memo, which must notice a changed caller.
  */
+#include <signal.h>
 #include <string.h>
 
 #include "tests/unit/test.h"
@@ -436,6 +437,72 @@ static void copied_path_tells_callers(void)
 	CHECK(probe_copy_holds());
 }
 
+/* A sample taken in sample_inner, called from sample_outer through
+ * sample_mid, under base (0: none) and, when cut, a boundary in
+ * sample_outer's frame (as a task's exit frame lies in the runtime frame
+ * that called its body). */
+struct walk {
+	int n;
+	uintptr_t ip[64], sp[64];
+	uintptr_t boundary;
+};
+
+__attribute__((noinline)) static void sample_inner(void)
+{
+	raise(SIGUSR2);
+	sink++;
+}
+
+__attribute__((noinline)) static void sample_mid(void)
+{
+	sample_inner();
+	sink++;
+}
+
+__attribute__((noinline)) static void sample_outer(int base, int cut, struct walk *w)
+{
+	/* Locals below the frame pointer: the callee's frame starts below it. */
+	volatile char pad[64];
+
+	pad[0] = 1;
+	w->boundary = cut ? (uintptr_t)__builtin_frame_address(0) : 0;
+	probe_set_stitch(base, (void *)w->boundary);
+	sample_mid();
+	w->n = probe_sample_frames(w->ip, w->sp, 64);
+	sink += pad[0];
+}
+
+static void sample_walk_ends_where_frames_matter(void)
+{
+	struct walk all, own, cut;
+	int k;
+
+	probe_init(1);
+	probe_arm_sample();
+	sample_outer(0, 0, &all);
+	sample_outer(1, 0, &own);
+	sample_outer(1, 1, &cut);
+	/* Without a base every frame: the signal's in libc, the three
+	 * functions, the test's callers up to the thread's start. */
+	CHECK(all.n >= 6);
+	/* Under a base alone, up to the first frame that is neither libc's
+	 * nor a runtime's: sample_inner's, past raise's frames in libc. */
+	CHECK(own.n >= 2 && own.n < all.n);
+	/* Under a boundary, on to the first frame whose stack pointer at
+	 * its call is at or above it: sample_outer's caller, three further
+	 * (select_frames cuts there, as an unwind from a callback does). */
+	CHECK_EQ_U(cut.n, own.n + 3);
+	for (k = 0; k < own.n; k++)
+		CHECK(own.ip[k] == all.ip[k] && own.sp[k] == 0);
+	/* The last is the test's own frame, at another call of
+	 * sample_outer. */
+	for (k = 0; k < cut.n; k++)
+		CHECK((k == cut.n - 1 || cut.ip[k] == all.ip[k]) && cut.sp[k] != 0);
+	CHECK(cut.sp[cut.n - 1] >= cut.boundary && cut.sp[cut.n - 2] < cut.boundary);
+	for (k = 0; k < all.n; k++)
+		CHECK(all.sp[k] == 0);
+}
+
 TEST_MAIN({ "fast path agrees", fast_path_agrees },
 	  { "region openers remembered", region_openers_remembered },
 	  { "elides tool and runtime", elides_tool_and_runtime },
@@ -446,4 +513,5 @@ TEST_MAIN({ "fast path agrees", fast_path_agrees },
 	  { "memo holds many deep contexts", memo_holds_many_deep_contexts },
 	  { "memo: return address inside the runtime", memo_runtime_return_address },
 	  { "memo derives contexts under other bases", memo_derives_other_bases },
-	  { "a copied memo path tells callers apart", copied_path_tells_callers })
+	  { "a copied memo path tells callers apart", copied_path_tells_callers },
+	  { "a sample's walk ends where its frames stop mattering", sample_walk_ends_where_frames_matter })

@@ -4,6 +4,7 @@
  * library together with the core, so that the tool's own frames are those of
  * this library and are elided like libgputool's.
  */
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -82,6 +83,37 @@ void probe_stitched(void *ra, int depth)
 	else
 		last = gt_unwind__context(thread, (uintptr_t)ra, key, &st);
 	gt_thread__leave(thread);
+}
+
+static struct gt_frame sample_f[64];
+static int sample_n;
+
+static void probe__on_sample(int sig, siginfo_t *si, void *uc)
+{
+	struct gt_stitch st = { .base = stitch_base, .boundary = stitch_boundary };
+
+	(void)sig, (void)si;
+	sample_n = gt_unwind__sample_frames(uc, sample_f, 64, &st);
+}
+
+void probe_arm_sample(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = probe__on_sample;
+	sa.sa_flags = SA_SIGINFO | SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGUSR2, &sa, NULL);
+}
+
+int probe_sample_frames(uintptr_t *ip, uintptr_t *sp, int max)
+{
+	for (int i = 0; i < sample_n && i < max; i++) {
+		ip[i] = sample_f[i].ip;
+		sp[i] = sample_f[i].sp;
+	}
+	return sample_n;
 }
 
 /* A copy of the memo's path for the last probe_copied lookup, as OpenMP's

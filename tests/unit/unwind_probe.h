@@ -30,6 +30,13 @@ PROBE_API void probe_copied(void *ra, int depth);
 PROBE_API int probe_copy_taken(void);
 PROBE_API int probe_copy_holds(void);
 
+/* A sample's walk (gt_unwind__sample_frames) under the stitch of
+ * probe_set_stitch, taken by the probe's handler of SIGUSR2, which
+ * probe_arm_sample installs: probe_sample_frames copies its frames' pcs and
+ * stack pointers out (at most max) and returns how many it had. */
+PROBE_API void probe_arm_sample(void);
+PROBE_API int probe_sample_frames(uintptr_t *ip, uintptr_t *sp, int max);
+
 void rt_call(void (*cb)(void *ra, int depth), int depth);
 void rt_call_own_ra(void (*cb)(void *ra, int depth), int depth);
 
