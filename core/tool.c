@@ -343,6 +343,7 @@ static void tool__meta(struct gt_profile *p, const struct gt_output *o, uint64_t
 			sum.memo_hits += us.memo_hits;
 			sum.memo_misses += us.memo_misses;
 			sum.derived += us.derived;
+			sum.predicted += us.predicted;
 			sum.full_unwinds += us.full_unwinds;
 		}
 	}
@@ -361,8 +362,8 @@ static void tool__meta(struct gt_profile *p, const struct gt_output *o, uint64_t
 	}
 	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)dropped);
 	gt_profile__set_meta(p, "dropped_samples", buf);
-	snprintf(buf, sizeof(buf), "%llu hits, %llu misses, %llu derived, %llu full unwinds",
-		 (unsigned long long)sum.memo_hits, (unsigned long long)sum.memo_misses,
+	snprintf(buf, sizeof(buf), "%llu hits (%llu predicted), %llu misses, %llu derived, %llu full unwinds",
+		 (unsigned long long)sum.memo_hits, (unsigned long long)sum.predicted, (unsigned long long)sum.memo_misses,
 		 (unsigned long long)sum.derived, (unsigned long long)sum.full_unwinds);
 	gt_profile__set_meta(p, "context_memo", buf);
 	if (region_hits + region_misses) {
@@ -379,11 +380,13 @@ static void tool__meta(struct gt_profile *p, const struct gt_output *o, uint64_t
 		gt_profile__set_meta(p, "tool_heap_bytes", buf);
 	}
 	/* What the tool cost, for benchmarks (GPUTOOL_VERBOSE=2). */
-	gt_info("exit", "overhead: %llu context lookups, %llu full unwinds; %llu samples, %llu inside the tool; heap %zu KiB",
+	gt_info("exit",
+		"overhead: %llu context lookups, %llu full unwinds; %llu samples, %llu inside the tool; heap %zu KiB; "
+		"%llu lookups predicted",
 		(unsigned long long)(sum.memo_hits + sum.memo_misses),
 		(unsigned long long)sum.full_unwinds,
 		(unsigned long long)(samples + tool_samples + dropped), (unsigned long long)tool_samples,
-		heap.mapped >> 10);
+		heap.mapped >> 10, (unsigned long long)sum.predicted);
 	gt_profile__set_meta(p, "output_dir", o->dir);
 	if (gt_thread__reused()) {
 		snprintf(buf, sizeof(buf), "%llu", (unsigned long long)gt_thread__reused());

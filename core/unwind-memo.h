@@ -17,12 +17,25 @@ struct gt_memo_slot {
 	uintptr_t off, val; /* *(key + off) == val */
 };
 
+/*
+ * One line each (the table is aligned): a lookup reads the entry, its slots
+ * and its node. next links the entry to the one that answered the thread's
+ * following lookup last time, and keeps where that one's slots and node
+ * were: when this entry answers, those lines are fetched while the program
+ * runs on (gt_memo__answered). A program that meets its constructs in the
+ * same order every time step then finds each lookup's lines in the cache,
+ * however many contexts it has.
+ */
 struct gt_memo_entry {
 	uintptr_t ra, depth;
 	struct gt_cct_node *base, *node; /* node == NULL: an empty entry */
 	struct gt_memo_slot *slots;      /* nslots of cap, call site first */
-	uint32_t nslots, cap;
+	uint16_t nslots, cap;
+	uint32_t next;                      /* the successor's index + 1; 0: none */
+	const void *next_slots, *next_node; /* where its slots and node were */
 };
+
+_Static_assert(sizeof(struct gt_memo_entry) == 64, "a memo entry is one cache line");
 
 struct gt_unwind_memo {
 	struct gt_memo_entry *e;
@@ -37,6 +50,9 @@ struct gt_unwind_memo {
 	 * cap: they survive the table's growth and a rewrite of the entry,
 	 * after which the entry's key tells. */
 	uint32_t recent[2];
+	/* The entry that answered last, and its successor (indices + 1; 0:
+	 * none), reset when the table grows. */
+	uint32_t last, pred;
 	struct gt_unwind_stats stats;
 };
 
@@ -70,17 +86,69 @@ static inline int gt_memo__entry_valid(const struct gt_memo_entry *e, uintptr_t 
 	return 1;
 }
 
-/* The answer of the memo's two recent entries for (ra, depth, base) at key,
- * or NULL. memo has a table, ra is not 0. The same test as the hash walk's:
- * as exact as it is. An empty entry has ra 0, which no lookup asks for. */
+/*
+ * Entry i answered a lookup: it becomes the successor of the entry that
+ * answered the one before, and its own successor's lines are fetched now,
+ * to be checked first at the next lookup. Only a changed link is written.
+ */
+static inline void gt_memo__answered(struct gt_unwind_memo *memo, uint32_t i)
+{
+	const struct gt_memo_entry *e = &memo->e[i];
+
+	if (memo->last) {
+		struct gt_memo_entry *p = &memo->e[memo->last - 1];
+
+		if (p->next != i + 1 || p->next_slots != e->slots || p->next_node != e->node) {
+			p->next = i + 1;
+			p->next_slots = e->slots;
+			p->next_node = e->node;
+		}
+	}
+	memo->last = i + 1;
+	memo->pred = e->next;
+	if (e->next) {
+		__builtin_prefetch(&memo->e[e->next - 1]);
+		__builtin_prefetch(e->next_slots);
+		__builtin_prefetch(e->next_node);
+	}
+}
+
+/* Entry i, found by the hash walk or predicted, answered: also the most
+ * recent one. */
+static inline void gt_memo__answered_new(struct gt_unwind_memo *memo, uint32_t i)
+{
+	if (memo->recent[0] != i) {
+		memo->recent[1] = memo->recent[0];
+		memo->recent[0] = i;
+	}
+	gt_memo__answered(memo, i);
+}
+
+/* The answer of the memo's predicted entry, then of its two recent ones,
+ * for (ra, depth, base) at key, or NULL. memo has a table, ra is not 0.
+ * The same test as the hash walk's: as exact as it is. An empty entry has
+ * ra 0, which no lookup asks for. */
 static inline struct gt_cct_node *gt_memo__recent(struct gt_unwind_memo *memo, uintptr_t ra, uintptr_t depth,
 						  const struct gt_cct_node *base, uintptr_t key)
 {
-	for (uint32_t i = 0; i < 2; i++) {
-		const struct gt_memo_entry *e = &memo->e[memo->recent[i] & (memo->cap - 1)];
+	if (memo->pred) {
+		uint32_t i = memo->pred - 1;
+		const struct gt_memo_entry *e = &memo->e[i];
 
 		if (gt_memo__entry_is(e, ra, depth, base) && gt_memo__entry_valid(e, key)) {
 			memo->stats.memo_hits++;
+			memo->stats.predicted++;
+			gt_memo__answered_new(memo, i);
+			return e->node;
+		}
+	}
+	for (uint32_t k = 0; k < 2; k++) {
+		uint32_t i = memo->recent[k] & (memo->cap - 1);
+		const struct gt_memo_entry *e = &memo->e[i];
+
+		if (gt_memo__entry_is(e, ra, depth, base) && gt_memo__entry_valid(e, key)) {
+			memo->stats.memo_hits++;
+			gt_memo__answered(memo, i);
 			return e->node;
 		}
 	}

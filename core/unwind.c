@@ -170,14 +170,25 @@ static int unwind__frames(struct gt_frame *out, int max, uintptr_t boundary)
 	return w.n;
 }
 
+/* An empty table of cap entries, each on a line of its own. */
+static struct gt_memo_entry *memo__table(uint32_t cap)
+{
+	struct gt_memo_entry *e = aligned_alloc(64, cap * sizeof(*e));
+
+	if (e)
+		memset(e, 0, cap * sizeof(*e));
+	return e;
+}
+
 int gt_unwind__memo_rearm(struct gt_unwind_memo *memo)
 {
 	if (memo->e)
 		return 0;
-	memo->e = calloc(MEMO_MIN_CAP, sizeof(*memo->e));
+	memo->e = memo__table(MEMO_MIN_CAP);
 	if (!memo->e)
 		return -ENOMEM;
 	memo->cap = MEMO_MIN_CAP;
+	memo->last = memo->pred = 0;
 	return 0;
 }
 
@@ -202,6 +213,7 @@ void gt_unwind__memo_release(struct gt_unwind_memo *memo)
 	memo->e = NULL;
 	memo->cap = 0;
 	memo->used = 0;
+	memo->last = memo->pred = 0;
 }
 
 void gt_unwind__stats(const struct gt_thread *t, struct gt_unwind_stats *s)
@@ -550,10 +562,7 @@ static __attribute__((noinline)) struct gt_cct_node *memo__walk(struct gt_unwind
 
 		if (gt_memo__entry_is(e, ra, depth, base) && gt_memo__entry_valid(e, key)) {
 			memo->stats.memo_hits++;
-			if (memo->recent[0] != h) {
-				memo->recent[1] = memo->recent[0];
-				memo->recent[0] = h;
-			}
+			gt_memo__answered_new(memo, h);
 			return e->node;
 		}
 	}
@@ -624,10 +633,12 @@ struct gt_cct_node *gt_unwind__memo_context(struct gt_thread *t, uintptr_t ra, u
 static int memo__grow(struct gt_unwind_memo *memo)
 {
 	uint32_t cap = memo->cap * 2, mask = cap - 1;
-	struct gt_memo_entry *e = calloc(cap, sizeof(*e));
+	struct gt_memo_entry *e = memo__table(cap);
 
 	if (!e)
 		return -1;
+	/* Links are indices of the old table. */
+	memo->last = memo->pred = 0;
 	for (uint32_t i = 0; i < memo->cap; i++) {
 		const struct gt_memo_entry *o = &memo->e[i];
 		uint32_t h;
@@ -637,6 +648,7 @@ static int memo__grow(struct gt_unwind_memo *memo)
 		for (h = memo_hash(o->ra, o->depth, o->base) & mask; e[h].node; h = (h + 1) & mask)
 			;
 		e[h] = *o;
+		e[h].next = 0;
 	}
 	free(memo->e);
 	memo->e = e;
@@ -695,7 +707,7 @@ static struct gt_memo_entry *memo__entry_for(struct gt_unwind_memo *memo, uintpt
 			return NULL;
 		}
 		e->slots = slots;
-		e->cap = cap;
+		e->cap = (uint16_t)cap;
 	}
 	e->ra = ra;
 	e->depth = depth;
@@ -728,6 +740,9 @@ static void memo__put(struct gt_unwind_memo *memo, uintptr_t ra, uintptr_t key, 
 		e->nslots++;
 	}
 	e->node = node;
+	/* A shape answers no lookup of its own. */
+	if (base != MEMO_SHAPE)
+		gt_memo__answered(memo, (uint32_t)(e - memo->e));
 }
 
 /*
@@ -761,8 +776,9 @@ static __attribute__((noinline)) struct gt_cct_node *memo__derive(struct gt_thre
 		d = memo__entry_for(memo, ra, depth, base, n);
 		if (d) {
 			memcpy(d->slots, slots, n * sizeof(*slots));
-			d->nslots = n;
+			d->nslots = (uint16_t)n;
 			d->node = node;
+			gt_memo__answered(memo, (uint32_t)(d - memo->e));
 		}
 		return node;
 	}

@@ -135,8 +135,10 @@ int gt_unwind__elided(uintptr_t pc);
 
 /* Counters for tests and benchmarks. */
 struct gt_unwind_stats {
-	/* derived: misses answered from a shape (core/unwind.c), no unwind */
-	uint64_t memo_hits, memo_misses, derived, full_unwinds;
+	/* derived: misses answered from a shape (core/unwind.c), no unwind;
+	 * predicted: hits answered by the entry that followed the previous
+	 * answer last time */
+	uint64_t memo_hits, memo_misses, derived, full_unwinds, predicted;
 };
 void gt_unwind__stats(const struct gt_thread *t, struct gt_unwind_stats *s);
 

@@ -276,6 +276,65 @@ static void memo_holds_many_deep_contexts(void)
 	CHECK_EQ_U(full_unwinds() - before, 0);
 }
 
+/* Contexts met in the same order again and again, more of them than the
+ * memo's recent entries: each lookup is answered by the entry that followed
+ * the previous answer last time. A prediction whose call path no longer
+ * holds (the other caller of the same site, at the same depth) is passed
+ * over, and the lookup still finds its own context. */
+static void memo_predicts_next_lookup(void)
+{
+	enum { DEPTH = 40, N = 12 };
+	void *na[N], *nb[N];
+	uint64_t p0 = 0, p1 = 0, f0 = 0;
+	char a[4096], b[4096];
+
+	probe_init(1);
+	_Pragma("clang loop unroll(disable)")
+	for (int pass = 0; pass < 4; pass++) {
+		if (pass == 1)
+			f0 = full_unwinds();
+		if (pass == 2)
+			p0 = probe_predicted();
+		descend(DEPTH);
+	}
+	p1 = probe_predicted();
+	printf("  %d contexts in turn: %llu of the last 2 passes' lookups predicted\n", DEPTH + 1,
+	       (unsigned long long)(p1 - p0));
+	CHECK_EQ_U(full_unwinds() - f0, 0);
+	/* The first pass made the entries (and may have grown the table,
+	 * which drops the links); the second linked each to the next. */
+	CHECK_EQ_U(p1 - p0, 2 * (DEPTH + 1));
+
+	/* a, r, b, r, ...: after r the prediction is always the caller that
+	 * came last time, the wrong one. */
+	_Pragma("clang loop unroll(disable)")
+	for (int i = 0; i < N; i++) {
+		if (i == 2) {
+			p0 = probe_predicted();
+			f0 = full_unwinds();
+		}
+		_Pragma("clang loop unroll(disable)")
+		for (int j = 0; j < 2; j++) {
+			if (j)
+				caller_b();
+			else
+				caller_a();
+			(j ? nb : na)[i] = probe_last();
+			recurse(0);
+		}
+	}
+	p1 = probe_predicted();
+	for (int i = 1; i < N; i++)
+		CHECK(na[i] == na[0] && nb[i] == nb[0]);
+	CHECK(na[0] != nb[0]);
+	CHECK_EQ_U(full_unwinds() - f0, 0);
+	CHECK_EQ_U(p1 - p0, 2 * (N - 2));
+	probe_path(na[0], a, sizeof(a));
+	probe_path(nb[0], b, sizeof(b));
+	CHECK(strstr(a, "caller_a/site_one"));
+	CHECK(strstr(b, "caller_b/site_one"));
+}
+
 static void memo_runtime_return_address(void)
 {
 	enum { N = 10 };
@@ -511,6 +570,7 @@ TEST_MAIN({ "fast path agrees", fast_path_agrees },
 	  { "memo context: alternating callers", memo_context_alternating_callers },
 	  { "memo matches a cold unwind", memo_matches_cold_unwind },
 	  { "memo holds many deep contexts", memo_holds_many_deep_contexts },
+	  { "memo predicts the next lookup", memo_predicts_next_lookup },
 	  { "memo: return address inside the runtime", memo_runtime_return_address },
 	  { "memo derives contexts under other bases", memo_derives_other_bases },
 	  { "a copied memo path tells callers apart", copied_path_tells_callers },

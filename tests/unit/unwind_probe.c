@@ -166,6 +166,14 @@ void probe_copied(void *ra, int depth)
 	gt_thread__leave(thread);
 }
 
+uint64_t probe_predicted(void)
+{
+	struct gt_unwind_stats st;
+
+	gt_unwind__stats(thread, &st);
+	return st.predicted;
+}
+
 uint64_t probe_derived(void)
 {
 	struct gt_unwind_stats st;

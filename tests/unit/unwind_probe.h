@@ -22,6 +22,8 @@ PROBE_API void probe_stats(uint64_t *hits, uint64_t *misses, uint64_t *full);
 PROBE_API void probe_set_stitch(int base, void *boundary);
 PROBE_API void probe_stitched(void *ra, int depth);
 PROBE_API uint64_t probe_derived(void);
+/* Memo hits answered by the predicted entry (gt_memo__recent). */
+PROBE_API uint64_t probe_predicted(void);
 /* probe_copied under the stitch: mode 1 looks a context up and copies the
  * call path of the memo's recent entry that answered (probe_copy_taken);
  * mode 0 checks that copy against its own stack (probe_copy_holds). */
