@@ -233,10 +233,30 @@ static struct gt_thread *thread__revive(struct gt_thread *t)
 	return t;
 }
 
-/* Another tree's node -> this thread's copy of it (gt_thread__import). */
-struct gt_import_map {
-	struct gt_hmap map;
+/* One import: another tree's node, this thread's copy of it, and the entry
+ * of the import asked for after it last time (index + 1; 0: none). */
+struct import_ent {
+	const struct gt_cct_node *foreign;
+	struct gt_cct_node *own;
+	uint32_t next;
 };
+
+/*
+ * Another tree's node -> this thread's copy of it (gt_thread__import). A
+ * worker imports its region's node at every fork; a program of many region
+ * contexts (reached through many call paths) imports them in the same
+ * order every time step, so each import links to the one that came next
+ * last time, and that one is checked first (a compare of the foreign
+ * pointer: nothing of the node is read) with its entry fetched ahead.
+ */
+struct gt_import_map {
+	struct gt_hmap map; /* foreign -> index + 1 in ent */
+	struct import_ent *ent;
+	uint32_t n, cap;
+	uint32_t last, pred; /* the last answer's entry, and its successor (index + 1) */
+};
+
+static void import_map__free(struct gt_import_map *m);
 
 /*
  * A thread's end. OMPT says when its threads end; any other thread (one
@@ -354,8 +374,7 @@ void gt_thread__exit(struct gt_thread *t)
 	gt_thread__enter(t);
 	gt_unwind__memo_release(t->memo);
 	if (t->imports) {
-		gt_hmap__fini(&t->imports->map);
-		free(t->imports);
+		import_map__free(t->imports);
 		t->imports = NULL;
 	}
 	memset(t->last_import, 0, sizeof(t->last_import));
@@ -395,17 +414,60 @@ struct gt_thread *gt_thread__at(uint32_t index)
 	return atomic_load_explicit(&slots[index], memory_order_acquire);
 }
 
-static struct gt_cct_node *import_map__get(struct gt_import_map *m, struct gt_cct_node *k)
+/* k's entry (index + 1), or 0. */
+static uint32_t import_map__find(const struct gt_import_map *m, const struct gt_cct_node *k)
 {
 	const uint64_t *v = gt_hmap__get(&m->map, (uintptr_t)k);
 
-	return v ? (struct gt_cct_node *)(uintptr_t)*v : NULL;
+	return v ? (uint32_t)*v : 0;
+}
+
+static struct gt_cct_node *import_map__get(const struct gt_import_map *m, const struct gt_cct_node *k)
+{
+	uint32_t i = import_map__find(m, k);
+
+	return i ? m->ent[i - 1].own : NULL;
 }
 
 /* Out of memory: the node is imported again next time, to the same copy. */
 static void import_map__put(struct gt_import_map *m, struct gt_cct_node *k, struct gt_cct_node *v)
 {
-	gt_hmap__put(&m->map, (uintptr_t)k, (uintptr_t)v);
+	if (m->n == m->cap) {
+		uint32_t cap = m->cap ? m->cap * 2 : 64;
+		struct import_ent *e = realloc(m->ent, cap * sizeof(*e));
+
+		if (!e)
+			return;
+		m->ent = e;
+		m->cap = cap;
+	}
+	if (gt_hmap__put(&m->map, (uintptr_t)k, m->n + 1))
+		return;
+	m->ent[m->n++] = (struct import_ent){ .foreign = k, .own = v };
+}
+
+/* Entry i (index + 1) answered an import: the successor of the previous
+ * answer, and its own successor is fetched for the next one. */
+static void import_map__answered(struct gt_import_map *m, uint32_t i)
+{
+	if (m->last && m->ent[m->last - 1].next != i)
+		m->ent[m->last - 1].next = i;
+	m->last = i;
+	m->pred = m->ent[i - 1].next;
+	if (m->pred)
+		__builtin_prefetch(&m->ent[m->pred - 1]);
+}
+
+static void import_map__free(struct gt_import_map *m)
+{
+	gt_hmap__fini(&m->map);
+	free(m->ent);
+	free(m);
+}
+
+uint64_t gt_thread__imports_predicted(const struct gt_thread *t)
+{
+	return t->imports_predicted;
 }
 
 struct gt_cct_node *gt_thread__imported(const struct gt_thread *t, const struct gt_cct_node *foreign)
@@ -423,7 +485,9 @@ struct gt_cct_node *gt_thread__import_slow(struct gt_thread *t, struct gt_cct_no
 {
 	struct gt_cct_node *path[64];
 	struct gt_cct_node *own, *n;
+	struct gt_import_map *m = t->imports;
 	unsigned depth = 0;
+	uint32_t i;
 
 	if (!foreign)
 		return t->cct.root;
@@ -437,23 +501,25 @@ struct gt_cct_node *gt_thread__import_slow(struct gt_thread *t, struct gt_cct_no
 		return t->last_import_own[0];
 	if (foreign == t->last_import[1])
 		return t->last_import_own[1];
-	if (t->imports) {
-		own = import_map__get(t->imports, foreign);
-		if (own)
-			goto out;
+	if (m && m->pred && m->ent[m->pred - 1].foreign == foreign) {
+		t->imports_predicted++;
+		i = m->pred;
+		goto answered;
 	}
+	if (m && (i = import_map__find(m, foreign)))
+		goto answered;
 	if (gt_cct__owns(&t->cct, foreign)) {
 		own = foreign;
 		goto out;
 	}
-	if (!t->imports) {
-		t->imports = calloc(1, sizeof(*t->imports));
-		if (!t->imports)
+	if (!m) {
+		m = t->imports = calloc(1, sizeof(*t->imports));
+		if (!m)
 			return t->cct.root;
 	}
 	/* Climb until a node already imported (or a root), then come back down. */
 	for (n = foreign; n && n->kind != GT_NODE_ROOT; n = n->parent) {
-		own = import_map__get(t->imports, n);
+		own = import_map__get(m, n);
 		if (own)
 			break;
 		if (depth == sizeof(path) / sizeof(path[0])) {
@@ -470,8 +536,15 @@ struct gt_cct_node *gt_thread__import_slow(struct gt_thread *t, struct gt_cct_no
 		own = gt_cct__child(&t->cct, own, n->kind, n->key, 0);
 		if (!own)
 			return t->cct.root;
-		import_map__put(t->imports, n, own);
+		import_map__put(m, n, own);
 	}
+	i = import_map__find(m, foreign);
+	if (i)
+		import_map__answered(m, i);
+	goto out;
+answered:
+	import_map__answered(m, i);
+	own = m->ent[i - 1].own;
 out:
 	t->last_import[1] = t->last_import[0];
 	t->last_import_own[1] = t->last_import_own[0];

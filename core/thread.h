@@ -79,6 +79,7 @@ struct gt_thread {
 	 * runs a taskloop's chunks imports two nodes in turn (the construct's
 	 * and the chunk's <omp task>), which one entry would miss each time. */
 	struct gt_cct_node *last_import[2], *last_import_own[2];
+	uint64_t imports_predicted; /* answered by the predicted import */
 	/* Nodes that every thread has at its root. */
 	struct gt_cct_node *idle_node;
 
@@ -205,6 +206,9 @@ struct gt_cct_node *gt_thread__import_slow(struct gt_thread *t, struct gt_cct_no
  * allocates nothing. Async-signal-safe in t's own handler while t is not
  * in the tool (gt_thread__enter), where imports are made. */
 struct gt_cct_node *gt_thread__imported(const struct gt_thread *t, const struct gt_cct_node *foreign);
+
+/* Imports answered by the one that followed the previous answer last time. */
+uint64_t gt_thread__imports_predicted(const struct gt_thread *t);
 
 /* gt_thread__import's last two answers inline: they read nothing of the
  * node, whose owner keeps writing its line. */

@@ -284,7 +284,7 @@ static void tool__meta(struct gt_profile *p, const struct gt_output *o, uint64_t
 {
 	char buf[4096];
 	uint64_t tool_samples = 0, dropped = 0, samples = 0, wall = 0, wall_tool = 0;
-	uint64_t region_hits = 0, region_misses = 0, rh, rm;
+	uint64_t region_hits = 0, region_misses = 0, rh, rm, imports_predicted = 0;
 	unsigned kinds = gt_sample__kinds();
 	struct gt_unwind_stats us, sum = { 0 };
 	struct gt_mem_stats heap;
@@ -344,6 +344,7 @@ static void tool__meta(struct gt_profile *p, const struct gt_output *o, uint64_t
 			sum.memo_misses += us.memo_misses;
 			sum.derived += us.derived;
 			sum.predicted += us.predicted;
+			imports_predicted += gt_thread__imports_predicted(t);
 			sum.full_unwinds += us.full_unwinds;
 		}
 	}
@@ -382,11 +383,11 @@ static void tool__meta(struct gt_profile *p, const struct gt_output *o, uint64_t
 	/* What the tool cost, for benchmarks (GPUTOOL_VERBOSE=2). */
 	gt_info("exit",
 		"overhead: %llu context lookups, %llu full unwinds; %llu samples, %llu inside the tool; heap %zu KiB; "
-		"%llu lookups predicted",
+		"%llu lookups predicted, %llu imports",
 		(unsigned long long)(sum.memo_hits + sum.memo_misses),
 		(unsigned long long)sum.full_unwinds,
 		(unsigned long long)(samples + tool_samples + dropped), (unsigned long long)tool_samples,
-		heap.mapped >> 10, (unsigned long long)sum.predicted);
+		heap.mapped >> 10, (unsigned long long)sum.predicted, (unsigned long long)imports_predicted);
 	gt_profile__set_meta(p, "output_dir", o->dir);
 	if (gt_thread__reused()) {
 		snprintf(buf, sizeof(buf), "%llu", (unsigned long long)gt_thread__reused());

@@ -216,6 +216,52 @@ static void import_copies_path(void)
 	}
 }
 
+/* Nodes imported in the same order again and again, more of them than
+ * the two remembered answers: each is answered by the one that followed
+ * the previous answer last time. An order that changes is still answered
+ * right, through the map. */
+static void import_predicts_next(void)
+{
+	enum { N = 5 };
+	struct gt_thread *t = gt_thread__self(GT_THREAD_INITIAL);
+	struct gt_arena other_arena;
+	struct gt_cct other;
+	struct gt_cct_node *foreign[N], *own[N], *d_own;
+	uint64_t p0 = 0;
+
+	CHECK(t);
+	gt_arena__init(&other_arena);
+	gt_cct__init(&other, &other_arena);
+	for (int i = 0; i < N; i++) {
+		uintptr_t path[] = { 0x100, 0x200 + (uintptr_t)i };
+
+		foreign[i] = gt_cct__placeholder(&other, cct_test__path(&other, other.root, path, 2, 0),
+						 GT_PH_OMP_PARALLEL);
+	}
+	for (int pass = 0; pass < 4; pass++) {
+		if (pass == 2)
+			p0 = gt_thread__imports_predicted(t);
+		for (int i = 0; i < N; i++) {
+			struct gt_cct_node *o = gt_thread__import(t, foreign[i]);
+
+			if (pass == 0)
+				own[i] = o;
+			CHECK(o == own[i]);
+		}
+	}
+	/* Linked by the first two passes, every import of the next two. */
+	CHECK_EQ_U(gt_thread__imports_predicted(t) - p0, 2 * N);
+	for (int i = 0; i < N; i++)
+		CHECK(own[i]->parent->key == 0x200 + (uintptr_t)i && gt_cct__owns(&t->cct, own[i]));
+	/* 0 1 2, then 0 D 2: after 0 the prediction is the other one. */
+	d_own = gt_thread__import(t, foreign[3]);
+	for (int pass = 0; pass < 6; pass++) {
+		CHECK(gt_thread__import(t, foreign[0]) == own[0]);
+		CHECK(gt_thread__import(t, foreign[pass % 2 ? 3 : 1]) == (pass % 2 ? d_own : own[1]));
+		CHECK(gt_thread__import(t, foreign[2]) == own[2]);
+	}
+}
+
 /* Debug builds stop a write into another thread's tree at once, where it
  * happens, instead of leaving a corrupt child list behind. */
 static void foreign_write_is_caught(void)
@@ -368,4 +414,5 @@ TEST_MAIN({ "insert finds existing", insert_finds_existing },
 	  { "walk visits all", walk_visits_all },
 	  { "signal allocation uses the spare only", signal_alloc_uses_spare_only },
 	  { "import copies path", import_copies_path },
+	  { "import predicts the next import", import_predicts_next },
 	  { "a write into another tree is caught", foreign_write_is_caught })
