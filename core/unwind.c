@@ -301,6 +301,17 @@ int gt_unwind__sample_frames(void *uc, struct gt_frame *f, int max, const struct
 
 	if (max > MAX_FRAMES)
 		max = MAX_FRAMES;
+	/* Under a node that takes no frames (a wait, idle, the fork), a
+	 * sample that interrupted a runtime's own code (libomp spinning at a
+	 * barrier or waiting for work) is the node's: the walk would only look
+	 * for the tool above it, and the tool calls a runtime only inside its
+	 * bracketed sections (gt_thread__enter), where the handler takes no
+	 * context. Most samples of a team that waits at its barriers. */
+	if (st->base && !st->cut && !st->boundary && max > 0 && gt_modmap__class(pc) == GT_MOD_RUNTIME) {
+		f[0].ip = pc;
+		f[0].sp = 0;
+		return 1;
+	}
 	if (gcc_backtrace) {
 		/* GCC's unwinder crosses the signal frame and takes no lock.
 		 * libunwind's unw_backtrace falls back to its full step

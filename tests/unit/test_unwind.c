@@ -5,8 +5,10 @@
  * at the user's call site, contain no tool or runtime frame, and repeat
  * through the memo, which must notice a changed caller.
  */
+#include <pthread.h>
 #include <signal.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "tests/unit/test.h"
 #include "tests/unit/unwind_probe.h"
@@ -562,6 +564,62 @@ static void sample_walk_ends_where_frames_matter(void)
 		CHECK(all.sp[k] == 0);
 }
 
+/* Sends SIGUSR2 to the thread in rt_spin until the probe took a sample
+ * there, then lets it return. */
+struct spin {
+	pthread_t target;
+	volatile int state;
+};
+
+static void *spin__kick(void *arg)
+{
+	struct spin *s = arg;
+	int before;
+
+	while (s->state != 1)
+		usleep(100);
+	before = probe_samples_taken();
+	while (probe_samples_taken() == before) {
+		pthread_kill(s->target, SIGUSR2);
+		usleep(1000);
+	}
+	s->state = 2;
+	return NULL;
+}
+
+/* One sample taken while the thread spins inside the runtime (rt_spin), under
+ * the stitch of base (0: none): its frames in w. */
+__attribute__((noinline)) static void sample_in_runtime(int base, struct walk *w)
+{
+	struct spin s = { .target = pthread_self() };
+	pthread_t kicker;
+
+	probe_set_stitch(base, NULL);
+	CHECK(pthread_create(&kicker, NULL, spin__kick, &s) == 0);
+	rt_spin(&s.state);
+	pthread_join(kicker, NULL);
+	w->n = probe_sample_frames(w->ip, w->sp, 64);
+}
+
+/* Under a node that takes no frames, a sample that interrupted the
+ * runtime's own code is the node's without a walk: one frame, the
+ * interrupted instruction, inside rt_spin. Without a base the same sample
+ * is walked to the thread's start. */
+static void sample_in_runtime_wait_not_walked(void)
+{
+	struct walk own, all;
+	uintptr_t spin = (uintptr_t)(void *)rt_spin;
+
+	probe_init(1);
+	probe_arm_sample();
+	sample_in_runtime(1, &own);
+	sample_in_runtime(0, &all);
+	CHECK_EQ_U(own.n, 1);
+	CHECK(own.ip[0] >= spin && own.ip[0] < spin + 64 && own.sp[0] == 0);
+	CHECK(all.n >= 4);
+	CHECK(all.ip[0] >= spin && all.ip[0] < spin + 64);
+}
+
 TEST_MAIN({ "fast path agrees", fast_path_agrees },
 	  { "region openers remembered", region_openers_remembered },
 	  { "elides tool and runtime", elides_tool_and_runtime },
@@ -574,4 +632,5 @@ TEST_MAIN({ "fast path agrees", fast_path_agrees },
 	  { "memo: return address inside the runtime", memo_runtime_return_address },
 	  { "memo derives contexts under other bases", memo_derives_other_bases },
 	  { "a copied memo path tells callers apart", copied_path_tells_callers },
-	  { "a sample's walk ends where its frames stop mattering", sample_walk_ends_where_frames_matter })
+	  { "a sample's walk ends where its frames stop mattering", sample_walk_ends_where_frames_matter },
+	  { "a sample in a runtime's wait is not walked", sample_in_runtime_wait_not_walked })

@@ -87,6 +87,7 @@ void probe_stitched(void *ra, int depth)
 
 static struct gt_frame sample_f[64];
 static int sample_n;
+static volatile int samples_taken;
 
 static void probe__on_sample(int sig, siginfo_t *si, void *uc)
 {
@@ -94,6 +95,12 @@ static void probe__on_sample(int sig, siginfo_t *si, void *uc)
 
 	(void)sig, (void)si;
 	sample_n = gt_unwind__sample_frames(uc, sample_f, 64, &st);
+	samples_taken = samples_taken + 1;
+}
+
+int probe_samples_taken(void)
+{
+	return samples_taken;
 }
 
 void probe_arm_sample(void)

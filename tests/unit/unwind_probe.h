@@ -39,7 +39,11 @@ PROBE_API int probe_copy_holds(void);
 PROBE_API void probe_arm_sample(void);
 PROBE_API int probe_sample_frames(uintptr_t *ip, uintptr_t *sp, int max);
 
+/* Samples the probe's handler has taken. */
+PROBE_API int probe_samples_taken(void);
+
 void rt_call(void (*cb)(void *ra, int depth), int depth);
+void rt_spin(volatile int *state);
 void rt_call_own_ra(void (*cb)(void *ra, int depth), int depth);
 
 #endif

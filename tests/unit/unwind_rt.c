@@ -9,6 +9,8 @@ __attribute__((visibility("default"), noinline)) void rt_call(void (*cb)(void *r
 __attribute__((visibility("default"), noinline)) void rt_call_own_ra(void (*cb)(void *ra, int depth),
 								     int depth);
 
+__attribute__((visibility("default"), noinline)) void rt_spin(volatile int *state);
+
 static volatile int sink;
 
 __attribute__((noinline)) static void rt_inner(void (*cb)(void *ra, int depth), void *ra, int depth)
@@ -35,4 +37,13 @@ void rt_call_own_ra(void (*cb)(void *ra, int depth), int depth)
 {
 	rt_inner_own(cb, depth);
 	sink++;
+}
+
+/* A runtime waiting: sets *state to 1, then spins in its own code until
+ * someone sets it to 2, as libomp spins at a barrier. */
+void rt_spin(volatile int *state)
+{
+	*state = 1;
+	while (*state == 1)
+		sink++;
 }
