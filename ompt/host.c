@@ -906,8 +906,8 @@ static __attribute__((noinline)) void sync_wait(ompt_sync_region_t kind, ompt_sc
  * frame: the begin of a taskwait or taskgroup whose construct the cache
  * holds, judged sampled, in an implicit task timed exactly, drawn untimed
  * (counted now, its node kept for the samples taken while it waits); and
- * the end of such a wait. The rest is sync_wait's, explicit tasks' waits
- * included (a tree's, each under a node of its own).
+ * the end of every untimed wait, a barrier's too. The rest is sync_wait's,
+ * explicit tasks' waits included (a tree's, each under a node of its own).
  */
 void ompt__on_sync_region_wait(ompt_sync_region_t kind, ompt_scope_endpoint_t endpoint,
 			       ompt_data_t *parallel_data, ompt_data_t *task_data,
@@ -918,6 +918,16 @@ void ompt__on_sync_region_wait(ompt_sync_region_t kind, ompt_scope_endpoint_t en
 	uintptr_t v = task_data ? (uintptr_t)task_data->ptr : 0;
 	struct omp_task *task = (struct omp_task *)v;
 
+	/* The end of any untimed wait: nothing to charge (sync_wait's own
+	 * case, without its call). Most of a region-dense program's barriers
+	 * are such waits, in the regions whose teams go untimed. */
+	if (endpoint == ompt_scope_end && t && v && !(v & OMP_TASK_PENDING) && task->wait_node &&
+	    task->wait_inst == OMP_INST_UNTIMED) {
+		gt_thread__enter(t);
+		wait__end_untimed(task);
+		gt_thread__leave(t);
+		return;
+	}
 	if ((kind != ompt_sync_region_taskwait && kind != ompt_sync_region_taskgroup) || !t || !t->ompt || !v ||
 	    (v & OMP_TASK_PENDING) || task->is_explicit) {
 		sync_wait(kind, endpoint, parallel_data, task_data, codeptr_ra, key);
@@ -942,10 +952,6 @@ void ompt__on_sync_region_wait(ompt_sync_region_t kind, ompt_scope_endpoint_t en
 		task->wait_calib = NULL;
 		wait__begin(ot, task, 1, OMP_INST_UNTIMED);
 		c->count->value++;
-		gt_thread__leave(t);
-	} else if (task->wait_node && task->wait_inst == OMP_INST_UNTIMED) {
-		gt_thread__enter(t);
-		wait__end_untimed(task);
 		gt_thread__leave(t);
 	} else {
 		sync_wait(kind, endpoint, parallel_data, task_data, codeptr_ra, key);
