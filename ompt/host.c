@@ -62,15 +62,68 @@ static inline struct gt_cct_node *context__under(struct gt_thread *t, const void
 	return gt_unwind__memo_context(t, (uintptr_t)ra, key, base, boundary);
 }
 
+/*
+ * An implicit task's exit frame is asked of the runtime at the task's first
+ * construct: at every region, on every thread of the team, an inquiry call
+ * of about 150 instructions on the way to the construct. The runtime keeps
+ * it beside the task's data, at a distance its answers tell: once
+ * FRAME_AGREE answers agreed on it and none differed, the exit frame is
+ * read there. Every FRAME_CHECK-th read is asked all the same, and an
+ * answer that differs turns the reading off for good.
+ */
+#define FRAME_AGREE 16
+#define FRAME_CHECK 64
+
+static atomic_intptr_t frame_off;  /* task data minus frame record; 0: none yet */
+/* Answers that agreed with frame_off: incremented with release after it
+ * was set or read, loaded with acquire before it is used. */
+static atomic_uint frame_agree;
+static atomic_int frame_off_bad;
+
+const ompt_frame_t *ompt__frame_beside(const ompt_data_t *task_data)
+{
+	intptr_t off;
+
+	if (!task_data || atomic_load_explicit(&frame_agree, memory_order_acquire) < FRAME_AGREE ||
+	    atomic_load_explicit(&frame_off_bad, memory_order_relaxed))
+		return NULL;
+	off = atomic_load_explicit(&frame_off, memory_order_relaxed);
+	return off ? (const ompt_frame_t *)(const void *)((const char *)task_data - off) : NULL;
+}
+
+void ompt__frame_observe(const ompt_data_t *data, const ompt_frame_t *frame)
+{
+	intptr_t off = (const char *)data - (const char *)frame, was = 0;
+
+	if (!off)
+		return;
+	if (atomic_compare_exchange_strong_explicit(&frame_off, &was, off, memory_order_relaxed,
+						    memory_order_relaxed) ||
+	    was == off)
+		atomic_fetch_add_explicit(&frame_agree, 1, memory_order_release);
+	else
+		atomic_store_explicit(&frame_off_bad, 1, memory_order_relaxed);
+}
+
 /* ompt__context_of in a task whose exit frame is not known yet. */
 static __attribute__((noinline)) struct gt_cct_node *context__ask_frame(struct gt_thread *t, const void *ra,
 									 uintptr_t key, struct omp_task *task)
 {
+	struct omp_thread *ot = t->ompt;
 	ompt_frame_t *cur = NULL;
+	ompt_data_t *data = NULL;
 	uintptr_t boundary;
 
-	if (gt_ompt_get_task_info(0, NULL, NULL, &cur, NULL, NULL) == 2 && cur)
+	if (!task->is_explicit && task->frame_at && ++ot->frame_turn % FRAME_CHECK) {
+		task->exit_frame = (uintptr_t)task->frame_at->exit_frame.ptr;
+		ot->frames_read++;
+	} else if (ot->frames_asked++, gt_ompt_get_task_info(0, NULL, &data, &cur, NULL, NULL) == 2 && cur) {
 		task->exit_frame = (uintptr_t)cur->exit_frame.ptr;
+		if (data)
+			ompt__frame_observe(data, cur);
+		if (!task->is_explicit && task->frame_at && task->frame_at != cur)
+			atomic_store_explicit(&frame_off_bad, 1, memory_order_relaxed);
+	}
 	boundary = task->exit_frame;
 	/* None: the call comes from the runtime itself. */
 	if (!boundary)
@@ -603,6 +656,7 @@ void ompt__on_implicit_task(ompt_scope_endpoint_t endpoint, ompt_data_t *paralle
 		task = ompt__task_new(ot, 1);
 		if (task) {
 			now = 0;
+			task->frame_at = ompt__frame_beside(task_data);
 			if (!s) {
 				task->node = t->cct.root;
 			} else if (s->ot == ot) {

@@ -207,6 +207,10 @@ struct omp_task {
 	 * end callback (deferred releases) still belong to it. */
 	struct gt_cct_node *target_dev;
 	struct gt_thread *target_owner;
+	/* Implicit tasks (cleared whole when made): the runtime's record of
+	 * the task's frames, beside its task data (ompt__frame_beside); NULL:
+	 * the exit frame is asked for. */
+	const ompt_frame_t *frame_at;
 };
 _Static_assert(offsetof(struct omp_task, wait_ns) <= 64,
 	       "an explicit task's hot fields share one cache line");
@@ -359,6 +363,11 @@ struct omp_thread {
 	uint8_t last_time_site; /* the entry of time_sites used last */
 	uint32_t wait_draw; /* xorshift state of the draws of sampled waits (ompt__wait_drawn); 0: unseeded */
 	uint32_t time_phase; /* where the next entry judged here starts its count (time__judged) */
+	/* Implicit tasks' exit frames read beside their task data
+	 * (ompt__frame_beside), and asked of the runtime; frame_turn counts
+	 * the tasks that could read it. */
+	uint64_t frames_read, frames_asked;
+	uint32_t frame_turn;
 	/* The league (teams) this thread began and has not ended: LLVM's
 	 * libomp gives a league of one team's initial task no parallel_data. */
 	void *league; /* its parallel_data (region__tag) */
@@ -449,6 +458,17 @@ const char *ompt__kernel_name(const void *pc);
  * *calib the construct's calibration when this wait counts towards it
  * (ompt__wait_calibrated at its end), else NULL.
  */
+/*
+ * The runtime's record of the frames of the task whose data is task_data,
+ * once learned (ompt__frame_observe), else NULL: in LLVM's libomp a task's
+ * ompt_frame_t and its ompt_data_t are members of one record, at a
+ * distance that is the runtime's constant.
+ */
+const ompt_frame_t *ompt__frame_beside(const ompt_data_t *task_data);
+/* get_task_info answered data and frame for one task: their distance
+ * counts towards the one learned, or turns the learning off for good. */
+void ompt__frame_observe(const ompt_data_t *data, const ompt_frame_t *frame);
+
 uint8_t ompt__wait_judge(struct omp_thread *ot, const struct gt_cct_node *ctx, uint8_t *judged,
 			 struct omp_time_shared **calib);
 /* A wait that counted towards calibration g waited ticks. */

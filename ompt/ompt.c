@@ -101,7 +101,21 @@ static int ompt__initialize(ompt_function_lookup_t lookup, int initial_device_nu
 
 static void ompt__finalize(ompt_data_t *tool_data)
 {
+	uint64_t read = 0, asked = 0;
+
 	(void)tool_data;
+	/* The runtime's threads are done with their records by now. */
+	for (uint32_t i = 0, n = gt_thread__count(); i < n; i++) {
+		const struct gt_thread *t = gt_thread__at(i);
+		const struct omp_thread *ot = t ? t->ompt : NULL;
+
+		if (ot) {
+			read += ot->frames_read;
+			asked += ot->frames_asked;
+		}
+	}
+	gt_info("ompt", "task exit frames: %llu asked of the runtime, %llu read beside the task's data",
+		(unsigned long long)asked, (unsigned long long)read);
 	gt_tool__stop();
 }
 

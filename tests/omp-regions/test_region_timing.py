@@ -12,6 +12,7 @@ measures itself.
 import glob
 import json
 import os
+import re
 import sys
 import tempfile
 
@@ -78,7 +79,7 @@ def run_tool(extra):
     samples = {("short_regions" if "short_regions" in r["where"] else "long_regions"): r["time_samples"]
                for r in json.loads(js)["regions"]["rows"]}
     return (one_profile(GPUTOOL, outdir), own_times(err, "region_timing times:"), open(texts[0]).read(),
-            samples, first_mean(err))
+            samples, first_mean(err), err)
 
 
 def first_mean(err):
@@ -139,7 +140,7 @@ def test_sampled():
     # n < 16, then timed as a sample when n % 16 == 8 (24, 40, ...).
     want = sum(1 for n in range(CALIBRATE, SHORT_N) if n % SAMPLE_EVERY == SAMPLE_EVERY // 2)
     for attempt in range(1, RUNS + 1):
-        p, own, text, samples, mean = run_tool({})
+        p, own, text, samples, mean, _ = run_tool({})
         c = check_counts(p)
         check_long(p, c, own)
         got = p.excl(c["short_regions"], "OMP_PAR_TIME_SAMPLES")
@@ -184,8 +185,26 @@ def test_sampled():
           not any(v.startswith("~") for v in rows["long_regions"]), "regions' table: %s" % rows)
 
 
+def frames_line(err):
+    """(asked, read) of the verbose line on implicit tasks' exit frames."""
+    line = [l for l in err.splitlines() if "task exit frames:" in l]
+    check(len(line) == 1, "no 'task exit frames' line on stderr:\n%s" % err[-2000:])
+    m = re.search(r"(\d+) asked of the runtime, (\d+) read", line[0])
+    check(m is not None, "exit frames line: %s" % line[0])
+    return int(m.group(1)), int(m.group(2))
+
+
 def test_exact():
-    p, own, text, samples, _ = run_tool({"GPUTOOL_EXACT_TIMING": "1"})
+    p, own, text, samples, _, err = run_tool({"GPUTOOL_EXACT_TIMING": "1", "GPUTOOL_VERBOSE": "2"})
+    # Each member's implicit task needs its exit frame at its first
+    # construct: asked of the runtime until 16 answers agreed where it
+    # lies beside the task's data, then read there, and asked all the
+    # same once in 64 (ompt/host.c).
+    asked, read = frames_line(err)
+    tasks = SHORT_N * THREADS
+    print("  implicit tasks' exit frames: %d asked, %d read (%d short regions' tasks)" % (asked, read, tasks))
+    check(asked + read >= tasks and read > 0 and asked <= 16 + (asked + read) // 64 + THREADS,
+          "exit frames asked %d, read %d, for %d implicit tasks" % (asked, read, tasks))
     c = check_counts(p)
     check_long(p, c, own)
     check(p.total("OMP_PAR_TIME_SAMPLES") == 0, "regions sampled under GPUTOOL_EXACT_TIMING=1")
