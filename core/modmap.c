@@ -10,6 +10,8 @@
 #include <sys/auxv.h>
 #include <unistd.h>
 
+#include "core/array.h"
+
 struct snapshot {
 	struct snapshot *older; /* retired snapshots, freed at fini */
 	uint32_t n;
@@ -164,15 +166,8 @@ static int collect__phdr(struct dl_phdr_info *info, size_t size, void *arg)
 
 		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
 			continue;
-		if (c->n == c->cap) {
-			uint32_t cap = c->cap ? c->cap * 2 : 64;
-			struct gt_module *grown = realloc(c->mods, cap * sizeof(*grown));
-
-			if (!grown)
-				return 1;
-			c->mods = grown;
-			c->cap = cap;
-		}
+		if (gt_array__grow((void **)&c->mods, &c->cap, c->n, sizeof(*c->mods), 64))
+			return 1;
 		m = &c->mods[c->n++];
 		m->lo = info->dlpi_addr + ph->p_vaddr;
 		m->hi = m->lo + ph->p_memsz;

@@ -12,6 +12,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "core/array.h"
 #include "core/config.h"
 #include "core/hmap.h"
 #include "core/log.h"
@@ -429,21 +430,15 @@ static struct gt_cct_node *import_map__get(const struct gt_import_map *m, const 
 	return i ? m->ent[i - 1].own : NULL;
 }
 
-/* Out of memory: the node is imported again next time, to the same copy. */
-static void import_map__put(struct gt_import_map *m, struct gt_cct_node *k, struct gt_cct_node *v)
+/* k's new entry (index + 1); 0 when out of memory: the node is imported
+ * again next time, to the same copy. */
+static uint32_t import_map__put(struct gt_import_map *m, struct gt_cct_node *k, struct gt_cct_node *v)
 {
-	if (m->n == m->cap) {
-		uint32_t cap = m->cap ? m->cap * 2 : 64;
-		struct import_ent *e = realloc(m->ent, cap * sizeof(*e));
-
-		if (!e)
-			return;
-		m->ent = e;
-		m->cap = cap;
-	}
-	if (gt_hmap__put(&m->map, (uintptr_t)k, m->n + 1))
-		return;
+	if (gt_array__grow((void **)&m->ent, &m->cap, m->n, sizeof(*m->ent), 64) ||
+	    gt_hmap__put(&m->map, (uintptr_t)k, m->n + 1))
+		return 0;
 	m->ent[m->n++] = (struct import_ent){ .foreign = k, .own = v };
+	return m->n;
 }
 
 /* Entry i (index + 1) answered an import: the successor of the previous
@@ -531,14 +526,15 @@ struct gt_cct_node *gt_thread__import_slow(struct gt_thread *t, struct gt_cct_no
 	}
 	if (!n || n->kind == GT_NODE_ROOT)
 		own = t->cct.root;
+	i = 0;
 	while (depth--) {
 		n = path[depth];
 		own = gt_cct__child(&t->cct, own, n->kind, n->key, 0);
 		if (!own)
 			return t->cct.root;
-		import_map__put(m, n, own);
+		i = import_map__put(m, n, own);
 	}
-	i = import_map__find(m, foreign);
+	/* The last one made is foreign's. */
 	if (i)
 		import_map__answered(m, i);
 	goto out;

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/array.h"
 #include "gpu/sass/sass-internal.h"
 
 const char *const gt_sass_class_names[GT_SASS__CLASSES] = {
@@ -84,24 +85,6 @@ enum gt_sass_class gt_sass__class_of(const char *opcode)
 	return c < 0 ? GT_SASS_OTHER : (enum gt_sass_class)c;
 }
 
-/* ---- growing arrays ---- */
-
-static int grow(void **p, uint32_t *cap, uint32_t n, size_t size)
-{
-	void *q;
-	uint32_t c;
-
-	if (n < *cap)
-		return 0;
-	c = *cap ? *cap * 2 : 64;
-	q = realloc(*p, (size_t)c * size);
-	if (!q)
-		return -ENOMEM;
-	*p = q;
-	*cap = c;
-	return 0;
-}
-
 struct label {
 	char *name;
 	uint32_t insn; /* the instruction after it */
@@ -157,7 +140,7 @@ static int declare(struct parser *ps, const char *p, size_t n, int entry)
 	uint32_t i = name_index(ps, p, n);
 
 	if (i == GT_SASS_NONE) {
-		if (grow((void **)&ps->names, &ps->cap_names, ps->n_names, sizeof(*ps->names)))
+		if (gt_array__grow((void **)&ps->names, &ps->cap_names, ps->n_names, sizeof(*ps->names), 64))
 			return -ENOMEM;
 		{
 			uint8_t *e = realloc(ps->entry, ps->cap_names);
@@ -198,7 +181,7 @@ static int begin_function(struct parser *ps, const char *name, int entry)
 	struct gt_sass *s = ps->s;
 	struct gt_sass_function *f;
 
-	if (grow((void **)&s->functions, &ps->cap_functions, s->n_functions, sizeof(*s->functions)))
+	if (gt_array__grow((void **)&s->functions, &ps->cap_functions, s->n_functions, sizeof(*s->functions), 64))
 		return -ENOMEM;
 	if (s->n_functions && s->functions[s->n_functions - 1].section == ps->section)
 		s->functions[s->n_functions - 1].end = s->n_insns;
@@ -231,7 +214,7 @@ static int begin_section(struct parser *ps, const char *p, size_t n)
 	struct gt_sass *s = ps->s;
 
 	end_section(ps);
-	if (grow((void **)&s->sections, &ps->cap_sections, s->n_sections, sizeof(*s->sections)))
+	if (gt_array__grow((void **)&s->sections, &ps->cap_sections, s->n_sections, sizeof(*s->sections), 64))
 		return -ENOMEM;
 	if (!(s->sections[s->n_sections].name = dup_n(p, n)))
 		return -ENOMEM;
@@ -253,7 +236,7 @@ static uint32_t file_index(struct parser *ps, const char *q, size_t n)
 	for (i = 0; i < s->n_files; i++)
 		if (strlen(s->files[i]) == n && !memcmp(s->files[i], q, n))
 			return i;
-	if (grow((void **)&s->files, &ps->cap_files, s->n_files, sizeof(*s->files)) ||
+	if (gt_array__grow((void **)&s->files, &ps->cap_files, s->n_files, sizeof(*s->files), 64) ||
 	    !(s->files[s->n_files] = dup_n(q, n)))
 		return GT_SASS_NONE;
 	return s->n_files++;
@@ -326,7 +309,7 @@ static int intern_chain(struct parser *ps)
 			    s->inlines[i].line == ps->chain[k].line)
 				break;
 		if (i == s->n_inlines) {
-			if (grow((void **)&s->inlines, &ps->cap_inlines, s->n_inlines, sizeof(*s->inlines)))
+			if (gt_array__grow((void **)&s->inlines, &ps->cap_inlines, s->n_inlines, sizeof(*s->inlines), 64))
 				return -ENOMEM;
 			s->inlines[i] = (struct gt_sass_inline){ ps->chain[k].file, ps->chain[k].line, parent };
 			s->n_inlines++;
@@ -564,8 +547,8 @@ static int on_insn(struct parser *ps, const char *p, const char *end)
 		if (begin_function(ps, s->sections[ps->section].name, k != GT_SASS_NONE && ps->entry[k]))
 			return -ENOMEM;
 	}
-	if (grow((void **)&s->insns, &ps->cap_insns, s->n_insns, sizeof(*s->insns)) ||
-	    grow((void **)&ps->targets, &ps->cap_targets, s->n_insns, sizeof(*ps->targets)))
+	if (gt_array__grow((void **)&s->insns, &ps->cap_insns, s->n_insns, sizeof(*s->insns), 64) ||
+	    gt_array__grow((void **)&ps->targets, &ps->cap_targets, s->n_insns, sizeof(*ps->targets), 64))
 		return -ENOMEM;
 	in = &s->insns[s->n_insns];
 	memset(in, 0, sizeof(*in));
@@ -665,7 +648,7 @@ static int on_label(struct parser *ps, const char *p, size_t n)
 		}
 		return begin_function(ps, ps->names[k], ps->entry[k]);
 	}
-	if (grow((void **)&ps->labels, &ps->cap_labels, ps->n_labels, sizeof(*ps->labels)))
+	if (gt_array__grow((void **)&ps->labels, &ps->cap_labels, ps->n_labels, sizeof(*ps->labels), 64))
 		return -ENOMEM;
 	if (!(ps->labels[ps->n_labels].name = dup_n(p, n)))
 		return -ENOMEM;
