@@ -35,7 +35,7 @@
 #
 # gputool runs with GPUTOOL_VERBOSE=2 and GPUTOOL_OUTPUT set to a fresh
 # directory per run.  At exit the library then prints one stderr line
-#   gputool[exit]: overhead: <L> context lookups, <U> full unwinds; <S> samples, <K> inside the tool; heap <H> KiB
+#   gputool[exit]: overhead: <L> context lookups, <U> full unwinds; <S> samples, <K> inside the tool; heap <H> KiB; <P> lookups predicted, <I> imports
 # from which the unwinds per lookup (U/L) and the share of samples inside
 # the tool (K/S) are taken, summed over the rounds; "n/a" when the library
 # does not print it.
