@@ -78,6 +78,8 @@ static atomic_intptr_t frame_off;  /* task data minus frame record; 0: none yet 
 /* Answers that agreed with frame_off: incremented with release after it
  * was set or read, loaded with acquire before it is used. */
 static atomic_uint frame_agree;
+/* Set once, for good; relaxed: a thread that has not seen it yet reads one
+ * exit frame more where every answer so far agreed it lies. */
 static atomic_int frame_off_bad;
 
 const ompt_frame_t *ompt__frame_beside(const ompt_data_t *task_data)
@@ -93,16 +95,22 @@ const ompt_frame_t *ompt__frame_beside(const ompt_data_t *task_data)
 
 void ompt__frame_observe(const ompt_data_t *data, const ompt_frame_t *frame)
 {
-	intptr_t off = (const char *)data - (const char *)frame, was = 0;
+	intptr_t off = (const char *)data - (const char *)frame;
+	intptr_t was = atomic_load_explicit(&frame_off, memory_order_relaxed);
 
 	if (!off)
 		return;
-	if (atomic_compare_exchange_strong_explicit(&frame_off, &was, off, memory_order_relaxed,
-						    memory_order_relaxed) ||
-	    was == off)
-		atomic_fetch_add_explicit(&frame_agree, 1, memory_order_release);
-	else
+	/* The first answer sets it; the CAS tells a concurrent first one. */
+	if (!was && atomic_compare_exchange_strong_explicit(&frame_off, &was, off, memory_order_relaxed,
+							    memory_order_relaxed))
+		was = off;
+	if (was != off) {
 		atomic_store_explicit(&frame_off_bad, 1, memory_order_relaxed);
+		return;
+	}
+	/* Once learned, the checks' agreement only needs reading. */
+	if (atomic_load_explicit(&frame_agree, memory_order_relaxed) < FRAME_AGREE)
+		atomic_fetch_add_explicit(&frame_agree, 1, memory_order_release);
 }
 
 /* ompt__context_of in a task whose exit frame is not known yet. */
@@ -117,12 +125,15 @@ static __attribute__((noinline)) struct gt_cct_node *context__ask_frame(struct g
 	if (!task->is_explicit && task->frame_at && ++ot->frame_turn % FRAME_CHECK) {
 		task->exit_frame = (uintptr_t)task->frame_at->exit_frame.ptr;
 		ot->frames_read++;
-	} else if (ot->frames_asked++, gt_ompt_get_task_info(0, NULL, &data, &cur, NULL, NULL) == 2 && cur) {
-		task->exit_frame = (uintptr_t)cur->exit_frame.ptr;
-		if (data)
-			ompt__frame_observe(data, cur);
-		if (!task->is_explicit && task->frame_at && task->frame_at != cur)
-			atomic_store_explicit(&frame_off_bad, 1, memory_order_relaxed);
+	} else {
+		ot->frames_asked++;
+		if (gt_ompt_get_task_info(0, NULL, &data, &cur, NULL, NULL) == 2 && cur) {
+			task->exit_frame = (uintptr_t)cur->exit_frame.ptr;
+			if (data)
+				ompt__frame_observe(data, cur);
+			if (!task->is_explicit && task->frame_at && task->frame_at != cur)
+				atomic_store_explicit(&frame_off_bad, 1, memory_order_relaxed);
+		}
 	}
 	boundary = task->exit_frame;
 	/* None: the call comes from the runtime itself. */
