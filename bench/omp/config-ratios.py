@@ -23,14 +23,13 @@ Example (dense at 16 threads: the library against itself without samples):
 """
 import argparse
 import os
-import re
 import statistics
-import subprocess
 import sys
 import tempfile
 
-EPCC = re.compile(r"^(.+?) time\s+=\s+([0-9.]+) microseconds")
-RESULT = re.compile(r"^result (\S+) ([0-9.eE+-]+)")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from benchlines import measure  # noqa: E402
+
 
 
 def config(spec):
@@ -40,20 +39,6 @@ def config(spec):
         raise argparse.ArgumentTypeError("expected NAME=LIB[,VAR=VALUE...]: %s" % spec)
     lib = None if parts[0] == "-" else os.path.abspath(parts[0])
     return name, lib, dict(v.split("=", 1) for v in parts[1:])
-
-
-def measure(prog, args, env, timeout):
-    """{measurement: value} of one run; None if it hung."""
-    try:
-        out = subprocess.run([prog] + args, env=env, capture_output=True, text=True, timeout=timeout).stdout
-    except subprocess.TimeoutExpired:
-        return None
-    got = {}
-    for line in out.splitlines():
-        m = EPCC.match(line.strip()) or RESULT.match(line.strip())
-        if m and not m.group(1).startswith("reference"):
-            got[m.group(1)] = float(m.group(2))
-    return got
 
 
 def main():

@@ -23,30 +23,16 @@ schedbench runs its TASKLOOP tests only (--measureonly TASKLOOP).
 """
 import argparse
 import os
-import re
 import statistics
-import subprocess
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from benchlines import measure  # noqa: E402
 
 # Budgets against the null tool: every task test and TASKLOOP 1.30x; these
 # fork/join tests 1.25x.
 FORK_JOIN = {"PARALLEL": 1.25, "PARALLEL FOR": 1.25, "REDUCTION": 1.25}
 TASKS = 1.30
-
-TIME = re.compile(r"^(.+?) time\s+=\s+([0-9.]+) microseconds")
-
-
-def run(prog, args, env, timeout):
-    try:
-        out = subprocess.run([prog] + args, env=env, capture_output=True, text=True, timeout=timeout).stdout
-    except subprocess.TimeoutExpired:
-        return None
-    times = {}
-    for line in out.splitlines():
-        m = TIME.match(line.strip())
-        if m and not m.group(1).startswith("reference"):
-            times[m.group(1)] = float(m.group(2))
-    return times
 
 
 def main():
@@ -89,7 +75,7 @@ def main():
                 if lib:
                     env["OMP_TOOL_LIBRARIES"] = lib
                 env.update(variables)
-                t = run(os.path.join(a.epcc, prog), args, env, a.timeout)
+                t = measure(os.path.join(a.epcc, prog), args, env, a.timeout)
                 if t is None:
                     hangs += 1
                     print("HANG %s %s round %d" % (prog, name, r + 1), flush=True)
