@@ -188,7 +188,6 @@ int gt_unwind__memo_rearm(struct gt_unwind_memo *memo)
 	if (!memo->e)
 		return -ENOMEM;
 	memo->cap = MEMO_MIN_CAP;
-	memo->last = memo->pred = 0;
 	return 0;
 }
 

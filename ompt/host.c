@@ -93,7 +93,9 @@ const ompt_frame_t *ompt__frame_beside(const ompt_data_t *task_data)
 	return off ? (const ompt_frame_t *)(const void *)((const char *)task_data - off) : NULL;
 }
 
-void ompt__frame_observe(const ompt_data_t *data, const ompt_frame_t *frame)
+/* get_task_info answered data and frame for one task: their distance
+ * counts towards the one learned, or turns the learning off for good. */
+static void frame__observe(const ompt_data_t *data, const ompt_frame_t *frame)
 {
 	intptr_t off = (const char *)data - (const char *)frame;
 	intptr_t was = atomic_load_explicit(&frame_off, memory_order_relaxed);
@@ -122,7 +124,7 @@ static __attribute__((noinline)) struct gt_cct_node *context__ask_frame(struct g
 	ompt_data_t *data = NULL;
 	uintptr_t boundary;
 
-	if (!task->is_explicit && task->frame_at && ++ot->frame_turn % FRAME_CHECK) {
+	if (!task->is_explicit && task->frame_at && (ot->frames_read + ot->frames_asked + 1) % FRAME_CHECK) {
 		task->exit_frame = (uintptr_t)task->frame_at->exit_frame.ptr;
 		ot->frames_read++;
 	} else {
@@ -130,7 +132,7 @@ static __attribute__((noinline)) struct gt_cct_node *context__ask_frame(struct g
 		if (gt_ompt_get_task_info(0, NULL, &data, &cur, NULL, NULL) == 2 && cur) {
 			task->exit_frame = (uintptr_t)cur->exit_frame.ptr;
 			if (data)
-				ompt__frame_observe(data, cur);
+				frame__observe(data, cur);
 			if (!task->is_explicit && task->frame_at && task->frame_at != cur)
 				atomic_store_explicit(&frame_off_bad, 1, memory_order_relaxed);
 		}

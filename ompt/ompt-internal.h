@@ -363,11 +363,9 @@ struct omp_thread {
 	uint8_t last_time_site; /* the entry of time_sites used last */
 	uint32_t wait_draw; /* xorshift state of the draws of sampled waits (ompt__wait_drawn); 0: unseeded */
 	uint32_t time_phase; /* where the next entry judged here starts its count (time__judged) */
-	/* Implicit tasks' exit frames read beside their task data
-	 * (ompt__frame_beside), and asked of the runtime; frame_turn counts
-	 * the tasks that could read it. */
+	/* Tasks' exit frames read beside their task data
+	 * (ompt__frame_beside), and asked of the runtime. */
 	uint64_t frames_read, frames_asked;
-	uint32_t frame_turn;
 	/* The league (teams) this thread began and has not ended: LLVM's
 	 * libomp gives a league of one team's initial task no parallel_data. */
 	void *league; /* its parallel_data (region__tag) */
@@ -440,6 +438,13 @@ static inline uintptr_t ompt__task_boundary(const struct omp_task *task, const o
 	return frame ? (uintptr_t)frame->exit_frame.ptr : task->exit_frame;
 }
 
+/*
+ * The runtime's record of the frames of the task whose data is task_data,
+ * once learned (host-context.c), else NULL: in LLVM's libomp a task's
+ * ompt_frame_t and its ompt_data_t are members of one record, at a
+ * distance that is the runtime's constant.
+ */
+const ompt_frame_t *ompt__frame_beside(const ompt_data_t *task_data);
 void ompt__stitch_sample(struct gt_thread *t, struct gt_stitch *st);
 /* The name of the host kernel whose code is at @pc, from its offload entry
  * (`__omp_offloading_<dev>_<file>_<function>_l<line>`: "function:line",
@@ -458,17 +463,6 @@ const char *ompt__kernel_name(const void *pc);
  * *calib the construct's calibration when this wait counts towards it
  * (ompt__wait_calibrated at its end), else NULL.
  */
-/*
- * The runtime's record of the frames of the task whose data is task_data,
- * once learned (ompt__frame_observe), else NULL: in LLVM's libomp a task's
- * ompt_frame_t and its ompt_data_t are members of one record, at a
- * distance that is the runtime's constant.
- */
-const ompt_frame_t *ompt__frame_beside(const ompt_data_t *task_data);
-/* get_task_info answered data and frame for one task: their distance
- * counts towards the one learned, or turns the learning off for good. */
-void ompt__frame_observe(const ompt_data_t *data, const ompt_frame_t *frame);
-
 uint8_t ompt__wait_judge(struct omp_thread *ot, const struct gt_cct_node *ctx, uint8_t *judged,
 			 struct omp_time_shared **calib);
 /* A wait that counted towards calibration g waited ticks. */
